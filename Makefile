@@ -1,0 +1,153 @@
+# sortex: one non-recursive Makefile.
+#
+#   make                 release build of every program into bin/
+#   make SAN=address,undefined   sanitizer profile (libc malloc), objects in build/san/
+#   make DEBUG=1         debug profile (-O0, assertions), objects in build/debug/
+#   make NATIVE=1        add -march=native (off by default: binaries stay portable)
+#   make lint            warning-free check with -Werror
+#   make deps            install missing Debian packages (idempotent)
+#   make test            deps + build + every Bats suite (what CI runs)
+#   make demo            deps + build + the main job on a built-in dataset
+#   make bench / bench-quick / plots   the benchmark suite (see bench/README section)
+
+# mpicc unless the caller chose a compiler (make's built-in default "cc" does not count).
+ifeq ($(origin CC),default)
+CC := mpicc
+endif
+ifeq ($(origin CXX),default)
+CXX := mpicxx
+endif
+
+# ---- profiles ---------------------------------------------------------------------------------
+ifneq ($(SAN),)
+PROFILE := san
+OPT := -O1 -g -fno-omit-frame-pointer -fsanitize=$(SAN)
+USE_JEMALLOC := 0
+else ifeq ($(DEBUG),1)
+PROFILE := debug
+OPT := -O0 -g
+USE_JEMALLOC := 1
+else
+PROFILE := release
+OPT := -O2 -g -DNDEBUG
+USE_JEMALLOC := 1
+endif
+ifeq ($(NATIVE),1)
+OPT += -march=native
+endif
+
+BUILD := build/$(PROFILE)
+BIN := bin
+
+WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2 \
+        -Wpointer-arith -Wundef -Wcast-align -Wwrite-strings -Wvla -Wold-style-definition
+ifeq ($(WERROR),1)
+WARN += -Werror
+endif
+
+CPPFLAGS += -D_GNU_SOURCE -I. -I$(BUILD) -DUSE_JEMALLOC=$(USE_JEMALLOC)
+CFLAGS += -std=c11 $(OPT) $(WARN) -fopenmp -MMD -MP
+CXXFLAGS += -std=c++17 $(OPT) -Wall -Wextra -fopenmp -MMD -MP
+LDFLAGS += -fopenmp $(if $(SAN),-fsanitize=$(SAN))
+LDLIBS += -lxxhash -lm $(if $(filter 1,$(USE_JEMALLOC)),-ljemalloc)
+
+# ---- sources ----------------------------------------------------------------------------------
+# Every .c file of a module is library code except the CLI files (main.c, *_main.c).
+MODULES := util sort exchange datagen verify bench
+ALL_C := $(foreach m,$(MODULES),$(wildcard $(m)/*.c))
+MAIN_C := $(filter %/main.c %_main.c,$(ALL_C))
+LIB_C := $(filter-out $(MAIN_C),$(ALL_C))
+LIB_O := $(LIB_C:%.c=$(BUILD)/%.o)
+LIB := $(BUILD)/libsortex.a
+
+# Programs: one line each, "binary-name:main-source".
+PROGRAMS := sortex:sort/main.c \
+            sortex-gen:datagen/main.c \
+            sortex-verify:verify/main.c
+
+# C unit tests: tests/unit/test_*.c, run from tests/*.bats.
+UNIT_C := $(wildcard tests/unit/test_*.c)
+UNIT_BIN := $(UNIT_C:tests/unit/%.c=$(BUILD)/tests/%)
+
+# C++ baseline programs for the benchmarks: bench/*.cc, one binary each.
+BASE_CC := $(wildcard bench/*.cc)
+BASE_BIN := $(BASE_CC:bench/%.cc=$(BIN)/sortex-%)
+
+prog_name = $(word 1,$(subst :, ,$(1)))
+prog_main = $(word 2,$(subst :, ,$(1)))
+PROG_BIN := $(foreach p,$(PROGRAMS),$(BIN)/$(call prog_name,$(p)))
+
+.PHONY: all unit deps test demo bench bench-quick plots lint clean format FORCE
+all: $(PROG_BIN) $(BASE_BIN)
+
+define program_rule
+$(BIN)/$(call prog_name,$(1)): $(BUILD)/$(patsubst %.c,%.o,$(call prog_main,$(1))) $(LIB) | $(BIN)
+	$$(CC) $$(LDFLAGS) -o $$@ $$^ $$(LDLIBS)
+endef
+$(foreach p,$(PROGRAMS),$(eval $(call program_rule,$(p))))
+
+$(BIN)/sortex-%: bench/%.cc $(LIB) | $(BIN)
+	$(CXX) $(CPPFLAGS) $(CXXFLAGS) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
+
+$(BUILD)/tests/%: tests/unit/%.c $(LIB)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
+
+$(LIB): $(LIB_O)
+	@rm -f $@
+	$(AR) rcs $@ $^
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
+
+# The commit goes into version.c through a header rewritten only when it changes.
+$(BUILD)/util/version.o: $(BUILD)/commit.h
+$(BUILD)/commit.h: FORCE
+	@mkdir -p $(@D)
+	@c=$$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown); \
+	 d=$$(git diff --quiet HEAD 2>/dev/null || echo -dirty); \
+	 line="#define SORTEX_COMMIT \"$$c$$d\""; \
+	 [ -f $@ ] && [ "$$(cat $@)" = "$$line" ] || echo "$$line" > $@
+
+$(BIN):
+	@mkdir -p $@
+
+unit: $(UNIT_BIN)
+
+# ---- workflows --------------------------------------------------------------------------------
+deps:
+	@tools/deps.sh
+
+# The test suites find the binaries through SORTEX_BIN and SORTEX_BUILD.
+test: deps
+	@$(MAKE) --no-print-directory all unit
+	@SORTEX_BIN=$(abspath $(BIN)) SORTEX_BUILD=$(abspath $(BUILD)) tools/run-tests.sh $(TESTS)
+
+demo: deps
+	@$(MAKE) --no-print-directory all
+	@SORTEX_BIN=$(abspath $(BIN)) tools/demo.sh
+
+bench: deps
+	@$(MAKE) --no-print-directory all
+	@SORTEX_BIN=$(abspath $(BIN)) bench/run --full
+
+bench-quick: deps
+	@$(MAKE) --no-print-directory all
+	@SORTEX_BIN=$(abspath $(BIN)) bench/run --quick
+
+plots:
+	@bench/plots.sh
+
+lint:
+	@$(MAKE) --no-print-directory -B WERROR=1 all unit
+
+format:
+	clang-format -i $(ALL_C) $(wildcard */*.h) $(UNIT_C)
+
+clean:
+	rm -rf build bin
+
+FORCE:
+
+-include $(LIB_O:.o=.d) $(UNIT_BIN:=.d) $(foreach p,$(PROGRAMS),$(BUILD)/$(patsubst %.c,%.d,$(call prog_main,$(p))))

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Installs the Debian packages sortex needs, and only the missing ones.
+# Idempotent: when everything is present it only asks dpkg and returns.
+# Without root or apt-get it names the packages to install and fails.
+set -euo pipefail
+
+packages=(
+    build-essential          # gcc, g++, make
+    openmpi-bin libopenmpi-dev  # mpicc, mpirun
+    libjemalloc-dev          # the allocator
+    libxxhash-dev            # verify's checksum hash
+    bats bats-support bats-assert bats-file  # test harness
+    gnuplot-nox              # plots
+    iproute2                 # ip netns for the emulated cluster
+    util-linux               # unshare, mount
+    procps                   # ps, pkill in the failure tests
+    python3                  # small helpers in tests and bench
+)
+
+missing=()
+for p in "${packages[@]}"; do
+    status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
+    [[ $status == "install ok installed" ]] || missing+=("$p")
+done
+[[ ${#missing[@]} -eq 0 ]] && exit 0
+
+if [[ $(id -u) -ne 0 ]] || ! command -v apt-get >/dev/null 2>&1; then
+    echo "sortex: error: missing Debian packages; install them with:" >&2
+    echo "    sudo apt-get install -y ${missing[*]}" >&2
+    exit 1
+fi
+
+echo "deps: installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+if ! apt-get install -y -q "${missing[@]}" >/dev/null 2>&1; then
+    apt-get update -q >/dev/null
+    apt-get install -y -q "${missing[@]}" >/dev/null
+fi
+echo "deps: done" >&2

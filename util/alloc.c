@@ -1,0 +1,92 @@
+/* util/alloc.c: allocation wrapper (see alloc.h). */
+#include "util/alloc.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#if USE_JEMALLOC
+#include <jemalloc/jemalloc.h>
+#endif
+
+#define HUGE_ALIGN ((size_t)2 << 20)
+
+void *util_malloc(size_t size)
+{
+    return malloc(size ? size : 1);
+}
+
+void *util_calloc(size_t count, size_t size)
+{
+    if (count == 0 || size == 0) {
+        return calloc(1, 1);
+    }
+    return calloc(count, size);
+}
+
+void *util_realloc(void *ptr, size_t size)
+{
+    return realloc(ptr, size ? size : 1);
+}
+
+void util_free(void *ptr)
+{
+    free(ptr);
+}
+
+void *util_alloc_big(size_t size)
+{
+    void *p = NULL;
+    /* Round up to whole huge pages so that the advice covers the last one too. */
+    size_t rounded = size < HUGE_ALIGN ? HUGE_ALIGN : (size + HUGE_ALIGN - 1) & ~(HUGE_ALIGN - 1);
+    if (rounded < size) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    int rc = posix_memalign(&p, HUGE_ALIGN, rounded);
+    if (rc != 0) {
+        errno = rc;
+        return NULL;
+    }
+#ifdef MADV_HUGEPAGE
+    (void)madvise(p, rounded, MADV_HUGEPAGE); /* advice only: failure is harmless */
+#endif
+    return p;
+}
+
+void util_free_big(void *ptr)
+{
+    free(ptr);
+}
+
+void util_pretouch(void *ptr, size_t size, int threads)
+{
+    char *c = ptr;
+    const size_t page = 4096;
+    if (threads < 1) {
+        threads = 1;
+    }
+#pragma omp parallel for num_threads(threads) schedule(static)
+    for (size_t off = 0; off < size; off += page) {
+        c[off] = 0;
+    }
+}
+
+const char *util_allocator_name(void)
+{
+#if USE_JEMALLOC
+    static char name[96];
+    const char *version = NULL;
+    size_t len = sizeof(version);
+    if (mallctl("version", &version, &len, NULL, 0) == 0 && version != NULL) {
+        (void)snprintf(name, sizeof(name), "jemalloc %s", version);
+        return name;
+    }
+    return "jemalloc";
+#else
+    return "glibc malloc";
+#endif
+}

@@ -1,0 +1,252 @@
+/* util/util.c: errors, number parsing, file checks and clocks (see util.h). */
+#include "util/util.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "util/alloc.h"
+
+static const char *progname = "sortex";
+
+void util_set_progname(const char *name)
+{
+    progname = name;
+}
+
+const char *util_progname(void)
+{
+    return progname;
+}
+
+int util_exit_code(int err)
+{
+    switch (err) {
+    case UTIL_OK:
+        return UTIL_EXIT_OK;
+    case UTIL_EUSAGE:
+        return UTIL_EXIT_USAGE;
+    default:
+        return UTIL_EXIT_RUNTIME;
+    }
+}
+
+/* One line on stderr, written with a single call so that lines from ranks do not interleave. */
+static void vreport(const char *kind, const char *fmt, va_list ap)
+{
+    char line[1024];
+    int n = snprintf(line, sizeof(line), "%s: %s: ", progname, kind);
+    if (n < 0 || (size_t)n >= sizeof(line)) {
+        n = 0;
+    }
+    int m = vsnprintf(line + n, sizeof(line) - (size_t)n - 1, fmt, ap);
+    size_t len = (size_t)n + (m < 0 ? 0 : (size_t)m);
+    if (len > sizeof(line) - 2) {
+        len = sizeof(line) - 2;
+    }
+    line[len++] = '\n';
+    (void)fwrite(line, 1, len, stderr);
+    (void)fflush(stderr);
+}
+
+int util_error(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vreport("error", fmt, ap);
+    va_end(ap);
+    return UTIL_EUSAGE;
+}
+
+int util_fail(int err, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vreport("error", fmt, ap);
+    va_end(ap);
+    return err;
+}
+
+void util_warn(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vreport("warning", fmt, ap);
+    va_end(ap);
+}
+
+int util_parse_count(const char *s, uint64_t *out)
+{
+    if (s == NULL || *s == '\0' || *s == '-' || *s == '+' || *s == ' ') {
+        return UTIL_EUSAGE;
+    }
+    /* Plain digits first: exact for the whole uint64 range. */
+    char *end = NULL;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (end == s || errno == ERANGE) {
+        return UTIL_EUSAGE;
+    }
+    uint64_t mult = 1;
+    if (*end == 'e' || *end == 'E') {
+        /* 1e6, 25e5: a small decimal exponent. */
+        char *e2 = NULL;
+        errno = 0;
+        long ex = strtol(end + 1, &e2, 10);
+        if (e2 == end + 1 || errno == ERANGE || ex < 0 || ex > 19 || end[1] == '+' ||
+            end[1] == '-' || end[1] == ' ') {
+            return UTIL_EUSAGE;
+        }
+        for (long i = 0; i < ex; i++) {
+            mult *= 10;
+        }
+        end = e2;
+    } else if (*end != '\0') {
+        static const char units[] = "KMGTP";
+        const char *u = strchr(units, *end);
+        if (u == NULL) {
+            return UTIL_EUSAGE;
+        }
+        int power = (int)(u - units) + 1;
+        bool binary = end[1] == 'i';
+        for (int i = 0; i < power; i++) {
+            mult *= binary ? 1024 : 1000;
+        }
+        end += binary ? 2 : 1;
+    }
+    if (*end != '\0') {
+        return UTIL_EUSAGE;
+    }
+    if (v != 0 && mult > UINT64_MAX / v) {
+        return UTIL_EUSAGE;
+    }
+    *out = (uint64_t)v * mult;
+    return UTIL_OK;
+}
+
+int util_parse_int(const char *s, long lo, long hi, long *out)
+{
+    if (s == NULL || *s == '\0' || *s == ' ') {
+        return UTIL_EUSAGE;
+    }
+    char *end = NULL;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (end == s || *end != '\0' || errno == ERANGE || v < lo || v > hi) {
+        return UTIL_EUSAGE;
+    }
+    *out = v;
+    return UTIL_OK;
+}
+
+int util_parse_double(const char *s, double lo, double hi, double *out)
+{
+    if (s == NULL || *s == '\0' || *s == ' ') {
+        return UTIL_EUSAGE;
+    }
+    char *end = NULL;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (end == s || *end != '\0' || errno == ERANGE || !isfinite(v) || v < lo || v > hi) {
+        return UTIL_EUSAGE;
+    }
+    *out = v;
+    return UTIL_OK;
+}
+
+double util_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+int util_check_input(const char *path, size_t record, uint64_t *size)
+{
+    struct stat st;
+    if (path == NULL || *path == '\0') {
+        return util_error("no input file given");
+    }
+    if (stat(path, &st) != 0) {
+        return util_error("cannot open input: %s (%s)", strerror(errno), path);
+    }
+    if (S_ISDIR(st.st_mode)) {
+        return util_error("input is a directory (%s)", path);
+    }
+    if (!S_ISREG(st.st_mode)) {
+        return util_error("input is not a regular file (%s)", path);
+    }
+    if (access(path, R_OK) != 0) {
+        return util_error("cannot read input: %s (%s)", strerror(errno), path);
+    }
+    if ((uint64_t)st.st_size % record != 0) {
+        return util_error("input size %lld is not a multiple of %zu bytes (%s)",
+                          (long long)st.st_size, record, path);
+    }
+    *size = (uint64_t)st.st_size;
+    return UTIL_OK;
+}
+
+/* Copies the directory part of @path ("." when there is none) into @dir. */
+static void dir_of(const char *path, char *dir, size_t cap)
+{
+    const char *slash = strrchr(path, '/');
+    if (slash == NULL) {
+        (void)snprintf(dir, cap, ".");
+    } else if (slash == path) {
+        (void)snprintf(dir, cap, "/");
+    } else {
+        (void)snprintf(dir, cap, "%.*s", (int)(slash - path), path);
+    }
+}
+
+int util_check_output(const char *path)
+{
+    char dir[4096];
+    struct stat st;
+    if (path == NULL || *path == '\0') {
+        return util_error("no output file given");
+    }
+    if (path[strlen(path) - 1] == '/') {
+        return util_error("output is a directory (%s)", path);
+    }
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+        return util_error("output is a directory (%s)", path);
+    }
+    dir_of(path, dir, sizeof(dir));
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        return util_error("output directory does not exist (%s)", dir);
+    }
+    if (access(dir, W_OK | X_OK) != 0) {
+        return util_error("output directory is not writable (%s)", dir);
+    }
+    return UTIL_OK;
+}
+
+bool util_same_file(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    if (stat(a, &sa) != 0 || stat(b, &sb) != 0) {
+        return false;
+    }
+    return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+char *util_temp_name(const char *final, const char *tag)
+{
+    const char *slash = strrchr(final, '/');
+    size_t dirlen = slash ? (size_t)(slash - final) + 1 : 0;
+    const char *base = final + dirlen;
+    size_t len = strlen(final) + strlen(tag) + 32;
+    char *name = util_malloc(len);
+    if (name == NULL) {
+        return NULL;
+    }
+    (void)snprintf(name, len, "%.*s.%s.sortex-tmp.%s", (int)dirlen, final, base, tag);
+    return name;
+}

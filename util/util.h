@@ -1,0 +1,96 @@
+/*
+ * util/util.h: the small shared toolbox of every sortex program: error reporting, exit codes,
+ * number parsing, files written atomically, clocks and the version banner.
+ */
+#ifndef SORTEX_UTIL_H
+#define SORTEX_UTIL_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* Exit codes shared by every program (documented in the README and every --help). */
+enum util_exit {
+    UTIL_EXIT_OK = 0,      /* success (verify: the file is a valid sort) */
+    UTIL_EXIT_INVALID = 1, /* verify: the data is not a valid sort; deps: packages missing */
+    UTIL_EXIT_USAGE = 2,   /* a user mistake: bad flag, missing or malformed input, bad output */
+    UTIL_EXIT_RUNTIME = 3, /* a failure while running: I/O error, out of memory, MPI failure */
+    UTIL_EXIT_COUNT
+};
+
+/* Library error codes: 0 is success, negative values are failures. */
+enum util_err {
+    UTIL_OK = 0,
+    UTIL_EUSAGE = -1,   /* the caller's arguments or input are wrong */
+    UTIL_EIO = -2,      /* reading or writing failed */
+    UTIL_ENOMEM = -3,   /* an allocation failed or a limit refused it */
+    UTIL_EMPI = -4,     /* an MPI call failed */
+    UTIL_EINJECT = -5,  /* a failure injected for testing (SORTEX_FAIL) */
+    UTIL_ERR_COUNT = 6
+};
+
+/** Maps a library error code to the program exit code. */
+int util_exit_code(int err);
+
+/** Sets the program name used as the prefix of every message ("sortex-gen"). */
+void util_set_progname(const char *name);
+/** The program name set by util_set_progname(), "sortex" by default. */
+const char *util_progname(void);
+
+/**
+ * Prints one line "PROG: error: <formatted message>" on stderr. Always returns UTIL_EUSAGE so
+ * that parsing code can write `return util_error(...)`.
+ */
+int util_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/** Like util_error() but for runtime failures; returns @err. */
+int util_fail(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/** Prints "PROG: warning: ..." on stderr. */
+void util_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/**
+ * Parses a non-negative count with an optional suffix: K, M, G, T are powers of ten (10^3 ...),
+ * Ki, Mi, Gi, Ti are powers of two (2^10 ...); "1e6" style exponents are accepted too.
+ * Rejects empty strings, signs, garbage and overflow. Returns 0 or UTIL_EUSAGE (no message).
+ */
+int util_parse_count(const char *s, uint64_t *out);
+/** Parses a plain integer in [lo, hi] (decimal, no suffix). Returns 0 or UTIL_EUSAGE. */
+int util_parse_int(const char *s, long lo, long hi, long *out);
+/** Parses a finite double in [lo, hi]. Returns 0 or UTIL_EUSAGE. */
+int util_parse_double(const char *s, double lo, double hi, double *out);
+
+/** Monotonic wall-clock seconds. */
+double util_now(void);
+
+/**
+ * Checks that @path is an existing regular file whose size is a multiple of @record bytes and
+ * stores the size. Prints one error line naming the problem and returns UTIL_EUSAGE otherwise.
+ */
+int util_check_input(const char *path, size_t record, uint64_t *size);
+
+/**
+ * Checks that the directory that would hold @path exists and is writable, and that @path is not
+ * a directory. Prints one error line and returns UTIL_EUSAGE otherwise.
+ */
+int util_check_output(const char *path);
+
+/** True when @a and @b name the same existing file (same device and inode). */
+bool util_same_file(const char *a, const char *b);
+
+/**
+ * Builds the temporary name used while @final is being written: ".NAME.sortex-tmp.XXXXXX" in the
+ * same directory (so the closing rename is atomic), where XXXXXX is @tag. Returns a malloc'd
+ * string (util_free) or NULL.
+ */
+char *util_temp_name(const char *final, const char *tag);
+
+/** Version banner for --version: version, commit, MPI library, allocator. */
+void util_print_version(FILE *out);
+
+/** The sortex version string, e.g. "0.1.0". */
+const char *util_version(void);
+/** The commit the binary was built from, e.g. "3f2a9c1d0b7e" ("-dirty" if modified). */
+const char *util_commit(void);
+
+#endif

@@ -1,0 +1,41 @@
+/* util/version.c: the version banner (see util.h). The commit comes from the build. */
+#include "util/util.h"
+
+#include <mpi.h>
+#include <string.h>
+
+#include "commit.h"
+#include "util/alloc.h"
+
+#define SORTEX_VERSION "0.1.0"
+
+const char *util_version(void)
+{
+    return SORTEX_VERSION;
+}
+
+const char *util_commit(void)
+{
+    return SORTEX_COMMIT;
+}
+
+void util_print_version(FILE *out)
+{
+    /* MPI_Get_library_version may be called before MPI_Init (MPI-3 section 8.1.1). */
+    char lib[MPI_MAX_LIBRARY_VERSION_STRING] = "";
+    int len = 0;
+    if (MPI_Get_library_version(lib, &len) != MPI_SUCCESS) {
+        (void)snprintf(lib, sizeof(lib), "unknown");
+    }
+    char *nl = strchr(lib, '\n');
+    if (nl != NULL) {
+        *nl = '\0';
+    }
+    char *comma = strchr(lib, ',');
+    if (comma != NULL) {
+        *comma = '\0'; /* "Open MPI v4.1.4, package: ..." -> "Open MPI v4.1.4" */
+    }
+    fprintf(out, "%s %s (commit %s)\n", util_progname(), SORTEX_VERSION, SORTEX_COMMIT);
+    fprintf(out, "built against: %s (MPI %d.%d); allocator: %s\n", lib, MPI_VERSION,
+            MPI_SUBVERSION, util_allocator_name());
+}
