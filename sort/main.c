@@ -1,9 +1,226 @@
-/* placeholder until the module lands */
+/*
+ * sort/main.c: bin/sortex, the command line over sortex_sort_file().
+ *
+ * Every rank parses the same arguments; only rank 0 prints, so a mistake gives one line, not P.
+ */
+#include <getopt.h>
+#include <mpi.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sort/sortex.h"
 #include "util/util.h"
-int main(int argc, char **argv);
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: mpirun -np P sortex --input IN --output OUT [options]\n"
+            "\n"
+            "Sorts the keys of IN (raw little-endian 64-bit keys, no header) into OUT, one\n"
+            "globally sorted file, with a sample sort over the MPI ranks.\n"
+            "\n"
+            "options (default in brackets):\n"
+            "  -i, --input FILE       input file (required)\n"
+            "  -o, --output FILE      output file (required; written to a temporary name beside\n"
+            "                         it and renamed when every rank has succeeded; naming the\n"
+            "                         input is refused)\n"
+            "  -x, --exchange NAME    exchange back-end [alltoallv]; 'help' lists them\n"
+            "  -t, --threads T        OpenMP threads per rank [cores of the node / ranks on it]\n"
+            "  -s, --oversample S     samples per bucket, 1..1000000 [ceil((P+1)/epsilon)]\n"
+            "  -e, --epsilon E        imbalance bound: every rank gets <= (1+E) n/P + P keys,\n"
+            "                         0.001..10 [0.1]\n"
+            "      --finish MODE      auto, merge or sort: how received runs are combined [auto]\n"
+            "      --type TYPE        key type: u64, i64, f64 [u64]\n"
+            "      --mem-limit BYTES  refuse to allocate more key buffers per rank [no limit];\n"
+            "                         suffixes K M G T (10^3) and Ki Mi Gi Ti (2^10)\n"
+            "      --sync             fsync the output before the final rename [off]\n"
+            "      --stats FILE       write statistics as one JSON object ('-': stdout)\n"
+            "      --progress         report each phase on stderr\n"
+            "  -v, --verbose          print a summary of phase times on stderr\n"
+            "  -h, --help             this help\n"
+            "  -V, --version          version, commit and MPI library\n"
+            "\n"
+            "exit codes: 0 sorted; 2 usage error or bad input/output (nothing written);\n"
+            "            3 runtime failure (I/O, memory, MPI; no output file is left behind)\n");
+}
+
+enum {
+    OPT_FINISH = 256,
+    OPT_TYPE,
+    OPT_MEM_LIMIT,
+    OPT_SYNC,
+    OPT_STATS,
+    OPT_PROGRESS,
+};
+
+struct cli {
+    const char *input, *output, *stats;
+    struct sortex_config cfg;
+    int verbose;
+    int done; /* --help, --version or --exchange help: exit 0 after parsing */
+};
+
+/* Parses argv; prints (on rank 0) and returns UTIL_EUSAGE on any mistake. */
+static int parse(int argc, char **argv, struct cli *cli, int quiet)
+{
+    static const struct option longopts[] = {
+        {"input", required_argument, NULL, 'i'},
+        {"output", required_argument, NULL, 'o'},
+        {"exchange", required_argument, NULL, 'x'},
+        {"threads", required_argument, NULL, 't'},
+        {"oversample", required_argument, NULL, 's'},
+        {"epsilon", required_argument, NULL, 'e'},
+        {"finish", required_argument, NULL, OPT_FINISH},
+        {"type", required_argument, NULL, OPT_TYPE},
+        {"mem-limit", required_argument, NULL, OPT_MEM_LIMIT},
+        {"sync", no_argument, NULL, OPT_SYNC},
+        {"stats", required_argument, NULL, OPT_STATS},
+        {"progress", no_argument, NULL, OPT_PROGRESS},
+        {"verbose", no_argument, NULL, 'v'},
+        {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, 'V'},
+        {NULL, 0, NULL, 0},
+    };
+    char names[256];
+    long lv;
+    double dv;
+    uint64_t uv;
+    int c;
+    opterr = 0;
+    sortex_config_default(&cli->cfg);
+#define BAD(...) return quiet ? UTIL_EUSAGE : util_error(__VA_ARGS__)
+    while ((c = getopt_long(argc, argv, ":i:o:x:t:s:e:vhV", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'i':
+            cli->input = optarg;
+            break;
+        case 'o':
+            cli->output = optarg;
+            break;
+        case 'x':
+            if (strcmp(optarg, "help") == 0) {
+                if (!quiet) {
+                    exchange_print_help(stdout);
+                }
+                cli->done = 1;
+                return UTIL_OK;
+            }
+            cli->cfg.exchange = exchange_find(optarg);
+            if (cli->cfg.exchange == NULL) {
+                exchange_names(names, sizeof(names));
+                BAD("unknown exchange back-end (%s); valid: %s", optarg, names);
+            }
+            break;
+        case 't':
+            if (util_parse_int(optarg, 1, 4096, &lv) != UTIL_OK) {
+                BAD("--threads must be an integer from 1 to 4096 (%s)", optarg);
+            }
+            cli->cfg.threads = (int)lv;
+            break;
+        case 's':
+            if (util_parse_count(optarg, &uv) != UTIL_OK || uv < 1 || uv > 1000000) {
+                BAD("--oversample must be an integer from 1 to 1000000 (%s)", optarg);
+            }
+            cli->cfg.oversample = uv;
+            break;
+        case 'e':
+            if (util_parse_double(optarg, 0.001, 10.0, &dv) != UTIL_OK) {
+                BAD("--epsilon must be a number from 0.001 to 10 (%s)", optarg);
+            }
+            cli->cfg.epsilon = dv;
+            break;
+        case OPT_FINISH:
+            if (strcmp(optarg, "auto") == 0) {
+                cli->cfg.finish = SORTEX_FINISH_AUTO;
+            } else if (strcmp(optarg, "merge") == 0) {
+                cli->cfg.finish = SORTEX_FINISH_MERGE;
+            } else if (strcmp(optarg, "sort") == 0) {
+                cli->cfg.finish = SORTEX_FINISH_SORT;
+            } else {
+                BAD("--finish must be auto, merge or sort (%s)", optarg);
+            }
+            break;
+        case OPT_TYPE:
+            cli->cfg.keytype = util_keytype_find(optarg);
+            if (cli->cfg.keytype == NULL) {
+                util_keytype_names(names, sizeof(names));
+                BAD("unknown key type (%s); valid: %s", optarg, names);
+            }
+            break;
+        case OPT_MEM_LIMIT:
+            if (util_parse_count(optarg, &uv) != UTIL_OK || uv == 0) {
+                BAD("--mem-limit must be a positive byte count (%s)", optarg);
+            }
+            cli->cfg.mem_limit = uv;
+            break;
+        case OPT_SYNC:
+            cli->cfg.sync = 1;
+            break;
+        case OPT_STATS:
+            cli->stats = optarg;
+            break;
+        case OPT_PROGRESS:
+            cli->cfg.progress = 1;
+            break;
+        case 'v':
+            cli->verbose = 1;
+            break;
+        case 'h':
+            if (!quiet) {
+                usage(stdout);
+            }
+            cli->done = 1;
+            return UTIL_OK;
+        case 'V':
+            if (!quiet) {
+                util_print_version(stdout);
+            }
+            cli->done = 1;
+            return UTIL_OK;
+        case ':':
+            BAD("option needs a value (%s)", argv[optind - 1]);
+        default:
+            BAD("unknown option (%s); see --help", argv[optind - 1]);
+        }
+    }
+    if (optind < argc) {
+        BAD("unexpected argument (%s); see --help", argv[optind]);
+    }
+    if (cli->input == NULL) {
+        BAD("--input is required (see --help)");
+    }
+    if (cli->output == NULL) {
+        BAD("--output is required (see --help)");
+    }
+    if (cli->stats != NULL && strcmp(cli->stats, "-") != 0 && util_check_output(cli->stats)) {
+        return UTIL_EUSAGE; /* util_check_output printed the reason */
+    }
+#undef BAD
+    return UTIL_OK;
+}
+
 int main(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    return UTIL_EXIT_RUNTIME;
+    struct cli cli = {0};
+    struct sortex_stats stats;
+    int provided, rank;
+    util_set_progname("sortex");
+    if (MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) {
+        util_error("MPI_Init failed");
+        return UTIL_EXIT_RUNTIME;
+    }
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    int err = parse(argc, argv, &cli, rank != 0);
+    if (err == UTIL_OK && !cli.done) {
+        err = sortex_sort_file(MPI_COMM_WORLD, cli.input, cli.output, &cli.cfg, &stats);
+        if (err == UTIL_OK && cli.stats != NULL) {
+            err = sortex_stats_write_json(MPI_COMM_WORLD, &cli.cfg, &stats, cli.input, cli.output,
+                                          cli.stats);
+        }
+        if (err == UTIL_OK && cli.verbose) {
+            sortex_stats_print(MPI_COMM_WORLD, &stats);
+        }
+    }
+    MPI_Finalize();
+    return util_exit_code(err);
 }

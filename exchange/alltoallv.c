@@ -1,0 +1,143 @@
+/*
+ * exchange/alltoallv.c: the reference back-end, MPI's own irregular all-to-all.
+ *
+ * Scheme: MPI_Alltoall of the 64-bit counts, then MPI_Alltoallv of the keys. Cost: whatever the
+ * MPI library's algorithm costs (Open MPI picks linear or pairwise); at best one start-up per
+ * peer and every byte moved once.
+ *
+ * MPI counts and displacements are int. When any count or displacement exceeds the limit
+ * (INT_MAX keys, i.e. 16 GiB to one peer, or SORTEX_INT_LIMIT in tests) the keys move instead
+ * by non-blocking point-to-point messages of at most the limit each, addressed by 64-bit
+ * pointers, so no size is ever truncated.
+ */
+#include "exchange/exchange.h"
+
+#include <string.h>
+
+#include "exchange/tags.h"
+#include "util/alloc.h"
+#include "util/util.h"
+
+/* The large-count path: every pair of ranks exchanges its block in chunks of <= limit keys. */
+static int exchange_chunked(const struct exchange_args *a, const uint64_t *sdispl,
+                            const uint64_t *rdispl, uint64_t limit, int rank, int size)
+{
+    int err = UTIL_OK;
+    uint64_t nreq = 0;
+    for (int p = 0; p < size; p++) {
+        if (p != rank) {
+            nreq += (a->send_counts[p] + limit - 1) / limit + (a->recv_counts[p] + limit - 1) / limit;
+        }
+    }
+    MPI_Request *req = util_malloc(nreq * sizeof(*req));
+    if (req == NULL) {
+        return util_fail(UTIL_ENOMEM, "rank %d: exchange: out of memory for %llu requests", rank,
+                         (unsigned long long)nreq);
+    }
+    uint64_t r = 0;
+    /* Receives first, then sends in shift order so that peers do not all hit rank 0 at once. */
+    for (int i = 1; i < size; i++) {
+        int p = (rank - i + size) % size;
+        for (uint64_t off = 0; off < a->recv_counts[p]; off += limit) {
+            uint64_t c = a->recv_counts[p] - off < limit ? a->recv_counts[p] - off : limit;
+            MPI_Irecv(a->recv + rdispl[p] + off, (int)c, MPI_UINT64_T, p,
+                      EXCHANGE_TAG_ALLTOALLV_BIG, a->comm, &req[r++]);
+        }
+    }
+    for (int i = 1; i < size; i++) {
+        int p = (rank + i) % size;
+        for (uint64_t off = 0; off < a->send_counts[p]; off += limit) {
+            uint64_t c = a->send_counts[p] - off < limit ? a->send_counts[p] - off : limit;
+            MPI_Isend(a->send + sdispl[p] + off, (int)c, MPI_UINT64_T, p,
+                      EXCHANGE_TAG_ALLTOALLV_BIG, a->comm, &req[r++]);
+        }
+    }
+    /* The own block is a local copy. */
+    memcpy(a->recv + rdispl[rank], a->send + sdispl[rank], a->send_counts[rank] * sizeof(uint64_t));
+    if (MPI_Waitall((int)r, req, MPI_STATUSES_IGNORE) != MPI_SUCCESS) {
+        err = util_fail(UTIL_EMPI, "rank %d: exchange: MPI_Waitall failed", rank);
+    }
+    util_free(req);
+    return err;
+}
+
+static int alltoallv_run(const struct exchange_args *a)
+{
+    int rank, size, err = UTIL_OK;
+    double t0 = util_now();
+    MPI_Comm_rank(a->comm, &rank);
+    MPI_Comm_size(a->comm, &size);
+    struct exchange_stats *st = a->stats;
+    memset(st, 0, sizeof(*st));
+
+    uint64_t *sdispl = util_malloc(2 * (size_t)size * sizeof(uint64_t));
+    int *ibuf = util_malloc(4 * (size_t)size * sizeof(int));
+    if (sdispl == NULL || ibuf == NULL) {
+        err = util_fail(UTIL_ENOMEM, "rank %d: exchange: out of memory", rank);
+        goto fail;
+    }
+    uint64_t *rdispl = sdispl + size;
+
+    /* 1. Counts. */
+    if (MPI_Alltoall(a->send_counts, 1, MPI_UINT64_T, a->recv_counts, 1, MPI_UINT64_T, a->comm) !=
+        MPI_SUCCESS) {
+        err = util_fail(UTIL_EMPI, "rank %d: exchange: MPI_Alltoall of counts failed", rank);
+        goto fail;
+    }
+    uint64_t sent = exchange_displs(a->send_counts, size, sdispl);
+    uint64_t recvd = exchange_displs(a->recv_counts, size, rdispl);
+    if (recvd > a->recv_cap) {
+        err = util_fail(UTIL_EUSAGE, "rank %d: exchange: receive buffer too small (%llu > %llu)",
+                        rank, (unsigned long long)recvd, (unsigned long long)a->recv_cap);
+        goto fail;
+    }
+
+    /* 2. Keys: one MPI_Alltoallv when every count and displacement fits the int limit. */
+    uint64_t limit = exchange_int_limit();
+    int fits = sent <= limit && recvd <= limit ? 1 : 0;
+    MPI_Allreduce(MPI_IN_PLACE, &fits, 1, MPI_INT, MPI_MIN, a->comm);
+    if (fits) {
+        int *sc = ibuf, *sd = ibuf + size, *rc = ibuf + 2 * size, *rd = ibuf + 3 * size;
+        for (int p = 0; p < size; p++) {
+            sc[p] = (int)a->send_counts[p];
+            sd[p] = (int)sdispl[p];
+            rc[p] = (int)a->recv_counts[p];
+            rd[p] = (int)rdispl[p];
+        }
+        if (MPI_Alltoallv(a->send, sc, sd, MPI_UINT64_T, a->recv, rc, rd, MPI_UINT64_T,
+                          a->comm) != MPI_SUCCESS) {
+            err = util_fail(UTIL_EMPI, "rank %d: exchange: MPI_Alltoallv failed", rank);
+            goto fail;
+        }
+    } else {
+        err = exchange_chunked(a, sdispl, rdispl, limit, rank, size);
+        if (err != UTIL_OK) {
+            goto fail;
+        }
+    }
+
+    /* Stats: what crossed between ranks, the own block excluded. */
+    for (int p = 0; p < size; p++) {
+        if (p == rank) {
+            continue;
+        }
+        uint64_t sb = a->send_counts[p] * sizeof(uint64_t);
+        st->bytes_sent += sb;
+        st->bytes_recv += a->recv_counts[p] * sizeof(uint64_t);
+        st->messages += sb > 0;
+        st->max_message = sb > st->max_message ? sb : st->max_message;
+    }
+    st->rounds = 1;
+    exchange_stats_extra(st, "chunked", fits ? 0.0 : 1.0);
+fail:
+    st->seconds = util_now() - t0;
+    util_free(sdispl);
+    util_free(ibuf);
+    return err;
+}
+
+const struct exchange_ops exchange_alltoallv = {
+    .name = "alltoallv",
+    .summary = "MPI_Alltoall of the counts, then MPI_Alltoallv of the keys (the reference)",
+    .run = alltoallv_run,
+};

@@ -1,0 +1,96 @@
+/*
+ * exchange/exchange.h: the one contract every all-to-all exchange back-end implements.
+ *
+ * The sample sort hands a back-end this rank's keys grouped by destination rank together with
+ * 64-bit counts per destination; the back-end delivers them so that every rank ends with the keys
+ * sent to it grouped by source rank (source 0 first) and 64-bit counts per source. Every back-end
+ * takes exactly these arguments and produces exactly this layout, so back-ends are
+ * interchangeable and the tests and benchmarks pick up each one from the registry by itself.
+ *
+ * Adding a back-end: one file exchange/NAME.c defining `const struct exchange_ops
+ * exchange_NAME`, and one line in the registry in exchange/registry.c.
+ */
+#ifndef SORTEX_EXCHANGE_H
+#define SORTEX_EXCHANGE_H
+
+#include <mpi.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Room for back-end specific figures in exchange_stats (transpose bounds, schedule steps...). */
+#define EXCHANGE_MAX_EXTRA 8
+
+/** What one exchange did, as seen by this rank. */
+struct exchange_stats {
+    uint64_t bytes_sent;  /* bytes this rank handed to MPI for other ranks (forwarding included) */
+    uint64_t bytes_recv;  /* bytes this rank received from other ranks */
+    uint64_t messages;    /* messages this rank sent to other ranks (collective: non-empty pairs) */
+    uint64_t rounds;      /* communication rounds (1 for a single collective) */
+    uint64_t max_message; /* largest message this rank sent, in bytes */
+    double seconds;       /* wall time of the whole exchange on this rank, counts included */
+    int nextra;           /* number of valid entries in extra[] */
+    struct {
+        const char *name; /* static string, e.g. "padding_bytes" */
+        double value;
+    } extra[EXCHANGE_MAX_EXTRA];
+};
+
+/** The arguments of every back-end (Open MPI's ALLTOALLV_ARGS idea: one signature for all). */
+struct exchange_args {
+    MPI_Comm comm;                /* the communicator (the sort passes a private duplicate) */
+    int threads;                  /* OpenMP threads a back-end may use for local copies */
+    const uint64_t *send;         /* keys grouped by destination: destination 0's first */
+    const uint64_t *send_counts;  /* [P] keys for each destination, own rank included */
+    uint64_t *recv;               /* out: keys grouped by source; room for recv_cap keys */
+    uint64_t recv_cap;            /* capacity of recv in keys (>= the total this rank receives) */
+    uint64_t *recv_counts;        /* out: [P] keys received from each source */
+    struct exchange_stats *stats; /* out: filled by the back-end */
+};
+
+/**
+ * Runs one exchange. Collective over args->comm: every rank calls it with the same back-end.
+ * Returns 0, or a negative util error code (UTIL_EUSAGE when recv_cap is too small, UTIL_EMPI,
+ * UTIL_ENOMEM) after reporting once, with the rank, on stderr. Handles P = 1, empty buckets,
+ * the rank's own bucket, and counts beyond INT_MAX.
+ */
+typedef int exchange_run_fn(const struct exchange_args *args);
+
+/** One back-end: a name for --exchange, a one-line summary for --exchange help, its run. */
+struct exchange_ops {
+    const char *name;
+    const char *summary;
+    exchange_run_fn *run;
+};
+
+/** Looks a back-end up by name; NULL when there is none. */
+const struct exchange_ops *exchange_find(const char *name);
+/** The registry: a NULL-terminated table of every back-end, default first. */
+const struct exchange_ops *const *exchange_list(void);
+/** Writes the back-end names, comma separated, into buf (for error messages). */
+void exchange_names(char *buf, size_t cap);
+/** Prints "NAME  summary" lines of every back-end to out, with a header line. */
+void exchange_print_help(FILE *out);
+
+/**
+ * The largest count or displacement (in keys) handed to one MPI call. INT_MAX normally; the
+ * environment variable SORTEX_INT_LIMIT lowers it so tests exercise the large-count paths
+ * without 16 GiB messages.
+ */
+uint64_t exchange_int_limit(void);
+
+/** Adds a back-end specific figure to stats->extra (ignored when full). */
+void exchange_stats_extra(struct exchange_stats *stats, const char *name, double value);
+
+/** Exclusive prefix sums of counts[0..n) into displs[0..n); returns the total. */
+uint64_t exchange_displs(const uint64_t *counts, int n, uint64_t *displs);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

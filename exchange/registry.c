@@ -1,0 +1,82 @@
+/* exchange/registry.c: the table of exchange back-ends (see exchange.h). */
+#include "exchange/exchange.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+extern const struct exchange_ops exchange_alltoallv;
+
+/* One line per back-end; the first is the default. */
+static const struct exchange_ops *const registry[] = {
+    &exchange_alltoallv,
+    NULL,
+};
+
+const struct exchange_ops *exchange_find(const char *name)
+{
+    for (size_t i = 0; registry[i] != NULL; i++) {
+        if (strcmp(registry[i]->name, name) == 0) {
+            return registry[i];
+        }
+    }
+    return NULL;
+}
+
+const struct exchange_ops *const *exchange_list(void)
+{
+    return registry;
+}
+
+void exchange_names(char *buf, size_t cap)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; registry[i] != NULL && used < cap; i++) {
+        int n = snprintf(buf + used, cap - used, "%s%s", i ? ", " : "", registry[i]->name);
+        if (n < 0) {
+            break;
+        }
+        used += (size_t)n;
+    }
+}
+
+void exchange_print_help(FILE *out)
+{
+    fprintf(out, "exchange back-ends (--exchange NAME):\n");
+    for (size_t i = 0; registry[i] != NULL; i++) {
+        fprintf(out, "%-12s %s\n", registry[i]->name, registry[i]->summary);
+    }
+}
+
+uint64_t exchange_int_limit(void)
+{
+    const char *s = getenv("SORTEX_INT_LIMIT");
+    if (s != NULL && *s != '\0') {
+        char *end = NULL;
+        unsigned long long v = strtoull(s, &end, 10);
+        if (*end == '\0' && v >= 1 && v <= 2147483647ULL) {
+            return v;
+        }
+    }
+    return 2147483647ULL;
+}
+
+void exchange_stats_extra(struct exchange_stats *stats, const char *name, double value)
+{
+    if (stats->nextra < EXCHANGE_MAX_EXTRA) {
+        stats->extra[stats->nextra].name = name;
+        stats->extra[stats->nextra].value = value;
+        stats->nextra++;
+    }
+}
+
+uint64_t exchange_displs(const uint64_t *counts, int n, uint64_t *displs)
+{
+    uint64_t sum = 0;
+    for (int i = 0; i < n; i++) {
+        displs[i] = sum;
+        sum += counts[i];
+    }
+    return sum;
+}

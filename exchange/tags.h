@@ -1,0 +1,19 @@
+/*
+ * exchange/tags.h: every MPI tag sortex uses, in one place (Open MPI's coll_tags.h idea).
+ * The sort works on a duplicated communicator, so these never meet the caller's messages.
+ */
+#ifndef SORTEX_EXCHANGE_TAGS_H
+#define SORTEX_EXCHANGE_TAGS_H
+
+enum exchange_tag {
+    EXCHANGE_TAG_ALLTOALLV_BIG = 101, /* alltoallv: chunked point-to-point beyond INT_MAX */
+    EXCHANGE_TAG_TRANSPOSE = 201,     /* transpose: chunked rounds */
+    EXCHANGE_TAG_SCHEDULE = 301,      /* direct, forward, fullduplex: scheduled steps */
+    EXCHANGE_TAG_PAIRWISE = 401,      /* pairwise: 1-factor rounds */
+    EXCHANGE_TAG_GRID = 501,          /* grid: row and column phases */
+    EXCHANGE_TAG_HYPERCUBE = 601,     /* hypercube: dimension rounds */
+    EXCHANGE_TAG_IO_TREE = 701,       /* root I/O: binomial scatter and gather */
+    EXCHANGE_TAG_COUNT
+};
+
+#endif

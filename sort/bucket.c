@@ -1,0 +1,61 @@
+/*
+ * sort/bucket.c: phase 5, split the sorted keys at the splitters.
+ *
+ * The keys are sorted, so bucket j is one contiguous range and the send buffer is the key array
+ * itself, grouped by destination with no copy. The boundary of splitter (k, g) is the number of
+ * keys below it in (key, position) order: the keys < k (a binary search), plus those equal to k
+ * whose global position is below g (a clamp, since equal keys are contiguous). P-1 binary
+ * searches: O(P log(n/P)).
+ *
+ * A reduce-scatter of the counts then tells each rank how many keys it will receive, so its
+ * receive buffer is known to be large enough before any key moves.
+ */
+#include "sort/internal.h"
+#include "util/util.h"
+
+/* First index in a[0..n) whose key is >= k (below == 0) or > k (below == 1). */
+static uint64_t search(const uint64_t *a, uint64_t n, uint64_t k, int above)
+{
+    uint64_t lo = 0, hi = n;
+    while (lo < hi) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (a[mid] < k || (above && a[mid] == k)) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    return lo;
+}
+
+/* Keys of this rank below the tuple s in (key, global position) order. */
+static uint64_t boundary(const struct sort_job *job, const struct sort_tuple *s)
+{
+    uint64_t lo = search(job->a, job->n_local, s->key, 0);
+    uint64_t hi = search(job->a, job->n_local, s->key, 1);
+    /* Equal keys sit at global positions offset+lo .. offset+hi-1; those below s->pos count. */
+    uint64_t first = job->offset + lo;
+    if (s->pos <= first) {
+        return lo;
+    }
+    uint64_t equal_below = s->pos - first;
+    return equal_below < hi - lo ? lo + equal_below : hi;
+}
+
+int sort_bucket(struct sort_job *job)
+{
+    uint64_t prev = 0;
+    for (int j = 0; j < job->size; j++) {
+        uint64_t next = j + 1 < job->size ? boundary(job, &job->splitters[j]) : job->n_local;
+        next = next < prev ? prev : next; /* splitters are sorted; guard anyway */
+        job->send_counts[j] = next - prev;
+        prev = next;
+    }
+    uint64_t n_recv = 0;
+    if (MPI_Reduce_scatter_block(job->send_counts, &n_recv, 1, MPI_UINT64_T, MPI_SUM,
+                                 job->comm) != MPI_SUCCESS) {
+        return util_fail(UTIL_EMPI, "rank %d: bucket: MPI_Reduce_scatter_block failed", job->rank);
+    }
+    job->n_recv = n_recv;
+    return sort_reserve(job, &job->b, &job->cap_b, n_recv);
+}

@@ -1,0 +1,84 @@
+/*
+ * sort/internal.h: the state one sort carries from phase to phase, and the phase functions.
+ * Each phase lives in its own file; sort/sortex.c runs them in order.
+ */
+#ifndef SORTEX_SORT_INTERNAL_H
+#define SORTEX_SORT_INTERNAL_H
+
+#include <mpi.h>
+#include <stdint.h>
+
+#include "sort/sortex.h"
+
+/* A key made unique by its global position in the locally sorted concatenation of all ranks'
+ * inputs (rank r's sorted keys occupy positions offset_r .. offset_r + n_r - 1). Ordering by
+ * (key, pos) breaks ties by (rank, position), which keeps duplicate-heavy inputs balanced. */
+struct sort_tuple {
+    uint64_t key;
+    uint64_t pos;
+};
+
+struct sort_job {
+    MPI_Comm comm; /* private duplicate of the caller's communicator */
+    int rank, size;
+    const struct sortex_config *cfg;
+    const struct exchange_ops *exchange;
+    int threads;
+    double epsilon;
+
+    /* Key buffers: `a` holds the input, then the output; `b` is sort scratch and receive
+     * buffer. Both are allocated once, with room for `cap` keys. */
+    uint64_t *a, *b;
+    uint64_t cap_a, cap_b;
+    uint64_t n_local;   /* keys this rank holds in a (sorted after local_sort) */
+    uint64_t n_total;   /* keys on all ranks */
+    uint64_t offset;    /* this rank's first position in the global input order */
+
+    /* Sample and splitters. */
+    struct sort_tuple *sample; /* every rank's samples, sorted */
+    uint64_t nsample;
+    uint64_t oversample;
+    struct sort_tuple *splitters; /* P-1 tuples, identical on every rank */
+
+    /* Bucket and exchange. */
+    uint64_t *send_counts; /* [P] */
+    uint64_t *recv_counts; /* [P] */
+    uint64_t n_recv;
+
+    /* Result: the rank's sorted slice. */
+    uint64_t *out; /* a or b */
+    uint64_t n_out;
+
+    /* Files (sortex_sort_file only). */
+    const char *in_path, *out_path;
+    char *tmp_path; /* identical on every rank */
+
+    struct sortex_stats *stats;
+};
+
+/* Phases. Each returns 0 or a negative util error code after reporting it (with the rank). */
+int sort_read(struct sort_job *job);
+int sort_local(struct sort_job *job);
+int sort_sample(struct sort_job *job);
+int sort_splitters(struct sort_job *job);
+int sort_bucket(struct sort_job *job);
+int sort_exchange(struct sort_job *job);
+int sort_finish(struct sort_job *job);
+int sort_write(struct sort_job *job);
+
+/* After the write phase (or a failure anywhere): with err == 0 rank 0 renames the temporary
+ * file to the output name; otherwise it removes the temporary file. Collective; returns the
+ * agreed outcome. */
+int sort_write_commit(struct sort_job *job, int err);
+
+/* Makes sure job->b (or a) can hold n keys, reallocating if needed, within cfg->mem_limit. */
+int sort_reserve(struct sort_job *job, uint64_t **buf, uint64_t *cap, uint64_t n);
+
+/* Returns UTIL_EINJECT (after reporting it) when SORTEX_FAIL names this phase and rank: the
+ * failure-injection hook of the reliability tests. SORTEX_FAIL=PHASE or PHASE:RANK. */
+int sort_injected(const struct sort_job *job, enum sortex_phase phase);
+
+/* Reads the output of the sample phase: compares tuples. */
+int sort_tuple_cmp(const void *x, const void *y);
+
+#endif

@@ -1,0 +1,91 @@
+/*
+ * sort/sample.c: phase 3, regular sampling in proportion to each rank's share.
+ *
+ * The oversampling factor S asks for T = S*P samples in all. Rank r, holding m_r of the n keys,
+ * draws s_r = ceil(T m_r / n) samples (at most m_r) from its sorted keys, at the centres of
+ * s_r equal gaps: positions floor((2k+1) m_r / (2 s_r)), k = 0..s_r-1. Each sample carries its
+ * global position, so samples are unique even when keys repeat.
+ *
+ * Why this bounds every bucket (the argument of regular sampling, Shi and Schaeffer's PSRS,
+ * with the gap g_r = m_r / s_r <= n/T): a splitter with c_r rank-r samples at or below it has
+ * between c_r g_r - g_r/2 - 1 and c_r g_r + g_r/2 rank-r keys below it. Two consecutive
+ * splitters are T/P samples apart (+1 for rounding), so the keys between them number at most
+ * (T/P + 1) n/T + sum_r (g_r + 1) <= n/P + (P+1) n/T + P. With T = S P this is
+ * (1 + (P+1)/S) n/P + P: the default S = ceil((P+1)/epsilon) gives the (1+epsilon) bound,
+ * whatever the input, all-equal keys and one rank holding everything included.
+ *
+ * All ranks then all-gather the samples; the gathered array is sorted (each rank's part is
+ * sorted already; a merge of P sorted lists by qsort is cheap at these sizes).
+ */
+#include <limits.h>
+#include <stdlib.h>
+
+#include "sort/internal.h"
+#include "util/alloc.h"
+#include "util/util.h"
+
+int sort_tuple_cmp(const void *x, const void *y)
+{
+    const struct sort_tuple *a = x, *b = y;
+    if (a->key != b->key) {
+        return a->key < b->key ? -1 : 1;
+    }
+    return (a->pos > b->pos) - (a->pos < b->pos);
+}
+
+int sort_sample(struct sort_job *job)
+{
+    int err = UTIL_OK;
+    int p = job->size;
+    struct sort_tuple *mine = NULL;
+    int *counts = util_malloc(2 * (size_t)p * sizeof(int));
+    if (counts == NULL) {
+        return util_fail(UTIL_ENOMEM, "rank %d: sample: out of memory", job->rank);
+    }
+    int *displs = counts + p;
+
+    /* This rank's share of the T samples, drawn at the centres of equal gaps. */
+    unsigned __int128 total = (unsigned __int128)job->oversample * (unsigned)p;
+    uint64_t s = 0;
+    if (job->n_total > 0) {
+        s = (uint64_t)((total * job->n_local + job->n_total - 1) / job->n_total);
+    }
+    s = s < job->n_local ? s : job->n_local;
+    if (total * 2 > INT_MAX) {
+        err = util_fail(UTIL_EUSAGE, "rank %d: sample: %llu samples are too many (--oversample)",
+                        job->rank, (unsigned long long)total);
+        s = 0;
+    }
+    mine = util_malloc((s ? s : 1) * sizeof(*mine));
+    if (mine == NULL) {
+        err = util_fail(UTIL_ENOMEM, "rank %d: sample: out of memory", job->rank);
+        s = 0;
+    }
+    for (uint64_t k = 0; k < s; k++) {
+        uint64_t idx = (uint64_t)(((unsigned __int128)(2 * k + 1) * job->n_local) / (2 * s));
+        mine[k].key = job->a[idx];
+        mine[k].pos = job->offset + idx;
+    }
+
+    /* All-gather: counts first, then the tuples (as pairs of uint64). */
+    int mycount = (int)(2 * s);
+    MPI_Allgather(&mycount, 1, MPI_INT, counts, 1, MPI_INT, job->comm);
+    uint64_t sum = 0;
+    for (int r = 0; r < p; r++) {
+        displs[r] = (int)sum;
+        sum += (uint64_t)counts[r];
+    }
+    job->nsample = sum / 2;
+    job->sample = util_malloc((job->nsample ? job->nsample : 1) * sizeof(struct sort_tuple));
+    if (job->sample == NULL) {
+        /* Every rank must still take part in the collective; gather nothing. */
+        err = util_fail(UTIL_ENOMEM, "rank %d: sample: out of memory", job->rank);
+    } else {
+        MPI_Allgatherv(mine, mycount, MPI_UINT64_T, job->sample, counts, displs, MPI_UINT64_T,
+                       job->comm);
+        qsort(job->sample, job->nsample, sizeof(struct sort_tuple), sort_tuple_cmp);
+    }
+    util_free(mine);
+    util_free(counts);
+    return err;
+}

@@ -1,0 +1,367 @@
+/*
+ * sort/sortex.c: the sample sort orchestrator.
+ *
+ * Scheme (regular-sampling sample sort; cf. Helman, Bader and JaJa's sample sort, the input
+ * family of seed 000): each rank sorts its keys locally, draws evenly spaced samples in
+ * proportion to how many keys it holds, all ranks gather the samples and pick P-1 splitters at
+ * regular sample ranks, every rank splits its sorted keys at the splitters (binary search), an
+ * exchange back-end sends bucket j to rank j, and each rank merges the P sorted runs it
+ * receives. Cost per rank: O((n/P) log(n/P)) local work (linear for the radix sort), one
+ * all-gather of P*S samples, one irregular all-to-all moving each key once.
+ *
+ * Every phase is timed. After every phase the ranks agree on success (one small all-reduce),
+ * so a failure on one rank stops all of them cleanly instead of leaving the others in a
+ * collective that will never complete.
+ */
+#include "sort/sortex.h"
+
+#include <math.h>
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "sort/internal.h"
+#include "util/alloc.h"
+#include "util/util.h"
+
+static const char *const phase_names[SORTEX_PHASE_COUNT] = {
+    "read", "local_sort", "sample", "splitters", "bucket", "exchange", "finish", "write",
+};
+
+const char *sortex_phase_name(enum sortex_phase phase)
+{
+    return (unsigned)phase < SORTEX_PHASE_COUNT ? phase_names[phase] : NULL;
+}
+
+void sortex_config_default(struct sortex_config *cfg)
+{
+    memset(cfg, 0, sizeof(*cfg));
+}
+
+uint64_t *sortex_alloc_keys(uint64_t n)
+{
+    if (n > SIZE_MAX / sizeof(uint64_t)) {
+        return NULL;
+    }
+    return util_alloc_big((size_t)n * sizeof(uint64_t));
+}
+
+void sortex_free_keys(uint64_t *keys)
+{
+    util_free_big(keys);
+}
+
+int sort_injected(const struct sort_job *job, enum sortex_phase phase)
+{
+    const char *spec = getenv("SORTEX_FAIL");
+    if (spec == NULL || *spec == '\0') {
+        return UTIL_OK;
+    }
+    size_t len = strlen(phase_names[phase]);
+    if (strncmp(spec, phase_names[phase], len) != 0 || (spec[len] != '\0' && spec[len] != ':')) {
+        return UTIL_OK;
+    }
+    if (spec[len] == ':' && atoi(spec + len + 1) != job->rank) {
+        return UTIL_OK;
+    }
+    return util_fail(UTIL_EINJECT, "rank %d: %s: injected failure (SORTEX_FAIL=%s)", job->rank,
+                     phase_names[phase], spec);
+}
+
+int sort_reserve(struct sort_job *job, uint64_t **buf, uint64_t *cap, uint64_t n)
+{
+    if (*cap >= n && *buf != NULL) {
+        return UTIL_OK;
+    }
+    uint64_t other = (buf == &job->a) ? job->cap_b : job->cap_a;
+    uint64_t limit = job->cfg->mem_limit;
+    if (limit != 0 && (n + other) * sizeof(uint64_t) > limit) {
+        return util_fail(UTIL_ENOMEM,
+                         "rank %d: key buffers of %llu bytes exceed --mem-limit (%llu bytes)",
+                         job->rank, (unsigned long long)((n + other) * sizeof(uint64_t)),
+                         (unsigned long long)limit);
+    }
+    uint64_t *p = sortex_alloc_keys(n);
+    if (p == NULL) {
+        return util_fail(UTIL_ENOMEM, "rank %d: out of memory for %llu keys", job->rank,
+                         (unsigned long long)n);
+    }
+    sortex_free_keys(*buf);
+    *buf = p;
+    *cap = n;
+    return UTIL_OK;
+}
+
+/* Threads per rank by default: the cores of this node shared by the ranks on it. */
+static int default_threads(MPI_Comm comm)
+{
+    MPI_Comm node;
+    int local = 1;
+    if (MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) == MPI_SUCCESS) {
+        MPI_Comm_size(node, &local);
+        MPI_Comm_free(&node);
+    }
+    int cores = omp_get_num_procs();
+    int t = cores / (local > 0 ? local : 1);
+    return t > 0 ? t : 1;
+}
+
+/* Agrees on the outcome of a phase: the most severe (lowest) error code of all ranks. */
+static int agree(const struct sort_job *job, int err)
+{
+    if (MPI_Allreduce(MPI_IN_PLACE, &err, 1, MPI_INT, MPI_MIN, job->comm) != MPI_SUCCESS) {
+        return UTIL_EMPI;
+    }
+    return err;
+}
+
+/* Runs one phase: times it, checks the injection hook, agrees, reports progress. */
+static int run_phase(struct sort_job *job, enum sortex_phase phase, int (*fn)(struct sort_job *))
+{
+    double t0 = util_now();
+    int err = fn(job);
+    if (err == UTIL_OK) {
+        err = sort_injected(job, phase);
+    }
+    job->stats->phase_seconds[phase] = util_now() - t0;
+    err = agree(job, err);
+    if (job->cfg->progress && job->rank == 0) {
+        fprintf(stderr, "%s: [%d/%d] %-10s %8.3f s%s\n", util_progname(), (int)phase + 1,
+                SORTEX_PHASE_COUNT, phase_names[phase], job->stats->phase_seconds[phase],
+                err ? "  (failed)" : "");
+    }
+    return err;
+}
+
+/* Sets up what every sort needs: the private communicator, threads, epsilon, the back-end. */
+static int job_init(struct sort_job *job, MPI_Comm comm, const struct sortex_config *cfg,
+                    struct sortex_stats *stats)
+{
+    memset(job, 0, sizeof(*job));
+    memset(stats, 0, sizeof(*stats));
+    job->cfg = cfg;
+    job->stats = stats;
+    if (MPI_Comm_dup(comm, &job->comm) != MPI_SUCCESS) {
+        job->comm = MPI_COMM_NULL;
+        return util_fail(UTIL_EMPI, "MPI_Comm_dup failed");
+    }
+    MPI_Comm_rank(job->comm, &job->rank);
+    MPI_Comm_size(job->comm, &job->size);
+    job->exchange = cfg->exchange ? cfg->exchange : exchange_list()[0];
+    job->threads = cfg->threads > 0 ? cfg->threads : default_threads(job->comm);
+    job->epsilon = cfg->epsilon > 0 ? cfg->epsilon : 0.1;
+    stats->threads = job->threads;
+    size_t p = (size_t)job->size;
+    job->send_counts = util_calloc(p, sizeof(uint64_t));
+    job->recv_counts = util_calloc(p, sizeof(uint64_t));
+    job->splitters = util_calloc(p, sizeof(struct sort_tuple));
+    if (!job->send_counts || !job->recv_counts || !job->splitters) {
+        return util_fail(UTIL_ENOMEM, "rank %d: out of memory", job->rank);
+    }
+    return UTIL_OK;
+}
+
+static void job_free(struct sort_job *job)
+{
+    util_free(job->send_counts);
+    util_free(job->recv_counts);
+    util_free(job->splitters);
+    util_free(job->sample);
+    util_free(job->tmp_path);
+    if (job->comm != MPI_COMM_NULL) {
+        MPI_Comm_free(&job->comm);
+    }
+}
+
+/* The largest slice any rank can end with: (1 + eps) n/P + P, where eps = (P+1)/S is what the
+ * oversampling factor S guarantees (see sample.c), and never more than n. */
+static uint64_t output_bound(const struct sort_job *job)
+{
+    uint64_t p = (uint64_t)job->size;
+    uint64_t s = job->oversample;
+    long double eps = (long double)(p + 1) / (long double)s;
+    long double bound = ceill((1.0L + eps) * (long double)job->n_total / (long double)p) + p;
+    return bound >= (long double)job->n_total ? job->n_total : (uint64_t)bound;
+}
+
+/* Chooses the oversampling factor: the user's, or the smallest that guarantees epsilon. */
+static void choose_oversample(struct sort_job *job)
+{
+    uint64_t s = job->cfg->oversample;
+    if (s == 0) {
+        s = (uint64_t)ceil((double)(job->size + 1) / job->epsilon);
+        s = s < 16 ? 16 : s;
+    }
+    job->oversample = s;
+    job->stats->oversample = s;
+    job->stats->epsilon_bound = (double)(job->size + 1) / (double)s;
+}
+
+/* The phases from local sort to finish: the in-memory sort both entry points share. */
+static int sort_in_memory(struct sort_job *job)
+{
+    int err;
+    if ((err = run_phase(job, SORTEX_PHASE_LOCAL_SORT, sort_local)) != UTIL_OK ||
+        (err = run_phase(job, SORTEX_PHASE_SAMPLE, sort_sample)) != UTIL_OK ||
+        (err = run_phase(job, SORTEX_PHASE_SPLITTERS, sort_splitters)) != UTIL_OK ||
+        (err = run_phase(job, SORTEX_PHASE_BUCKET, sort_bucket)) != UTIL_OK ||
+        (err = run_phase(job, SORTEX_PHASE_EXCHANGE, sort_exchange)) != UTIL_OK ||
+        (err = run_phase(job, SORTEX_PHASE_FINISH, sort_finish)) != UTIL_OK) {
+        return err;
+    }
+    return UTIL_OK;
+}
+
+/* Global figures every rank agrees on: imbalance and peak memory. */
+static void finish_stats(struct sort_job *job)
+{
+    struct sortex_stats *st = job->stats;
+    struct rusage ru;
+    uint64_t max_out = job->n_out;
+    MPI_Allreduce(MPI_IN_PLACE, &max_out, 1, MPI_UINT64_T, MPI_MAX, job->comm);
+    st->n_total = job->n_total;
+    st->n_out = job->n_out;
+    st->imbalance = job->n_total ? (double)max_out * job->size / (double)job->n_total : 1.0;
+    st->samples = job->nsample;
+    st->buffer_bytes = (job->cap_a + job->cap_b) * sizeof(uint64_t);
+    st->total_seconds = 0;
+    for (int p = 0; p < SORTEX_PHASE_COUNT; p++) {
+        st->total_seconds += st->phase_seconds[p];
+    }
+    if (getrusage(RUSAGE_SELF, &ru) == 0) {
+        st->peak_rss_kib = ru.ru_maxrss;
+    }
+}
+
+int sortex_sort(MPI_Comm comm, uint64_t **keys, uint64_t *n, const struct sortex_config *cfg,
+                struct sortex_stats *stats)
+{
+    struct sortex_config defaults;
+    struct sortex_stats local_stats;
+    struct sort_job job;
+    if (cfg == NULL) {
+        sortex_config_default(&defaults);
+        cfg = &defaults;
+    }
+    int err = job_init(&job, comm, cfg, stats ? stats : &local_stats);
+    err = job.comm != MPI_COMM_NULL ? agree(&job, err) : err;
+    if (err != UTIL_OK) {
+        goto done;
+    }
+    omp_set_num_threads(job.threads);
+    job.a = *keys;
+    job.cap_a = *n;
+    job.n_local = *n;
+    job.stats->n_in = *n;
+    MPI_Allreduce(&job.n_local, &job.n_total, 1, MPI_UINT64_T, MPI_SUM, job.comm);
+    MPI_Exscan(&job.n_local, &job.offset, 1, MPI_UINT64_T, MPI_SUM, job.comm);
+    if (job.rank == 0) {
+        job.offset = 0;
+    }
+    choose_oversample(&job);
+    uint64_t cap = output_bound(&job);
+    cap = cap > job.n_local ? cap : job.n_local;
+    err = agree(&job, sort_reserve(&job, &job.b, &job.cap_b, cap ? cap : 1));
+    if (err == UTIL_OK) {
+        err = sort_in_memory(&job);
+    }
+    if (err == UTIL_OK) {
+        finish_stats(&job);
+        /* Hand the result over; free the other buffer. */
+        *keys = job.out;
+        *n = job.n_out;
+        sortex_free_keys(job.out == job.a ? job.b : job.a);
+        job.a = job.b = NULL;
+    }
+done:
+    if (err != UTIL_OK) {
+        sortex_free_keys(job.a);
+        sortex_free_keys(job.b);
+        *keys = NULL;
+        *n = 0;
+    }
+    job_free(&job);
+    return err;
+}
+
+/* Rank 0 checks the input and output paths; all ranks learn the verdict and the input size. */
+static int check_paths(struct sort_job *job, uint64_t *bytes)
+{
+    uint64_t msg[2] = {UTIL_OK, 0};
+    if (job->rank == 0) {
+        size_t ksize = job->cfg->keytype ? job->cfg->keytype->size : 8;
+        int err = util_check_input(job->in_path, ksize, &msg[1]);
+        if (err == UTIL_OK) {
+            err = util_check_output(job->out_path);
+        }
+        if (err == UTIL_OK && util_same_file(job->in_path, job->out_path)) {
+            err = util_error("output is the input file; refusing to overwrite it (%s)",
+                             job->out_path);
+        }
+        msg[0] = (uint64_t)(int64_t)err;
+    }
+    MPI_Bcast(msg, 2, MPI_UINT64_T, 0, job->comm);
+    *bytes = msg[1];
+    return (int)(int64_t)msg[0];
+}
+
+int sortex_sort_file(MPI_Comm comm, const char *in_path, const char *out_path,
+                     const struct sortex_config *cfg, struct sortex_stats *stats)
+{
+    struct sortex_config defaults;
+    struct sortex_stats local_stats;
+    struct sort_job job;
+    uint64_t bytes = 0;
+    if (cfg == NULL) {
+        sortex_config_default(&defaults);
+        cfg = &defaults;
+    }
+    int err = job_init(&job, comm, cfg, stats ? stats : &local_stats);
+    err = job.comm != MPI_COMM_NULL ? agree(&job, err) : err;
+    if (err != UTIL_OK) {
+        goto done;
+    }
+    omp_set_num_threads(job.threads);
+    job.in_path = in_path;
+    job.out_path = out_path;
+    if ((err = check_paths(&job, &bytes)) != UTIL_OK) {
+        goto done;
+    }
+
+    /* Rank r reads keys [r n / P, (r+1) n / P): the same split datagen's slices use. */
+    job.n_total = bytes / 8;
+    unsigned __int128 nt = job.n_total;
+    job.offset = (uint64_t)(nt * (unsigned)job.rank / (unsigned)job.size);
+    job.n_local = (uint64_t)(nt * (unsigned)(job.rank + 1) / (unsigned)job.size) - job.offset;
+    job.stats->n_in = job.n_local;
+    choose_oversample(&job);
+
+    /* Both key buffers once, each with room for the input slice and the largest output. */
+    uint64_t cap = output_bound(&job);
+    cap = (cap > job.n_local ? cap : job.n_local);
+    cap = cap ? cap : 1;
+    err = sort_reserve(&job, &job.a, &job.cap_a, cap);
+    if (err == UTIL_OK) {
+        err = sort_reserve(&job, &job.b, &job.cap_b, cap);
+    }
+    if ((err = agree(&job, err)) != UTIL_OK) {
+        goto done;
+    }
+
+    /* read -> local_sort -> sample -> splitters -> bucket -> exchange -> finish -> write */
+    if ((err = run_phase(&job, SORTEX_PHASE_READ, sort_read)) == UTIL_OK &&
+        (err = sort_in_memory(&job)) == UTIL_OK) {
+        err = run_phase(&job, SORTEX_PHASE_WRITE, sort_write);
+    }
+    err = sort_write_commit(&job, err);
+    if (err == UTIL_OK) {
+        finish_stats(&job);
+    }
+done:
+    sortex_free_keys(job.a);
+    sortex_free_keys(job.b);
+    job_free(&job);
+    return err;
+}

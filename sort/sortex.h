@@ -1,0 +1,150 @@
+/*
+ * sort/sortex.h: the public interface of the sortex sample sort.
+ *
+ * Two entry points, one algorithm:
+ *   sortex_sort()      in memory: every rank passes its keys and a communicator and gets back
+ *                      its slice of the globally sorted sequence (rank 0 the smallest keys);
+ *   sortex_sort_file() a binary file of keys into one globally sorted file (what bin/sortex runs).
+ *
+ * The phases (sort/sortex.c orchestrates them, one file each): read, local_sort, sample,
+ * splitters, bucket, exchange (through an exchange/ back-end), finish, write.
+ *
+ * Ties between equal keys are broken by (rank, position), so even all-equal input splits
+ * evenly: every rank ends with at most (1 + epsilon) * n / P + P keys.
+ */
+#ifndef SORTEX_SORTEX_H
+#define SORTEX_SORTEX_H
+
+#include <mpi.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "exchange/exchange.h"
+#include "util/keytype.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** The phases of the sort, in order; names as in the --stats JSON. */
+enum sortex_phase {
+    SORTEX_PHASE_READ,
+    SORTEX_PHASE_LOCAL_SORT,
+    SORTEX_PHASE_SAMPLE,
+    SORTEX_PHASE_SPLITTERS,
+    SORTEX_PHASE_BUCKET,
+    SORTEX_PHASE_EXCHANGE,
+    SORTEX_PHASE_FINISH,
+    SORTEX_PHASE_WRITE,
+    SORTEX_PHASE_COUNT
+};
+
+/** How the finish phase turns the received sorted runs into the rank's slice. */
+enum sortex_finish {
+    SORTEX_FINISH_AUTO,  /* merge or re-sort, whichever was measured faster for the run count */
+    SORTEX_FINISH_MERGE, /* threaded P-way merge of the sorted runs */
+    SORTEX_FINISH_SORT,  /* re-sort everything with the local sort */
+    SORTEX_FINISH_COUNT
+};
+
+/** Options of one sort; zero-initialise and set what you need (sortex_config_default()). */
+struct sortex_config {
+    const struct exchange_ops *exchange; /* back-end; NULL = the registry's default */
+    const struct util_keytype *keytype;  /* file key type; NULL = u64 (files only) */
+    int threads;         /* OpenMP threads per rank; 0 = cores of the node / ranks on it */
+    double epsilon;      /* imbalance bound: max rank output <= (1+eps) n/P + P; 0 = 0.1 */
+    uint64_t oversample; /* samples per bucket; 0 = chosen from epsilon: ceil((P+1)/eps) */
+    enum sortex_finish finish;
+    uint64_t mem_limit;  /* bytes of key buffers one rank may allocate; 0 = no limit */
+    int progress;        /* rank 0 reports each phase on stderr */
+    int sync;            /* files: fsync the output before the final rename */
+};
+
+/** What one sort did. Per-rank fields describe the calling rank; global ones agree on all. */
+struct sortex_stats {
+    double phase_seconds[SORTEX_PHASE_COUNT]; /* this rank's time in each phase */
+    double total_seconds;                     /* this rank, first phase to last */
+    uint64_t n_total;                         /* global: keys sorted */
+    uint64_t n_in;                            /* this rank: keys it started with */
+    uint64_t n_out;                           /* this rank: keys of its sorted slice */
+    double imbalance;       /* global: max n_out / (n_total / P); 1.0 is perfect */
+    double epsilon_bound;   /* global: the bound the sample size guarantees */
+    uint64_t samples;       /* global: samples gathered */
+    uint64_t oversample;    /* global: samples per bucket used */
+    int threads;            /* threads per rank used */
+    int finish_merged;      /* 1 if finish merged runs, 0 if it re-sorted */
+    long peak_rss_kib;      /* this rank's peak resident set (getrusage) */
+    uint64_t buffer_bytes;  /* this rank's key buffers */
+    struct exchange_stats exchange; /* this rank's exchange */
+};
+
+/** Fills cfg with the defaults (the same as an all-zero struct). */
+void sortex_config_default(struct sortex_config *cfg);
+
+/** Names a phase as in --stats ("local_sort"); NULL for an invalid value. */
+const char *sortex_phase_name(enum sortex_phase phase);
+
+/**
+ * Allocates room for n keys suitable for sortex_sort() (huge-page advised, untouched).
+ * Returns NULL when out of memory. Free with sortex_free_keys().
+ */
+uint64_t *sortex_alloc_keys(uint64_t n);
+/** Frees a buffer from sortex_alloc_keys() or returned by sortex_sort(); NULL is fine. */
+void sortex_free_keys(uint64_t *keys);
+
+/**
+ * Sorts the keys distributed over comm. Collective: every rank of comm calls it.
+ *
+ * *keys must come from sortex_alloc_keys() and hold *n keys; ownership passes to the sort. On
+ * success *keys and *n describe this rank's slice of the global order (rank 0 holds the
+ * smallest keys, every rank at most (1+eps) n/P + P); free it with sortex_free_keys(). The
+ * buffer may differ from the one passed in. On failure *keys is freed and set to NULL.
+ * stats may be NULL. Returns 0, or a negative util error code agreed by all ranks (each
+ * failure is reported once on stderr, by the rank where it happened, naming the phase).
+ */
+int sortex_sort(MPI_Comm comm, uint64_t **keys, uint64_t *n, const struct sortex_config *cfg,
+                struct sortex_stats *stats);
+
+/**
+ * Sorts the keys of the file in_path into out_path with every rank of comm (collective).
+ * Each rank reads its contiguous slice with MPI-IO; the output is written into a temporary file
+ * beside out_path (".NAME.sortex-tmp.TAG") that is renamed to out_path only after every rank
+ * has succeeded. The input is never modified; out_path naming the input is refused.
+ * Returns 0 or a negative util error code agreed by all ranks (UTIL_EUSAGE for bad input or
+ * output: missing, a directory, size not a multiple of the key size, unwritable directory).
+ */
+int sortex_sort_file(MPI_Comm comm, const char *in_path, const char *out_path,
+                     const struct sortex_config *cfg, struct sortex_stats *stats);
+
+/**
+ * Writes the stats of every rank as one JSON object to path (rank 0 writes; "-" is stdout):
+ * parameters, n, P, threads, per-phase min/avg/max over ranks, imbalance, exchange figures,
+ * peak RSS per rank, MPI library, host names. Collective. Returns 0 or a negative error code.
+ */
+int sortex_stats_write_json(MPI_Comm comm, const struct sortex_config *cfg,
+                            const struct sortex_stats *stats, const char *input,
+                            const char *output, const char *path);
+
+/**
+ * Prints a short human summary (phase times, imbalance, exchange volume) on stderr from rank 0.
+ * Collective.
+ */
+void sortex_stats_print(MPI_Comm comm, const struct sortex_stats *stats);
+
+/**
+ * Node-local kernels, also usable on their own.
+ * sortex_local_sort(): sorts keys[0..n) in place with threads OpenMP threads, using scratch
+ * (room for n keys, owned by the caller). Returns 0 or a negative util error code.
+ * sortex_merge_runs(): merges runs sorted runs stored back to back in `in` (run r has
+ * run_counts[r] keys) into `out`. Returns 0 or a negative util error code.
+ */
+int sortex_local_sort(uint64_t *keys, uint64_t *scratch, size_t n, int threads);
+int sortex_merge_runs(const uint64_t *in, const uint64_t *run_counts, int runs, uint64_t *out,
+                      int threads);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,195 @@
+/*
+ * sort/stats.c: the --stats JSON document and the -v summary. Both are collective: per-rank
+ * figures are reduced (min/avg/max) or gathered to rank 0, which prints.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "sort/internal.h"
+#include "util/alloc.h"
+#include "util/util.h"
+
+/* min, avg, max over ranks of one double. */
+struct spread {
+    double min, avg, max;
+};
+
+static struct spread reduce_spread(MPI_Comm comm, double v)
+{
+    struct spread s;
+    int p;
+    MPI_Comm_size(comm, &p);
+    MPI_Allreduce(&v, &s.min, 1, MPI_DOUBLE, MPI_MIN, comm);
+    MPI_Allreduce(&v, &s.max, 1, MPI_DOUBLE, MPI_MAX, comm);
+    MPI_Allreduce(&v, &s.avg, 1, MPI_DOUBLE, MPI_SUM, comm);
+    s.avg /= p;
+    return s;
+}
+
+static void print_spread(FILE *f, const char *name, struct spread s, const char *tail)
+{
+    fprintf(f, "\"%s\": {\"min\": %.6f, \"avg\": %.6f, \"max\": %.6f}%s", name, s.min, s.avg, s.max,
+            tail);
+}
+
+/* Prints a JSON string (the paths and names we print need only quote and backslash escapes). */
+static void print_string(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; s && *s; s++) {
+        if (*s == '"' || *s == '\\') {
+            fputc('\\', f);
+        }
+        if ((unsigned char)*s >= 0x20) {
+            fputc(*s, f);
+        }
+    }
+    fputc('"', f);
+}
+
+static void mpi_library(char *lib, size_t cap)
+{
+    char buf[MPI_MAX_LIBRARY_VERSION_STRING] = "";
+    int len = 0;
+    MPI_Get_library_version(buf, &len);
+    char *cut = strpbrk(buf, ",\n");
+    if (cut != NULL) {
+        *cut = '\0';
+    }
+    (void)snprintf(lib, cap, "%s", buf);
+}
+
+int sortex_stats_write_json(MPI_Comm comm, const struct sortex_config *cfg,
+                            const struct sortex_stats *st, const char *input, const char *output,
+                            const char *path)
+{
+    int rank, p, err = UTIL_OK;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &p);
+
+    struct spread phase[SORTEX_PHASE_COUNT];
+    for (int i = 0; i < SORTEX_PHASE_COUNT; i++) {
+        phase[i] = reduce_spread(comm, st->phase_seconds[i]);
+    }
+    struct spread total = reduce_spread(comm, st->total_seconds);
+    struct spread exch = reduce_spread(comm, st->exchange.seconds);
+    struct spread nout = reduce_spread(comm, (double)st->n_out);
+    uint64_t sums[3] = {st->exchange.bytes_sent, st->exchange.bytes_recv, st->exchange.messages};
+    uint64_t maxes[2] = {st->exchange.max_message, st->exchange.rounds};
+    MPI_Allreduce(MPI_IN_PLACE, sums, 3, MPI_UINT64_T, MPI_SUM, comm);
+    MPI_Allreduce(MPI_IN_PLACE, maxes, 2, MPI_UINT64_T, MPI_MAX, comm);
+    double extra[EXCHANGE_MAX_EXTRA] = {0};
+    for (int i = 0; i < st->exchange.nextra; i++) {
+        extra[i] = st->exchange.extra[i].value;
+    }
+    MPI_Allreduce(MPI_IN_PLACE, extra, EXCHANGE_MAX_EXTRA, MPI_DOUBLE, MPI_MAX, comm);
+
+    /* Per-rank figures gathered to rank 0. */
+    long rss = st->peak_rss_kib;
+    char host[MPI_MAX_PROCESSOR_NAME] = "";
+    int hlen = 0;
+    MPI_Get_processor_name(host, &hlen);
+    long *rss_all = rank == 0 ? util_malloc((size_t)p * sizeof(long)) : NULL;
+    char *hosts = rank == 0 ? util_malloc((size_t)p * MPI_MAX_PROCESSOR_NAME) : NULL;
+    uint64_t *nout_all = rank == 0 ? util_malloc((size_t)p * sizeof(uint64_t)) : NULL;
+    int ok = rank != 0 || (rss_all && hosts && nout_all);
+    MPI_Bcast(&ok, 1, MPI_INT, 0, comm);
+    if (!ok) {
+        err = rank == 0 ? util_fail(UTIL_ENOMEM, "stats: out of memory") : UTIL_ENOMEM;
+        goto done;
+    }
+    MPI_Gather(&rss, 1, MPI_LONG, rss_all, 1, MPI_LONG, 0, comm);
+    MPI_Gather(host, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, hosts, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, 0,
+               comm);
+    MPI_Gather(&st->n_out, 1, MPI_UINT64_T, nout_all, 1, MPI_UINT64_T, 0, comm);
+    if (rank != 0) {
+        goto done;
+    }
+
+    FILE *f = strcmp(path, "-") == 0 ? stdout : fopen(path, "w");
+    if (f == NULL) {
+        err = util_fail(UTIL_EIO, "cannot write the stats file (%s)", path);
+        goto done;
+    }
+    char lib[MPI_MAX_LIBRARY_VERSION_STRING];
+    mpi_library(lib, sizeof(lib));
+    const struct exchange_ops *ex = cfg->exchange ? cfg->exchange : exchange_list()[0];
+    fprintf(f, "{\"sortex\": \"%s\", \"commit\": \"%s\", \"mpi_library\": ", util_version(),
+            util_commit());
+    print_string(f, lib);
+    fprintf(f, ", \"allocator\": ");
+    print_string(f, util_allocator_name());
+    fprintf(f, ",\n \"input\": ");
+    print_string(f, input ? input : "");
+    fprintf(f, ", \"output\": ");
+    print_string(f, output ? output : "");
+    fprintf(f, ", \"exchange\": \"%s\", \"key_type\": \"%s\",\n", ex->name,
+            cfg->keytype ? cfg->keytype->name : "u64");
+    fprintf(f, " \"n\": %llu, \"P\": %d, \"threads\": %d, \"epsilon\": %g, \"oversample\": %llu, "
+               "\"samples\": %llu, \"epsilon_bound\": %.6f, \"finish\": \"%s\",\n",
+            (unsigned long long)st->n_total, p, st->threads, cfg->epsilon > 0 ? cfg->epsilon : 0.1,
+            (unsigned long long)st->oversample, (unsigned long long)st->samples, st->epsilon_bound,
+            st->finish_merged ? "merge" : "sort");
+    fprintf(f, " \"phases\": {");
+    for (int i = 0; i < SORTEX_PHASE_COUNT; i++) {
+        print_spread(f, sortex_phase_name((enum sortex_phase)i), phase[i],
+                     i + 1 < SORTEX_PHASE_COUNT ? ", " : "},\n ");
+    }
+    print_spread(f, "total", total, ",\n");
+    fprintf(f, " \"imbalance\": %.6f, ", st->imbalance);
+    print_spread(f, "n_out", nout, ",\n");
+    fprintf(f, " \"exchange_stats\": {\"bytes_sent\": %llu, \"bytes_recv\": %llu, "
+               "\"messages\": %llu, \"rounds\": %llu, \"max_message\": %llu, ",
+            (unsigned long long)sums[0], (unsigned long long)sums[1], (unsigned long long)sums[2],
+            (unsigned long long)maxes[1], (unsigned long long)maxes[0]);
+    print_spread(f, "seconds", exch, "");
+    for (int i = 0; i < st->exchange.nextra; i++) {
+        fprintf(f, ", \"%s\": %.17g", st->exchange.extra[i].name, extra[i]);
+    }
+    fprintf(f, "},\n \"ranks\": [");
+    for (int r = 0; r < p; r++) {
+        fprintf(f, "%s{\"rank\": %d, \"host\": ", r ? ", " : "", r);
+        print_string(f, hosts + (size_t)r * MPI_MAX_PROCESSOR_NAME);
+        fprintf(f, ", \"n_out\": %llu, \"peak_rss_kib\": %ld}", (unsigned long long)nout_all[r],
+                rss_all[r]);
+    }
+    fprintf(f, "]}\n");
+    if (f != stdout && fclose(f) != 0) {
+        err = util_fail(UTIL_EIO, "cannot write the stats file (%s)", path);
+    }
+done:
+    util_free(rss_all);
+    util_free(hosts);
+    util_free(nout_all);
+    MPI_Bcast(&err, 1, MPI_INT, 0, comm);
+    return err;
+}
+
+void sortex_stats_print(MPI_Comm comm, const struct sortex_stats *st)
+{
+    int rank;
+    MPI_Comm_rank(comm, &rank);
+    struct spread phase[SORTEX_PHASE_COUNT];
+    for (int i = 0; i < SORTEX_PHASE_COUNT; i++) {
+        phase[i] = reduce_spread(comm, st->phase_seconds[i]);
+    }
+    uint64_t bytes = st->exchange.bytes_sent;
+    MPI_Allreduce(MPI_IN_PLACE, &bytes, 1, MPI_UINT64_T, MPI_SUM, comm);
+    long rss = st->peak_rss_kib;
+    MPI_Allreduce(MPI_IN_PLACE, &rss, 1, MPI_LONG, MPI_SUM, comm);
+    if (rank != 0) {
+        return;
+    }
+    double total = 0;
+    fprintf(stderr, "%s: %llu keys, %d threads per rank\n", util_progname(),
+            (unsigned long long)st->n_total, st->threads);
+    fprintf(stderr, "  %-10s %9s %9s\n", "phase", "max s", "avg s");
+    for (int i = 0; i < SORTEX_PHASE_COUNT; i++) {
+        fprintf(stderr, "  %-10s %9.3f %9.3f\n", sortex_phase_name((enum sortex_phase)i),
+                phase[i].max, phase[i].avg);
+        total += phase[i].max;
+    }
+    fprintf(stderr, "  %-10s %9.3f\n", "sum", total);
+    fprintf(stderr, "  imbalance %.4f (bound %.4f), exchanged %.1f MiB, peak RSS %.1f MiB total\n",
+            st->imbalance, 1.0 + st->epsilon_bound, (double)bytes / 1048576.0, (double)rss / 1024.0);
+}

@@ -1,0 +1,124 @@
+/*
+ * sort/write.c: phase 8, every rank writes its slice at its global offset (an exclusive scan of
+ * the slice sizes) with collective MPI-IO into a temporary file beside the output; the output
+ * name appears, by an atomic rename on rank 0, only after every rank has succeeded.
+ *
+ * The temporary file is ".NAME.sortex-tmp.<pid>-<random>" in the output's directory; a job
+ * killed mid-write leaves at most that file behind.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sort/internal.h"
+#include "util/alloc.h"
+#include "util/util.h"
+
+#define WRITE_CHUNK ((uint64_t)1 << 27)
+
+/* Rank 0 chooses the temporary name; every rank receives it. */
+static int share_temp_name(struct sort_job *job)
+{
+    char name[4096] = "";
+    if (job->rank == 0) {
+        char tag[64];
+        (void)snprintf(tag, sizeof(tag), "%ld-%08lx", (long)getpid(),
+                       (unsigned long)(time(NULL) ^ (unsigned long)clock() ^ (unsigned long)rand()));
+        char *t = util_temp_name(job->out_path, tag);
+        if (t != NULL && strlen(t) < sizeof(name)) {
+            memcpy(name, t, strlen(t) + 1);
+        }
+        util_free(t);
+    }
+    MPI_Bcast(name, sizeof(name), MPI_CHAR, 0, job->comm);
+    if (name[0] == '\0') {
+        return util_fail(UTIL_ENOMEM, "rank %d: write: cannot build a temporary name", job->rank);
+    }
+    job->tmp_path = util_malloc(strlen(name) + 1);
+    if (job->tmp_path == NULL) {
+        return util_fail(UTIL_ENOMEM, "rank %d: write: out of memory", job->rank);
+    }
+    memcpy(job->tmp_path, name, strlen(name) + 1);
+    return UTIL_OK;
+}
+
+int sort_write(struct sort_job *job)
+{
+    MPI_File fh;
+    char msg[MPI_MAX_ERROR_STRING];
+    int len = 0, err = share_temp_name(job);
+    if (err != UTIL_OK) {
+        return err;
+    }
+    if (job->cfg->keytype && job->cfg->keytype->from_ordered) {
+        job->cfg->keytype->from_ordered(job->out, job->n_out);
+    }
+    uint64_t offset = 0;
+    MPI_Exscan(&job->n_out, &offset, 1, MPI_UINT64_T, MPI_SUM, job->comm);
+    if (job->rank == 0) {
+        offset = 0;
+    }
+    int rc = MPI_File_open(job->comm, job->tmp_path, MPI_MODE_WRONLY | MPI_MODE_CREATE | MPI_MODE_EXCL,
+                           MPI_INFO_NULL, &fh);
+    if (rc != MPI_SUCCESS) {
+        MPI_Error_string(rc, msg, &len);
+        return util_fail(UTIL_EIO, "rank %d: write: cannot create %s: %s", job->rank,
+                         job->tmp_path, msg);
+    }
+    uint64_t chunks = (job->n_out + WRITE_CHUNK - 1) / WRITE_CHUNK;
+    MPI_Allreduce(MPI_IN_PLACE, &chunks, 1, MPI_UINT64_T, MPI_MAX, job->comm);
+    for (uint64_t c = 0; c < chunks; c++) {
+        uint64_t first = c * WRITE_CHUNK;
+        uint64_t count = 0;
+        if (first < job->n_out) {
+            count = job->n_out - first < WRITE_CHUNK ? job->n_out - first : WRITE_CHUNK;
+        }
+        MPI_Status status;
+        MPI_Offset off = (MPI_Offset)((offset + first) * sizeof(uint64_t));
+        rc = MPI_File_write_at_all(fh, off, job->out + first, (int)count, MPI_UINT64_T, &status);
+        int put = 0;
+        if (rc == MPI_SUCCESS) {
+            MPI_Get_count(&status, MPI_UINT64_T, &put);
+        }
+        if ((rc != MPI_SUCCESS || (uint64_t)put != count) && err == UTIL_OK) {
+            if (rc != MPI_SUCCESS) {
+                MPI_Error_string(rc, msg, &len);
+            } else {
+                (void)snprintf(msg, sizeof(msg), "short write");
+            }
+            err = util_fail(UTIL_EIO, "rank %d: write: %s (%s)", job->rank, msg, job->tmp_path);
+        }
+    }
+    if (err == UTIL_OK && job->cfg->sync && MPI_File_sync(fh) != MPI_SUCCESS) {
+        err = util_fail(UTIL_EIO, "rank %d: write: sync failed (%s)", job->rank, job->tmp_path);
+    }
+    if (MPI_File_close(&fh) != MPI_SUCCESS && err == UTIL_OK) {
+        err = util_fail(UTIL_EIO, "rank %d: write: close failed (%s)", job->rank, job->tmp_path);
+    }
+    return err;
+}
+
+int sort_write_commit(struct sort_job *job, int err)
+{
+    if (job->tmp_path == NULL) {
+        return err; /* nothing was created (failure before the write phase) */
+    }
+    int rc = UTIL_OK;
+    if (job->rank == 0) {
+        if (err == UTIL_OK) {
+            if (rename(job->tmp_path, job->out_path) != 0) {
+                rc = util_fail(UTIL_EIO, "rank 0: write: cannot rename %s to %s: %s",
+                               job->tmp_path, job->out_path, strerror(errno));
+                (void)unlink(job->tmp_path);
+            }
+        } else if (unlink(job->tmp_path) != 0 && errno != ENOENT) {
+            util_warn("cannot remove the temporary file %s: %s", job->tmp_path, strerror(errno));
+        }
+    }
+    MPI_Bcast(&rc, 1, MPI_INT, 0, job->comm);
+    return err != UTIL_OK ? err : rc;
+}
