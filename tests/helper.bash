@@ -50,3 +50,68 @@ checksum() {
 nkeys() {
     echo $(($(stat -c %s "$1") / 8))
 }
+
+# The distributions datagen knows, one per line.
+distributions() {
+    "$GEN" --list | awk '/^[a-z][a-z0-9-]* / { print $1 }'
+}
+
+# gen_input DIST N P [SEED]: prints the path of a generated input, cached for the test file.
+gen_input() {
+    local dist=$1 n=$2 p=$3 seed=${4:-1}
+    local f=$BATS_FILE_TMPDIR/in-$dist-$n-$p-$seed.bin
+    if [[ ! -f $f ]]; then
+        "$GEN" --dist "$dist" --n "$n" --ranks "$p" --seed "$seed" -o "$f" >/dev/null ||
+            { echo "datagen failed: $dist n=$n P=$p" >&2; return 1; }
+    fi
+    echo "$f"
+}
+
+# sort_case NP BACKEND DIST N [sortex options...]: generates, sorts on NP ranks, verifies the
+# output against the input (order, count, checksum) and checks the input is unchanged. Leaves
+# the stats JSON in $BATS_TEST_TMPDIR/stats.json. Prints the case and fails on any problem.
+sort_case() {
+    local np=$1 backend=$2 dist=$3 n=$4
+    shift 4
+    local case="P=$np exchange=$backend dist=$dist n=$n $*"
+    local in out sum
+    in=$(gen_input "$dist" "$n" "$np") || return 1
+    out=$BATS_TEST_TMPDIR/out.bin
+    rm -f "$out"
+    sum=$(checksum "$in")
+    if ! mpi "$np" "$SORTEX" --input "$in" --output "$out" --exchange "$backend" \
+        --stats "$BATS_TEST_TMPDIR/stats.json" "$@" >"$BATS_TEST_TMPDIR/sort.log" 2>&1; then
+        echo "sort failed: $case" >&2
+        cat "$BATS_TEST_TMPDIR/sort.log" >&2
+        return 1
+    fi
+    if ! "$VERIFY" "$out" --input "$in" >"$BATS_TEST_TMPDIR/verify.log" 2>&1; then
+        echo "verify failed: $case" >&2
+        cat "$BATS_TEST_TMPDIR/verify.log" >&2
+        return 1
+    fi
+    if [[ $(checksum "$in") != "$sum" ]]; then
+        echo "input changed: $case" >&2
+        return 1
+    fi
+}
+
+# stat_field EXPR: a value from the last stats.json (a python expression on d).
+stat_field() {
+    python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($1)" \
+        "$BATS_TEST_TMPDIR/stats.json"
+}
+
+# check_balance N P: the imbalance is within the sort's guarantee (1+eps) n/P + P.
+check_balance() {
+    local n=$1 p=$2
+    python3 - "$BATS_TEST_TMPDIR/stats.json" "$n" "$p" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1])); n = int(sys.argv[2]); p = int(sys.argv[3])
+bound = (1 + d["epsilon_bound"]) * n / p + p
+worst = max(r["n_out"] for r in d["ranks"])
+assert d["epsilon_bound"] <= d["epsilon"] + 1e-9, ("bound above epsilon", d["epsilon_bound"])
+if worst > bound:
+    sys.exit(f"imbalance: a rank holds {worst} keys > bound {bound:.1f} (n={n}, P={p})")
+PY
+}
