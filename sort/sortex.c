@@ -70,6 +70,26 @@ int sort_injected(const struct sort_job *job, enum sortex_phase phase)
                      phase_names[phase], spec);
 }
 
+/* The stall hook of the reliability tests: SORTEX_STALL=PHASE:RANK:SECONDS makes that rank
+ * announce itself on stderr and sleep at the start of the phase, so a test can kill it (or
+ * another rank) while the others wait inside the phase. */
+static void sort_stall(const struct sort_job *job, enum sortex_phase phase)
+{
+    const char *spec = getenv("SORTEX_STALL");
+    size_t len = strlen(phase_names[phase]);
+    if (spec == NULL || strncmp(spec, phase_names[phase], len) != 0 || spec[len] != ':') {
+        return;
+    }
+    int rank = -1, seconds = 0;
+    if (sscanf(spec + len + 1, "%d:%d", &rank, &seconds) != 2 || rank != job->rank) {
+        return;
+    }
+    fprintf(stderr, "%s: rank %d pid %ld stalling %d s in %s\n", util_progname(), job->rank,
+            (long)getpid(), seconds, phase_names[phase]);
+    fflush(stderr);
+    sleep((unsigned)seconds);
+}
+
 int sort_reserve(struct sort_job *job, uint64_t **buf, uint64_t *cap, uint64_t n)
 {
     if (*cap >= n && *buf != NULL) {
@@ -120,6 +140,7 @@ static int agree(const struct sort_job *job, int err)
 /* Runs one phase: times it, checks the injection hook, agrees, reports progress. */
 static int run_phase(struct sort_job *job, enum sortex_phase phase, int (*fn)(struct sort_job *))
 {
+    sort_stall(job, phase);
     double t0 = util_now();
     int err = fn(job);
     if (err == UTIL_OK) {

@@ -5,9 +5,16 @@
  *
  * The temporary file is ".NAME.sortex-tmp.<pid>-<random>" in the output's directory; a job
  * killed mid-write leaves at most that file behind.
+ *
+ * Collective MPI-IO does not always report a failed write: Open MPI's OMPIO component was seen
+ * here to return success from a collective write that hit a full filesystem, leaving a short
+ * file. So rank 0 creates the file and reserves its full size (fallocate) before any rank
+ * writes, which turns "disk full" into a clear error up front, and checks the size of the
+ * finished file before the rename.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,6 +53,32 @@ static int share_temp_name(struct sort_job *job)
     return UTIL_OK;
 }
 
+/* Rank 0 creates the temporary file and reserves its full size; all ranks learn the outcome. */
+static int create_reserved(struct sort_job *job, uint64_t bytes)
+{
+    int err = UTIL_OK;
+    if (job->rank == 0) {
+        int fd = open(job->tmp_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+        if (fd < 0) {
+            err = util_fail(UTIL_EIO, "rank 0: write: cannot create %s: %s", job->tmp_path,
+                            strerror(errno));
+        } else {
+            int rc = bytes ? fallocate(fd, 0, 0, (off_t)bytes) : 0;
+            /* Filesystems without fallocate just skip the reservation. */
+            if (rc != 0 && errno != EOPNOTSUPP && errno != ENOSYS) {
+                err = util_fail(UTIL_EIO, "rank 0: write: cannot reserve %llu bytes: %s (%s)",
+                                (unsigned long long)bytes, strerror(errno), job->tmp_path);
+            }
+            if (close(fd) != 0 && err == UTIL_OK) {
+                err = util_fail(UTIL_EIO, "rank 0: write: %s (%s)", strerror(errno),
+                                job->tmp_path);
+            }
+        }
+    }
+    MPI_Bcast(&err, 1, MPI_INT, 0, job->comm);
+    return err;
+}
+
 int sort_write(struct sort_job *job)
 {
     MPI_File fh;
@@ -62,8 +95,11 @@ int sort_write(struct sort_job *job)
     if (job->rank == 0) {
         offset = 0;
     }
-    int rc = MPI_File_open(job->comm, job->tmp_path, MPI_MODE_WRONLY | MPI_MODE_CREATE | MPI_MODE_EXCL,
-                           MPI_INFO_NULL, &fh);
+    uint64_t bytes = job->n_total * sizeof(uint64_t);
+    if ((err = create_reserved(job, bytes)) != UTIL_OK) {
+        return err;
+    }
+    int rc = MPI_File_open(job->comm, job->tmp_path, MPI_MODE_WRONLY, MPI_INFO_NULL, &fh);
     if (rc != MPI_SUCCESS) {
         MPI_Error_string(rc, msg, &len);
         return util_fail(UTIL_EIO, "rank %d: write: cannot create %s: %s", job->rank,
@@ -98,6 +134,13 @@ int sort_write(struct sort_job *job)
     }
     if (MPI_File_close(&fh) != MPI_SUCCESS && err == UTIL_OK) {
         err = util_fail(UTIL_EIO, "rank %d: write: close failed (%s)", job->rank, job->tmp_path);
+    }
+    /* The size check that catches a collective write which failed without saying so. */
+    struct stat st = {0};
+    if (err == UTIL_OK && job->rank == 0 &&
+        (stat(job->tmp_path, &st) != 0 || (uint64_t)st.st_size != bytes)) {
+        err = util_fail(UTIL_EIO, "rank 0: write: output has %lld bytes, expected %llu (%s)",
+                        (long long)st.st_size, (unsigned long long)bytes, job->tmp_path);
     }
     return err;
 }

@@ -1,0 +1,115 @@
+#!/usr/bin/env bats
+# Bad input to sortex: one clear error line naming the problem and the value, exit 2, no file
+# under the output name, the input unchanged. Each case runs on 3 ranks (mpirun -q keeps Open
+# MPI's own banner out of stderr) and the line must appear exactly once, from rank 0.
+bats_require_minimum_version 1.5.0
+load helper
+
+setup() {
+    IN=$BATS_TEST_TMPDIR/in.bin
+    OUT=$BATS_TEST_TMPDIR/out.bin
+    python3 -c "import os; open('$IN', 'wb').write(os.urandom(8 * 5000))"
+    SUM=$(checksum "$IN")
+}
+
+# expect_usage_error PATTERN SORTEX-ARGS...: exit 2, exactly one stderr line matching PATTERN.
+expect_usage_error() {
+    local pattern=$1
+    shift
+    run --separate-stderr timeout 60 mpirun -q -np 3 --oversubscribe --bind-to none "$SORTEX" "$@"
+    assert_equal "$status" 2
+    assert_equal "$(printf '%s\n' "$stderr" | grep -c .)" 1
+    assert_regex "$stderr" "^sortex: error: .*$pattern"
+    assert_file_not_exists "$OUT"
+    assert_equal "$(checksum "$IN")" "$SUM"
+    [[ -z $(find "$BATS_TEST_TMPDIR" -name '*.sortex-tmp.*') ]]
+}
+
+@test "a missing input is refused and named" {
+    expect_usage_error "/nope.bin" --input "$BATS_TEST_TMPDIR/nope.bin" --output "$OUT"
+}
+
+@test "a directory as input is refused" {
+    expect_usage_error "directory" --input "$BATS_TEST_TMPDIR" --output "$OUT"
+}
+
+@test "an input whose size is not a multiple of 8 is refused with its size" {
+    head -c 8003 /dev/urandom >"$BATS_TEST_TMPDIR/odd.bin"
+    expect_usage_error "8003 is not a multiple of 8" --input "$BATS_TEST_TMPDIR/odd.bin" --output "$OUT"
+}
+
+@test "a missing output directory is refused" {
+    OUT=$BATS_TEST_TMPDIR/no/such/dir/out.bin
+    expect_usage_error "does not exist" --input "$IN" --output "$OUT"
+}
+
+@test "an output equal to the input is refused and the input kept" {
+    OUT=$IN
+    run --separate-stderr timeout 60 mpirun -q -np 3 --oversubscribe "$SORTEX" --input "$IN" --output "$IN"
+    assert_equal "$status" 2
+    assert_regex "$stderr" "output is the input"
+    assert_equal "$(checksum "$IN")" "$SUM"
+}
+
+@test "an output that is a hard link to the input is refused" {
+    ln "$IN" "$BATS_TEST_TMPDIR/link.bin"
+    run --separate-stderr timeout 60 mpirun -q -np 2 --oversubscribe "$SORTEX" --input "$IN" \
+        --output "$BATS_TEST_TMPDIR/link.bin"
+    assert_equal "$status" 2
+    assert_regex "$stderr" "output is the input"
+    assert_equal "$(checksum "$IN")" "$SUM"
+}
+
+@test "an unknown back-end is refused with the list of valid ones" {
+    expect_usage_error "unknown exchange back-end \\(bogus\\); valid: alltoallv" \
+        --input "$IN" --output "$OUT" --exchange bogus
+}
+
+@test "--threads 0, negative or garbage is refused" {
+    local v
+    for v in 0 -1 abc 2x 99999999999999999999; do
+        expect_usage_error "--threads .*\\($v\\)" --input "$IN" --output "$OUT" --threads "$v"
+    done
+}
+
+@test "--oversample out of range is refused" {
+    local v
+    for v in 0 -5 1000001 1e9 12q; do
+        expect_usage_error "--oversample .*\\($v\\)" --input "$IN" --output "$OUT" --oversample "$v"
+    done
+}
+
+@test "--epsilon and --mem-limit garbage is refused" {
+    expect_usage_error "--epsilon" --input "$IN" --output "$OUT" --epsilon 0
+    expect_usage_error "--epsilon" --input "$IN" --output "$OUT" --epsilon nan
+    expect_usage_error "--mem-limit" --input "$IN" --output "$OUT" --mem-limit 12X
+    expect_usage_error "--mem-limit" --input "$IN" --output "$OUT" --mem-limit 99999999999999999999
+}
+
+@test "unknown flags, stray arguments and missing values are refused" {
+    expect_usage_error "unknown option \\(--bogus\\)" --input "$IN" --output "$OUT" --bogus
+    expect_usage_error "unexpected argument \\(stray\\)" --input "$IN" --output "$OUT" stray
+    expect_usage_error "--output is required" --input "$IN"
+    expect_usage_error "needs a value" --input "$IN" --output
+}
+
+@test "--help and --version answer and exit 0" {
+    run "$SORTEX" --help
+    assert_success
+    assert_output --partial "exit codes"
+    assert_output --partial "--exchange"
+    run "$SORTEX" --version
+    assert_success
+    assert_output --regexp "sortex [0-9]+\.[0-9]+\.[0-9]+ \(commit [0-9a-f]+"
+    assert_output --partial "Open MPI"
+}
+
+@test "an empty input sorts into an empty output" {
+    : >"$BATS_TEST_TMPDIR/empty.bin"
+    run_mpi 3 "$SORTEX" --input "$BATS_TEST_TMPDIR/empty.bin" --output "$OUT"
+    assert_success
+    assert_file_exists "$OUT"
+    assert_file_empty "$OUT"
+    run "$VERIFY" "$OUT" --input "$BATS_TEST_TMPDIR/empty.bin"
+    assert_success
+}
