@@ -52,6 +52,8 @@ struct sort_job {
     /* Files (sortex_sort_file only). */
     const char *in_path, *out_path;
     char *tmp_path; /* identical on every rank */
+    uint64_t *stage; /* root I/O: rank 0's whole input, inner tree nodes' bundles */
+    uint64_t stage_cap;
 
     struct sortex_stats *stats;
 };
@@ -65,6 +67,20 @@ int sort_bucket(struct sort_job *job);
 int sort_exchange(struct sort_job *job);
 int sort_finish(struct sort_job *job);
 int sort_write(struct sort_job *job);
+
+/* Root I/O (sort/io_root.c). sort_root_load: rank 0 reads the whole input (a file or standard
+ * input) into job->stage and every rank learns n_total. sort_root_scatter: the slices reach
+ * their ranks (binomial tree or MPI_Scatterv). sort_root_gather: the sorted slices return to
+ * rank 0, which writes them to fd (valid on rank 0 only). */
+int sort_root_load(struct sort_job *job);
+int sort_root_scatter(struct sort_job *job);
+int sort_root_gather(struct sort_job *job, int fd);
+
+/* Rank r's first key in the global input order when n keys are split over p ranks. */
+static inline uint64_t sort_slice_begin(uint64_t n, int p, int r)
+{
+    return (uint64_t)(((unsigned __int128)n * (unsigned)r) / (unsigned)p);
+}
 
 /* After the write phase (or a failure anywhere): with err == 0 rank 0 renames the temporary
  * file to the output name; otherwise it removes the temporary file. Collective; returns the

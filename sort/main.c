@@ -34,6 +34,11 @@ static void usage(FILE *f)
             "      --mem-limit BYTES  refuse to allocate more key buffers per rank [no limit];\n"
             "                         suffixes K M G T (10^3) and Ki Mi Gi Ti (2^10)\n"
             "      --sync             fsync the output before the final rename [off]\n"
+            "      --io MODE          mpiio: every rank reads and writes its slice (shared\n"
+            "                         filesystem); root: rank 0 reads and writes everything,\n"
+            "                         binomial-tree scatter and gather; rootv: the same with\n"
+            "                         MPI_Scatterv/Gatherv [mpiio]. With root and rootv, '-'\n"
+            "                         means standard input (--input) or output (--output)\n"
             "      --stats FILE       write statistics as one JSON object ('-': stdout)\n"
             "      --progress         report each phase on stderr\n"
             "  -v, --verbose          print a summary of phase times on stderr\n"
@@ -51,6 +56,7 @@ enum {
     OPT_SYNC,
     OPT_STATS,
     OPT_PROGRESS,
+    OPT_IO,
 };
 
 struct cli {
@@ -76,6 +82,7 @@ static int parse(int argc, char **argv, struct cli *cli, int quiet)
         {"sync", no_argument, NULL, OPT_SYNC},
         {"stats", required_argument, NULL, OPT_STATS},
         {"progress", no_argument, NULL, OPT_PROGRESS},
+        {"io", required_argument, NULL, OPT_IO},
         {"verbose", no_argument, NULL, 'v'},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
@@ -158,6 +165,17 @@ static int parse(int argc, char **argv, struct cli *cli, int quiet)
             break;
         case OPT_STATS:
             cli->stats = optarg;
+            break;
+        case OPT_IO:
+            if (strcmp(optarg, "mpiio") == 0) {
+                cli->cfg.io = SORTEX_IO_MPIIO;
+            } else if (strcmp(optarg, "root") == 0) {
+                cli->cfg.io = SORTEX_IO_ROOT;
+            } else if (strcmp(optarg, "rootv") == 0) {
+                cli->cfg.io = SORTEX_IO_ROOTV;
+            } else {
+                BAD("--io must be mpiio, root or rootv (%s)", optarg);
+            }
             break;
         case OPT_PROGRESS:
             cli->cfg.progress = 1;

@@ -12,7 +12,8 @@
 
 #define READ_CHUNK ((uint64_t)1 << 27)
 
-int sort_read(struct sort_job *job)
+/* Collective MPI-IO: each rank reads its own slice. */
+static int read_mpiio(struct sort_job *job)
 {
     MPI_File fh;
     int err = UTIL_OK;
@@ -46,6 +47,12 @@ int sort_read(struct sort_job *job)
         }
     }
     MPI_File_close(&fh);
+    return err;
+}
+
+int sort_read(struct sort_job *job)
+{
+    int err = job->cfg->io == SORTEX_IO_MPIIO ? read_mpiio(job) : sort_root_scatter(job);
     job->stats->n_in = job->n_local;
     if (err == UTIL_OK && job->cfg->keytype && job->cfg->keytype->to_ordered) {
         job->cfg->keytype->to_ordered(job->a, job->n_local);

@@ -146,7 +146,7 @@ static int run_phase(struct sort_job *job, enum sortex_phase phase, int (*fn)(st
     if (err == UTIL_OK) {
         err = sort_injected(job, phase);
     }
-    job->stats->phase_seconds[phase] = util_now() - t0;
+    job->stats->phase_seconds[phase] += util_now() - t0;
     err = agree(job, err);
     if (job->cfg->progress && job->rank == 0) {
         fprintf(stderr, "%s: [%d/%d] %-10s %8.3f s%s\n", util_progname(), (int)phase + 1,
@@ -313,8 +313,14 @@ static int check_paths(struct sort_job *job, uint64_t *bytes)
     uint64_t msg[2] = {UTIL_OK, 0};
     if (job->rank == 0) {
         size_t ksize = job->cfg->keytype ? job->cfg->keytype->size : 8;
-        int err = util_check_input(job->in_path, ksize, &msg[1]);
-        if (err == UTIL_OK) {
+        int root = job->cfg->io != SORTEX_IO_MPIIO; /* root I/O: "-" is a pipe */
+        int err = UTIL_OK;
+        if (!root && (strcmp(job->in_path, "-") == 0 || strcmp(job->out_path, "-") == 0)) {
+            err = util_error("standard input and output need --io root or rootv (-)");
+        } else if (!root || strcmp(job->in_path, "-") != 0) {
+            err = util_check_input(job->in_path, ksize, &msg[1]);
+        }
+        if (err == UTIL_OK && (!root || strcmp(job->out_path, "-") != 0)) {
             err = util_check_output(job->out_path);
         }
         if (err == UTIL_OK && util_same_file(job->in_path, job->out_path)) {
@@ -350,12 +356,15 @@ int sortex_sort_file(MPI_Comm comm, const char *in_path, const char *out_path,
     if ((err = check_paths(&job, &bytes)) != UTIL_OK) {
         goto done;
     }
+    job.n_total = bytes / 8;
+    if (cfg->io != SORTEX_IO_MPIIO &&
+        (err = run_phase(&job, SORTEX_PHASE_READ, sort_root_load)) != UTIL_OK) {
+        goto done;
+    }
 
     /* Rank r reads keys [r n / P, (r+1) n / P): the same split datagen's slices use. */
-    job.n_total = bytes / 8;
-    unsigned __int128 nt = job.n_total;
-    job.offset = (uint64_t)(nt * (unsigned)job.rank / (unsigned)job.size);
-    job.n_local = (uint64_t)(nt * (unsigned)(job.rank + 1) / (unsigned)job.size) - job.offset;
+    job.offset = sort_slice_begin(job.n_total, job.size, job.rank);
+    job.n_local = sort_slice_begin(job.n_total, job.size, job.rank + 1) - job.offset;
     job.stats->n_in = job.n_local;
     choose_oversample(&job);
 
@@ -383,6 +392,7 @@ int sortex_sort_file(MPI_Comm comm, const char *in_path, const char *out_path,
 done:
     sortex_free_keys(job.a);
     sortex_free_keys(job.b);
+    util_free_big(job.stage);
     job_free(&job);
     return err;
 }

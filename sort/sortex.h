@@ -48,6 +48,14 @@ enum sortex_finish {
     SORTEX_FINISH_COUNT
 };
 
+/** How sortex_sort_file() reads the input and writes the output. */
+enum sortex_io {
+    SORTEX_IO_MPIIO, /* every rank reads and writes its own slice with collective MPI-IO */
+    SORTEX_IO_ROOT,  /* rank 0 alone reads and writes; binomial-tree scatter and gather */
+    SORTEX_IO_ROOTV, /* rank 0 alone reads and writes; MPI_Scatterv and MPI_Gatherv */
+    SORTEX_IO_COUNT
+};
+
 /** Options of one sort; zero-initialise and set what you need (sortex_config_default()). */
 struct sortex_config {
     const struct exchange_ops *exchange; /* back-end; NULL = the registry's default */
@@ -59,6 +67,8 @@ struct sortex_config {
     uint64_t mem_limit;  /* bytes of key buffers one rank may allocate; 0 = no limit */
     int progress;        /* rank 0 reports each phase on stderr */
     int sync;            /* files: fsync the output before the final rename */
+    enum sortex_io io;   /* files: MPI-IO (default) or root I/O; root I/O takes "-" for
+                            standard input and standard output */
 };
 
 /** What one sort did. Per-rank fields describe the calling rank; global ones agree on all. */
@@ -108,7 +118,8 @@ int sortex_sort(MPI_Comm comm, uint64_t **keys, uint64_t *n, const struct sortex
 
 /**
  * Sorts the keys of the file in_path into out_path with every rank of comm (collective).
- * Each rank reads its contiguous slice with MPI-IO; the output is written into a temporary file
+ * Each rank reads its contiguous slice with MPI-IO (or, with cfg->io root modes, rank 0 reads
+ * everything, "-" meaning standard input and output, and scatters and gathers the slices); the output is written into a temporary file
  * beside out_path (".NAME.sortex-tmp.TAG") that is renamed to out_path only after every rank
  * has succeeded. The input is never modified; out_path naming the input is refused.
  * Returns 0 or a negative util error code agreed by all ranks (UTIL_EUSAGE for bad input or

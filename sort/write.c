@@ -79,25 +79,16 @@ static int create_reserved(struct sort_job *job, uint64_t bytes)
     return err;
 }
 
-int sort_write(struct sort_job *job)
+/* Collective MPI-IO: each rank writes its slice at its offset into the reserved file. */
+static int write_mpiio(struct sort_job *job)
 {
     MPI_File fh;
     char msg[MPI_MAX_ERROR_STRING];
-    int len = 0, err = share_temp_name(job);
-    if (err != UTIL_OK) {
-        return err;
-    }
-    if (job->cfg->keytype && job->cfg->keytype->from_ordered) {
-        job->cfg->keytype->from_ordered(job->out, job->n_out);
-    }
+    int len = 0, err = UTIL_OK;
     uint64_t offset = 0;
     MPI_Exscan(&job->n_out, &offset, 1, MPI_UINT64_T, MPI_SUM, job->comm);
     if (job->rank == 0) {
         offset = 0;
-    }
-    uint64_t bytes = job->n_total * sizeof(uint64_t);
-    if ((err = create_reserved(job, bytes)) != UTIL_OK) {
-        return err;
     }
     int rc = MPI_File_open(job->comm, job->tmp_path, MPI_MODE_WRONLY, MPI_INFO_NULL, &fh);
     if (rc != MPI_SUCCESS) {
@@ -134,6 +125,55 @@ int sort_write(struct sort_job *job)
     }
     if (MPI_File_close(&fh) != MPI_SUCCESS && err == UTIL_OK) {
         err = util_fail(UTIL_EIO, "rank %d: write: close failed (%s)", job->rank, job->tmp_path);
+    }
+    return err;
+}
+
+/* Root I/O: rank 0 writes everything the gather brings to the temporary file or stdout. */
+static int write_root(struct sort_job *job)
+{
+    int fd = -1, err = UTIL_OK;
+    int to_stdout = job->tmp_path == NULL;
+    if (job->rank == 0) {
+        fd = to_stdout ? STDOUT_FILENO : open(job->tmp_path, O_WRONLY | O_CLOEXEC);
+        if (fd < 0) {
+            err = util_fail(UTIL_EIO, "rank 0: write: cannot open %s: %s", job->tmp_path,
+                            strerror(errno));
+        }
+    }
+    MPI_Bcast(&err, 1, MPI_INT, 0, job->comm);
+    if (err != UTIL_OK) {
+        return err;
+    }
+    err = sort_root_gather(job, fd);
+    if (job->rank == 0 && !to_stdout) {
+        if (err == UTIL_OK && job->cfg->sync && fsync(fd) != 0) {
+            err = util_fail(UTIL_EIO, "rank 0: write: sync failed: %s (%s)", strerror(errno),
+                            job->tmp_path);
+        }
+        if (close(fd) != 0 && err == UTIL_OK) {
+            err = util_fail(UTIL_EIO, "rank 0: write: %s (%s)", strerror(errno), job->tmp_path);
+        }
+    }
+    return err;
+}
+
+int sort_write(struct sort_job *job)
+{
+    int err = UTIL_OK;
+    uint64_t bytes = job->n_total * sizeof(uint64_t);
+    int to_stdout = job->cfg->io != SORTEX_IO_MPIIO && strcmp(job->out_path, "-") == 0;
+    if (job->cfg->keytype && job->cfg->keytype->from_ordered) {
+        job->cfg->keytype->from_ordered(job->out, job->n_out);
+    }
+    if (!to_stdout) {
+        if ((err = share_temp_name(job)) != UTIL_OK || (err = create_reserved(job, bytes)) != UTIL_OK) {
+            return err;
+        }
+    }
+    err = job->cfg->io == SORTEX_IO_MPIIO ? write_mpiio(job) : write_root(job);
+    if (to_stdout) {
+        return err;
     }
     /* The size check that catches a collective write which failed without saying so. */
     struct stat st = {0};

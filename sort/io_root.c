@@ -1,0 +1,361 @@
+/*
+ * sort/io_root.c: root I/O, for clusters without a shared filesystem and for pipes. Rank 0 is
+ * the only reader and writer; the slices travel by a combining binomial-tree scatter and return
+ * by the reverse combining gather (or, to compare, by MPI_Scatterv and MPI_Gatherv).
+ *
+ * Scheme (seed 001, combining one-to-all scatter on the spanning binomial tree): in round
+ * k = ceil(log2 P)-1 .. 0 every rank that holds data for ranks [r, r + 2^(k+1)) hands its
+ * partner r + 2^k the bundle for the partner's subtree [r + 2^k, r + 2^(k+1)). Slices are
+ * contiguous in file order, so a bundle is one contiguous range: no packing. Cost:
+ * ceil(log2 P) start-ups and n (1 - 1/P) keys leaving the root, halving each round; every key
+ * moves about log2(P)/2 times. The gather runs the same tree backwards; rank 0 receives the
+ * bundles in increasing rank order (1, then 2-3, then 4-7, ...), so it writes each one as it
+ * arrives and never holds more than half the output besides its own slice.
+ *
+ * Memory: rank 0 holds the whole input once (standard input cannot be re-read); an inner tree
+ * node holds its subtree's bundle while forwarding it.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "exchange/tags.h"
+#include "sort/internal.h"
+#include "util/alloc.h"
+#include "util/util.h"
+
+/* Point-to-point transfers of any size: chunks of at most the MPI int limit. */
+static int send_keys(const uint64_t *buf, uint64_t count, int dest, MPI_Comm comm)
+{
+    uint64_t limit = exchange_int_limit();
+    for (uint64_t off = 0; off < count; off += limit) {
+        uint64_t c = count - off < limit ? count - off : limit;
+        if (MPI_Send(buf + off, (int)c, MPI_UINT64_T, dest, EXCHANGE_TAG_IO_TREE, comm) !=
+            MPI_SUCCESS) {
+            return UTIL_EMPI;
+        }
+    }
+    return UTIL_OK;
+}
+
+static int recv_keys(uint64_t *buf, uint64_t count, int src, MPI_Comm comm)
+{
+    uint64_t limit = exchange_int_limit();
+    for (uint64_t off = 0; off < count; off += limit) {
+        uint64_t c = count - off < limit ? count - off : limit;
+        if (MPI_Recv(buf + off, (int)c, MPI_UINT64_T, src, EXCHANGE_TAG_IO_TREE, comm,
+                     MPI_STATUS_IGNORE) != MPI_SUCCESS) {
+            return UTIL_EMPI;
+        }
+    }
+    return UTIL_OK;
+}
+
+/* Writes all of buf to fd, retrying short writes. */
+static int write_all(int fd, const void *buf, size_t bytes)
+{
+    const char *p = buf;
+    while (bytes > 0) {
+        ssize_t w = write(fd, p, bytes);
+        if (w < 0 && errno == EINTR) {
+            continue;
+        }
+        if (w <= 0) {
+            return w < 0 ? -errno : -ENOSPC;
+        }
+        p += w;
+        bytes -= (size_t)w;
+    }
+    return 0;
+}
+
+/* Reads the whole of fd into job->stage, growing it; returns bytes read or a negative errno. */
+static int64_t read_all(struct sort_job *job, int fd, uint64_t hint)
+{
+    uint64_t bytes = 0, cap = hint > 0 ? hint : ((uint64_t)1 << 20);
+    job->stage = util_alloc_big(cap);
+    if (job->stage == NULL) {
+        return -ENOMEM;
+    }
+    for (;;) {
+        if (bytes == cap) {
+            /* Standard input of unknown size: double the buffer. */
+            uint64_t *bigger = util_alloc_big(2 * cap);
+            if (bigger == NULL) {
+                return -ENOMEM;
+            }
+            memcpy(bigger, job->stage, bytes);
+            util_free_big(job->stage);
+            job->stage = bigger;
+            cap *= 2;
+        }
+        ssize_t r = read(fd, (char *)job->stage + bytes, cap - bytes);
+        if (r < 0 && errno == EINTR) {
+            continue;
+        }
+        if (r < 0) {
+            return -errno;
+        }
+        if (r == 0) {
+            break;
+        }
+        bytes += (uint64_t)r;
+    }
+    job->stage_cap = cap / sizeof(uint64_t);
+    return (int64_t)bytes;
+}
+
+int sort_root_load(struct sort_job *job)
+{
+    uint64_t msg[2] = {UTIL_OK, 0};
+    if (job->rank == 0) {
+        int err = UTIL_OK;
+        const char *path = job->in_path;
+        int is_stdin = strcmp(path, "-") == 0;
+        int fd = is_stdin ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC);
+        uint64_t hint = 0;
+        if (fd < 0) {
+            err = util_fail(UTIL_EIO, "rank 0: read: cannot open input: %s (%s)",
+                            strerror(errno), path);
+        } else {
+            if (!is_stdin) {
+                hint = job->n_total * sizeof(uint64_t); /* checked size; standard input: none */
+            }
+            int64_t got = read_all(job, fd, hint);
+            if (got < 0) {
+                err = util_fail(got == -ENOMEM ? UTIL_ENOMEM : UTIL_EIO,
+                                "rank 0: read: %s (%s)", strerror((int)-got), path);
+            } else if (got % 8 != 0) {
+                err = util_error("input size %lld is not a multiple of 8 bytes (%s)",
+                                 (long long)got, is_stdin ? "standard input" : path);
+            } else if (!is_stdin && (uint64_t)got != hint) {
+                err = util_fail(UTIL_EIO, "rank 0: read: input changed size while reading (%s)",
+                                path);
+            }
+            msg[1] = got > 0 ? (uint64_t)got / 8 : 0;
+            if (!is_stdin) {
+                close(fd);
+            }
+        }
+        msg[0] = (uint64_t)(int64_t)err;
+    }
+    MPI_Bcast(msg, 2, MPI_UINT64_T, 0, job->comm);
+    job->n_total = msg[1];
+    return (int)(int64_t)msg[0];
+}
+
+/* The smallest power of two >= p. */
+static int tree_span(int p)
+{
+    int s = 1;
+    while (s < p) {
+        s <<= 1;
+    }
+    return s;
+}
+
+/* Scatter by the binomial tree: rank r receives its subtree's bundle from its parent, keeps its
+ * own slice, and forwards the rest, largest subtree first. */
+static int scatter_tree(struct sort_job *job)
+{
+    int r = job->rank, p = job->size;
+    uint64_t n = job->n_total;
+    int span = tree_span(p);
+    /* My subtree is [r, r + lowbit(r)) (the root's is everything). */
+    int sub = r == 0 ? span : (r & -r);
+    int last = r + sub < p ? r + sub : p;
+    uint64_t first_key = sort_slice_begin(n, p, r);
+    uint64_t bundle = sort_slice_begin(n, p, last) - first_key;
+    const uint64_t *have = job->stage; /* the bundle, starting with my own slice */
+    int err = UTIL_OK;
+    if (r != 0) {
+        if (last == r + 1) {
+            /* A leaf receives straight into its key buffer. */
+            return recv_keys(job->a, bundle, r - sub, job->comm);
+        }
+        if (job->stage_cap < bundle) {
+            util_free_big(job->stage);
+            job->stage = util_alloc_big((bundle ? bundle : 1) * sizeof(uint64_t));
+            job->stage_cap = bundle;
+            if (job->stage == NULL) {
+                return util_fail(UTIL_ENOMEM, "rank %d: read: out of memory", r);
+            }
+        }
+        if ((err = recv_keys(job->stage, bundle, r - sub, job->comm)) != UTIL_OK) {
+            return err;
+        }
+        have = job->stage;
+    }
+    for (int mask = sub / 2; mask >= 1; mask /= 2) {
+        int child = r + mask;
+        if (child >= p) {
+            continue;
+        }
+        int child_last = child + mask < p ? child + mask : p;
+        uint64_t from = sort_slice_begin(n, p, child) - first_key;
+        uint64_t count = sort_slice_begin(n, p, child_last) - sort_slice_begin(n, p, child);
+        if ((err = send_keys(have + from, count, child, job->comm)) != UTIL_OK) {
+            return err;
+        }
+    }
+    memcpy(job->a, have, job->n_local * sizeof(uint64_t));
+    return UTIL_OK;
+}
+
+/* MPI_Scatterv from rank 0: refused before any data moves when a count exceeds the int limit. */
+static int scatter_flat(struct sort_job *job)
+{
+    int p = job->size, err = UTIL_OK;
+    int *counts = util_malloc(2 * (size_t)p * sizeof(int));
+    if (counts == NULL) {
+        return util_fail(UTIL_ENOMEM, "rank %d: read: out of memory", job->rank);
+    }
+    int *displs = counts + p;
+    if (job->n_total > exchange_int_limit()) {
+        err = job->rank == 0 ? util_fail(UTIL_EUSAGE, "--io rootv handles at most %llu keys; "
+                                                      "use --io root (%llu)",
+                                         (unsigned long long)exchange_int_limit(),
+                                         (unsigned long long)job->n_total)
+                             : UTIL_EUSAGE;
+    } else {
+        for (int r = 0; r < p; r++) {
+            displs[r] = (int)sort_slice_begin(job->n_total, p, r);
+            counts[r] = (int)(sort_slice_begin(job->n_total, p, r + 1) - (uint64_t)displs[r]);
+        }
+        if (MPI_Scatterv(job->stage, counts, displs, MPI_UINT64_T, job->a, (int)job->n_local,
+                         MPI_UINT64_T, 0, job->comm) != MPI_SUCCESS) {
+            err = util_fail(UTIL_EMPI, "rank %d: read: MPI_Scatterv failed", job->rank);
+        }
+    }
+    util_free(counts);
+    return err;
+}
+
+int sort_root_scatter(struct sort_job *job)
+{
+    if (job->cfg->io != SORTEX_IO_ROOT) {
+        return scatter_flat(job); /* keeps rank 0's stage: MPI_Gatherv needs all of it again */
+    }
+    int err = scatter_tree(job);
+    /* The tree gather needs at most half the output in flight: give the input copy back. */
+    util_free_big(job->stage);
+    job->stage = NULL;
+    job->stage_cap = 0;
+    return err;
+}
+
+/* Gather by the binomial tree, rank 0 writing each bundle as it arrives. */
+static int gather_tree(struct sort_job *job, int fd, const uint64_t *begin)
+{
+    int r = job->rank, p = job->size, err = UTIL_OK;
+    int span = tree_span(p);
+    int sub = r == 0 ? span : (r & -r);
+    int last = r + sub < p ? r + sub : p;
+    uint64_t bundle = begin[last] - begin[r];
+    uint64_t *buf = job->out;
+    if (r == 0) {
+        int w = write_all(fd, job->out, job->n_out * sizeof(uint64_t));
+        if (w != 0) {
+            err = util_fail(UTIL_EIO, "rank 0: write: %s", strerror(-w));
+        }
+        /* Room for the largest bundle rank 0 receives: the one from rank span/2. */
+        uint64_t most = 0;
+        for (int mask = 1; mask < span; mask <<= 1) {
+            if (mask < p) {
+                int l = 2 * mask < p ? 2 * mask : p;
+                most = begin[l] - begin[mask] > most ? begin[l] - begin[mask] : most;
+            }
+        }
+        if (most > 0 && job->stage_cap < most) {
+            util_free_big(job->stage);
+            job->stage = util_alloc_big(most * sizeof(uint64_t));
+            job->stage_cap = job->stage ? most : 0;
+            if (job->stage == NULL) {
+                return util_fail(UTIL_ENOMEM, "rank 0: write: out of memory");
+            }
+        }
+        buf = job->stage;
+    } else if (last > r + 1) {
+        /* An inner node collects its subtree behind its own slice. */
+        if (job->stage_cap < bundle) {
+            util_free_big(job->stage);
+            job->stage = util_alloc_big(bundle * sizeof(uint64_t));
+            job->stage_cap = job->stage ? bundle : 0;
+            if (job->stage == NULL) {
+                return util_fail(UTIL_ENOMEM, "rank %d: write: out of memory", r);
+            }
+        }
+        memcpy(job->stage, job->out, job->n_out * sizeof(uint64_t));
+        buf = job->stage;
+    }
+    for (int mask = 1; mask < sub; mask <<= 1) {
+        int child = r + mask;
+        if (child >= p) {
+            break;
+        }
+        int child_last = child + mask < p ? child + mask : p;
+        uint64_t count = begin[child_last] - begin[child];
+        uint64_t *dst = r == 0 ? buf : buf + (begin[child] - begin[r]);
+        int rc = recv_keys(dst, count, child, job->comm);
+        if (rc != UTIL_OK) {
+            return util_fail(rc, "rank %d: write: receive from rank %d failed", r, child);
+        }
+        if (r == 0 && err == UTIL_OK) {
+            int w = write_all(fd, dst, count * sizeof(uint64_t));
+            if (w != 0) {
+                err = util_fail(UTIL_EIO, "rank 0: write: %s", strerror(-w));
+            }
+        }
+    }
+    if (r != 0) {
+        return send_keys(buf, bundle, r - sub, job->comm);
+    }
+    return err;
+}
+
+/* MPI_Gatherv to rank 0, which then writes everything. */
+static int gather_flat(struct sort_job *job, int fd, const uint64_t *begin)
+{
+    int p = job->size, err = UTIL_OK;
+    int *counts = util_malloc(2 * (size_t)p * sizeof(int));
+    if (counts == NULL) {
+        return util_fail(UTIL_ENOMEM, "rank %d: write: out of memory", job->rank);
+    }
+    int *displs = counts + p;
+    for (int r = 0; r < p; r++) {
+        displs[r] = (int)begin[r];
+        counts[r] = (int)(begin[r + 1] - begin[r]);
+    }
+    if (MPI_Gatherv(job->out, (int)job->n_out, MPI_UINT64_T, job->stage, counts, displs,
+                    MPI_UINT64_T, 0, job->comm) != MPI_SUCCESS) {
+        err = util_fail(UTIL_EMPI, "rank %d: write: MPI_Gatherv failed", job->rank);
+    } else if (job->rank == 0) {
+        int w = write_all(fd, job->stage, job->n_total * sizeof(uint64_t));
+        if (w != 0) {
+            err = util_fail(UTIL_EIO, "rank 0: write: %s", strerror(-w));
+        }
+    }
+    util_free(counts);
+    return err;
+}
+
+int sort_root_gather(struct sort_job *job, int fd)
+{
+    int p = job->size;
+    uint64_t *begin = util_malloc(((size_t)p + 1) * sizeof(uint64_t));
+    if (begin == NULL) {
+        return util_fail(UTIL_ENOMEM, "rank %d: write: out of memory", job->rank);
+    }
+    /* Where each rank's sorted slice starts in the output. */
+    MPI_Allgather(&job->n_out, 1, MPI_UINT64_T, begin + 1, 1, MPI_UINT64_T, job->comm);
+    begin[0] = 0;
+    for (int r = 0; r < p; r++) {
+        begin[r + 1] += begin[r];
+    }
+    int err = job->cfg->io == SORTEX_IO_ROOT ? gather_tree(job, fd, begin)
+                                             : gather_flat(job, fd, begin);
+    util_free(begin);
+    return err;
+}
