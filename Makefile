@@ -1,8 +1,8 @@
 # sortex: one non-recursive Makefile.
 #
 #   make                 release build of every program into bin/
-#   make SAN=address,undefined   sanitizer profile (libc malloc), objects in build/san/
-#   make DEBUG=1         debug profile (-O0, assertions), objects in build/debug/
+#   make SAN=address,undefined   sanitizer profile (libc malloc), build/san/ and build/san/bin/
+#   make DEBUG=1         debug profile (-O0, assertions), build/debug/ and build/debug/bin/
 #   make NATIVE=1        add -march=native (off by default: binaries stay portable)
 #   make lint            warning-free check with -Werror
 #   make deps            install missing Debian packages (idempotent)
@@ -21,7 +21,7 @@ endif
 # ---- profiles ---------------------------------------------------------------------------------
 ifneq ($(SAN),)
 PROFILE := san
-OPT := -O1 -g -fno-omit-frame-pointer -fsanitize=$(SAN)
+OPT := -O1 -g -fno-omit-frame-pointer -fsanitize=$(SAN) -fno-sanitize-recover=all
 USE_JEMALLOC := 0
 else ifeq ($(DEBUG),1)
 PROFILE := debug
@@ -37,7 +37,12 @@ OPT += -march=native
 endif
 
 BUILD := build/$(PROFILE)
+# Release programs go to bin/; other profiles keep theirs apart so they never mix.
+ifeq ($(PROFILE),release)
 BIN := bin
+else
+BIN := $(BUILD)/bin
+endif
 
 WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2 \
         -Wpointer-arith -Wundef -Wcast-align -Wwrite-strings -Wvla -Wold-style-definition
@@ -48,7 +53,7 @@ endif
 CPPFLAGS += -D_GNU_SOURCE -I. -I$(BUILD) -DUSE_JEMALLOC=$(USE_JEMALLOC)
 CFLAGS += -std=c11 $(OPT) $(WARN) -fopenmp -MMD -MP
 CXXFLAGS += -std=c++17 $(OPT) -Wall -Wextra -fopenmp -MMD -MP
-LDFLAGS += -fopenmp $(if $(SAN),-fsanitize=$(SAN))
+LDFLAGS += -fopenmp $(if $(SAN),-fsanitize=$(SAN) -fno-sanitize-recover=all)
 LDLIBS += -lxxhash -lm $(if $(filter 1,$(USE_JEMALLOC)),-ljemalloc)
 
 # ---- sources ----------------------------------------------------------------------------------
@@ -120,9 +125,12 @@ unit: $(UNIT_BIN)
 deps:
 	@tools/deps.sh
 
-# The test suites find the binaries through SORTEX_BIN and SORTEX_BUILD.
+# The test suites find the binaries through SORTEX_BIN and SORTEX_BUILD; the sanitizer and
+# valgrind suites use the san and memcheck profiles, built here too.
 test: deps
 	@$(MAKE) --no-print-directory all unit
+	@$(MAKE) --no-print-directory SAN=address,undefined all
+	@$(MAKE) --no-print-directory DEBUG=1 USE_JEMALLOC=0 BUILD=build/memcheck all
 	@SORTEX_BIN=$(abspath $(BIN)) SORTEX_BUILD=$(abspath $(BUILD)) tools/run-tests.sh $(TESTS)
 
 demo: deps

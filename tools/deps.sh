@@ -15,6 +15,7 @@ packages=(
     util-linux               # unshare, mount
     procps                   # ps, pkill in the failure tests
     python3                  # small helpers in tests and bench
+    valgrind                 # the memcheck suite
 )
 
 missing=()

@@ -1,0 +1,40 @@
+#!/usr/bin/env bats
+# The sort under AddressSanitizer + UndefinedBehaviorSanitizer (make SAN=address,undefined,
+# build/san/bin) and under valgrind memcheck (build/memcheck/bin: -O0, libc malloc). Open MPI
+# itself leaks at exit, so leak detection is off; any other report fails the run.
+bats_require_minimum_version 1.5.0
+load helper
+
+setup() {
+    SAN_BIN=$TOP/build/san/bin
+    MEMCHECK_BIN=$TOP/build/memcheck/bin
+}
+
+@test "the sanitizer build sorts with every back-end and every I/O mode without a report" {
+    [[ -x $SAN_BIN/sortex ]] || skip "no sanitizer build (make SAN=address,undefined)"
+    export ASAN_OPTIONS=detect_leaks=0:abort_on_error=0:exitcode=23
+    export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+    local backend np=3
+    for backend in $(backends); do
+        SORTEX=$SAN_BIN/sortex VERIFY=$SAN_BIN/sortex-verify sort_case "$np" "$backend" dd 100003
+        SORTEX=$SAN_BIN/sortex VERIFY=$SAN_BIN/sortex-verify sort_case 4 "$backend" uniform 3
+        np=$((np % 5 + 2))
+    done
+    SORTEX=$SAN_BIN/sortex sort_case 5 alltoallv staggered 100003 --io root
+    SORTEX=$SAN_BIN/sortex sort_case 1 alltoallv few 100003 --io rootv
+    SORTEX_INT_LIMIT=777 SORTEX=$SAN_BIN/sortex sort_case 4 alltoallv uniform 50000
+    run mpi 4 "$SAN_BIN/sortex-example" 5000 2 one
+    assert_success
+}
+
+@test "valgrind memcheck finds no error in a one-rank sort" {
+    command -v valgrind >/dev/null || skip "valgrind is not installed"
+    [[ -x $MEMCHECK_BIN/sortex ]] || skip "no memcheck build"
+    local in out=$BATS_TEST_TMPDIR/out.bin supp=/usr/share/openmpi/openmpi-valgrind.supp
+    in=$(gen_input npb 20000 1)
+    run mpi 1 -q valgrind -q --error-exitcode=9 --suppressions="$supp" \
+        "$MEMCHECK_BIN/sortex" --input "$in" --output "$out" --threads 2
+    assert_success
+    run "$VERIFY" "$out" --input "$in"
+    assert_success
+}
