@@ -302,6 +302,12 @@ do_up() {
     done
 
     write_state "$pfx" "$n"
+    # Every host must answer before the cluster is handed out.
+    # shellcheck source=/dev/null
+    source "$STATE/env"
+    for ((i = 1; i <= n; i++)); do
+        wait_reachable "$i" || die "host $i does not answer on $UP_SUBNET.0/24"
+    done
     if [[ -n $UP_OWNER ]]; then
         start_watchdog "$UP_OWNER"
     fi
@@ -355,6 +361,28 @@ cmd_watch() {
     if [[ -f $STATE/env ]]; then
         cmd_down >/dev/null 2>&1 || true
     fi
+}
+
+# ---- reachability ---------------------------------------------------------------------------
+# Succeeds when ADDRESS answers from namespace NS: a TCP connect to a closed port is refused at
+# once by a reachable host, and times out (or finds no route) otherwise. No ping needed.
+answers() {
+    local ns=$1 address=$2 err
+    if err=$(ip netns exec "$ns" timeout 1 bash -c "exec 3<>/dev/tcp/$address/9" 2>&1); then
+        return 0
+    fi
+    [[ $err == *"Connection refused"* ]]
+}
+
+# Waits up to 10 s until host I answers another host (host 1, or host 2 for host 1).
+wait_reachable() {
+    local i=$1 from deadline=$((SECONDS + 10))
+    ((CLUSTER_NHOSTS > 1)) || return 0
+    from=$(host_ns "$CLUSTER_PREFIX" $((i == 1 ? 2 : 1)))
+    until answers "$from" "${CLUSTER_SUBNET%.0/24}.$i"; do
+        ((SECONDS < deadline)) || return 1
+        sleep 0.1
+    done
 }
 
 # ---- down -------------------------------------------------------------------------------------
@@ -450,6 +478,9 @@ mpirun_args() {
         --mca oob_tcp_keepalive_time 2
         --mca oob_tcp_keepalive_intvl 1
         --mca oob_tcp_keepalive_probes 3
+        # Daemons stay children of mpirun instead of daemonizing, so one that cannot call back
+        # (its host unreachable at launch) fails the job within seconds instead of hanging it.
+        --mca orte_leave_session_attached 1
     )
 }
 
@@ -492,10 +523,18 @@ cmd_link() {
     shift
     (($# == 1)) || usage "link-$state needs one host"
     load_state
-    local i
+    local i ns
     i=$(host_index "$1")
     # The switch's end of the cable: the host keeps its address and sees no carrier.
     ip -n "$CLUSTER_SWITCH" link set "p$i" "$state"
+    if [[ $state == up ]]; then
+        # Forget addresses that failed to resolve while the cable was out, and return only once
+        # the host answers again (the kernel activates a returning link asynchronously).
+        for ns in $CLUSTER_HOSTS; do
+            ip -n "$ns" neigh flush all
+        done
+        wait_reachable "$i" || die "host $i unreachable after link-up"
+    fi
 }
 
 # ---- observing --------------------------------------------------------------------------------
