@@ -178,6 +178,19 @@ start_probe() {
     assert_line "alltoall ok"
 }
 
+@test "fails a job within 10 s when one host is unreachable at launch" {
+    cluster_up --hosts 3
+    "$CLUSTER" link-down 2
+    local t0 rc=0 ms
+    t0=$(now_us)
+    timeout 60 "$CLUSTER_MPIRUN" -np 6 "$PROBE" >"$BATS_TEST_TMPDIR/job.out" 2>&1 || rc=$?
+    ms=$((($(now_us) - t0) / 1000))
+    echo "# unreachable at launch: job exited with $rc after $ms ms" >&3
+    cat "$BATS_TEST_TMPDIR/job.out"
+    assert [ "$rc" -ne 0 -a "$rc" -ne 124 -a "$rc" -ne 137 ]
+    assert [ "$ms" -lt 10000 ]
+}
+
 @test "slows a 20 MiB exchange down to the configured link rate" {
     local fast slow
     cluster_up --hosts 2 --slots 1
