@@ -1,0 +1,255 @@
+#!/usr/bin/env bats
+# The emulated multi-host cluster (tests/cluster/): hosts made of network namespaces, MPI jobs
+# across them over TCP, lost hosts and links, rate limits, and a clean teardown every time.
+# Skips, with the reason, where network namespaces cannot be made.
+bats_require_minimum_version 1.5.0
+load helper
+
+CLUSTER=$TOP/tests/cluster/cluster.sh
+
+setup_file() {
+    local reason
+    if ! reason=$("$CLUSTER" check 2>&1); then
+        export CLUSTER_UNAVAILABLE=${reason#cluster: unavailable: }
+        return 0
+    fi
+    # One probe binary for the whole file.
+    PROBE=$("$CLUSTER" build-probe "$BATS_FILE_TMPDIR")
+    export PROBE
+}
+
+setup() {
+    if [[ -n ${CLUSTER_UNAVAILABLE:-} ]]; then
+        skip "emulated cluster unavailable: $CLUSTER_UNAVAILABLE"
+    fi
+    ROOT_BEFORE=$(root_namespace)
+    PREFIXES=()
+}
+
+# Every test leaves nothing behind: no namespace or hosts file of its clusters, and the root
+# namespace exactly as it was (links, addresses, routes).
+teardown() {
+    [[ -z ${CLUSTER_UNAVAILABLE:-} ]] || return 0
+    local pfx state
+    # Clusters a failed test left up (every cluster of a test has its state under its tmpdir).
+    for state in "$BATS_TEST_TMPDIR"/*/prefix; do
+        if [[ -f $state ]]; then
+            "$CLUSTER" --state "${state%/prefix}" down
+        fi
+    done
+    for pfx in "${PREFIXES[@]}"; do
+        assert_nothing_left "$pfx"
+    done
+    assert_equal "$(root_namespace)" "$ROOT_BEFORE"
+}
+
+# The root namespace's links, addresses and routes (what the cluster must never change).
+root_namespace() {
+    ip -o link show | awk '{ print $2, $3 }'
+    ip -o addr show | awk '{ print $2, $3, $4 }'
+    ip route show
+}
+
+assert_nothing_left() {
+    local pfx=$1
+    run -0 bash -c "ip netns list | awk '{ print \$1 }' | grep '^$pfx-' || true"
+    assert_output ""
+    run -0 bash -c "ls -d /etc/netns/$pfx-* /tmp/ompi.$pfx-* /dev/shm/vader_segment.$pfx-* 2>/dev/null || true"
+    assert_output ""
+}
+
+# cluster_up ARGS...: a cluster owned by this test (its watchdog removes it should the test
+# process die), its CLUSTER_* variables exported here.
+cluster_up() {
+    local exports
+    exports=$("$CLUSTER" up --owner $$ --state "$BATS_TEST_TMPDIR/cluster" "$@")
+    eval "$exports"
+    PREFIXES+=("$CLUSTER_PREFIX")
+}
+
+# wait_for FILE REGEX SECONDS: waits until a line of FILE matches, or fails after SECONDS.
+wait_for() {
+    local deadline=$((SECONDS + $3))
+    until grep -q "$2" "$1" 2>/dev/null; do
+        if ((SECONDS >= deadline)); then
+            echo "no line matching '$2' in $1 after $3 s:" >&2
+            cat "$1" >&2
+            return 1
+        fi
+        sleep 0.1
+    done
+}
+
+# Microseconds since the epoch, for measuring how fast a job fails.
+now_us() {
+    echo "${EPOCHREALTIME/./}"
+}
+
+# start_probe OUT: a never-ending probe job on all slots in the background (pid in JOB_PID),
+# returning once it is busy exchanging data.
+start_probe() {
+    local out=$1
+    timeout --kill-after=5 60 "$CLUSTER_MPIRUN" -np "$CLUSTER_NP" "$PROBE" --mib 1 --forever \
+        >"$out" 2>&1 3>&- &
+    JOB_PID=$!
+    wait_for "$out" '^round 3 done' 30
+}
+
+@test "check says network namespaces work here, and names root as the need otherwise" {
+    run -0 "$CLUSTER" check
+    assert_output --partial "work here"
+    run -1 setpriv --reuid=65534 --regid=65534 --clear-groups "$CLUSTER" check
+    assert_output --partial "need root"
+}
+
+@test "rejects unknown commands, bad options and missing clusters with exit code 2" {
+    run -2 "$CLUSTER" frobnicate
+    assert_output --partial "unknown command (frobnicate)"
+    run -2 "$CLUSTER" up --hosts 0
+    assert_output --partial "--hosts must be 1..200 (0)"
+    run -2 "$CLUSTER" up --hosts 2 --subnet 8.8.8
+    assert_output --partial "must be private"
+    run -2 env -u CLUSTER_STATE "$CLUSTER" counters
+    assert_output --partial "no cluster given"
+}
+
+@test "gives each host its own name, address and hosts file, in namespaces only" {
+    cluster_up --hosts 3
+    run -0 "$CLUSTER_EXEC" "$CLUSTER_PREFIX-h2" \
+        sh -c 'hostname; ip -br -4 addr show eth0; getent hosts "$0"' "$CLUSTER_PREFIX-h3"
+    assert_line --index 0 "$CLUSTER_PREFIX-h2"
+    assert_line --index 1 --regexp '^eth0@if[0-9]+ +UP +10\.213\.0\.2/24'
+    assert_line --index 2 --regexp "^10\.213\.0\.3 +$CLUSTER_PREFIX-h3$"
+    # The names exist only inside the hosts.
+    run -2 getent hosts "$CLUSTER_PREFIX-h3"
+    run -0 cat "$CLUSTER_HOSTFILE"
+    assert_output "$(printf '%s slots=2\n' $CLUSTER_HOSTS)"
+}
+
+@test "runs a job on 3 hosts x 2 ranks whose alltoall crosses every link" {
+    cluster_up --hosts 3 --slots 2
+    run -0 timeout 60 "$CLUSTER_MPIRUN" -np 6 "$PROBE" --mib 1 --iters 2
+    assert_line "hosts 3"
+    local i r
+    for ((r = 0; r < 6; r++)); do
+        assert_line "rank $r of 6 on $CLUSTER_PREFIX-h$((r / 2 + 1))"
+    done
+    assert_line "alltoall ok"
+    # Each host's 2 ranks sent 1 MiB to each of 4 remote ranks, twice: 16 MiB each way per link.
+    run -0 "$CLUSTER" counters
+    echo "$output"
+    for ((i = 1; i <= 3; i++)); do
+        read -r _ tx rx < <(grep "^$CLUSTER_PREFIX-h$i " <<<"$output")
+        assert [ "$tx" -ge $((16 << 20)) -a "$rx" -ge $((16 << 20)) ]
+    done
+}
+
+@test "fails the job within 10 s when every process of one host is killed" {
+    cluster_up --hosts 3
+    start_probe "$BATS_TEST_TMPDIR/job.out"
+    local t0 rc=0
+    t0=$(now_us)
+    "$CLUSTER" kill-host 2
+    wait "$JOB_PID" || rc=$?
+    local ms=$((($(now_us) - t0) / 1000))
+    echo "# kill-host: job exited with $rc after $ms ms" >&3
+    cat "$BATS_TEST_TMPDIR/job.out"
+    # Non-zero, and not the timeout's own status (124, or 137 after its SIGKILL).
+    assert [ "$rc" -ne 0 -a "$rc" -ne 124 -a "$rc" -ne 137 ]
+    assert [ "$ms" -lt 10000 ]
+}
+
+@test "aborts the job within 15 s when one host's link goes down" {
+    cluster_up --hosts 3
+    start_probe "$BATS_TEST_TMPDIR/job.out"
+    local t0 rc=0
+    t0=$(now_us)
+    "$CLUSTER" link-down 3
+    wait "$JOB_PID" || rc=$?
+    local ms=$((($(now_us) - t0) / 1000))
+    echo "# link-down: job exited with $rc after $ms ms" >&3
+    cat "$BATS_TEST_TMPDIR/job.out"
+    assert [ "$rc" -ne 0 -a "$rc" -ne 124 -a "$rc" -ne 137 ]
+    assert [ "$ms" -lt 15000 ]
+    run -0 grep -c "lost communication with a remote daemon" "$BATS_TEST_TMPDIR/job.out"
+    # And with the cable back in, the same cluster runs jobs again.
+    "$CLUSTER" link-up 3
+    run -0 timeout 60 "$CLUSTER_MPIRUN" -np 6 "$PROBE" --mib 0.25
+    assert_line "alltoall ok"
+}
+
+@test "fails a job within 10 s when one host is unreachable at launch" {
+    cluster_up --hosts 3
+    "$CLUSTER" link-down 2
+    local t0 rc=0 ms
+    t0=$(now_us)
+    timeout 60 "$CLUSTER_MPIRUN" -np 6 "$PROBE" >"$BATS_TEST_TMPDIR/job.out" 2>&1 || rc=$?
+    ms=$((($(now_us) - t0) / 1000))
+    echo "# unreachable at launch: job exited with $rc after $ms ms" >&3
+    cat "$BATS_TEST_TMPDIR/job.out"
+    assert [ "$rc" -ne 0 -a "$rc" -ne 124 -a "$rc" -ne 137 ]
+    assert [ "$ms" -lt 10000 ]
+}
+
+@test "slows a 20 MiB exchange down to the configured link rate" {
+    local fast slow
+    cluster_up --hosts 2 --slots 1
+    run -0 timeout 60 "$CLUSTER_MPIRUN" -np 2 "$PROBE" --mib 10
+    fast=$(awk '/^alltoall mib/ { print $NF }' <<<"$output")
+    "$CLUSTER" down
+    cluster_up --hosts 2 --slots 1 --rate 50mbit
+    run -0 timeout 60 "$CLUSTER_MPIRUN" -np 2 "$PROBE" --mib 10
+    slow=$(awk '/^alltoall mib/ { print $NF }' <<<"$output")
+    # 10 MiB each way over 50 Mbit/s takes 1.68 s at best; loose bounds keep this stable.
+    echo "# 20 MiB exchange: ${fast} s unlimited, ${slow} s at 50mbit (1.68 s ideal)" >&3
+    awk -v f="$fast" -v s="$slow" 'BEGIN { exit !(s >= 1.2 && s > 2 * f) }'
+}
+
+@test "runs two clusters side by side with the same subnet without collisions" {
+    "$CLUSTER" up --hosts 2 --slots 1 --owner $$ --state "$BATS_TEST_TMPDIR/a" >/dev/null
+    "$CLUSTER" up --hosts 2 --slots 1 --owner $$ --state "$BATS_TEST_TMPDIR/b" >/dev/null
+    PREFIXES+=("$(cat "$BATS_TEST_TMPDIR/a/prefix")" "$(cat "$BATS_TEST_TMPDIR/b/prefix")")
+    timeout 60 "$BATS_TEST_TMPDIR/a/mpirun" -np 2 "$PROBE" --mib 4 --iters 3 \
+        >"$BATS_TEST_TMPDIR/a.out" 2>&1 3>&- &
+    local pid=$!
+    run -0 timeout 60 "$BATS_TEST_TMPDIR/b/mpirun" -np 2 "$PROBE" --mib 4 --iters 3
+    assert_line "alltoall ok"
+    wait "$pid"
+    run -0 cat "$BATS_TEST_TMPDIR/a.out"
+    assert_line "alltoall ok"
+    "$CLUSTER" --state "$BATS_TEST_TMPDIR/a" down
+    "$CLUSTER" --state "$BATS_TEST_TMPDIR/b" down
+}
+
+@test "with runs a command on a fresh cluster and removes it, passing the exit status" {
+    run -3 "$CLUSTER" with --hosts 2 --state "$BATS_TEST_TMPDIR/cluster" -- sh -c \
+        'echo "prefix $CLUSTER_PREFIX"; "$CLUSTER_MPIRUN" -np 4 "$0" --mib 0.5; exit 3' "$PROBE"
+    assert_line "hosts 2"
+    assert_line "alltoall ok"
+    PREFIXES+=("$(awk '/^prefix / { print $2 }' <<<"$output")")
+    assert_dir_not_exists "$BATS_TEST_TMPDIR/cluster"
+}
+
+@test "removes everything when up fails halfway or the owner is killed" {
+    # tc rejects a zero rate after the namespaces exist: up must undo them.
+    run -1 "$CLUSTER" up --hosts 3 --rate 0bit --prefix "sxf$$" --state "$BATS_TEST_TMPDIR/f"
+    assert_output --partial "up failed; removing what it made"
+    PREFIXES+=("sxf$$")
+    assert_dir_not_exists "$BATS_TEST_TMPDIR/f"
+    # A SIGKILLed "with" cannot clean up itself: its watchdog does, within a few seconds.
+    "$CLUSTER" with --hosts 2 --prefix "sxk$$" --state "$BATS_TEST_TMPDIR/k" -- \
+        sh -c 'echo $$ >"$0"; exec sleep 60' "$BATS_TEST_TMPDIR/cmd.pid" >/dev/null 2>&1 3>&- &
+    local pid=$!
+    PREFIXES+=("sxk$$")
+    wait_for "$BATS_TEST_TMPDIR/cmd.pid" . 10
+    kill -KILL "$pid"
+    local deadline=$((SECONDS + 10))
+    while ip netns list | grep -q "^sxk$$-" && ((SECONDS < deadline)); do
+        sleep 0.2
+    done
+    echo "# watchdog removed the cluster $((10 - deadline + SECONDS)) s after its owner died" >&3
+    # The command outlives its killed parent; it is this test's own: end it by its pid.
+    kill "$(cat "$BATS_TEST_TMPDIR/cmd.pid")"
+    assert_nothing_left "sxk$$"
+    assert_dir_not_exists "$BATS_TEST_TMPDIR/k"
+}
