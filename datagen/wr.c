@@ -73,7 +73,8 @@ static int wr_check(const struct datagen_params *p)
     uint64_t s = wr_samples(p);
     uint64_t least = p->n / p->ranks;
     if (s < 1 || s > least) {
-        return util_error("--samples must be in 1..floor(n/P) = %llu (%llu)",
+        return util_error("wr needs 1 <= s <= floor(n/P) = %llu samples per rank "
+                          "(--samples, default P) (%llu)",
                           (unsigned long long)least, (unsigned long long)s);
     }
     return UTIL_OK;

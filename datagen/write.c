@@ -117,6 +117,8 @@ static void progress_show(struct progress *pr, uint64_t bytes, bool final)
 int datagen_write(const struct datagen_params *p, const char *path,
                   const struct datagen_write_opts *opts)
 {
+    static const struct datagen_write_opts defaults = {0, false};
+    opts = opts != NULL ? opts : &defaults;
     int threads = opts->threads > 0 ? opts->threads : omp_get_max_threads();
     char *tmp = NULL;
     int fd = create_temp(path, &tmp);
