@@ -19,6 +19,17 @@
  *     it. For P a power of two these are the buckets [b W, (b+1) W) with W = 2^64 / P.
  *   - m is the size of the slice in question (it differs by at most one between ranks).
  *
+ * The registry (datagen_list(), in this order; parameters in brackets):
+ *   uniform, gaussian, ggroup [g], bucket, staggered, zero, dd, rd [r], wr [s]: the benchmark
+ *     family of Helman, Bader and JaJa, defined per rank slice. For any P: ggroup's groups are
+ *     ranks [i - i mod g, ...) with a smaller last group; staggered gives rank i < floor(P/2)
+ *     U(2i+1) and the others U(2(i - floor(P/2))), a bijection onto the buckets for odd P too;
+ *     dd's rank groups are [P - floor(P/2^q), P - floor(P/2^(q+1))) holding floor(log2 n) - q,
+ *     the last rank halving its keys the same way; wr attacks regular sampling with s samples
+ *     per rank (the exact sample convention is in wr.c).
+ *   sorted, reverse, nearly [fraction], few [k], zipf [exponent, domain], radix [prefix bytes],
+ *     npb [MAX_KEY]: defined on the whole file, independent of P.
+ *
  * Keys are generated as ordered uint64 values. With a key type other than u64 the type's
  * order-preserving map (util/keytype.h) turns them into that encoding, so a sort of the file
  * as that type sees exactly the same order (f64 files may then hold NaN bit patterns, which
@@ -141,8 +152,9 @@ void datagen_names(char *buf, size_t cap);
 /**
  * Writes the keys [first, first + count) of the file described by @p (checked with
  * datagen_check()) into @out, in the file's encoding: byte for byte what the file holds there.
- * Runs on the calling thread only, so it may be used inside a parallel region. Returns 0, or
- * UTIL_EUSAGE (one error line) when the range goes past n.
+ * Generates on the calling thread, so it may be used inside a parallel region (only the i64
+ * and f64 maps of util/keytype.h open a parallel loop, for long ranges outside one). Returns
+ * 0, or UTIL_EUSAGE (one error line) when the range goes past n.
  */
 int datagen_fill(const struct datagen_params *p, uint64_t first, uint64_t count, uint64_t *out);
 
