@@ -145,7 +145,8 @@ int datagen_write(const struct datagen_params *p, const char *path,
     pr.last = pr.start;
     uint64_t blocks = (p->n + WRITE_BLOCK - 1) / WRITE_BLOCK;
     uint64_t done = 0;
-    int first_errno = 0; /* the first failure: errno of a write, or ENOMEM */
+    int first_errno = 0;  /* errno of the first failed write or close */
+    int alloc_failed = 0; /* a thread could not get its buffer */
 
     /* Generate and write the blocks; after a failure the remaining blocks are skipped. */
 #pragma omp parallel num_threads(threads)
@@ -153,14 +154,16 @@ int datagen_write(const struct datagen_params *p, const char *path,
         uint64_t *buf = util_alloc_big(WRITE_BLOCK * sizeof(uint64_t));
         if (buf == NULL) {
 #pragma omp atomic write
-            first_errno = ENOMEM;
+            alloc_failed = 1;
         }
 #pragma omp for schedule(dynamic, 1)
         for (uint64_t b = 0; b < blocks; b++) {
-            int failed;
+            int failed, no_buf;
 #pragma omp atomic read
             failed = first_errno;
-            if (failed != 0 || buf == NULL) {
+#pragma omp atomic read
+            no_buf = alloc_failed;
+            if (failed != 0 || no_buf != 0 || buf == NULL) {
                 continue;
             }
             uint64_t first = b * WRITE_BLOCK;
@@ -168,9 +171,16 @@ int datagen_write(const struct datagen_params *p, const char *path,
             (void)datagen_fill(p, first, c, buf); /* checked range: cannot fail */
             int e = write_all(fd, buf, c * sizeof(uint64_t), (off_t)(first * sizeof(uint64_t)));
             if (e != 0) {
+                /* Keep the first errno; later ones are usually consequences of it. */
 #pragma omp critical(datagen_write_error)
-                if (first_errno == 0) {
-                    first_errno = e;
+                {
+                    int cur;
+#pragma omp atomic read
+                    cur = first_errno;
+                    if (cur == 0) {
+#pragma omp atomic write
+                        first_errno = e;
+                    }
                 }
             }
             uint64_t now_done;
@@ -191,7 +201,7 @@ int datagen_write(const struct datagen_params *p, const char *path,
     if (pr.tty && pr.shown) {
         fputc('\n', stderr); /* end the rewritten progress line before any other line */
     }
-    if (first_errno == ENOMEM) {
+    if (alloc_failed) {
         rc = util_fail(UTIL_ENOMEM, "out of memory for the write buffers (%d threads)", threads);
     } else if (first_errno != 0) {
         rc = util_fail(UTIL_EIO, "cannot write output: %s (%s)", strerror(first_errno), path);
