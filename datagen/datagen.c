@@ -1,0 +1,220 @@
+/*
+ * datagen/datagen.c: the registry, parameter defaults and checks, the slice split, and the
+ * fill driver that cuts a range of the file at slice boundaries and hands each piece to the
+ * distribution (see datagen.h).
+ */
+#include "datagen/datagen.h"
+
+#include <omp.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "datagen/internal.h"
+#include "util/util.h"
+
+/* The registry, in --list order: the benchmark family of Helman, Bader and JaJa first. */
+static const struct datagen_dist *const registry[] = {
+    &datagen_uniform,
+    &datagen_gaussian,
+    &datagen_ggroup,
+    &datagen_bucket,
+    &datagen_staggered,
+    &datagen_zero,
+    &datagen_dd,
+    &datagen_rd,
+    &datagen_wr,
+    &datagen_sorted,
+    &datagen_reverse,
+    &datagen_nearly,
+    &datagen_few,
+    &datagen_zipf,
+    &datagen_radix,
+    &datagen_npb,
+    NULL,
+};
+
+static const char *const param_names[DATAGEN_P_COUNT] = {
+    [DATAGEN_P_GROUPS] = "groups",   [DATAGEN_P_BLOCKS] = "blocks",
+    [DATAGEN_P_SAMPLES] = "samples", [DATAGEN_P_FRACTION] = "fraction",
+    [DATAGEN_P_UNIQUE] = "unique",   [DATAGEN_P_EXPONENT] = "exponent",
+    [DATAGEN_P_DOMAIN] = "domain",   [DATAGEN_P_PREFIX] = "prefix",
+    [DATAGEN_P_MAX_KEY] = "max-key",
+};
+
+/* Pieces of datagen_fill_threads(): small enough to balance, large enough to amortise. */
+#define FILL_PIECE ((uint64_t)1 << 16)
+
+void datagen_params_init(struct datagen_params *p)
+{
+    memset(p, 0, sizeof(*p));
+    p->ranks = 4;
+    p->groups = 2;
+    p->blocks = 32;
+    p->fraction = 0.01;
+    p->unique = 16;
+    p->exponent = 1.0;
+    p->domain = (uint64_t)1 << 20;
+    p->prefix = 4;
+}
+
+const char *datagen_param_name(enum datagen_param param)
+{
+    return (unsigned)param < DATAGEN_P_COUNT ? param_names[param] : "?";
+}
+
+/* One generic range rule: an unsigned parameter in [lo, hi]. */
+static int check_range(const char *what, uint64_t v, uint64_t lo, uint64_t hi)
+{
+    if (v < lo || v > hi) {
+        return util_error("%s must be in %llu..%llu (%llu)", what, (unsigned long long)lo,
+                          (unsigned long long)hi, (unsigned long long)v);
+    }
+    return UTIL_OK;
+}
+
+int datagen_check(const struct datagen_params *p)
+{
+    const struct datagen_dist *d = p->dist;
+    if (d == NULL) {
+        return util_error("no distribution given (--dist)");
+    }
+    if (p->n == 0) {
+        return util_error("the key count must be at least 1 (0)");
+    }
+    if (p->n > DATAGEN_MAX_N) {
+        return util_error("the key count must be at most 2^60 (%llu)", (unsigned long long)p->n);
+    }
+    if (check_range("--ranks", p->ranks, 1, DATAGEN_MAX_RANKS) != UTIL_OK) {
+        return UTIL_EUSAGE;
+    }
+    /* The generic ranges of the parameters this distribution reads. */
+    unsigned use = d->params;
+    int rc = UTIL_OK;
+    if (rc == UTIL_OK && (use & DATAGEN_PARAM_BIT(DATAGEN_P_GROUPS))) {
+        rc = check_range("--groups", p->groups, 1, DATAGEN_MAX_RANKS);
+    }
+    if (rc == UTIL_OK && (use & DATAGEN_PARAM_BIT(DATAGEN_P_BLOCKS))) {
+        rc = check_range("--blocks", p->blocks, 1, (uint64_t)1 << 20);
+    }
+    if (rc == UTIL_OK && (use & DATAGEN_PARAM_BIT(DATAGEN_P_UNIQUE))) {
+        rc = check_range("--unique", p->unique, 1, UINT64_MAX);
+    }
+    if (rc == UTIL_OK && (use & DATAGEN_PARAM_BIT(DATAGEN_P_DOMAIN))) {
+        rc = check_range("--domain", p->domain, 1, (uint64_t)1 << 53);
+    }
+    if (rc == UTIL_OK && (use & DATAGEN_PARAM_BIT(DATAGEN_P_PREFIX))) {
+        rc = check_range("--prefix", p->prefix, 1, 7);
+    }
+    if (rc == UTIL_OK && (use & DATAGEN_PARAM_BIT(DATAGEN_P_FRACTION)) &&
+        !(p->fraction >= 0.0 && p->fraction <= 1.0)) {
+        rc = util_error("--fraction must be in [0, 1] (%g)", p->fraction);
+    }
+    if (rc == UTIL_OK && (use & DATAGEN_PARAM_BIT(DATAGEN_P_EXPONENT)) &&
+        !(p->exponent > 0.0 && p->exponent <= 64.0)) {
+        rc = util_error("--exponent must be in (0, 64] (%g)", p->exponent);
+    }
+    if (rc == UTIL_OK && d->check != NULL) {
+        rc = d->check(p);
+    }
+    return rc;
+}
+
+uint64_t datagen_slice_begin(uint64_t n, uint64_t p, uint64_t i)
+{
+    uint64_t prod;
+    if (p == 0) {
+        return 0;
+    }
+    /* 64-bit division when i n fits: the common case, and several times faster. */
+    if (!__builtin_mul_overflow(i, n, &prod)) {
+        return prod / p;
+    }
+    return (uint64_t)(((dg_u128)i * n) / p);
+}
+
+uint64_t datagen_slice_of(uint64_t n, uint64_t p, uint64_t pos)
+{
+    /* begin(i) <= pos  <=>  i n <= (pos+1) p - 1, so i = floor(((pos+1) p - 1) / n). */
+    uint64_t prod;
+    if (n == 0) {
+        return 0;
+    }
+    if (!__builtin_mul_overflow(pos + 1, p, &prod)) {
+        return (prod - 1) / n;
+    }
+    return (uint64_t)(((dg_u128)(pos + 1) * p - 1) / n);
+}
+
+const struct datagen_dist *datagen_find(const char *name)
+{
+    for (size_t i = 0; registry[i] != NULL; i++) {
+        if (strcmp(registry[i]->name, name) == 0) {
+            return registry[i];
+        }
+    }
+    return NULL;
+}
+
+const struct datagen_dist *const *datagen_list(void)
+{
+    return registry;
+}
+
+void datagen_names(char *buf, size_t cap)
+{
+    size_t used = 0;
+    if (cap == 0) {
+        return;
+    }
+    buf[0] = '\0';
+    for (size_t i = 0; registry[i] != NULL && used < cap; i++) {
+        int w = snprintf(buf + used, cap - used, "%s%s", i ? ", " : "", registry[i]->name);
+        if (w < 0) {
+            break;
+        }
+        used += (size_t)w;
+    }
+}
+
+int datagen_fill(const struct datagen_params *p, uint64_t first, uint64_t count, uint64_t *out)
+{
+    if (first > p->n || count > p->n - first) {
+        return util_error("key range %llu+%llu is past the end of the file (%llu keys)",
+                          (unsigned long long)first, (unsigned long long)count,
+                          (unsigned long long)p->n);
+    }
+    /* Cut the range at slice boundaries; the distribution sees one slice at a time. */
+    uint64_t pos = first, end = first + count;
+    while (pos < end) {
+        uint64_t rank = datagen_slice_of(p->n, p->ranks, pos);
+        uint64_t b = datagen_slice_begin(p->n, p->ranks, rank);
+        uint64_t e = datagen_slice_begin(p->n, p->ranks, rank + 1);
+        uint64_t stop = e < end ? e : end;
+        p->dist->slice(p, rank, b, e - b, pos - b, stop - pos, out + (pos - first));
+        pos = stop;
+    }
+    /* Ordered keys to the file's encoding. */
+    if (p->type != NULL && p->type->from_ordered != NULL) {
+        p->type->from_ordered(out, (size_t)count);
+    }
+    return UTIL_OK;
+}
+
+int datagen_fill_threads(const struct datagen_params *p, uint64_t first, uint64_t count,
+                         uint64_t *out, int threads)
+{
+    if (first > p->n || count > p->n - first) {
+        return datagen_fill(p, first, count, out); /* reports the bad range */
+    }
+    uint64_t pieces = (count + FILL_PIECE - 1) / FILL_PIECE;
+    if (threads <= 0) {
+        threads = omp_get_max_threads();
+    }
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1) if (pieces > 1)
+    for (uint64_t k = 0; k < pieces; k++) {
+        uint64_t off = k * FILL_PIECE;
+        uint64_t c = count - off < FILL_PIECE ? count - off : FILL_PIECE;
+        (void)datagen_fill(p, first + off, c, out + off);
+    }
+    return UTIL_OK;
+}

@@ -1,0 +1,221 @@
+/*
+ * datagen/write.c: writes a whole data file (see datagen_write() in datagen.h).
+ *
+ * Scheme: the file is cut into blocks of WRITE_BLOCK keys; OpenMP threads take blocks
+ * dynamically, generate each into their own reused buffer with datagen_fill() and pwrite() it at
+ * its offset. Memory is threads x 4 MiB whatever n is, and since every key depends only on its
+ * position the bytes do not depend on which thread wrote which block. Generation of one block
+ * overlaps the copy into the page cache of another, so on two threads uniform keys are written
+ * at about the speed of the page cache. The data goes to a temporary name in the same directory
+ * and is renamed at the end (atomic on POSIX file systems); every failure removes it.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include "datagen/datagen.h"
+#include "util/alloc.h"
+#include "util/util.h"
+
+#define WRITE_BLOCK     ((uint64_t)1 << 19) /* keys a block: 4 MiB */
+#define TEMP_ATTEMPTS   100
+#define PROGRESS_PERIOD 0.25 /* seconds between updates on a terminal */
+
+/* The temporary file being written, for datagen_write_temp() (a signal handler reads it). */
+static const char *volatile current_temp;
+
+const char *datagen_write_temp(void)
+{
+    return current_temp;
+}
+
+/* pwrite() all of buf at off, retrying short writes and interruptions. Returns 0 or errno. */
+static int write_all(int fd, const void *buf, size_t len, off_t off)
+{
+    const char *c = buf;
+    while (len > 0) {
+        ssize_t w = pwrite(fd, c, len, off);
+        if (w < 0) {
+            if (errno == EINTR) {
+                continue;
+            }
+            return errno;
+        }
+        if (w == 0) {
+            return EIO;
+        }
+        c += w;
+        len -= (size_t)w;
+        off += w;
+    }
+    return 0;
+}
+
+/* Creates the temporary file beside path: "." NAME ".sortex-tmp." PID.ATTEMPT, never reusing an
+ * existing one. Returns the descriptor and stores the malloc'd name, or -1 (errno set). */
+static int create_temp(const char *path, char **name)
+{
+    for (int attempt = 0; attempt < TEMP_ATTEMPTS; attempt++) {
+        char tag[48];
+        (void)snprintf(tag, sizeof(tag), "%ld.%d", (long)getpid(), attempt);
+        char *tmp = util_temp_name(path, tag);
+        if (tmp == NULL) {
+            errno = ENOMEM;
+            return -1;
+        }
+        int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+        if (fd >= 0) {
+            *name = tmp;
+            return fd;
+        }
+        int e = errno;
+        util_free(tmp);
+        if (e != EEXIST) {
+            errno = e;
+            return -1;
+        }
+    }
+    errno = EEXIST;
+    return -1;
+}
+
+/* Progress on stderr: a rewritten line on a terminal, else one line a second. */
+struct progress {
+    bool on, tty, shown;
+    double start, last;
+    uint64_t total_bytes;
+};
+
+static void progress_show(struct progress *pr, uint64_t bytes, bool final)
+{
+    double now = util_now();
+    double period = pr->tty ? PROGRESS_PERIOD : 1.0;
+    if (!pr->on || (!final && now - pr->last < period)) {
+        return;
+    }
+    pr->last = now;
+    pr->shown = true;
+    double secs = now - pr->start;
+    double mb = (double)bytes / 1e6;
+    double rate = secs > 0 ? mb / secs : 0.0;
+    if (final) {
+        fprintf(stderr, "%s: wrote %.1f MB in %.2f s (%.0f MB/s)\n", util_progname(), mb, secs,
+                rate);
+    } else {
+        fprintf(stderr, "%s%s: %3.0f%% of %.1f MB (%.0f MB/s)%s", pr->tty ? "\r" : "",
+                util_progname(), 100.0 * (double)bytes / (double)pr->total_bytes,
+                (double)pr->total_bytes / 1e6, rate, pr->tty ? "" : "\n");
+    }
+    fflush(stderr);
+}
+
+int datagen_write(const struct datagen_params *p, const char *path,
+                  const struct datagen_write_opts *opts)
+{
+    static const struct datagen_write_opts defaults = {0, false};
+    opts = opts != NULL ? opts : &defaults;
+    int threads = opts->threads > 0 ? opts->threads : omp_get_max_threads();
+    char *tmp = NULL;
+    int fd = create_temp(path, &tmp);
+    if (fd < 0) {
+        return util_error("cannot create output: %s (%s)", strerror(errno), path);
+    }
+    current_temp = tmp;
+
+    /* Refuse up front what cannot fit, rather than filling the file system first. */
+    struct statvfs vfs;
+    uint64_t bytes = p->n * sizeof(uint64_t);
+    if (fstatvfs(fd, &vfs) == 0 && (uint64_t)vfs.f_bavail * vfs.f_frsize < bytes) {
+        (void)close(fd);
+        (void)unlink(tmp);
+        current_temp = NULL;
+        util_free(tmp);
+        return util_error("not enough free space for %llu bytes, %llu available (%s)",
+                          (unsigned long long)bytes,
+                          (unsigned long long)vfs.f_bavail * vfs.f_frsize, path);
+    }
+
+    struct progress pr = {opts->progress, isatty(STDERR_FILENO) == 1, false, util_now(), 0.0,
+                          bytes};
+    pr.last = pr.start;
+    uint64_t blocks = (p->n + WRITE_BLOCK - 1) / WRITE_BLOCK;
+    uint64_t done = 0;
+    int first_errno = 0;  /* errno of the first failed write or close */
+    int alloc_failed = 0; /* a thread could not get its buffer */
+
+    /* Generate and write the blocks; after a failure the remaining blocks are skipped. */
+#pragma omp parallel num_threads(threads)
+    {
+        uint64_t *buf = util_alloc_big(WRITE_BLOCK * sizeof(uint64_t));
+        if (buf == NULL) {
+#pragma omp atomic write
+            alloc_failed = 1;
+        }
+#pragma omp for schedule(dynamic, 1)
+        for (uint64_t b = 0; b < blocks; b++) {
+            int failed, no_buf;
+#pragma omp atomic read
+            failed = first_errno;
+#pragma omp atomic read
+            no_buf = alloc_failed;
+            if (failed != 0 || no_buf != 0 || buf == NULL) {
+                continue;
+            }
+            uint64_t first = b * WRITE_BLOCK;
+            uint64_t c = p->n - first < WRITE_BLOCK ? p->n - first : WRITE_BLOCK;
+            (void)datagen_fill(p, first, c, buf); /* checked range: cannot fail */
+            int e = write_all(fd, buf, c * sizeof(uint64_t), (off_t)(first * sizeof(uint64_t)));
+            if (e != 0) {
+                /* Keep the first errno; later ones are usually consequences of it. */
+#pragma omp critical(datagen_write_error)
+                {
+                    int cur;
+#pragma omp atomic read
+                    cur = first_errno;
+                    if (cur == 0) {
+#pragma omp atomic write
+                        first_errno = e;
+                    }
+                }
+            }
+            uint64_t now_done;
+#pragma omp atomic capture
+            now_done = done += c;
+            if (omp_get_thread_num() == 0) {
+                progress_show(&pr, now_done * sizeof(uint64_t), false);
+            }
+        }
+        util_free_big(buf);
+    }
+
+    /* Close (a late write error may surface here), then rename or clean up. */
+    if (close(fd) != 0 && first_errno == 0) {
+        first_errno = errno;
+    }
+    int rc = UTIL_OK;
+    if (pr.tty && pr.shown) {
+        fputc('\n', stderr); /* end the rewritten progress line before any other line */
+    }
+    if (alloc_failed) {
+        rc = util_fail(UTIL_ENOMEM, "out of memory for the write buffers (%d threads)", threads);
+    } else if (first_errno != 0) {
+        rc = util_fail(UTIL_EIO, "cannot write output: %s (%s)", strerror(first_errno), path);
+    } else if (rename(tmp, path) != 0) {
+        rc = util_fail(UTIL_EIO, "cannot rename the output into place: %s (%s)", strerror(errno),
+                       path);
+    }
+    if (rc != UTIL_OK) {
+        (void)unlink(tmp);
+    }
+    current_temp = NULL;
+    util_free(tmp);
+    if (rc == UTIL_OK) {
+        progress_show(&pr, p->n * sizeof(uint64_t), true);
+    }
+    return rc;
+}

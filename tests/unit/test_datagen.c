@@ -1,0 +1,256 @@
+/*
+ * tests/unit/test_datagen.c: the pure parts of datagen/.
+ *   - the slice split: begin(0) = 0, begin(P) = n, slice_of() inverts begin(), 128-bit cases;
+ *   - every distribution: any range filled on its own (datagen_fill) or with threads
+ *     (datagen_fill_threads) equals the same range of a fill of the whole file;
+ *   - recipes checked more easily here than from a shell: reverse is sorted backwards, nearly
+ *     moves exactly 2 floor(f n / 2) keys and keeps the multiset, zipf's first two values have
+ *     frequencies in ratio 2^s, gaussian keys centre on 2^63, --type i64 flips the sign bit.
+ * Prints one TAP-style line a check; exits 1 when any fails.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "datagen/datagen.h"
+#include "util/alloc.h"
+#include "util/keytype.h"
+#include "util/util.h"
+
+static int failures;
+
+static void report(int ok, const char *what)
+{
+    failures += !ok;
+    printf("%s - %s\n", ok ? "ok" : "not ok", what);
+}
+
+static uint64_t *alloc_keys(uint64_t n)
+{
+    uint64_t *k = util_malloc((n ? n : 1) * sizeof(uint64_t));
+    if (k == NULL) {
+        fprintf(stderr, "out of memory\n");
+        exit(2);
+    }
+    return k;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* A small deterministic generator for the test's own choices. */
+static uint64_t rng_state = 12345;
+static uint64_t rng(void)
+{
+    uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static void test_split(void)
+{
+    int ok = 1;
+    static const uint64_t ns[] = {1, 2, 7, 1000, 4099, (uint64_t)1 << 40, ((uint64_t)1 << 60) - 3};
+    static const uint64_t ps[] = {1, 2, 3, 5, 16, 1000, (uint64_t)1 << 24};
+    for (size_t a = 0; a < sizeof(ns) / sizeof(ns[0]); a++) {
+        for (size_t b = 0; b < sizeof(ps) / sizeof(ps[0]); b++) {
+            uint64_t n = ns[a], P = ps[b];
+            ok &= datagen_slice_begin(n, P, 0) == 0 && datagen_slice_begin(n, P, P) == n;
+            for (int t = 0; t < 200; t++) {
+                uint64_t i = rng() % P;
+                uint64_t want = (uint64_t)(((unsigned __int128)i * n) / P);
+                ok &= datagen_slice_begin(n, P, i) == want;
+                ok &= datagen_slice_begin(n, P, i) <= datagen_slice_begin(n, P, i + 1);
+                uint64_t pos = rng() % n;
+                uint64_t r = datagen_slice_of(n, P, pos);
+                ok &= r < P && datagen_slice_begin(n, P, r) <= pos &&
+                      pos < datagen_slice_begin(n, P, r + 1);
+            }
+        }
+    }
+    report(ok, "slice split: floor(i n / P) and its inverse, 128-bit products included");
+}
+
+/* Parameters valid for (dist, n, P): wr needs s <= n/P. */
+static int make_params(struct datagen_params *p, const struct datagen_dist *d, uint64_t n,
+                       uint64_t P, uint64_t seed)
+{
+    datagen_params_init(p);
+    p->dist = d;
+    p->n = n;
+    p->ranks = P;
+    p->seed = seed;
+    if (strcmp(d->name, "wr") == 0) {
+        if (n / P == 0) {
+            return -1;
+        }
+        p->samples = P <= n / P ? P : n / P;
+    }
+    p->fraction = 0.3;
+    return datagen_check(p);
+}
+
+static void test_ranges(void)
+{
+    static const struct {
+        uint64_t n, P;
+    } shapes[] = {{1, 1}, {7, 3}, {1000, 4}, {4099, 5}, {70001, 7}, {200000, 3}};
+    for (const struct datagen_dist *const *it = datagen_list(); *it != NULL; it++) {
+        int ok = 1;
+        for (size_t s = 0; s < sizeof(shapes) / sizeof(shapes[0]); s++) {
+            struct datagen_params p;
+            if (make_params(&p, *it, shapes[s].n, shapes[s].P, 42) != UTIL_OK) {
+                continue;
+            }
+            uint64_t n = p.n, *whole = alloc_keys(n), *part = alloc_keys(n);
+            ok &= datagen_fill(&p, 0, n, whole) == UTIL_OK;
+            /* Random ranges, one at a time. */
+            for (int t = 0; t < 50; t++) {
+                uint64_t first = rng() % n, count = rng() % (n - first + 1);
+                ok &= datagen_fill(&p, first, count, part) == UTIL_OK;
+                ok &= memcmp(part, whole + first, count * sizeof(uint64_t)) == 0;
+            }
+            /* Threads. */
+            memset(part, 0, n * sizeof(uint64_t));
+            ok &= datagen_fill_threads(&p, 0, n, part, 2) == UTIL_OK;
+            ok &= memcmp(part, whole, n * sizeof(uint64_t)) == 0;
+            util_free(whole);
+            util_free(part);
+        }
+        char what[128];
+        (void)snprintf(what, sizeof(what), "%s: every range and every thread count agree",
+                       (*it)->name);
+        report(ok, what);
+    }
+}
+
+static void test_bad_range(void)
+{
+    struct datagen_params p;
+    uint64_t k[4];
+    make_params(&p, datagen_find("uniform"), 3, 1, 0);
+    fprintf(stderr, "(one expected error line follows)\n");
+    report(datagen_fill(&p, 2, 2, k) == UTIL_EUSAGE, "a range past n is refused");
+}
+
+static void test_orders(void)
+{
+    const uint64_t n = 100003;
+    struct datagen_params p;
+    uint64_t *a = alloc_keys(n), *b = alloc_keys(n);
+
+    make_params(&p, datagen_find("sorted"), n, 4, 7);
+    datagen_fill(&p, 0, n, a);
+    make_params(&p, datagen_find("reverse"), n, 4, 7);
+    datagen_fill(&p, 0, n, b);
+    int ok = 1;
+    for (uint64_t i = 0; i < n; i++) {
+        ok &= a[i] == b[n - 1 - i];
+        ok &= i == 0 || a[i - 1] < a[i];
+    }
+    report(ok, "sorted is strictly increasing and reverse is it backwards");
+
+    make_params(&p, datagen_find("nearly"), n, 4, 7);
+    p.fraction = 0.1;
+    datagen_fill(&p, 0, n, b);
+    uint64_t moved = 0;
+    for (uint64_t i = 0; i < n; i++) {
+        moved += a[i] != b[i];
+    }
+    qsort(b, n, sizeof(uint64_t), cmp_u64);
+    ok = moved == 2 * (uint64_t)(0.1 * (double)n / 2.0) && memcmp(a, b, n * 8) == 0;
+    report(ok, "nearly moves exactly 2 floor(f n/2) keys of the sorted file");
+
+    make_params(&p, datagen_find("nearly"), n, 4, 7);
+    p.fraction = 0.0;
+    datagen_fill(&p, 0, n, b);
+    report(memcmp(a, b, n * 8) == 0, "nearly with fraction 0 is the sorted file");
+    util_free(a);
+    util_free(b);
+}
+
+static void test_zipf_gaussian(void)
+{
+    const uint64_t n = 1000000;
+    struct datagen_params p;
+    uint64_t *a = alloc_keys(n);
+    static const double exps[] = {0.5, 1.0, 1.5};
+    for (size_t e = 0; e < sizeof(exps) / sizeof(exps[0]); e++) {
+        make_params(&p, datagen_find("zipf"), n, 4, 3);
+        p.exponent = exps[e];
+        p.domain = 1000;
+        datagen_fill(&p, 0, n, a);
+        uint64_t c0 = 0, c1 = 0, big = 0;
+        for (uint64_t i = 0; i < n; i++) {
+            c0 += a[i] == 0;
+            c1 += a[i] == 1;
+            big += a[i] >= 1000;
+        }
+        /* Frequency of value 0 over value 1 is 2^s; the H_1000,s normaliser fixes c0. */
+        double h = 0;
+        for (int v = 1; v <= 1000; v++) {
+            h += pow(v, -exps[e]);
+        }
+        double ratio = (double)c0 / (double)c1, want0 = (double)n / h;
+        char what[128];
+        (void)snprintf(what, sizeof(what),
+                       "zipf s=%.1f: P(0)/P(1) = %.3f (want %.3f), count(0) %llu (want %.0f)",
+                       exps[e], ratio, pow(2.0, exps[e]), (unsigned long long)c0, want0);
+        report(big == 0 && fabs(ratio / pow(2.0, exps[e]) - 1.0) < 0.03 &&
+                   fabs((double)c0 / want0 - 1.0) < 0.03,
+               what);
+    }
+
+    make_params(&p, datagen_find("gaussian"), n, 4, 3);
+    datagen_fill(&p, 0, n, a);
+    double mean = 0, var = 0;
+    for (uint64_t i = 0; i < n; i++) {
+        mean += (double)a[i] / 0x1p64;
+    }
+    mean /= (double)n;
+    for (uint64_t i = 0; i < n; i++) {
+        double d = (double)a[i] / 0x1p64 - mean;
+        var += d * d;
+    }
+    var /= (double)n;
+    /* The mean of four U(0,1) has mean 1/2 and variance 1/48. */
+    report(fabs(mean - 0.5) < 0.002 && fabs(var * 48.0 - 1.0) < 0.02,
+           "gaussian: mean 1/2 and variance 1/48 of the key range");
+    util_free(a);
+}
+
+static void test_type(void)
+{
+    const uint64_t n = 1000;
+    struct datagen_params p;
+    uint64_t *a = alloc_keys(n), *b = alloc_keys(n);
+    make_params(&p, datagen_find("uniform"), n, 4, 9);
+    datagen_fill(&p, 0, n, a);
+    p.type = util_keytype_find("i64");
+    datagen_fill(&p, 0, n, b);
+    int ok = 1;
+    for (uint64_t i = 0; i < n; i++) {
+        ok &= b[i] == (a[i] ^ ((uint64_t)1 << 63));
+    }
+    report(ok, "--type i64 writes the same order with the sign bit flipped");
+    util_free(a);
+    util_free(b);
+}
+
+int main(void)
+{
+    util_set_progname("test_datagen");
+    test_split();
+    test_ranges();
+    test_bad_range();
+    test_orders();
+    test_zipf_gaussian();
+    test_type();
+    printf("%s: %d failure(s)\n", failures ? "FAIL" : "PASS", failures);
+    return failures ? 1 : 0;
+}
