@@ -305,6 +305,9 @@ int verify_files(const struct verify_config *cfg, struct verify_result *res)
     if (cfg->n_sorted == 0 || cfg->sorted == NULL) {
         return util_error("no sorted file given (%zu files)", cfg->n_sorted);
     }
+    if (cfg->n_inputs > 0 && cfg->inputs == NULL) {
+        return util_error("input files announced but not given (%zu files)", cfg->n_inputs);
+    }
     if (type == NULL || type->size != KEY_BYTES) {
         return util_error("key type is not 8 bytes wide (%s)", type ? type->name : "none");
     }
