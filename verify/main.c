@@ -1,9 +1,174 @@
-/* placeholder until the module lands */
+/* verify/main.c: the sortex-verify command line (the checks live in verify/files.c). */
+#include <getopt.h>
+#include <stdlib.h>
+
+#include "util/alloc.h"
+#include "util/keytype.h"
 #include "util/util.h"
+#include "verify/verify.h"
+
 int main(int argc, char **argv);
+
+/* Every option with its default, the checksum, and the exit codes. */
+static void usage(FILE *out)
+{
+    char names[128];
+    util_keytype_names(names, sizeof(names));
+    fprintf(out,
+            "usage: sortex-verify SORTED [--input ORIGINAL]... [options]\n"
+            "       sortex-verify --parts SORTED1 SORTED2... [--input ORIGINAL]... [options]\n"
+            "\n"
+            "Checks that SORTED (raw little-endian 8-byte keys, no header) is non-decreasing and,\n"
+            "with --input, that it holds the same keys as ORIGINAL: same count and the same\n"
+            "order-independent checksum (wrapping sums of XXH3_64bits and of XXH64 of every key).\n"
+            "\n"
+            "options:\n"
+            "  -i, --input FILE      original data to compare the multiset with; repeat it for\n"
+            "                        an input split over several files (default: no comparison)\n"
+            "  -p, --parts           SORTED is several files checked as one sequence in the\n"
+            "                        given order, boundaries included (default: one file)\n"
+            "  -t, --type TYPE       key type for the order check: %s (default: u64)\n"
+            "  -T, --threads N       OpenMP threads (default: OMP_NUM_THREADS or every core)\n"
+            "  -b, --block-size SIZE bytes read per block and thread, a multiple of 8; K, M, Ki,\n"
+            "                        Mi suffixes (default: 512Ki)\n"
+            "  -j, --json            print one JSON object instead of text\n"
+            "  -h, --help            print this help and exit\n"
+            "  -V, --version         print the version and exit\n"
+            "\n"
+            "exit status:\n"
+            "  0  valid: sorted (and, with --input, the same count and checksums)\n"
+            "  1  invalid: not sorted, or not the same multiset as the input\n"
+            "  2  usage or I/O error: bad option, missing file, size not a multiple of 8\n"
+            "  3  out of memory\n",
+            names);
+}
+
+/* Exit code of a library error; the verifier reports I/O errors as 2 as well. */
+static int exit_code(int err)
+{
+    return err == UTIL_EIO ? UTIL_EXIT_USAGE : util_exit_code(err);
+}
+
 int main(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    return UTIL_EXIT_RUNTIME;
+    static const struct option longopts[] = {
+        {"input", required_argument, NULL, 'i'},
+        {"parts", no_argument, NULL, 'p'},
+        {"type", required_argument, NULL, 't'},
+        {"threads", required_argument, NULL, 'T'},
+        {"block-size", required_argument, NULL, 'b'},
+        {"json", no_argument, NULL, 'j'},
+        {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, 'V'},
+        {NULL, 0, NULL, 0},
+    };
+    struct verify_config cfg = {0};
+    struct verify_result res;
+    bool parts = false, json = false;
+    int rc = UTIL_EXIT_USAGE;
+    long threads = 0;
+    uint64_t block = 0;
+    char names[128];
+
+    util_set_progname("sortex-verify");
+    /* At most argc inputs: one array sized once, no reallocation. */
+    const char **inputs = util_calloc((size_t)argc, sizeof(*inputs));
+    if (inputs == NULL) {
+        util_fail(UTIL_ENOMEM, "out of memory (%d arguments)", argc);
+        return UTIL_EXIT_RUNTIME;
+    }
+
+    /* Options. */
+    int c;
+    opterr = 0; /* our own one-line messages */
+    while ((c = getopt_long(argc, argv, ":i:pt:T:b:jhV", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'i':
+            inputs[cfg.n_inputs++] = optarg;
+            break;
+        case 'p':
+            parts = true;
+            break;
+        case 't':
+            cfg.type = util_keytype_find(optarg);
+            if (cfg.type == NULL) {
+                util_keytype_names(names, sizeof(names));
+                util_error("unknown key type, expected one of %s (%s)", names, optarg);
+                goto out;
+            }
+            break;
+        case 'T':
+            if (util_parse_int(optarg, 1, 4096, &threads) != UTIL_OK) {
+                util_error("--threads needs a whole number from 1 to 4096 (%s)", optarg);
+                goto out;
+            }
+            break;
+        case 'b':
+            if (util_parse_count(optarg, &block) != UTIL_OK || block == 0 || block % 8 != 0 ||
+                block > ((uint64_t)1 << 30)) {
+                util_error("--block-size needs a multiple of 8 bytes up to 1Gi (%s)", optarg);
+                goto out;
+            }
+            break;
+        case 'j':
+            json = true;
+            break;
+        case 'h':
+            usage(stdout);
+            rc = UTIL_EXIT_OK;
+            goto out;
+        case 'V':
+            util_print_version(stdout);
+            rc = UTIL_EXIT_OK;
+            goto out;
+        case ':':
+            util_error("option needs a value (%s)", argv[optind - 1]);
+            goto out;
+        default:
+            /* optopt names an unknown short option; a long one is the argument itself. */
+            if (optopt != 0) {
+                util_error("unknown option, see --help (-%c)", optopt);
+            } else {
+                util_error("unknown option, see --help (%s)", argv[optind - 1]);
+            }
+            goto out;
+        }
+    }
+
+    /* Positional arguments: one sorted file, or several with --parts. */
+    cfg.sorted = (const char *const *)&argv[optind];
+    cfg.n_sorted = (size_t)(argc - optind);
+    if (cfg.n_sorted == 0) {
+        util_error("no sorted file given, see --help (%d arguments)", argc - 1);
+        goto out;
+    }
+    if (cfg.n_sorted > 1 && !parts) {
+        util_error("several sorted files need --parts (%zu files)", cfg.n_sorted);
+        goto out;
+    }
+    cfg.inputs = inputs;
+    cfg.threads = (int)threads;
+    cfg.block_bytes = (size_t)block;
+
+    /* Verify and report. */
+    int err = verify_files(&cfg, &res);
+    if (err != UTIL_OK) {
+        rc = exit_code(err);
+        goto out;
+    }
+    if (json) {
+        verify_print_json(stdout, &cfg, &res);
+    } else {
+        verify_print_text(stdout, &cfg, &res);
+    }
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        util_error("cannot write the report (stdout)");
+        rc = UTIL_EXIT_USAGE;
+        goto out;
+    }
+    rc = res.valid ? UTIL_EXIT_OK : UTIL_EXIT_INVALID;
+
+out:
+    util_free(inputs);
+    return rc;
 }

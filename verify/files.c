@@ -1,0 +1,374 @@
+/*
+ * verify/files.c: verifying files in bounded memory with OpenMP threads (see verify.h).
+ *
+ * Scheme: the files of a sequence (the sorted parts, or the original inputs) are cut into
+ * blocks of B keys, a block never spanning two files, and numbered globally. Threads take
+ * blocks dynamically (so they stay close together in the file and the kernel's readahead keeps
+ * working) and read each with pread into a private buffer of B + 1 keys. For the order check a
+ * block also reads the key just before it: from its own file, or the last key of the nearest
+ * earlier non-empty file at a file boundary; so every boundary is checked by exactly one block
+ * and no block needs another's result. Per block: checksum the keys as stored, map them with
+ * the key type's to_ordered, count descents (a branch-free, vectorized loop), and only when
+ * there are some find the first one. Checksums and descent counts are sums (OpenMP
+ * reductions); the first bad position is a minimum over threads.
+ *
+ * Cost: one pass over the bytes, O(n / T) work per thread, memory T * (B + 1) keys plus three
+ * numbers per file. Nothing is ever mapped or held beyond one block per thread, so files larger
+ * than memory are fine (the page cache does the rest).
+ */
+#include "verify/verify.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <omp.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "util/alloc.h"
+#include "util/util.h"
+
+#define KEY_BYTES       sizeof(uint64_t)
+#define NO_FILE         SIZE_MAX
+#define BLOCK_BYTES_MAX ((size_t)1 << 30)
+
+/* A list of files read as one concatenated sequence of keys. */
+struct seq {
+    size_t n;                 /* number of files */
+    const char *const *paths; /* their names (owned by the caller) */
+    int *fd;                  /* open descriptors, -1 when not open */
+    uint64_t *keys;           /* keys in each file */
+    uint64_t *start;          /* global index of each file's first key */
+    uint64_t *block0;         /* n + 1 entries: global number of each file's first block */
+    size_t *prev;             /* nearest earlier file holding keys, or NO_FILE */
+    uint64_t total;           /* keys in all files */
+};
+
+/* What one pass over a sequence found. */
+struct scan {
+    struct verify_checksum sum;
+    uint64_t descents;
+    uint64_t first_bad; /* global index, VERIFY_NONE if none */
+    size_t bad_file;
+    uint64_t bad_file_index;
+    uint64_t bad_prev; /* in ordered encoding */
+    uint64_t bad_key;
+};
+
+static void seq_close(struct seq *s)
+{
+    for (size_t i = 0; s->fd != NULL && i < s->n; i++) {
+        if (s->fd[i] >= 0) {
+            (void)close(s->fd[i]);
+        }
+    }
+    util_free(s->fd);
+    util_free(s->keys);
+    util_free(s->start);
+    util_free(s->block0);
+    util_free(s->prev);
+    memset(s, 0, sizeof(*s));
+}
+
+/* Checks and opens every file of @paths and lays out its blocks of @block_keys keys. */
+static int seq_open(struct seq *s, const char *const *paths, size_t n, size_t block_keys)
+{
+    int err = UTIL_OK;
+    memset(s, 0, sizeof(*s));
+    s->n = n;
+    s->paths = paths;
+    s->fd = util_malloc(n * sizeof(*s->fd));
+    s->keys = util_malloc(n * sizeof(*s->keys));
+    s->start = util_malloc(n * sizeof(*s->start));
+    s->block0 = util_malloc((n + 1) * sizeof(*s->block0));
+    s->prev = util_malloc(n * sizeof(*s->prev));
+    if (s->fd == NULL || s->keys == NULL || s->start == NULL || s->block0 == NULL ||
+        s->prev == NULL) {
+        err = util_fail(UTIL_ENOMEM, "out of memory for the file table (%zu files)", n);
+        goto fail;
+    }
+    for (size_t i = 0; i < n; i++) {
+        s->fd[i] = -1;
+    }
+
+    size_t last = NO_FILE;
+    s->block0[0] = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t size = 0;
+        err = util_check_input(paths[i], KEY_BYTES, &size);
+        if (err != UTIL_OK) {
+            goto fail;
+        }
+        s->fd[i] = open(paths[i], O_RDONLY | O_CLOEXEC);
+        if (s->fd[i] < 0) {
+            err = util_error("cannot open input: %s (%s)", strerror(errno), paths[i]);
+            goto fail;
+        }
+        /* Blocks are taken mostly in order: ask for aggressive readahead. */
+        (void)posix_fadvise(s->fd[i], 0, 0, POSIX_FADV_SEQUENTIAL);
+        s->keys[i] = size / KEY_BYTES;
+        s->start[i] = s->total;
+        s->total += s->keys[i];
+        s->block0[i + 1] = s->block0[i] + (s->keys[i] + block_keys - 1) / block_keys;
+        s->prev[i] = last;
+        if (s->keys[i] > 0) {
+            last = i;
+        }
+    }
+    return UTIL_OK;
+
+fail:
+    seq_close(s);
+    return err;
+}
+
+/* Reads exactly @count keys at key index @first of file @f into @buf. */
+static int read_keys(const struct seq *s, size_t f, uint64_t *buf, size_t count, uint64_t first)
+{
+    char *p = (char *)buf;
+    size_t left = count * KEY_BYTES;
+    off_t off = (off_t)(first * KEY_BYTES);
+    while (left > 0) {
+        ssize_t got = pread(s->fd[f], p, left, off);
+        if (got < 0 && errno == EINTR) {
+            continue;
+        }
+        if (got < 0) {
+            return util_fail(UTIL_EIO, "cannot read input: %s (%s)", strerror(errno), s->paths[f]);
+        }
+        if (got == 0) {
+            return util_fail(UTIL_EIO, "input shrank while being read (%s)", s->paths[f]);
+        }
+        p += got;
+        off += got;
+        left -= (size_t)got;
+    }
+    return UTIL_OK;
+}
+
+/* Finds the file holding global block @b: the last file whose first block is <= b (a file
+ * without blocks never qualifies, since the next file starts at the same block). */
+static size_t file_of_block(const struct seq *s, uint64_t b)
+{
+    size_t lo = 0, hi = s->n; /* block0[lo] <= b < block0[hi] */
+    while (hi - lo > 1) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (s->block0[mid] <= b) {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    return lo;
+}
+
+/* Records the first error of a parallel pass; later ones are dropped (they were reported). */
+static void set_error(atomic_int *err, int e)
+{
+    int expected = UTIL_OK;
+    (void)atomic_compare_exchange_strong(err, &expected, e);
+}
+
+/*
+ * Processes global block @b of @s into the thread's running totals: reads it (with the key
+ * before it when @order), checksums it, and with @order maps and checks it.
+ */
+static int scan_block(const struct seq *s, uint64_t b, size_t block_keys, bool order,
+                      const struct util_keytype *type, uint64_t *buf, struct scan *acc)
+{
+    size_t f = file_of_block(s, b);
+    uint64_t first = (b - s->block0[f]) * block_keys; /* index of the block's first key */
+    size_t count = (size_t)(s->keys[f] - first < block_keys ? s->keys[f] - first : block_keys);
+    uint64_t *data = buf + 1;
+    size_t has_prev = 0;
+    int err;
+
+    /* Read: the block, and for the order check the key just before it. */
+    if (order && first > 0) {
+        err = read_keys(s, f, buf, count + 1, first - 1);
+        has_prev = 1;
+    } else {
+        err = read_keys(s, f, data, count, first);
+        if (err == UTIL_OK && order && s->prev[f] != NO_FILE) {
+            size_t p = s->prev[f];
+            err = read_keys(s, p, buf, 1, s->keys[p] - 1);
+            has_prev = 1;
+        }
+    }
+    if (err != UTIL_OK) {
+        return err;
+    }
+
+    /* Checksum the keys as stored (before the order-preserving map). */
+    acc->sum = verify_checksum_combine(acc->sum, verify_checksum_keys(data, count));
+    if (!order) {
+        return UTIL_OK;
+    }
+
+    /* Order: map, count descents, locate the first only when there is one. */
+    uint64_t *from = data - has_prev;
+    size_t len = count + has_prev;
+    if (type->to_ordered != NULL) {
+        type->to_ordered(from, len);
+    }
+    uint64_t d = verify_count_descents(from, len);
+    if (d > 0) {
+        acc->descents += d;
+        uint64_t i = verify_first_descent(from, len);
+        uint64_t in_file = first + i - has_prev;
+        uint64_t global = s->start[f] + in_file;
+        if (global < acc->first_bad) {
+            acc->first_bad = global;
+            acc->bad_file = f;
+            acc->bad_file_index = in_file;
+            acc->bad_prev = from[i - 1];
+            acc->bad_key = from[i];
+        }
+    }
+    return UTIL_OK;
+}
+
+/* One parallel pass over @s with @threads threads: checksum, and with @order the order. */
+static int scan_seq(const struct seq *s, bool order, const struct util_keytype *type, int threads,
+                    size_t block_keys, struct scan *out)
+{
+    uint64_t nblocks = s->block0[s->n];
+    atomic_int err = UTIL_OK;
+
+    memset(out, 0, sizeof(*out));
+    out->first_bad = VERIFY_NONE;
+
+#pragma omp parallel num_threads(threads)
+    {
+        struct scan mine = {.first_bad = VERIFY_NONE};
+        uint64_t *buf = util_malloc((block_keys + 1) * KEY_BYTES);
+        if (buf == NULL) {
+            set_error(&err, util_fail(UTIL_ENOMEM, "out of memory for a read buffer (%zu bytes)",
+                                      (block_keys + 1) * KEY_BYTES));
+        }
+
+#pragma omp for schedule(dynamic, 1)
+        for (uint64_t b = 0; b < nblocks; b++) {
+            if (atomic_load_explicit(&err, memory_order_relaxed) != UTIL_OK) {
+                continue; /* drain the loop quickly after a failure */
+            }
+            int e = scan_block(s, b, block_keys, order, type, buf, &mine);
+            if (e != UTIL_OK) {
+                set_error(&err, e);
+            }
+        }
+
+        /* Merge: sums add up, the first bad position is the minimum. */
+#pragma omp critical(verify_merge)
+        {
+            out->sum = verify_checksum_combine(out->sum, mine.sum);
+            out->descents += mine.descents;
+            if (mine.first_bad < out->first_bad) {
+                out->first_bad = mine.first_bad;
+                out->bad_file = mine.bad_file;
+                out->bad_file_index = mine.bad_file_index;
+                out->bad_prev = mine.bad_prev;
+                out->bad_key = mine.bad_key;
+            }
+        }
+        util_free(buf);
+    }
+    return atomic_load(&err);
+}
+
+/* Maps one key from the ordered encoding back to the file's. */
+static uint64_t to_file_encoding(const struct util_keytype *type, uint64_t k)
+{
+    if (type->from_ordered != NULL) {
+        type->from_ordered(&k, 1);
+    }
+    return k;
+}
+
+static uint64_t seq_bytes(const struct seq *s)
+{
+    return s->total * KEY_BYTES;
+}
+
+int verify_files(const struct verify_config *cfg, struct verify_result *res)
+{
+    struct seq sorted = {0}, inputs = {0};
+    struct scan so, in;
+    int err;
+
+    memset(res, 0, sizeof(*res));
+    res->first_bad = VERIFY_NONE;
+
+    /* Check the configuration. */
+    const struct util_keytype *type = cfg->type ? cfg->type : util_keytype_find("u64");
+    size_t block_bytes = cfg->block_bytes ? cfg->block_bytes : VERIFY_BLOCK_DEFAULT;
+    if (cfg->n_sorted == 0 || cfg->sorted == NULL) {
+        return util_error("no sorted file given (%zu files)", cfg->n_sorted);
+    }
+    if (cfg->n_inputs > 0 && cfg->inputs == NULL) {
+        return util_error("input files announced but not given (%zu files)", cfg->n_inputs);
+    }
+    if (type == NULL || type->size != KEY_BYTES) {
+        return util_error("key type is not 8 bytes wide (%s)", type ? type->name : "none");
+    }
+    if (block_bytes % KEY_BYTES != 0 || block_bytes > BLOCK_BYTES_MAX) {
+        return util_error("block size must be a multiple of 8 bytes, at most 1 GiB (%zu)",
+                          block_bytes);
+    }
+    size_t block_keys = block_bytes / KEY_BYTES;
+    int threads = cfg->threads > 0 ? cfg->threads : omp_get_max_threads();
+    res->threads = threads;
+
+    /* Open everything before reading anything: a missing input fails fast. */
+    err = seq_open(&sorted, cfg->sorted, cfg->n_sorted, block_keys);
+    if (err != UTIL_OK) {
+        goto fail;
+    }
+    if (cfg->n_inputs > 0) {
+        err = seq_open(&inputs, cfg->inputs, cfg->n_inputs, block_keys);
+        if (err != UTIL_OK) {
+            goto fail;
+        }
+    }
+
+    /* The passes. */
+    double t0 = util_now();
+    err = scan_seq(&sorted, true, type, threads, block_keys, &so);
+    if (err != UTIL_OK) {
+        goto fail;
+    }
+    if (cfg->n_inputs > 0) {
+        err = scan_seq(&inputs, false, type, threads, block_keys, &in);
+        if (err != UTIL_OK) {
+            goto fail;
+        }
+    }
+    res->seconds = util_now() - t0;
+
+    /* The verdict. */
+    res->sorted = so.descents == 0;
+    res->descents = so.descents;
+    res->sorted_sum = so.sum;
+    res->bytes = seq_bytes(&sorted);
+    if (!res->sorted) {
+        res->first_bad = so.first_bad;
+        res->bad_file = so.bad_file;
+        res->bad_file_index = so.bad_file_index;
+        res->bad_prev = to_file_encoding(type, so.bad_prev);
+        res->bad_key = to_file_encoding(type, so.bad_key);
+    }
+    res->valid = res->sorted;
+    if (cfg->n_inputs > 0) {
+        res->compared = true;
+        res->input_sum = in.sum;
+        res->bytes += seq_bytes(&inputs);
+        res->same_count = so.sum.count == in.sum.count;
+        res->same_multiset = verify_checksum_equal(so.sum, in.sum);
+        res->valid = res->valid && res->same_multiset;
+    }
+
+fail:
+    seq_close(&sorted);
+    seq_close(&inputs);
+    return err;
+}
