@@ -82,8 +82,8 @@ void util_warn(const char *fmt, ...)
 
 int util_parse_count(const char *s, uint64_t *out)
 {
-    if (s == NULL || *s == '\0' || *s == '-' || *s == '+' || *s == ' ') {
-        return UTIL_EUSAGE;
+    if (s == NULL || *s < '0' || *s > '9') {
+        return UTIL_EUSAGE; /* empty, a sign, white space or garbage */
     }
     /* Plain digits first: exact for the whole uint64 range. */
     char *end = NULL;
@@ -131,7 +131,7 @@ int util_parse_count(const char *s, uint64_t *out)
 
 int util_parse_int(const char *s, long lo, long hi, long *out)
 {
-    if (s == NULL || *s == '\0' || *s == ' ') {
+    if (s == NULL || (*s != '-' && (*s < '0' || *s > '9'))) {
         return UTIL_EUSAGE;
     }
     char *end = NULL;
@@ -146,7 +146,7 @@ int util_parse_int(const char *s, long lo, long hi, long *out)
 
 int util_parse_double(const char *s, double lo, double hi, double *out)
 {
-    if (s == NULL || *s == '\0' || *s == ' ') {
+    if (s == NULL || (*s != '-' && *s != '.' && (*s < '0' || *s > '9'))) {
         return UTIL_EUSAGE;
     }
     char *end = NULL;

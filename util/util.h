@@ -50,9 +50,9 @@ int util_fail(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)
 void util_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /**
- * Parses a non-negative count with an optional suffix: K, M, G, T are powers of ten (10^3 ...),
- * Ki, Mi, Gi, Ti are powers of two (2^10 ...); "1e6" style exponents are accepted too.
- * Rejects empty strings, signs, garbage and overflow. Returns 0 or UTIL_EUSAGE (no message).
+ * Parses a non-negative count with an optional suffix: K, M, G, T, P are powers of ten (10^3
+ * ...), Ki, Mi, Gi, Ti, Pi are powers of two (2^10 ...); "1e6" style exponents are accepted too.
+ * Rejects empty strings, signs, leading white space, garbage and overflow. Returns 0 or UTIL_EUSAGE (no message).
  */
 int util_parse_count(const char *s, uint64_t *out);
 /** Parses a plain integer in [lo, hi] (decimal, no suffix). Returns 0 or UTIL_EUSAGE. */
