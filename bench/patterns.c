@@ -77,7 +77,7 @@ static double rng_normal(struct rng *r)
 
 /* ---- helpers --------------------------------------------------------------------------------- */
 
-/* Cuts total into row[0..n) proportionally to w[0..n) (w >= 0, not all 0) by cumulative rounding. */
+/* Cuts total into row[0..n) proportionally to w[0..n) (w >= 0, not all 0), cumulatively. */
 static void split_weights(uint64_t total, const double *w, int n, uint64_t *row)
 {
     double sum = 0, run = 0;

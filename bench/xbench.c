@@ -295,7 +295,9 @@ static int run_case(MPI_Comm comm, const struct bench_xbench_config *cfg,
         if (spec->pattern->param_name != NULL) {
             (void)snprintf(param, sizeof(param), "%g", spec->param);
         }
-        fprintf(out, "%s,%s,%s,%d,%d,%llu,%d,%.9f,%.9f,%.9f,%.9f,%.3f,%llu,%.4f,%llu,%llu,%llu,%llu,%d\n",
+        fprintf(out,
+                "%s,%s,%s,%d,%d,%llu,%d,%.9f,%.9f,%.9f,%.9f,%.3f,%llu,%.4f,%llu,%llu,%llu,%llu,"
+                "%d\n",
                 cfg->backends[b]->name, spec->pattern->name, param, P, cfg->threads,
                 (unsigned long long)bytes, reps, med, lo, hi, fast,
                 med > 0 ? (double)bytes / 1048576.0 / med : 0.0,

@@ -52,7 +52,8 @@ static void usage(FILE *f)
             "interleaved (A B C A B C ...) on buffers allocated once, on huge pages, pre-touched.\n"
             "\n"
             "exit codes: 0 every exchange delivered exactly what was sent; 1 some did not\n"
-            "            (valid=0 rows); 2 usage error; 3 runtime failure (memory, MPI, back-end)\n");
+            "            (valid=0 rows); 2 usage error; 3 runtime failure (memory, MPI,\n"
+            "            a back-end)\n");
 }
 
 enum {
