@@ -56,7 +56,7 @@ template_lines() {
     local data=$1 ncols=$2 logx=$3 logy=$4 ref=$5
     echo "set grid xtics"
     [[ $logx == 0 ]] || echo "set logscale x $logx"
-    [[ $logy == 0 ]] || echo "set logscale y $logy; set yrange [*:*]"
+    [[ $logy == 0 ]] || echo "set logscale y $logy; set yrange [*:*]; set format y '%g'"
     local extra=""
     if [[ $ref != - ]]; then
         extra=", ${ref%%|*} with lines dashtype 2 linecolor rgb 'gray40' title $(q "${ref#*|}")"

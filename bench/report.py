@@ -427,16 +427,19 @@ def readme_exchange(doc, results):
                 t is not None for t in ts.values()) else None
             if best:
                 wins[best] += 1
-            table.append([lab] + [("**%s**" if b == best and len(bks) > 1 else "%s")
-                                  % ("%s (%s)" % (fmt_time(ts[b]), fmt_time(tmin[b])))
-                                  for b in bks])
+            h = next((int(r["h_bytes"]) for b in bks for r in sel[b]), 0)
+            table.append([lab, "%.1f" % (h / 2**20)] +
+                         [("**%s**" if b == best and len(bks) > 1 else "%s")
+                          % ("%s (%s)" % (fmt_time(ts[b]), fmt_time(tmin[b]))) for b in bks])
             for b in bks:
                 spread.setdefault(b, []).append(ts[b])
                 spread_min.setdefault(b, []).append(tmin[b])
         doc.p("Exchange time at %s per rank, median (minimum) over repetitions; fastest median in"
               " bold. On a busy machine the minimum is the better estimate of the uncontended"
-              " cost, the median of what a user sees:" % fmt_bytes(top))
-        doc.table(["pattern"] + bks, table)
+              " cost, the median of what a user sees. h is the largest volume one rank sends"
+              " to and receives from the others (its own block excluded): the lower bound on"
+              " what any back-end must move through one rank." % fmt_bytes(top))
+        doc.table(["pattern", "h (MiB)"] + bks, table)
         # Findings, from the table above.
         if len(bks) > 1:
             doc.p("At %s per rank and P = %d, %s." % (fmt_bytes(top), P, "; ".join(
@@ -460,13 +463,17 @@ def readme_exchange(doc, results):
         small = e["volumes"][0]
         if small != top:
             b0 = bks[0]
-            t_small = t_of(rows, backend=b0, pattern="bucket", bytes_per_rank=small)
-            t_top = t_of(rows, backend=b0, pattern="bucket", bytes_per_rank=top)
-            if t_small and t_top:
-                doc.p("Equal blocks with `%s`: %s at %s per rank (start-up bound) and %s at %s"
-                      " per rank, i.e. %.0f MiB/s per rank." % (
-                          b0, fmt_time(t_small), fmt_bytes(small), fmt_time(t_top),
-                          fmt_bytes(top), top / 2**20 / t_top))
+            sel = {v: [r for r in rows if r["backend"] == b0 and r["pattern"] == "bucket" and
+                       int(r["bytes_per_rank"]) == v] for v in (small, top)}
+            if sel[small] and sel[top]:
+                s_med, s_min = num(sel[small][0]["t_med"]), num(sel[small][0]["t_min"])
+                t_med, t_min = num(sel[top][0]["t_med"]), num(sel[top][0]["t_min"])
+                doc.p("Equal blocks with `%s`: %s median (%s minimum) at %s per rank, where"
+                      " start-up costs dominate, and %s median (%s minimum) at %s per rank,"
+                      " i.e. %.0f MiB/s per rank on the median." % (
+                          b0, fmt_time(s_med), fmt_time(s_min), fmt_bytes(small),
+                          fmt_time(t_med), fmt_time(t_min), fmt_bytes(top),
+                          top / 2**20 / t_med))
     doc.image(results, "exchange_time_vs_p", "exchange time vs P")
     for e in skew:
         P, rows, bks = e["P"], e["rows"], e["backends"]
