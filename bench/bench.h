@@ -93,7 +93,7 @@ uint64_t bench_mix(uint64_t x);
 /**
  * Prints the machine description as "# key: value" lines, one per line: suite, program, date,
  * commit, host, nodes, cpu, cores, memory_gib, mpi, compiler, build, allocator, P, threads,
- * ranks_per_node, oversubscribed, thp, then one line per note ("KEY=VALUE" becomes
+ * ranks_per_node, oversubscribed, thp, loadavg (1-minute load average at the start), then one line per note ("KEY=VALUE" becomes
  * "# KEY: VALUE") and "# command: ..." from argv. Collective over comm; rank 0 prints.
  */
 void bench_env_print(FILE *out, MPI_Comm comm, const char *suite, int threads, int argc,

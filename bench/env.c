@@ -152,6 +152,11 @@ void bench_env_print(FILE *out, MPI_Comm comm, const char *suite, int threads, i
     fprintf(out, "# ranks_per_node: %d\n", sums[1]);
     fprintf(out, "# oversubscribed: %s\n", sums[2] ? "yes" : "no");
     fprintf(out, "# thp: %s\n", thp);
+    /* How busy the machine was as the run started: runnable tasks per core, averaged. */
+    double load[1] = {-1};
+    if (getloadavg(load, 1) == 1) {
+        fprintf(out, "# loadavg: %.2f\n", load[0]);
+    }
     for (int i = 0; i < nnotes; i++) {
         const char *eq = strchr(notes[i], '=');
         if (eq != NULL) {

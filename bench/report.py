@@ -637,11 +637,18 @@ def cmd_readme(results):
         doc.p("**Scale:** %s. Quick and smoke runs use small sizes and few repetitions: read them"
               " as a check that the suite works, not as measurements." % ", ".join(
                   sorted(m for m in modes if m)))
-    if m.get("cores") and int(m.get("cores", 0)) <= 4:
-        doc.p("This machine has %s cores and was shared with other work while it ran; runs with"
-              " more ranks × threads than cores are marked oversubscribed. Differences of a few"
-              " percent are noise; the medians and interleaving keep them from being"
-              " systematic." % m["cores"])
+    loads = [num(meta.get("loadavg")) for suite in ("exchange", "localsort", "sort", "e2e")
+             for _, meta, _ in load_suite(results, suite)]
+    loads = [x for x in loads if x is not None]
+    cores = num(m.get("cores"), 0)
+    if loads and cores:
+        busy = max(loads) > 0.5 * cores
+        doc.p("The 1-minute load average was %.1f to %.1f when the runs started, on %d cores:"
+              " %s Runs with more ranks × threads than cores are marked oversubscribed." % (
+                  min(loads), max(loads), cores,
+                  "**the machine was busy with other work, so times are inflated and noisy;"
+                  " compare the minima, and treat these numbers as preliminary.**" if busy else
+                  "the machine was otherwise idle."))
     doc.h(2, "Exchange micro-benchmark")
     readme_exchange(doc, results)
     doc.h(2, "Sort")
