@@ -38,6 +38,7 @@ struct bench_pattern {
     const char *summary;    /* one line for --patterns help */
     const char *param_name; /* what NAME:X sets ("percent"), or NULL when it takes none */
     double param_default, param_min, param_max;
+    int param_integral; /* 1: the parameter must be a whole number */
     bench_row_fn *row;
 };
 
@@ -93,8 +94,9 @@ uint64_t bench_mix(uint64_t x);
 /**
  * Prints the machine description as "# key: value" lines, one per line: suite, program, date,
  * commit, host, nodes, cpu, cores, memory_gib, mpi, compiler, build, allocator, P, threads,
- * ranks_per_node, oversubscribed, thp, loadavg (1-minute load average at the start), then one line per note ("KEY=VALUE" becomes
- * "# KEY: VALUE") and "# command: ..." from argv. Collective over comm; rank 0 prints.
+ * ranks_per_node, oversubscribed, thp, loadavg (the 1-minute load average at the start), then
+ * one line per note ("KEY=VALUE" becomes "# KEY: VALUE") and "# command: ..." from argv.
+ * Collective over comm; rank 0 prints.
  */
 void bench_env_print(FILE *out, MPI_Comm comm, const char *suite, int threads, int argc,
                      char **argv, const char *const *notes, int nnotes);

@@ -263,32 +263,33 @@ static int row_oddcycle(const struct bench_spec *s, int src, uint64_t *row)
 }
 
 static const struct bench_pattern pattern_uniform = {
-    "uniform", "[U] uniform random keys: multinomial(V, 1/P) counts", NULL, 0, 0, 0, row_uniform};
+    "uniform", "[U] uniform random keys: multinomial(V, 1/P) counts", NULL, 0, 0, 0, 0,
+    row_uniform};
 static const struct bench_pattern pattern_random = {
     "random", "random weights in [0,1) per (src, dst): irregular rows and columns", NULL, 0, 0, 0,
-    row_random};
+    0, row_random};
 static const struct bench_pattern pattern_onehot = {
     "onehot", "PARAM percent of every rank's volume to rank 0, the rest in equal blocks (incast)",
-    "percent", 50, 0, 100, row_onehot};
+    "percent", 50, 0, 100, 0, row_onehot};
 static const struct bench_pattern pattern_zipf = {
     "zipf", "rank i sends weight 1/(r+1)^PARAM to rank i+1+r: skewed rows, balanced columns",
-    "exponent", 1.0, 0, 16, row_zipf};
+    "exponent", 1.0, 0, 16, 0, row_zipf};
 static const struct bench_pattern pattern_staggered = {
     "staggered", "[S] a permutation: rank i < P/2 to 2i+1, the others to 2(i - P/2)", NULL, 0, 0,
-    0, row_staggered};
+    0, 0, row_staggered};
 static const struct bench_pattern pattern_ggroup = {
     "ggroup", "[g-G] equal blocks to the PARAM ranks of the group half the machine away",
-    "groups", 2, 1, 1 << 20, row_ggroup};
+    "groups", 2, 1, 1 << 20, 1, row_ggroup};
 static const struct bench_pattern pattern_bucket = {
     "bucket", "[B] bucket-sorted input: exactly equal blocks (the regular all-to-all)", NULL, 0, 0,
-    0, row_bucket};
+    0, 0, row_bucket};
 static const struct bench_pattern pattern_sparse = {
     "sparse", "PARAM random destinations per rank with random weights, nothing elsewhere",
-    "destinations", 2, 1, 1 << 20, row_sparse};
+    "destinations", 2, 1, 1 << 20, 1, row_sparse};
 static const struct bench_pattern pattern_oddcycle = {
     "oddcycle", "3-cycles 3t -> 3t+1 -> 3t+2 -> 3t, all volume to the successor (h-relation "
                 "lower bound)",
-    NULL, 0, 0, 0, row_oddcycle};
+    NULL, 0, 0, 0, 0, row_oddcycle};
 
 /* One line per pattern; 'all' runs them in this order. */
 static const struct bench_pattern *const registry[] = {
@@ -357,9 +358,11 @@ int bench_spec_parse(const char *text, struct bench_spec *spec)
         if (p->param_name == NULL) {
             return util_error("pattern %s takes no parameter (%s)", p->name, text);
         }
-        if (util_parse_double(colon + 1, p->param_min, p->param_max, &spec->param) != UTIL_OK) {
-            return util_error("%s: the %s must be a number from %g to %g (%s)", p->name,
-                              p->param_name, p->param_min, p->param_max, colon + 1);
+        if (util_parse_double(colon + 1, p->param_min, p->param_max, &spec->param) != UTIL_OK ||
+            (p->param_integral && spec->param != (double)(long)spec->param)) {
+            return util_error("%s: the %s must be a %s from %.10g to %.10g (%s)", p->name,
+                              p->param_name, p->param_integral ? "whole number" : "number",
+                              p->param_min, p->param_max, colon + 1);
         }
     }
     return UTIL_OK;

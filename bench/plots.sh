@@ -36,7 +36,8 @@ preamble() {
     if [[ $term == png ]]; then
         echo "set terminal pngcairo size 1000,560 noenhanced font 'sans,10'"
     else
-        echo "set terminal svg size 1000,560 dynamic noenhanced font 'sans,10' background rgb 'white'"
+        echo "set terminal svg size 1000,560 dynamic noenhanced font 'sans,10'" \
+            "background rgb 'white'"
     fi
     cat <<EOF
 set output $(q "$out")

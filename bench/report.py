@@ -227,7 +227,8 @@ def cmd_tables(results, outdir):
         P, rows, bks = e["P"], e["rows"], e["backends"]
         if len(e["volumes"]) > 1:
             pat = "bucket" if any(r["pattern"] == "bucket" for r in rows) else rows[0]["pattern"]
-            data = [(v / 1024.0, [t_of(rows, backend=b, pattern=pat, bytes_per_rank=v) for b in bks])
+            data = [(v / 1024.0,
+                     [t_of(rows, backend=b, pattern=pat, bytes_per_rank=v) for b in bks])
                     for v in e["volumes"]]
             plots.add("lines", "exchange_time_vs_bytes_p%d" % P, "kib", bks, data,
                       "Exchange time vs volume, pattern %s, P = %d" % (pat, P),
@@ -369,7 +370,8 @@ def environment(doc, results):
                 ["CPU", "%s, %s cores" % (m.get("cpu", "?"), m.get("cores", "?"))],
                 ["Memory", "%s GiB" % m.get("memory_gib", "?")],
                 ["MPI", m.get("mpi", "?")],
-                ["Compiler", "%s; %s" % (m.get("compiler", "?"), m.get("cflags", m.get("build", "?")))],
+                ["Compiler", "%s; %s" % (m.get("compiler", "?"),
+                                         m.get("cflags", m.get("build", "?")))],
                 ["Allocator", m.get("allocator", "?")],
                 ["Transparent huge pages", m.get("thp", "?")],
                 ["Commit", m.get("commit", "?")],
@@ -515,7 +517,8 @@ def readme_sort(doc, results):
           "its input, outside the timing. Files live in the page cache, so `read` and `write`",
           "measure memory, not a disk.")
     if fails:
-        doc.p("**%d launches failed or did not verify and are left out:** %s." % (len(fails), ", ".join(
+        doc.p("**%d launches failed or did not verify and are left out:** %s." % (
+            len(fails), ", ".join(
             "%s/%s n=%s P=%s×%s (%s)" % (r["backend"], r["dist"], r["n"], r["P"], r["threads"],
                                          r["status"]) for r in fails[:8])))
     if not groups:
@@ -534,7 +537,8 @@ def readme_sort(doc, results):
     n = max(by_n, key=lambda x: (len(by_n[x]), x))
     table = []
     for d in sorted(by_n[n], key=lambda d: (d != "uniform", d)):
-        best = min((groups[(b, d, n, P, T)]["total_s"], b) for b in bks if (b, d, n, P, T) in groups)
+        best = min((groups[(b, d, n, P, T)]["total_s"], b) for b in bks
+                   if (b, d, n, P, T) in groups)
         for b in bks:
             g = groups.get((b, d, n, P, T))
             if not g:
