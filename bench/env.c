@@ -75,6 +75,7 @@ void bench_env_print(FILE *out, MPI_Comm comm, const char *suite, int threads, i
 {
     int rank, size, node_rank, node_size;
     MPI_Comm node;
+    /* Ranks sharing memory form a node: the unit for "ranks per node" and oversubscription. */
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &size);
     MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node);
@@ -95,6 +96,7 @@ void bench_env_print(FILE *out, MPI_Comm comm, const char *suite, int threads, i
         return;
     }
 
+    /* Rank 0 describes its own node; on a cluster the nodes are assumed alike. */
     char date[64], cpu[256], thp[64], lib[MPI_MAX_LIBRARY_VERSION_STRING];
     time_t now = time(NULL);
     struct tm tm;
@@ -105,6 +107,7 @@ void bench_env_print(FILE *out, MPI_Comm comm, const char *suite, int threads, i
     mpi_library(lib, sizeof(lib));
     double mem = (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGESIZE);
 
+    /* What ran, when, from which commit, on what hardware and software. */
     fprintf(out, "# suite: %s\n", suite);
     fprintf(out, "# program: %s %s\n", util_progname(), util_version());
     fprintf(out, "# date: %s\n", date);
@@ -147,6 +150,7 @@ void bench_env_print(FILE *out, MPI_Comm comm, const char *suite, int threads, i
 #endif
     );
     fprintf(out, "# allocator: %s\n", util_allocator_name());
+    /* How it ran: ranks, threads, and whether they had a core each. */
     fprintf(out, "# P: %d\n", size);
     fprintf(out, "# threads: %d\n", threads);
     fprintf(out, "# ranks_per_node: %d\n", sums[1]);
@@ -157,6 +161,7 @@ void bench_env_print(FILE *out, MPI_Comm comm, const char *suite, int threads, i
     if (getloadavg(load, 1) == 1) {
         fprintf(out, "# loadavg: %.2f\n", load[0]);
     }
+    /* The caller's notes (the driver adds its exact compiler flags and launcher), then argv. */
     for (int i = 0; i < nnotes; i++) {
         const char *eq = strchr(notes[i], '=');
         if (eq != NULL) {

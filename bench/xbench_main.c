@@ -98,6 +98,7 @@ static int split_list(const char *text, char *buf, size_t cap, char **items, int
     return UTIL_OK;
 }
 
+/* --exchange: 'all' (the registry, in its order) or names; an unknown name lists the valid. */
 static int parse_backends(const char *text, struct cli *cli)
 {
     char buf[1024], *items[MAX_ITEMS], names[256];
@@ -124,6 +125,7 @@ static int parse_backends(const char *text, struct cli *cli)
     return UTIL_OK;
 }
 
+/* --patterns: 'all' (every pattern at its default parameter) or NAME[:PARAM] items. */
 static int parse_patterns(const char *text, struct cli *cli)
 {
     char buf[1024], *items[MAX_ITEMS];
@@ -149,6 +151,7 @@ static int parse_patterns(const char *text, struct cli *cli)
     return UTIL_OK;
 }
 
+/* --bytes: byte counts with the usual suffixes. */
 static int parse_bytes(const char *text, struct cli *cli)
 {
     char buf[1024], *items[MAX_ITEMS];
@@ -388,6 +391,7 @@ int main(int argc, char **argv)
     }
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
+    /* Rank 0 parses and reports; the others follow only when it succeeded. */
     int err = rank == 0 ? parse(argc, argv, &cli, 0) : UTIL_OK;
     MPI_Bcast(&err, 1, MPI_INT, 0, MPI_COMM_WORLD);
     if (err == UTIL_OK && rank != 0) {
@@ -411,6 +415,7 @@ int main(int argc, char **argv)
         err = UTIL_EIO;
         goto done;
     }
+    /* Either print the matrices, or describe the machine and measure. */
     if (cli.matrix) {
         err = rank == 0 ? print_matrices(&cli, cli.ranks ? (int)cli.ranks : size, out) : UTIL_OK;
         MPI_Bcast(&err, 1, MPI_INT, 0, MPI_COMM_WORLD);
@@ -432,6 +437,7 @@ int main(int argc, char **argv)
                         cli.nnotes);
         err = bench_xbench_run(MPI_COMM_WORLD, &cfg, out, &invalid);
     }
+    /* The output appears under its name only when everything succeeded. */
     if (rank == 0) {
         err = close_output(&cli, out, tmp, err);
     }
