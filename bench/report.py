@@ -440,7 +440,10 @@ def readme_exchange(doc, results):
               " bold. On a busy machine the minimum is the better estimate of the uncontended"
               " cost, the median of what a user sees. h is the largest volume one rank sends"
               " to and receives from the others (its own block excluded): the lower bound on"
-              " what any back-end must move through one rank." % fmt_bytes(top))
+              " what any back-end must move through one rank. Back-ends are interleaved within"
+              " each repetition, patterns are not (they run one after the other), so compare"
+              " back-ends along a row freely and patterns down a column with care: a busy"
+              " neighbour can slow one pattern's repetitions together." % fmt_bytes(top))
         doc.table(["pattern", "h (MiB)"] + bks, table)
         # Findings, from the table above.
         if len(bks) > 1:
