@@ -1,0 +1,176 @@
+/*
+ * bench/env.c: the machine description at the top of every results file (see bench.h).
+ *
+ * Figures a reader needs to judge a number: when, which commit, which CPU and how many cores,
+ * how much memory, which MPI and compiler, how many ranks and threads, and whether the ranks
+ * were oversubscribed (more ranks x threads on a node than it has cores: then times include
+ * waiting for a core, and a benchmark measures the scheduler as much as the code).
+ */
+#include "bench/bench.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "util/alloc.h"
+#include "util/util.h"
+
+/* Copies the value of the first "key<spaces>: value" line of a /proc-style file into buf. */
+static void read_field(const char *path, const char *key, char *buf, size_t cap)
+{
+    char line[512];
+    size_t klen = strlen(key);
+    FILE *f = fopen(path, "r");
+    (void)snprintf(buf, cap, "unknown");
+    if (f == NULL) {
+        return;
+    }
+    while (fgets(line, sizeof(line), f) != NULL) {
+        if (strncmp(line, key, klen) != 0) {
+            continue;
+        }
+        char *v = strchr(line + klen, ':');
+        if (v == NULL) {
+            continue;
+        }
+        v += strspn(v + 1, " \t") + 1;
+        v[strcspn(v, "\n")] = '\0';
+        (void)snprintf(buf, cap, "%s", v);
+        break;
+    }
+    fclose(f);
+}
+
+/* The selected word of a kernel setting such as "always [madvise] never". */
+static void read_bracketed(const char *path, char *buf, size_t cap)
+{
+    char line[256] = "";
+    FILE *f = fopen(path, "r");
+    (void)snprintf(buf, cap, "unknown");
+    if (f == NULL) {
+        return;
+    }
+    if (fgets(line, sizeof(line), f) != NULL) {
+        char *a = strchr(line, '['), *b = a ? strchr(a, ']') : NULL;
+        if (a != NULL && b != NULL) {
+            *b = '\0';
+            (void)snprintf(buf, cap, "%s", a + 1);
+        }
+    }
+    fclose(f);
+}
+
+static void mpi_library(char *buf, size_t cap)
+{
+    char lib[MPI_MAX_LIBRARY_VERSION_STRING] = "";
+    int len = 0;
+    MPI_Get_library_version(lib, &len);
+    lib[strcspn(lib, ",\n")] = '\0';
+    (void)snprintf(buf, cap, "%s", lib);
+}
+
+void bench_env_print(FILE *out, MPI_Comm comm, const char *suite, int threads, int argc,
+                     char **argv, const char *const *notes, int nnotes)
+{
+    int rank, size, node_rank, node_size;
+    MPI_Comm node;
+    /* Ranks sharing memory form a node: the unit for "ranks per node" and oversubscription. */
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node);
+    MPI_Comm_rank(node, &node_rank);
+    MPI_Comm_size(node, &node_size);
+    MPI_Comm_free(&node);
+
+    /* Nodes, the most ranks on one node, and whether any node runs more threads than cores. */
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    int figures[3] = {node_rank == 0, node_size, (long)node_size * threads > cores};
+    int sums[3];
+    MPI_Allreduce(figures, sums, 1, MPI_INT, MPI_SUM, comm);
+    MPI_Allreduce(figures + 1, sums + 1, 2, MPI_INT, MPI_MAX, comm);
+    char host[MPI_MAX_PROCESSOR_NAME] = "";
+    int hlen = 0;
+    MPI_Get_processor_name(host, &hlen);
+    if (rank != 0) {
+        return;
+    }
+
+    /* Rank 0 describes its own node; on a cluster the nodes are assumed alike. */
+    char date[64], cpu[256], thp[64], lib[MPI_MAX_LIBRARY_VERSION_STRING];
+    time_t now = time(NULL);
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%SZ", &tm);
+    read_field("/proc/cpuinfo", "model name", cpu, sizeof(cpu));
+    read_bracketed("/sys/kernel/mm/transparent_hugepage/enabled", thp, sizeof(thp));
+    mpi_library(lib, sizeof(lib));
+    double mem = (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGESIZE);
+
+    /* What ran, when, from which commit, on what hardware and software. */
+    fprintf(out, "# suite: %s\n", suite);
+    fprintf(out, "# program: %s %s\n", util_progname(), util_version());
+    fprintf(out, "# date: %s\n", date);
+    fprintf(out, "# commit: %s\n", util_commit());
+    fprintf(out, "# host: %s\n", host);
+    fprintf(out, "# nodes: %d\n", sums[0]);
+    fprintf(out, "# cpu: %s\n", cpu);
+    fprintf(out, "# cores: %ld\n", cores);
+    fprintf(out, "# memory_gib: %.1f\n", mem / (1024.0 * 1024.0 * 1024.0));
+    fprintf(out, "# mpi: %s\n", lib);
+#if defined(__clang__)
+    fprintf(out, "# compiler: clang %s\n", __clang_version__);
+#elif defined(__GNUC__)
+    fprintf(out, "# compiler: gcc %s\n", __VERSION__);
+#else
+    fprintf(out, "# compiler: unknown\n");
+#endif
+    /* What the binary can tell about its own flags (the driver adds the exact ones as a note). */
+    fprintf(out, "# build: %s, %s, OpenMP %d%s%s\n",
+#ifdef __OPTIMIZE__
+            "optimized",
+#else
+            "not optimized",
+#endif
+#ifdef NDEBUG
+            "NDEBUG",
+#else
+            "assertions on",
+#endif
+            _OPENMP,
+#if defined(__SANITIZE_ADDRESS__)
+            ", AddressSanitizer",
+#else
+            "",
+#endif
+#ifdef __AVX2__
+            ", AVX2 code (-march beyond x86-64)"
+#else
+            ""
+#endif
+    );
+    fprintf(out, "# allocator: %s\n", util_allocator_name());
+    /* How it ran: ranks, threads, and whether they had a core each. */
+    fprintf(out, "# P: %d\n", size);
+    fprintf(out, "# threads: %d\n", threads);
+    fprintf(out, "# ranks_per_node: %d\n", sums[1]);
+    fprintf(out, "# oversubscribed: %s\n", sums[2] ? "yes" : "no");
+    fprintf(out, "# thp: %s\n", thp);
+    /* How busy the machine was as the run started: runnable tasks per core, averaged. */
+    double load[1] = {-1};
+    if (getloadavg(load, 1) == 1) {
+        fprintf(out, "# loadavg: %.2f\n", load[0]);
+    }
+    /* The caller's notes (the driver adds its exact compiler flags and launcher), then argv. */
+    for (int i = 0; i < nnotes; i++) {
+        const char *eq = strchr(notes[i], '=');
+        if (eq != NULL) {
+            fprintf(out, "# %.*s: %s\n", (int)(eq - notes[i]), notes[i], eq + 1);
+        }
+    }
+    fprintf(out, "# command:");
+    for (int i = 0; i < argc; i++) {
+        fprintf(out, " %s", argv[i]);
+    }
+    fputc('\n', out);
+}

@@ -1,0 +1,699 @@
+#!/usr/bin/env python3
+"""bench/report.py: the tables behind the plots, and results/README.md, from the results CSVs.
+
+  report.py tables RESULTS OUTDIR   writes OUTDIR/*.dat (tab separated, one column per series)
+                                    and OUTDIR/plots.tsv, the list bench/plots.sh renders
+  report.py readme RESULTS          writes RESULTS/README.md: environment, plots, key tables and
+                                    one short paragraph per finding, phrased from the data
+
+Only the Python standard library. Every figure in the README is computed here from the CSV files
+the driver wrote; nothing is typed in by hand, so a re-run rewrites the findings too.
+"""
+
+import csv
+import glob
+import io
+import json
+import os
+import statistics
+import sys
+
+PHASES = ["read", "local_sort", "sample", "splitters", "bucket", "exchange", "finish", "write"]
+KEY_BYTES = 8
+# The memory goal of the sample sort: peak RSS summed over ranks <= 2.2x the input (+ MPI's own).
+MEM_GOAL_BYTES_PER_KEY = 2.2 * KEY_BYTES
+
+
+# ---- reading -----------------------------------------------------------------------------------
+
+def read_results(path):
+    """Reads a results CSV: '# key: value' lines into meta, then the CSV rows as dicts."""
+    meta, body = {}, []
+    with open(path) as f:
+        for line in f:
+            if line.startswith("#"):
+                key, sep, value = line[1:].strip().partition(":")
+                if sep and key.strip() not in meta:
+                    meta[key.strip()] = value.strip()
+            elif line.strip():
+                body.append(line)
+    rows = list(csv.DictReader(io.StringIO("".join(body))))
+    return meta, rows
+
+
+def num(x, default=None):
+    try:
+        return float(x)
+    except (TypeError, ValueError):
+        return default
+
+
+def median(xs):
+    xs = [x for x in xs if x is not None]
+    return statistics.median(xs) if xs else None
+
+
+def load_suite(results, suite):
+    """[(file, meta, rows)] of RESULTS/suite/*.csv, sorted by file name."""
+    out = []
+    for path in sorted(glob.glob(os.path.join(results, suite, "*.csv"))):
+        meta, rows = read_results(path)
+        out.append((os.path.relpath(path, results), meta, rows))
+    return out
+
+
+def load_status(results):
+    try:
+        with open(os.path.join(results, "runs.json")) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return {"suites": {}}
+
+
+# ---- formatting --------------------------------------------------------------------------------
+
+def fmt_time(s):
+    if s is None:
+        return "-"
+    if s < 1e-3:
+        return "%.0f µs" % (s * 1e6)
+    if s < 1:
+        return "%.1f ms" % (s * 1e3)
+    return "%.2f s" % s
+
+
+def fmt_bytes(b):
+    b = int(b)
+    for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if b >= size and b % size == 0:
+            return "%d %s" % (b // size, unit)
+    return "%d B" % b
+
+
+def fmt_n(n):
+    n = int(n)
+    if n >= 1 << 10 and n & (n - 1) == 0:
+        return "2^%d" % (n.bit_length() - 1)
+    return "{:,}".format(n)
+
+
+def times(r):
+    """'1.30× as long as' or '0.70× the time of' (reads right either way)."""
+    return "%.2f× as long as" % r if r >= 1 else "only %.2f× the time of" % r
+
+
+def ratio(a, b):
+    return a / b if a is not None and b else None
+
+
+def pattern_label(r):
+    return r["pattern"] + (":" + r["param"] if r.get("param") else "")
+
+
+def write_dat(path, xname, columns, rows):
+    """rows: [(x, [v or None per column])] -> tab separated with a header; '?' for missing."""
+    with open(path, "w") as f:
+        f.write("\t".join([xname] + columns) + "\n")
+        for x, vals in rows:
+            f.write("\t".join([str(x)] + ["?" if v is None else "%.9g" % v for v in vals]) + "\n")
+
+
+class Plots:
+    """Collects the manifest of plots for bench/plots.sh."""
+
+    def __init__(self, outdir):
+        self.outdir = outdir
+        self.items = []
+
+    def add(self, kind, name, xname, columns, rows, title, xlabel, ylabel, logx=0, logy=0,
+            ref=None):
+        if not rows or not columns:
+            return
+        dat = os.path.join(self.outdir, name + ".dat")
+        write_dat(dat, xname, columns, rows)
+        # Empty fields would vanish when the shell splits on tabs: "-" stands for "none".
+        self.items.append([kind, name, dat, str(len(columns) + 1), title or "-", xlabel or "-",
+                           ylabel or "-", str(logx), str(logy), "%g|%s" % ref if ref else "-"])
+
+    def write(self):
+        with open(os.path.join(self.outdir, "plots.tsv"), "w") as f:
+            for it in self.items:
+                f.write("\t".join(it) + "\n")
+
+
+# ---- the analyses (shared by the plots and the README) -----------------------------------------
+
+def exchange_data(results):
+    """Exchange rows grouped by file: sizes files (several volumes) and skew files (sweeps)."""
+    sizes, skew, invalid = [], [], 0
+    for name, meta, rows in load_suite(results, "exchange"):
+        good = [r for r in rows if r.get("valid") == "1"]
+        invalid += len(rows) - len(good)
+        if not good:
+            continue
+        P = int(good[0]["P"])
+        volumes = sorted({int(r["bytes_per_rank"]) for r in good})
+        params = {(r["pattern"], r["param"]) for r in good if r["pattern"] in ("onehot", "zipf")}
+        entry = {"file": name, "meta": meta, "rows": good, "P": P, "volumes": volumes,
+                 "backends": list(dict.fromkeys(r["backend"] for r in good))}
+        if len(volumes) > 1 or len(params) <= 2:
+            sizes.append(entry)
+        if len(params) > 2:
+            skew.append(entry)
+    return sizes, skew, invalid
+
+
+def t_of(rows, **want):
+    for r in rows:
+        if all(str(r.get(k)) == str(v) for k, v in want.items()):
+            return num(r["t_med"])
+    return None
+
+
+def sort_groups(rows):
+    """Medians over launches of verified runs, keyed by (backend, dist, n, P, threads)."""
+    groups = {}
+    for r in rows:
+        if r.get("status") != "verified":
+            continue
+        key = (r["backend"], r["dist"], int(r["n"]), int(r["P"]), int(r["threads"]))
+        groups.setdefault(key, []).append(r)
+    out = {}
+    for key, rs in groups.items():
+        m = {"launches": len(rs)}
+        for c in ["wall_s", "total_s", "inmem_s", "imbalance", "bytes_moved", "rss_sum_kib",
+                  "bytes_per_key"] + [p + "_s" for p in PHASES]:
+            m[c] = median([num(r.get(c)) for r in rs])
+        m["imbalance_max"] = max(num(r["imbalance"], 0) for r in rs)
+        out[key] = m
+    return out
+
+
+def sort_failures(rows):
+    return [r for r in rows if r.get("status") != "verified"]
+
+
+def main_config(groups):
+    """The (P, threads) most cases were run at (2 x 1 when present)."""
+    counts = {}
+    for (_, _, _, P, T) in groups:
+        counts[(P, T)] = counts.get((P, T), 0) + 1
+    if (2, 1) in counts:
+        return (2, 1)
+    return max(counts, key=counts.get) if counts else None
+
+
+def localsort_data(results):
+    data = load_suite(results, "localsort")
+    if not data:
+        return None
+    name, meta, rows = data[0]
+    groups = {}
+    for r in rows:
+        groups.setdefault((r["algo"], r["dist"], int(r["n"]), int(r["threads"])), []).append(
+            num(r["mkeys_per_s"]))
+    return {"file": name, "meta": meta,
+            "med": {k: median(v) for k, v in groups.items()},
+            "reps": {k: len(v) for k, v in groups.items()}}
+
+
+# ---- tables: the data files behind the plots ---------------------------------------------------
+
+def cmd_tables(results, outdir):
+    plots = Plots(outdir)
+    sizes, skew, _ = exchange_data(results)
+
+    for e in sizes:
+        P, rows, bks = e["P"], e["rows"], e["backends"]
+        if len(e["volumes"]) > 1:
+            pat = "bucket" if any(r["pattern"] == "bucket" for r in rows) else rows[0]["pattern"]
+            data = [(v / 1024.0,
+                     [t_of(rows, backend=b, pattern=pat, bytes_per_rank=v) for b in bks])
+                    for v in e["volumes"]]
+            plots.add("lines", "exchange_time_vs_bytes_p%d" % P, "kib", bks, data,
+                      "Exchange time vs volume, pattern %s, P = %d" % (pat, P),
+                      "KiB sent per rank", "median time (s), slowest rank", 2, 10)
+        top = e["volumes"][-1]
+        labels = list(dict.fromkeys(pattern_label(r) for r in rows))
+        data = []
+        for lab in labels:
+            vals = [median([num(r["t_med"]) for r in rows if pattern_label(r) == lab and
+                            r["backend"] == b and int(r["bytes_per_rank"]) == top]) for b in bks]
+            data.append((lab, [v * 1e3 if v is not None else None for v in vals]))
+        plots.add("clustered", "exchange_patterns_p%d" % P, "pattern", bks, data,
+                  "Exchange time per pattern, %s per rank, P = %d" % (fmt_bytes(top), P),
+                  "", "median time (ms), slowest rank")
+
+    # Time vs P: equal blocks at the largest volume every sizes file has.
+    common = set.intersection(*[set(e["volumes"]) for e in sizes]) if sizes else set()
+    if len(sizes) > 1 and common:
+        vol = max(common)
+        bks = list(dict.fromkeys(b for e in sizes for b in e["backends"]))
+        data = [(e["P"], [t_of(e["rows"], backend=b, pattern="bucket", bytes_per_rank=vol)
+                          for b in bks]) for e in sorted(sizes, key=lambda e: e["P"])]
+        plots.add("lines", "exchange_time_vs_p", "P", bks, data,
+                  "Exchange time vs P, equal blocks (bucket), %s per rank" % fmt_bytes(vol),
+                  "P (ranks)", "median time (s), slowest rank")
+
+    for e in skew:
+        P, rows, bks = e["P"], e["rows"], e["backends"]
+        vol = e["volumes"][-1]
+        for pat, xlabel in (("onehot", "percent of every rank's volume sent to rank 0"),
+                            ("zipf", "Zipf exponent over destinations (rotated per rank)")):
+            params = sorted({num(r["param"]) for r in rows if r["pattern"] == pat})
+            if len(params) < 2:
+                continue
+            data = [(x, [median([num(r["t_med"]) for r in rows if r["pattern"] == pat and
+                                 num(r["param"]) == x and r["backend"] == b and
+                                 int(r["bytes_per_rank"]) == vol]) for b in bks]) for x in params]
+            plots.add("lines", "exchange_skew_%s_p%d" % (pat, P), pat, bks, data,
+                      "Exchange time vs skew (%s), %s per rank, P = %d" % (pat, fmt_bytes(vol), P),
+                      xlabel, "median time (s), slowest rank")
+
+    sort = load_suite(results, "sort")
+    if sort:
+        groups = sort_groups(sort[0][2])
+        cfg = main_config(groups)
+        bks = list(dict.fromkeys(k[0] for k in groups))
+        if cfg:
+            P, T = cfg
+            # Time vs n per back-end (uniform).
+            ns = sorted({k[2] for k in groups if k[1] == "uniform" and k[3:] == cfg})
+            data = [(n, [groups.get((b, "uniform", n, P, T), {}).get("total_s") for b in bks])
+                    for n in ns]
+            if len(ns) > 1:
+                plots.add("lines", "sort_time_vs_n", "n", bks, data,
+                          "Sort time vs n (uniform, P = %d x %d threads)" % (P, T),
+                          "keys", "median total time (s), slowest rank", 2, 10)
+                mem = [(n, [groups.get((b, "uniform", n, P, T), {}).get("bytes_per_key")
+                            for b in bks]) for n in ns]
+                plots.add("lines", "sort_memory_per_key", "n", bks, mem,
+                          "Peak RSS summed over ranks per key (uniform, P = %d x %d)" % (P, T),
+                          "keys", "bytes per key", 2, 10,
+                          ref=(MEM_GOAL_BYTES_PER_KEY, "2.2 x input"))
+            # Phase breakdown at the largest n run with several distributions.
+            by_n = {}
+            for k in groups:
+                if k[3:] == cfg:
+                    by_n.setdefault(k[2], set()).add(k[1])
+            if by_n:
+                n = max(by_n, key=lambda x: (len(by_n[x]), x))
+                bars = []
+                for d in sorted(by_n[n], key=lambda d: (d != "uniform", d)):
+                    for b in bks:
+                        g = groups.get((b, d, n, P, T))
+                        if g:
+                            bars.append(("%s/%s" % (b, d), [g[p + "_s"] for p in PHASES]))
+                plots.add("stacked", "sort_phases", "case", PHASES, bars,
+                          "Sort phases, n = %s, P = %d x %d (median of launches, slowest rank "
+                          "per phase)" % (fmt_n(n), P, T), "back-end / distribution",
+                          "seconds")
+        # Time vs P (one thread per rank).
+        cands = {}
+        for k in groups:
+            if k[1] == "uniform" and k[4] == 1:
+                cands.setdefault(k[2], set()).add(k[3])
+        if cands:
+            n = max(cands, key=lambda x: (len(cands[x]), x))
+            Ps = sorted(cands[n])
+            if len(Ps) > 1:
+                data = [(p, [groups.get((b, "uniform", n, p, 1), {}).get("total_s") for b in bks])
+                        for p in Ps]
+                plots.add("lines", "sort_time_vs_p", "P", bks, data,
+                          "Sort time vs P (uniform, n = %s, 1 thread per rank)" % fmt_n(n),
+                          "P (ranks)", "median total time (s), slowest rank")
+
+    ls = localsort_data(results)
+    if ls:
+        algos = list(dict.fromkeys(k[0] for k in ls["med"]))
+        cats = sorted({(k[1], k[3]) for k in ls["med"]}, key=lambda c: (c[0] != "uniform", c))
+        n = max(k[2] for k in ls["med"])
+        data = [("%s T=%d" % c, [ls["med"].get((a, c[0], n, c[1])) for a in algos]) for c in cats]
+        plots.add("clustered", "localsort_throughput", "case", algos, data,
+                  "Local sort throughput, n = %s (median of repetitions)" % fmt_n(n),
+                  "distribution, threads", "Mkeys/s")
+    plots.write()
+
+
+# ---- the README ------------------------------------------------------------------------------
+
+class Doc:
+    def __init__(self):
+        self.lines = []
+
+    def p(self, *text):
+        self.lines.append(" ".join(t for t in text if t))
+        self.lines.append("")
+
+    def h(self, level, text):
+        self.p("#" * level + " " + text)
+
+    def table(self, head, rows):
+        self.lines.append("| " + " | ".join(head) + " |")
+        self.lines.append("|" + "|".join("---" for _ in head) + "|")
+        for r in rows:
+            self.lines.append("| " + " | ".join(str(c) for c in r) + " |")
+        self.lines.append("")
+
+    def image(self, results, name, alt):
+        if os.path.exists(os.path.join(results, "plots", name + ".svg")):
+            self.p("![%s](plots/%s.svg)" % (alt, name))
+
+
+def environment(doc, results):
+    """The machine, from the first results file found (they share the fields)."""
+    for suite in ("exchange", "sort", "e2e", "localsort"):
+        data = load_suite(results, suite)
+        if data:
+            m = data[0][1]
+            doc.table(["", ""], [
+                ["CPU", "%s, %s cores" % (m.get("cpu", "?"), m.get("cores", "?"))],
+                ["Memory", "%s GiB" % m.get("memory_gib", "?")],
+                ["MPI", m.get("mpi", "?")],
+                ["Compiler", "%s; %s" % (m.get("compiler", "?"),
+                                         m.get("cflags", m.get("build", "?")))],
+                ["Allocator", m.get("allocator", "?")],
+                ["Transparent huge pages", m.get("thp", "?")],
+                ["Commit", m.get("commit", "?")],
+                ["Launcher", m.get("launcher", "mpirun --oversubscribe --bind-to none")],
+            ])
+            return m
+    doc.p("No results yet: run `make bench` (or `make bench-quick`).")
+    return {}
+
+
+def status_table(doc, status):
+    rows = []
+    for suite in ("exchange", "localsort", "sort", "e2e"):
+        s = status.get("suites", {}).get(suite)
+        if not s:
+            rows.append([suite, "not run", "", "", ""])
+            continue
+        what = s.get("reason", "") if s["status"] != "ran" else ", ".join(
+            "`%s`" % f for f in s.get("files", []))
+        rows.append([suite, s["status"], s.get("mode", ""), s.get("date", ""),
+                     "%s s; %s" % (s.get("seconds", "?"), what)])
+    doc.table(["suite", "status", "scale", "date (UTC)", "time; files or reason"], rows)
+
+
+def readme_exchange(doc, results):
+    sizes, skew, invalid = exchange_data(results)
+    if not sizes and not skew:
+        doc.p("No exchange results.")
+        return
+    doc.p("`sortex-xbench` runs every registered back-end on the same synthetic count matrices",
+          "(`sortex-xbench --patterns help` describes them; `bucket` is the equal-blocks case of",
+          "OSU's and Intel's benchmarks, the others are skewed, sparse or the 3-cycle lower-bound",
+          "instance of the h-relation paper). A repetition's time is its slowest rank's, barrier",
+          "to barrier; the tables give the median over repetitions. Back-ends run interleaved",
+          "within each repetition on buffers allocated once on huge pages, and every key that",
+          "arrived was checked against what its source sent.")
+    if invalid:
+        doc.p("**%d rows failed the check (a back-end delivered wrong data) and are left out of"
+              " every table and plot; see the CSV files (`valid` = 0).**" % invalid)
+    for e in sizes:
+        P, rows, bks = e["P"], e["rows"], e["backends"]
+        top = e["volumes"][-1]
+        over = e["meta"].get("oversubscribed") == "yes"
+        doc.h(3, "P = %d%s" % (P, " (oversubscribed: more ranks than cores)" if over else ""))
+        doc.image(results, "exchange_patterns_p%d" % P, "exchange time per pattern, P = %d" % P)
+        doc.image(results, "exchange_time_vs_bytes_p%d" % P, "exchange time vs volume, P = %d" % P)
+        labels = list(dict.fromkeys(pattern_label(r) for r in rows))
+        table, wins, spread, spread_min = [], {b: 0 for b in bks}, {}, {}
+        for lab in labels:
+            sel = {b: [r for r in rows if pattern_label(r) == lab and r["backend"] == b and
+                       int(r["bytes_per_rank"]) == top] for b in bks}
+            ts = {b: median([num(r["t_med"]) for r in sel[b]]) for b in bks}
+            tmin = {b: median([num(r["t_min"]) for r in sel[b]]) for b in bks}
+            best = min((t, b) for b, t in ts.items() if t is not None)[1] if any(
+                t is not None for t in ts.values()) else None
+            if best:
+                wins[best] += 1
+            h = next((int(r["h_bytes"]) for b in bks for r in sel[b]), 0)
+            table.append([lab, "%.1f" % (h / 2**20)] +
+                         [("**%s**" if b == best and len(bks) > 1 else "%s")
+                          % ("%s (%s)" % (fmt_time(ts[b]), fmt_time(tmin[b]))) for b in bks])
+            for b in bks:
+                spread.setdefault(b, []).append(ts[b])
+                spread_min.setdefault(b, []).append(tmin[b])
+        doc.p("Exchange time at %s per rank, median (minimum) over repetitions; fastest median in"
+              " bold. On a busy machine the minimum is the better estimate of the uncontended"
+              " cost, the median of what a user sees. h is the largest volume one rank sends"
+              " to and receives from the others (its own block excluded): the lower bound on"
+              " what any back-end must move through one rank. Back-ends are interleaved within"
+              " each repetition, patterns are not (they run one after the other), so compare"
+              " back-ends along a row freely and patterns down a column with care: a busy"
+              " neighbour can slow one pattern's repetitions together." % fmt_bytes(top))
+        doc.table(["pattern", "h (MiB)"] + bks, table)
+        # Findings, from the table above.
+        if len(bks) > 1:
+            doc.p("At %s per rank and P = %d, %s." % (fmt_bytes(top), P, "; ".join(
+                "`%s` was fastest on %d of %d patterns" % (b, wins[b], len(labels))
+                for b in sorted(bks, key=lambda b: -wins[b]) if wins[b])))
+        sp = []
+        for b in bks:
+            ts = [t for t in spread[b] if t is not None]
+            mins = [t for t in spread_min[b] if t is not None]
+            if len(ts) > 1:
+                hi = labels[spread[b].index(max(ts))]
+                lo = labels[spread[b].index(min(ts))]
+                sp.append("`%s` %.2f× on medians (slowest `%s`, fastest `%s`), %.2f× on minima"
+                          % (b, max(ts) / min(ts), hi, lo, max(mins) / min(mins)))
+        if sp:
+            doc.p("Spread across the patterns (slowest / fastest time at %s per rank): %s."
+                  % (fmt_bytes(top), "; ".join(sp)),
+                  "A spread near 1 means the back-end's cost does not depend on the shape of the",
+                  "count matrix; a large one means skew or incast dominates it (or, when only the",
+                  "medians spread, that the machine was busy).")
+        small = e["volumes"][0]
+        if small != top:
+            b0 = bks[0]
+            sel = {v: [r for r in rows if r["backend"] == b0 and r["pattern"] == "bucket" and
+                       int(r["bytes_per_rank"]) == v] for v in (small, top)}
+            if sel[small] and sel[top]:
+                s_med, s_min = num(sel[small][0]["t_med"]), num(sel[small][0]["t_min"])
+                t_med, t_min = num(sel[top][0]["t_med"]), num(sel[top][0]["t_min"])
+                doc.p("Equal blocks with `%s`: %s median (%s minimum) at %s per rank, where"
+                      " start-up costs dominate, and %s median (%s minimum) at %s per rank,"
+                      " i.e. %.0f MiB/s per rank on the median." % (
+                          b0, fmt_time(s_med), fmt_time(s_min), fmt_bytes(small),
+                          fmt_time(t_med), fmt_time(t_min), fmt_bytes(top),
+                          top / 2**20 / t_med))
+    doc.image(results, "exchange_time_vs_p", "exchange time vs P")
+    for e in skew:
+        P, rows, bks = e["P"], e["rows"], e["backends"]
+        vol = e["volumes"][-1]
+        doc.h(3, "Skew, P = %d, %s per rank" % (P, fmt_bytes(vol)))
+        doc.image(results, "exchange_skew_onehot_p%d" % P, "exchange time vs one-hot skew")
+        doc.image(results, "exchange_skew_zipf_p%d" % P, "exchange time vs Zipf skew")
+        for b in bks:
+            parts = []
+            lo = t_of(rows, backend=b, pattern="onehot", param="0", bytes_per_rank=vol)
+            hi = t_of(rows, backend=b, pattern="onehot", param="100", bytes_per_rank=vol)
+            if lo and hi:
+                parts.append("sending everything to rank 0 (`onehot:100`) took %s equal blocks"
+                             " (`onehot:0`), while rank 0 receives %d× its share" %
+                             (times(hi / lo), P))
+            z = sorted(((num(r["param"]), num(r["t_med"])) for r in rows
+                        if r["pattern"] == "zipf" and r["backend"] == b and
+                        int(r["bytes_per_rank"]) == vol))
+            if len(z) > 1 and z[0][1]:
+                parts.append("the steepest Zipf rows (exponent %g) took %s flat ones (exponent"
+                             " %g), every rank still receiving the same volume"
+                             % (z[-1][0], times(z[-1][1] / z[0][1]), z[0][0]))
+            if parts:
+                doc.p("`%s`: %s." % (b, "; ".join(parts)))
+
+
+def readme_sort(doc, results):
+    data = load_suite(results, "sort")
+    if not data:
+        doc.p("No sort results (the suite needs working `sortex-gen` and `sortex-verify`).")
+        return
+    name, meta, rows = data[0]
+    groups = sort_groups(rows)
+    fails = sort_failures(rows)
+    doc.p("`bin/sortex` end to end on files made by `sortex-gen`, each configuration launched",
+          "%s times with the back-ends interleaved; medians over launches of the slowest rank's" %
+          meta.get("launches", "several"),
+          "time per phase (from `--stats`). Every output was checked by `sortex-verify` against",
+          "its input, outside the timing. Files live in the page cache, so `read` and `write`",
+          "measure memory, not a disk.")
+    if fails:
+        doc.p("**%d launches failed or did not verify and are left out:** %s." % (
+            len(fails), ", ".join(
+            "%s/%s n=%s P=%s×%s (%s)" % (r["backend"], r["dist"], r["n"], r["P"], r["threads"],
+                                         r["status"]) for r in fails[:8])))
+    if not groups:
+        return
+    cfg = main_config(groups)
+    P, T = cfg
+    bks = list(dict.fromkeys(k[0] for k in groups))
+    doc.image(results, "sort_phases", "sort phases per back-end")
+    doc.image(results, "sort_time_vs_n", "sort time vs n")
+    doc.image(results, "sort_time_vs_p", "sort time vs P")
+    doc.image(results, "sort_memory_per_key", "peak memory per key")
+    by_n = {}
+    for k in groups:
+        if k[3:] == cfg:
+            by_n.setdefault(k[2], set()).add(k[1])
+    n = max(by_n, key=lambda x: (len(by_n[x]), x))
+    table = []
+    for d in sorted(by_n[n], key=lambda d: (d != "uniform", d)):
+        best = min((groups[(b, d, n, P, T)]["total_s"], b) for b in bks
+                   if (b, d, n, P, T) in groups)
+        for b in bks:
+            g = groups.get((b, d, n, P, T))
+            if not g:
+                continue
+            table.append([d, ("**%s**" if b == best[1] and len(bks) > 1 else "%s") % b,
+                          fmt_time(g["total_s"]), fmt_time(g["inmem_s"]),
+                          fmt_time(g["exchange_s"]), "%.3f" % g["imbalance_max"],
+                          "%.0f MiB" % ((g["bytes_moved"] or 0) / 2**20),
+                          "%.1f" % (g["bytes_per_key"] or 0), g["launches"]])
+    doc.p("n = %s keys, P = %d × %d thread(s):" % (fmt_n(n), P, T))
+    doc.table(["distribution", "back-end", "total", "in memory (local sort..finish)", "exchange",
+               "imbalance (max)", "moved", "RSS bytes/key", "launches"], table)
+    # Findings.
+    imb = max(g["imbalance_max"] for g in groups.values())
+    worst = max(groups, key=lambda k: groups[k]["imbalance_max"])
+    doc.p("Largest imbalance over every verified launch: %.3f (%s, %s, n = %s, P = %d), against"
+          " the bound 1 + ε = 1.1 of the default ε." % (imb, worst[0], worst[1], fmt_n(worst[2]),
+                                                       worst[3]))
+    u = groups.get((bks[0], "uniform", n, P, T))
+    if u and u["total_s"]:
+        share = {p: (u[p + "_s"] or 0) / u["total_s"] for p in PHASES}
+        top = sorted(share, key=share.get, reverse=True)[:3]
+        doc.p("Where the time goes (uniform, `%s`): %s of the total." % (bks[0], ", ".join(
+            "`%s` %.0f%%" % (p, 100 * share[p]) for p in top)))
+    if u and u["bytes_per_key"]:
+        doc.p("Peak memory: %.1f bytes per key summed over ranks at n = %s (goal: at most %.1f,"
+              " i.e. 2.2× the 8-byte input, plus Open MPI's own baseline, which dominates at"
+              " small n)." % (u["bytes_per_key"], fmt_n(n), MEM_GOAL_BYTES_PER_KEY))
+    ps = sorted({k[3] for k in groups if k[0] == bks[0] and k[1] == "uniform" and k[4] == 1
+                 and k[2] == n})
+    if len(ps) > 1:
+        t = {p: groups[(bks[0], "uniform", n, p, 1)]["total_s"] for p in ps}
+        doc.p("Scaling with P (`%s`, uniform, n = %s, 1 thread per rank): %s. This machine has"
+              " %s cores, so P above that shares cores and is not expected to speed up." % (
+                  bks[0], fmt_n(n), ", ".join("P = %d: %s" % (p, fmt_time(t[p])) for p in ps),
+                  meta.get("cores", "?")))
+
+
+def readme_localsort(doc, results):
+    ls = localsort_data(results)
+    if not ls:
+        doc.p("No local-sort results (`bin/sortex-localsort` was not built when the suite ran).")
+        return
+    doc.image(results, "localsort_throughput", "local sort throughput")
+    med = ls["med"]
+    n = max(k[2] for k in med)
+    algos = list(dict.fromkeys(k[0] for k in med))
+    cases = sorted({(k[1], k[3]) for k in med if k[2] == n}, key=lambda c: (c[0] != "uniform", c))
+    doc.p("`sortex-localsort`, n = %s keys made in memory, median Mkeys/s over repetitions"
+          " (each repetition sorts a pristine copy; algorithms interleaved):" % fmt_n(n))
+    doc.table(["distribution", "threads"] + algos,
+              [[d, t] + ["%.1f" % med[(a, d, n, t)] if (a, d, n, t) in med else "-"
+                         for a in algos] for (d, t) in cases])
+    s2, g2 = med.get(("sortex", "uniform", n, 2)), med.get(("gnu_parallel", "uniform", n, 2))
+    s1 = med.get(("sortex", "uniform", n, 1))
+    if s2 and g2:
+        doc.p("At 2 threads on uniform keys the project's sort ran %.1f× as fast as"
+              " `__gnu_parallel::sort` (%.1f vs %.1f Mkeys/s; goal ≥ 4×)." % (s2 / g2, s2, g2))
+    if s1 and s2:
+        doc.p("From 1 to 2 threads it sped up %.2f× (goal ≥ 1.8×)." % (s2 / s1))
+    few = med.get(("sortex", "few", n, 2))
+    if few:
+        doc.p("On 1000 distinct values it sorted %.0f Mkeys/s at 2 threads (goal ≥ 150)." % few)
+
+
+def readme_e2e(doc, results):
+    data = load_suite(results, "e2e")
+    if not data:
+        doc.p("No end-to-end results (the suite needs working `sortex-gen` and `sortex-verify`).")
+        return
+    name, meta, rows = data[0]
+    groups = sort_groups(rows)
+    dists = list(dict.fromkeys(k[1] for k in groups))
+    table = []
+    for d in dists:
+        one = next((g for k, g in groups.items() if k[1] == d and k[3:] == (1, 2)), None)
+        two = next((g for k, g in groups.items() if k[1] == d and k[3:] == (2, 1)), None)
+        n = next(k[2] for k in groups if k[1] == d)
+        r = ratio(two and two["total_s"], one and one["total_s"])
+        table.append([d, fmt_n(n), fmt_time(one and one["total_s"]),
+                      fmt_time(two and two["total_s"]), "%.2f" % r if r else "-"])
+        if r:
+            doc.p("%s, n = %s: the distributed path (P = 2 × 1 thread) took %.2f× the time of one"
+                  " process with 2 threads on the same file (goal ≤ 1.3×)%s." % (
+                      d, fmt_n(n), r, "" if r <= 1.3 else ": **the goal is missed**"))
+    doc.table(["distribution", "n", "P = 1 × 2 threads", "P = 2 × 1 thread", "ratio"], table)
+
+
+def cmd_readme(results):
+    status = load_status(results)
+    doc = Doc()
+    doc.h(1, "Benchmark results")
+    doc.p("Generated by `bench/plots.sh` from the CSV files in this directory, which `bench/run`",
+          "wrote; nothing here is edited by hand. Re-run everything with `make bench` (the full",
+          "set) or `make bench-quick`; re-render the plots and this page with `make plots`.")
+    m = environment(doc, results)
+    status_table(doc, status)
+    modes = {s.get("mode") for s in status.get("suites", {}).values() if s.get("status") == "ran"}
+    if modes - {"full"}:
+        doc.p("**Scale:** %s. Quick and smoke runs use small sizes and few repetitions: read them"
+              " as a check that the suite works, not as measurements." % ", ".join(
+                  sorted(m for m in modes if m)))
+    loads = [num(meta.get("loadavg")) for suite in ("exchange", "localsort", "sort", "e2e")
+             for _, meta, _ in load_suite(results, suite)]
+    loads = [x for x in loads if x is not None]
+    cores = num(m.get("cores"), 0)
+    if loads and cores:
+        busy = max(loads) > 0.5 * cores
+        doc.p("The 1-minute load average was %.1f to %.1f when the runs started, on %d cores:"
+              " %s Runs with more ranks × threads than cores are marked oversubscribed." % (
+                  min(loads), max(loads), cores,
+                  "**the machine was busy with other work, so times are inflated and noisy;"
+                  " compare the minima, and treat these numbers as preliminary.**" if busy else
+                  "the machine was otherwise idle."))
+    doc.h(2, "Exchange micro-benchmark")
+    readme_exchange(doc, results)
+    doc.h(2, "Sort")
+    readme_sort(doc, results)
+    doc.h(2, "Local sort baselines")
+    readme_localsort(doc, results)
+    doc.h(2, "End to end: one process with 2 threads or 2 ranks with 1 thread")
+    readme_e2e(doc, results)
+    doc.h(2, "Files")
+    files = sorted(glob.glob(os.path.join(results, "*", "*.csv")))
+    doc.p("Every CSV file starts with `# key: value` lines describing the machine, the build and"
+          " the command, then one header line. Data: %s." % (", ".join(
+              "`%s`" % os.path.relpath(f, results) for f in files) or "none"))
+    doc.p("Exchange columns: `t_med`, `t_min`, `t_max` are over repetitions of the slowest"
+          " rank's time; `t_fast_med` the median of the fastest rank's; `h_bytes` the largest"
+          " bytes any rank sends to plus receives from others; `recv_imbalance` the largest"
+          " receive volume over the mean; `moved_bytes`, `messages` summed over ranks;"
+          " `valid` 1 when every key arrived intact. Sort columns: phase times are the slowest"
+          " rank's; `inmem_s` sums local_sort to finish; `bytes_per_key` is the peak RSS summed"
+          " over ranks divided by n.")
+    path = os.path.join(results, "README.md")
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        f.write("\n".join(doc.lines).rstrip() + "\n")
+    os.replace(tmp, path)
+
+
+def main(argv):
+    if len(argv) == 3 and argv[0] == "tables":
+        cmd_tables(argv[1], argv[2])
+    elif len(argv) == 2 and argv[0] == "readme":
+        cmd_readme(argv[1])
+    else:
+        print("report.py: error: usage: report.py tables RESULTS OUTDIR | readme RESULTS",
+              file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

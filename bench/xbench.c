@@ -1,0 +1,384 @@
+/*
+ * bench/xbench.c: the exchange measurement kernel (see bench.h).
+ *
+ * Scheme, per (pattern, volume):
+ *   plan     every rank computes the whole count matrix (bench/patterns.c), so it knows what it
+ *            sends (its row) and exactly what it must receive (its column);
+ *   fill     the send buffer gets key bench_key(seed, me, dst, index) at each position;
+ *   measure  warm-up + timed repetitions; in each, every back-end runs once, in the given
+ *            order (A B C A B C ...), so that noise from a shared machine hits all alike. Each
+ *            run: poison the receive area, barrier, time the back-end's run() on every rank;
+ *            the repetition's time is the slowest rank's (and the fastest is kept too);
+ *   check    after each run, outside the timed region: the received counts equal the column and
+ *            every received key equals the one its source computed, position by position.
+ * Buffers are allocated once for the largest case, on transparent huge pages, and pre-touched,
+ * so no page fault lands inside a timed run (MPI_Alltoallv measured ~1.6x faster on huge pages).
+ * Cost of checking: one hash per received key, O(V) per run, threaded.
+ */
+#include "bench/bench.h"
+
+#include <string.h>
+#include <unistd.h>
+
+#include "util/alloc.h"
+#include "util/util.h"
+
+const char bench_xbench_columns[] =
+    "backend,pattern,param,P,threads,bytes_per_rank,reps,t_med,t_min,t_max,t_fast_med,"
+    "mib_per_s,h_bytes,recv_imbalance,moved_bytes,messages,rounds,max_message,valid";
+
+/* A value no key takes in practice (keys are hashes): what the receive area holds before a run. */
+#define POISON_BYTE 0xA5
+
+double bench_median(double *v, int n)
+{
+    if (n <= 0) {
+        return 0;
+    }
+    /* Insertion sort: n is a repetition count. */
+    for (int i = 1; i < n; i++) {
+        double x = v[i];
+        int j = i - 1;
+        for (; j >= 0 && v[j] > x; j--) {
+            v[j + 1] = v[j];
+        }
+        v[j + 1] = x;
+    }
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* What one (pattern, volume) case asks of this rank, and its global shape. */
+struct plan {
+    uint64_t *row;        /* [P] keys this rank sends to each rank */
+    uint64_t *col;        /* [P] keys this rank must receive from each rank */
+    uint64_t recv_total;  /* sum of col */
+    uint64_t h_bytes;     /* max over ranks of bytes sent to plus received from other ranks */
+    double recv_imbalance; /* max column sum / mean column sum */
+};
+
+/* Computes the matrix of spec into matrix[P*P] and this rank's part of it into pl. */
+static int plan_case(const struct bench_spec *spec, int me, uint64_t *matrix, struct plan *pl)
+{
+    int P = spec->ranks;
+    int err = bench_spec_matrix(spec, matrix);
+    if (err != UTIL_OK) {
+        return err;
+    }
+    uint64_t hmax = 0, cmax = 0;
+    for (int i = 0; i < P; i++) {
+        uint64_t out = 0, in = 0, csum = 0;
+        for (int j = 0; j < P; j++) {
+            uint64_t cin = matrix[(size_t)j * (size_t)P + (size_t)i];
+            csum += cin;
+            if (j != i) {
+                out += matrix[(size_t)i * (size_t)P + (size_t)j];
+                in += cin;
+            }
+        }
+        hmax = out + in > hmax ? out + in : hmax;
+        cmax = csum > cmax ? csum : cmax;
+    }
+    pl->recv_total = 0;
+    for (int j = 0; j < P; j++) {
+        pl->row[j] = matrix[(size_t)me * (size_t)P + (size_t)j];
+        pl->col[j] = matrix[(size_t)j * (size_t)P + (size_t)me];
+        pl->recv_total += pl->col[j];
+    }
+    pl->h_bytes = hmax * sizeof(uint64_t);
+    pl->recv_imbalance = spec->keys ? (double)cmax / (double)spec->keys : 1.0;
+    return UTIL_OK;
+}
+
+/* Writes this rank's keys, grouped by destination, into send. */
+static void fill_send(uint64_t *send, const uint64_t *row, int P, int me, uint64_t seed,
+                      int threads)
+{
+    uint64_t off = 0;
+    for (int j = 0; j < P; j++) {
+        uint64_t base = bench_key_base(seed, me, j), n = row[j], *dst = send + off;
+#pragma omp parallel for num_threads(threads) schedule(static) if (n > 65536)
+        for (uint64_t k = 0; k < n; k++) {
+            dst[k] = bench_key_at(base, k);
+        }
+        off += n;
+    }
+}
+
+/* Sets n keys of buf to the poison pattern, so keys a back-end failed to deliver are noticed. */
+static void poison(uint64_t *buf, uint64_t n, int threads)
+{
+    const uint64_t chunk = (uint64_t)1 << 18;
+    uint64_t nchunks = (n + chunk - 1) / chunk;
+#pragma omp parallel for num_threads(threads) schedule(static) if (nchunks > 1)
+    for (uint64_t c = 0; c < nchunks; c++) {
+        uint64_t lo = c * chunk, len = n - lo < chunk ? n - lo : chunk;
+        memset(buf + lo, POISON_BYTE, len * sizeof(uint64_t));
+    }
+}
+
+/* Checks what arrived: counts per source, then every key. Returns the number of wrong keys
+ * (a wrong count counts as its whole block) and the first source found wrong in *bad_src. */
+static uint64_t check_recv(const uint64_t *recv, const uint64_t *got, const struct plan *pl,
+                           int P, int me, uint64_t seed, int threads, int *bad_src)
+{
+    uint64_t wrong = 0, off = 0;
+    *bad_src = -1;
+    for (int s = 0; s < P; s++) {
+        if (got[s] != pl->col[s]) {
+            wrong += pl->col[s] > got[s] ? pl->col[s] - got[s] : got[s] - pl->col[s];
+            *bad_src = *bad_src < 0 ? s : *bad_src;
+        }
+    }
+    if (wrong != 0) {
+        return wrong;
+    }
+    for (int s = 0; s < P; s++) {
+        uint64_t base = bench_key_base(seed, s, me), n = pl->col[s], bad = 0;
+        const uint64_t *src = recv + off;
+#pragma omp parallel for num_threads(threads) schedule(static) reduction(+ : bad) if (n > 65536)
+        for (uint64_t k = 0; k < n; k++) {
+            bad += src[k] != bench_key_at(base, k);
+        }
+        if (bad != 0 && *bad_src < 0) {
+            *bad_src = s;
+        }
+        wrong += bad;
+        off += n;
+    }
+    return wrong;
+}
+
+/* The largest receive area this rank needs over every case, in keys. */
+static int size_recv(const struct bench_xbench_config *cfg, int P, int me, uint64_t *matrix,
+                     struct plan *pl, uint64_t *need)
+{
+    *need = 0;
+    for (int i = 0; i < cfg->nspecs; i++) {
+        for (int b = 0; b < cfg->nbytes; b++) {
+            struct bench_spec spec = cfg->specs[i];
+            spec.ranks = P;
+            spec.keys = cfg->bytes[b] / sizeof(uint64_t);
+            spec.seed = cfg->seed;
+            int err = plan_case(&spec, me, matrix, pl);
+            if (err != UTIL_OK) {
+                return err;
+            }
+            *need = pl->recv_total > *need ? pl->recv_total : *need;
+        }
+    }
+    return UTIL_OK;
+}
+
+/* Refuses buffers that would not fit: the sum over the ranks of a node against 80% of it. */
+static int check_memory(MPI_Comm comm, uint64_t bytes, int rank)
+{
+    MPI_Comm node;
+    int node_rank;
+    MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node);
+    MPI_Comm_rank(node, &node_rank);
+    unsigned long long sum = bytes, worst = 0;
+    MPI_Allreduce(MPI_IN_PLACE, &sum, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, node);
+    MPI_Comm_free(&node);
+    MPI_Allreduce(&sum, &worst, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm);
+    double limit = 0.8 * (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGESIZE);
+    if ((double)worst > limit) {
+        if (rank == 0) {
+            util_error("the buffers need %.1f GiB on one node, more than 80%% of its memory "
+                       "(%.1f GiB); lower --bytes (%.1f GiB)",
+                       (double)worst / 1073741824.0, limit / 1073741824.0,
+                       (double)worst / 1073741824.0);
+        }
+        return UTIL_EUSAGE;
+    }
+    return UTIL_OK;
+}
+
+/* Agrees on an error code: the most negative one of any rank. */
+static int agree(MPI_Comm comm, int err)
+{
+    MPI_Allreduce(MPI_IN_PLACE, &err, 1, MPI_INT, MPI_MIN, comm);
+    return err;
+}
+
+/* Out of memory on this rank (reported here, by the rank where it happened) or elsewhere:
+ * returns the agreed code. */
+static int agree_alloc(MPI_Comm comm, int ok, int rank, const char *what)
+{
+    if (!ok) {
+        util_fail(UTIL_ENOMEM, "rank %d: xbench: out of memory for %s", rank, what);
+    }
+    return agree(comm, ok ? UTIL_OK : UTIL_ENOMEM);
+}
+
+/* Times and checks every back-end on one case; prints its rows from rank 0. */
+static int run_case(MPI_Comm comm, const struct bench_xbench_config *cfg,
+                    const struct bench_spec *spec, const struct plan *pl, uint64_t *send,
+                    uint64_t *recv, uint64_t recv_cap, uint64_t *recv_counts, double *tmax,
+                    double *tmin, FILE *out, int *invalid)
+{
+    int rank, P = spec->ranks, nb = cfg->nbackends, reps = cfg->reps, err = UTIL_OK;
+    MPI_Comm_rank(comm, &rank);
+    struct exchange_stats *last = util_calloc((size_t)nb, sizeof(*last));
+    int *bad = util_calloc((size_t)nb, sizeof(int));
+    if ((err = agree_alloc(comm, last && bad, rank, "the results")) != UTIL_OK) {
+        goto fail;
+    }
+    char label[64];
+    bench_spec_label(spec, label, sizeof(label));
+
+    fill_send(send, pl->row, P, rank, cfg->seed, cfg->threads);
+    for (int r = 0; r < cfg->warmup + reps; r++) {
+        for (int b = 0; b < nb; b++) {
+            const struct exchange_ops *ops = cfg->backends[b];
+            struct exchange_stats st;
+            struct exchange_args args = {comm,           cfg->threads, send, pl->row, recv,
+                                         recv_cap,       recv_counts,  &st};
+            poison(recv, pl->recv_total, cfg->threads);
+            memset(recv_counts, 0, (size_t)P * sizeof(uint64_t));
+
+            /* The timed region: one exchange, barrier to barrier. */
+            MPI_Barrier(comm);
+            double t0 = MPI_Wtime();
+            int rc = ops->run(&args);
+            double t[2] = {MPI_Wtime() - t0, 0};
+            t[1] = -t[0];
+            if ((err = agree(comm, rc)) != UTIL_OK) {
+                if (rank == 0) {
+                    util_fail(err, "back-end %s failed on %s with %llu bytes per rank", ops->name,
+                              label, (unsigned long long)(spec->keys * sizeof(uint64_t)));
+                }
+                goto fail;
+            }
+            MPI_Allreduce(MPI_IN_PLACE, t, 2, MPI_DOUBLE, MPI_MAX, comm);
+
+            /* The check, outside the timed region. */
+            int bad_src;
+            uint64_t wrong = check_recv(recv, recv_counts, pl, P, rank, cfg->seed, cfg->threads,
+                                        &bad_src);
+            if (wrong != 0 && !bad[b]) {
+                util_fail(UTIL_EUSAGE,
+                          "rank %d: back-end %s delivered %llu wrong keys on %s with %llu "
+                          "bytes per rank (repetition %d, first from rank %d)",
+                          rank, ops->name, (unsigned long long)wrong, label,
+                          (unsigned long long)(spec->keys * sizeof(uint64_t)), r, bad_src);
+            }
+            int w = wrong != 0;
+            MPI_Allreduce(MPI_IN_PLACE, &w, 1, MPI_INT, MPI_MAX, comm);
+            bad[b] |= w;
+            if (r >= cfg->warmup) {
+                tmax[(size_t)b * (size_t)reps + (size_t)(r - cfg->warmup)] = t[0];
+                tmin[(size_t)b * (size_t)reps + (size_t)(r - cfg->warmup)] = -t[1];
+            }
+            last[b] = st;
+        }
+    }
+
+    /* One row per back-end: times over repetitions, exchange figures over ranks. */
+    for (int b = 0; b < nb; b++) {
+        unsigned long long sums[2] = {last[b].bytes_sent, last[b].messages};
+        unsigned long long maxes[2] = {last[b].rounds, last[b].max_message};
+        MPI_Allreduce(MPI_IN_PLACE, sums, 2, MPI_UNSIGNED_LONG_LONG, MPI_SUM, comm);
+        MPI_Allreduce(MPI_IN_PLACE, maxes, 2, MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm);
+        *invalid += bad[b];
+        if (rank != 0) {
+            continue;
+        }
+        double *tx = tmax + (size_t)b * (size_t)reps, *tn = tmin + (size_t)b * (size_t)reps;
+        double lo = tx[0], hi = tx[0];
+        for (int r = 1; r < reps; r++) {
+            lo = tx[r] < lo ? tx[r] : lo;
+            hi = tx[r] > hi ? tx[r] : hi;
+        }
+        double med = bench_median(tx, reps), fast = bench_median(tn, reps);
+        uint64_t bytes = spec->keys * sizeof(uint64_t);
+        char param[32] = "";
+        if (spec->pattern->param_name != NULL) {
+            (void)snprintf(param, sizeof(param), "%g", spec->param);
+        }
+        fprintf(out,
+                "%s,%s,%s,%d,%d,%llu,%d,%.9f,%.9f,%.9f,%.9f,%.3f,%llu,%.4f,%llu,%llu,%llu,%llu,"
+                "%d\n",
+                cfg->backends[b]->name, spec->pattern->name, param, P, cfg->threads,
+                (unsigned long long)bytes, reps, med, lo, hi, fast,
+                med > 0 ? (double)bytes / 1048576.0 / med : 0.0,
+                (unsigned long long)pl->h_bytes, pl->recv_imbalance, sums[0], sums[1], maxes[0],
+                maxes[1], bad[b] ? 0 : 1);
+        if (cfg->verbose) {
+            fprintf(stderr, "%s: %-14s %11llu B  %-12s median %.6f s  %s\n", util_progname(),
+                    label, (unsigned long long)bytes, cfg->backends[b]->name, med,
+                    bad[b] ? "WRONG DATA" : "checked");
+        }
+    }
+    fflush(out);
+fail:
+    util_free(last);
+    util_free(bad);
+    return err;
+}
+
+int bench_xbench_run(MPI_Comm comm, const struct bench_xbench_config *cfg, FILE *out,
+                     int *invalid)
+{
+    int rank, P, err = UTIL_OK;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &P);
+    *invalid = 0;
+    uint64_t *send = NULL, *recv = NULL;
+    uint64_t *matrix = util_malloc((size_t)P * (size_t)P * sizeof(uint64_t));
+    uint64_t *vecs = util_malloc(3 * (size_t)P * sizeof(uint64_t));
+    size_t ntimes = (size_t)cfg->nbackends * (size_t)cfg->reps;
+    double *times = util_malloc(2 * ntimes * sizeof(double));
+    struct plan pl = {0};
+    if ((err = agree_alloc(comm, matrix && vecs && times, rank, "the plan")) != UTIL_OK) {
+        goto fail;
+    }
+    pl.row = vecs;
+    pl.col = vecs + P;
+    uint64_t *recv_counts = vecs + 2 * P;
+
+    /* Buffers once, for the largest case: V keys to send, the largest column to receive. */
+    uint64_t send_keys = 0, recv_keys = 0;
+    for (int b = 0; b < cfg->nbytes; b++) {
+        uint64_t k = cfg->bytes[b] / sizeof(uint64_t);
+        send_keys = k > send_keys ? k : send_keys;
+    }
+    err = size_recv(cfg, P, rank, matrix, &pl, &recv_keys);
+    if ((err = agree_alloc(comm, err == UTIL_OK, rank, "pattern weights")) != UTIL_OK) {
+        goto fail;
+    }
+    if ((err = check_memory(comm, (send_keys + recv_keys) * sizeof(uint64_t), rank)) != UTIL_OK) {
+        goto fail;
+    }
+    send = util_alloc_big(send_keys * sizeof(uint64_t));
+    recv = util_alloc_big(recv_keys * sizeof(uint64_t));
+    if ((err = agree_alloc(comm, send && recv, rank, "the key buffers")) != UTIL_OK) {
+        goto fail;
+    }
+    util_pretouch(send, send_keys * sizeof(uint64_t), cfg->threads);
+    util_pretouch(recv, recv_keys * sizeof(uint64_t), cfg->threads);
+
+    if (rank == 0) {
+        fprintf(out, "%s\n", bench_xbench_columns);
+    }
+    for (int i = 0; i < cfg->nspecs && err == UTIL_OK; i++) {
+        for (int b = 0; b < cfg->nbytes && err == UTIL_OK; b++) {
+            struct bench_spec spec = cfg->specs[i];
+            spec.ranks = P;
+            spec.keys = cfg->bytes[b] / sizeof(uint64_t);
+            spec.seed = cfg->seed;
+            err = plan_case(&spec, rank, matrix, &pl);
+            if ((err = agree_alloc(comm, err == UTIL_OK, rank, "pattern weights")) != UTIL_OK) {
+                break;
+            }
+            err = run_case(comm, cfg, &spec, &pl, send, recv, recv_keys, recv_counts, times,
+                           times + ntimes, out, invalid);
+        }
+    }
+fail:
+    util_free_big(send);
+    util_free_big(recv);
+    util_free(matrix);
+    util_free(vecs);
+    util_free(times);
+    return err;
+}

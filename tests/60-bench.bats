@@ -1,0 +1,145 @@
+#!/usr/bin/env bats
+# The benchmark suite: tiny runs of the exchange micro-benchmark (CSV shape, every key checked,
+# every registered back-end present) and of the driver's command line. No timing assertions:
+# numbers belong in results/, not in tests.
+bats_require_minimum_version 1.5.0
+load helper
+
+XBENCH=$SORTEX_BIN/sortex-xbench
+RUN=$TOP/bench/run
+
+# check_xbench_csv FILE NP PATTERNS VOLUMES: the '# key: value' header describes the machine
+# and the run, then the column line, then one row per back-end x pattern x volume, each with
+# every field, P = NP and valid = 1.
+check_xbench_csv() {
+    python3 - "$@" "$(backends | paste -sd,)" <<'PY'
+import csv, io, sys
+path, np, patterns, volumes, backends = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), \
+    int(sys.argv[4]), sys.argv[5].split(",")
+meta, body = {}, []
+for line in open(path):
+    if line.startswith("# "):
+        k, _, v = line[2:].partition(":")
+        meta[k.strip()] = v.strip()
+    else:
+        body.append(line)
+for key in ("date", "commit", "cpu", "cores", "memory_gib", "mpi", "compiler", "build", "P",
+            "threads", "oversubscribed", "command"):
+    assert meta.get(key), "header lacks %s" % key
+assert meta["P"] == str(np), meta["P"]
+assert meta["oversubscribed"] in ("yes", "no")
+columns = ("backend,pattern,param,P,threads,bytes_per_rank,reps,t_med,t_min,t_max,t_fast_med,"
+           "mib_per_s,h_bytes,recv_imbalance,moved_bytes,messages,rounds,max_message,valid")
+assert body[0].strip() == columns, body[0]
+rows = list(csv.DictReader(io.StringIO("".join(body))))
+assert len(rows) == len(backends) * patterns * volumes, (len(rows), backends)
+assert {r["backend"] for r in rows} == set(backends)
+for r in rows:
+    assert None not in r.values() and None not in r, r
+    assert r["P"] == str(np) and r["valid"] == "1", r
+    assert float(r["t_min"]) <= float(r["t_med"]) <= float(r["t_max"]), r
+PY
+}
+
+@test "xbench runs every back-end on two patterns at P = 2 and 3 and every key checks out" {
+    local np
+    for np in 2 3; do
+        run_mpi "$np" "$XBENCH" --patterns oddcycle,onehot:75 --bytes 4Ki,40000 --reps 2 \
+            --output "$BATS_TEST_TMPDIR/x$np.csv"
+        assert_success
+        check_xbench_csv "$BATS_TEST_TMPDIR/x$np.csv" "$np" 2 2
+    done
+}
+
+@test "xbench count matrices send exactly the volume of every rank, for every pattern" {
+    run_mpi 1 "$XBENCH" --matrix --ranks 7 --bytes 8000
+    assert_success
+    python3 - "$output" <<'PY'
+import sys
+rows = [l.split(",") for l in sys.argv[1].splitlines() if l and not l.startswith("pattern")]
+assert len(rows) == 9 * 7, len(rows)  # every pattern, 7 rows each
+for r in rows:
+    assert sum(int(c) for c in r[3:]) == 1000, r
+    assert len(r) == 3 + 7, r
+PY
+}
+
+@test "xbench rejects bad flags with one error line and exit 2" {
+    local args
+    for args in "--patterns nosuch" "--patterns onehot:101" "--patterns bucket:3" \
+        "--bytes 12X" "--exchange nosuch" "--reps 0" "--bogus"; do
+        # shellcheck disable=SC2086
+        run_mpi 2 "$XBENCH" $args
+        assert_failure 2
+        [[ $(grep -c 'sortex-xbench: error:' <<<"$output") -eq 1 ]] || {
+            echo "args: $args" >&2
+            echo "$output" >&2
+            return 1
+        }
+    done
+}
+
+@test "bench/run --help describes the driver and exits 0" {
+    run "$RUN" --help
+    assert_success
+    assert_output --partial "--quick"
+    assert_output --partial "--full"
+    assert_output --partial "--cluster"
+}
+
+@test "bench/run rejects bad flags with one error line and exit 2" {
+    local args
+    for args in "--bogus" "--suites nosuch" "--quick --full" "--launches -1" \
+        "--exchange nosuch --dry-run" "--bin /nonexistent"; do
+        # shellcheck disable=SC2086
+        run --separate-stderr "$RUN" $args
+        [[ $status -eq 2 ]] || { echo "args: $args: exit $status" >&2; return 1; }
+        [[ $(wc -l <<<"$stderr") -eq 1 && $stderr == "sortex-bench: error: "* ]] || {
+            echo "args: $args: stderr: $stderr" >&2
+            return 1
+        }
+    done
+}
+
+@test "bench/run --smoke writes exchange results and a README, and notes what it skipped" {
+    local res=$BATS_TEST_TMPDIR/results
+    run "$RUN" --smoke --suites exchange,localsort --results "$res"
+    assert_success
+    assert_file_exists "$res/exchange/sizes-p2.csv"
+    assert_file_exists "$res/runs.json"
+    assert_file_exists "$res/README.md"
+    assert_file_exists "$res/plots/exchange_patterns_p2.svg"
+    assert_file_exists "$res/plots/exchange_patterns_p2.png"
+    check_xbench_csv "$res/exchange/sizes-p2.csv" 2 2 2
+    # The local-sort suite either ran or says why not.
+    run python3 -c 'import json, sys; s = json.load(open(sys.argv[1]))["suites"]["localsort"];
+print(s["status"], s.get("reason", ""))' "$res/runs.json"
+    assert_success
+    assert_output --regexp '^(ran|skipped .+)'
+}
+
+@test "bench/run --smoke sorts with every back-end, verifies and records the phases" {
+    "$GEN" --list >/dev/null 2>&1 || skip "sortex-gen does not work yet"
+    printf '\1\0\0\0\0\0\0\0\2\0\0\0\0\0\0\0' >"$BATS_TEST_TMPDIR/probe.bin"
+    "$VERIFY" "$BATS_TEST_TMPDIR/probe.bin" --input "$BATS_TEST_TMPDIR/probe.bin" >/dev/null 2>&1 ||
+        skip "sortex-verify does not work yet"
+    local res=$BATS_TEST_TMPDIR/results
+    run "$RUN" --smoke --suites sort,e2e --results "$res" --no-plots
+    assert_success
+    python3 - "$res" "$(backends | paste -sd,)" <<'PY'
+import csv, sys
+res, backends = sys.argv[1], set(sys.argv[2].split(","))
+for suite in ("sort", "e2e"):
+    rows = list(csv.DictReader(l for l in open("%s/%s/%s.csv" % (res, suite, suite))
+                               if not l.startswith("#")))
+    assert rows, suite
+    assert all(r["status"] == "verified" for r in rows), rows
+    for r in rows:
+        for c in ("total_s", "local_sort_s", "exchange_s", "imbalance", "rss_sum_kib"):
+            assert r[c] != "", (c, r)
+    if suite == "sort":
+        assert {r["backend"] for r in rows} == backends
+    else:
+        assert {(r["P"], r["threads"]) for r in rows} == {("1", "2"), ("2", "1")}
+PY
+}
