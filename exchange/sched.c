@@ -6,7 +6,6 @@
 #include "exchange/sched.h"
 
 #include <inttypes.h>
-#include <math.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -33,41 +32,32 @@ int exchange_sched_degrees(int p, const uint64_t *m, uint64_t *h, uint64_t *send
 {
     uint64_t hh = 0, smax = 0, rmax = 0;
     size_t n = p > 0 ? (size_t)p : 0;
+    uint64_t *send = util_calloc(n ? n : 1, sizeof(*send));
     uint64_t *recv = util_calloc(n ? n : 1, sizeof(*recv));
-    if (recv == NULL) {
-        return UTIL_ENOMEM;
-    }
-    int rc = UTIL_OK;
-    /* Row sums are the sends; column sums accumulate the receives. */
+    int rc = send == NULL || recv == NULL ? UTIL_ENOMEM : UTIL_OK;
+    /* Row sums are the sends, column sums the receives; the diagonal stays local. */
     for (size_t i = 0; i < n && rc == UTIL_OK; i++) {
-        uint64_t send = 0;
         for (size_t j = 0; j < n; j++) {
-            uint64_t x = m[i * n + j];
-            if (i == j || x == 0) {
-                continue;
-            }
-            if (send + x < send || recv[j] + x < recv[j]) {
-                rc = UTIL_EUSAGE;
+            uint64_t x = i == j ? 0 : m[i * n + j];
+            if (send[i] + x < send[i] || recv[j] + x < recv[j]) {
+                rc = UTIL_EUSAGE; /* a sum beyond 64 bits */
                 break;
             }
-            send += x;
+            send[i] += x;
             recv[j] += x;
         }
-        smax = send > smax ? send : smax;
     }
-    /* h needs send + receive of each PE, so a second pass once the receives are known. */
+    /* h counts both directions of each PE (half-duplex: it does one at a time). */
     for (size_t i = 0; i < n && rc == UTIL_OK; i++) {
-        uint64_t send = 0;
-        for (size_t j = 0; j < n; j++) {
-            send += i == j ? 0 : m[i * n + j];
-        }
-        if (send + recv[i] < send) {
+        if (send[i] + recv[i] < send[i]) {
             rc = UTIL_EUSAGE;
             break;
         }
-        hh = send + recv[i] > hh ? send + recv[i] : hh;
+        hh = send[i] + recv[i] > hh ? send[i] + recv[i] : hh;
+        smax = send[i] > smax ? send[i] : smax;
         rmax = recv[i] > rmax ? recv[i] : rmax;
     }
+    util_free(send);
     util_free(recv);
     if (rc == UTIL_OK) {
         if (h != NULL) {
@@ -137,8 +127,36 @@ static int vpiece_cmp(const void *a, const void *b)
     return x->len < y->len ? -1 : x->len > y->len;
 }
 
+/*
+ * Sorts pieces by message, then offset: a counting sort into the p x p message buckets (via
+ * @tmp, n pieces, and @cnt, p * p + 1 counters), then each bucket on its own, which keeps
+ * validation near linear for schedules with millions of transfers.
+ */
+static void sort_pieces(struct vpiece *a, size_t n, uint64_t p, struct vpiece *tmp, uint64_t *cnt)
+{
+    memset(cnt, 0, (size_t)(p * p + 1) * sizeof(*cnt));
+    for (size_t k = 0; k < n; k++) {
+        cnt[(uint64_t)a[k].msrc * p + a[k].mdst + 1]++;
+    }
+    for (uint64_t b = 0; b < p * p; b++) {
+        cnt[b + 1] += cnt[b];
+    }
+    for (size_t k = 0; k < n; k++) {
+        tmp[cnt[(uint64_t)a[k].msrc * p + a[k].mdst]++] = a[k];
+    }
+    /* cnt[b] is now the end of bucket b; sort every bucket by offset. */
+    for (uint64_t b = 0, begin = 0; b < p * p; b++) {
+        if (cnt[b] - begin > 1) {
+            qsort(tmp + begin, (size_t)(cnt[b] - begin), sizeof(*tmp), vpiece_cmp);
+        }
+        begin = cnt[b];
+    }
+    memcpy(a, tmp, n * sizeof(*a));
+}
+
 /* Records the first violation in why and returns UTIL_EUSAGE. */
-static int bad(char *why, size_t whylen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int bad(char *why, size_t whylen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 static int bad(char *why, size_t whylen, const char *fmt, ...)
 {
     if (why != NULL && whylen > 0) {
@@ -178,10 +196,11 @@ static int check_steps(const struct exchange_sched *s, const uint64_t *m, struct
                            "step %" PRIu64 ": transfer %" PRIu64 " has a bad step, length or hop",
                            t, k);
             }
-            bool ok = x->hop == EXCHANGE_SCHED_DIRECT
-                          ? x->src == x->msg_src && x->dst == x->msg_dst
-                          : x->hop == EXCHANGE_SCHED_HOP1 ? x->src == x->msg_src && x->dst != x->msg_dst
-                                                          : x->dst == x->msg_dst && x->src != x->msg_src;
+            /* Direct: source to destination; hop 1 leaves the source, hop 2 reaches the end. */
+            bool from = x->src == x->msg_src, to = x->dst == x->msg_dst;
+            bool ok = x->hop == EXCHANGE_SCHED_DIRECT ? from && to
+                      : x->hop == EXCHANGE_SCHED_HOP1 ? from && !to
+                                                      : to && !from;
             if (!ok) {
                 return bad(why, whylen,
                            "step %" PRIu64 ": %u->%u does not fit hop %u of message %u->%u", t,
@@ -242,7 +261,8 @@ static int check_steps(const struct exchange_sched *s, const uint64_t *m, struct
                    length);
     }
     if (fwd_max != s->fwd_units_max) {
-        return bad(why, whylen, "fwd_units_max %" PRIu64 " but the largest forwarded piece is %" PRIu64,
+        return bad(why, whylen,
+                   "fwd_units_max %" PRIu64 " but the largest forwarded piece is %" PRIu64,
                    s->fwd_units_max, fwd_max);
     }
     return UTIL_OK;
@@ -250,10 +270,10 @@ static int check_steps(const struct exchange_sched *s, const uint64_t *m, struct
 
 /* Every off-diagonal message's delivered pieces partition [0, 5 m) exactly. */
 static int check_delivery(const struct exchange_sched *s, const uint64_t *m, struct vpiece *dl,
-                          size_t ndl, char *why, size_t whylen)
+                          size_t ndl, struct vpiece *tmp, uint64_t *cnt, char *why, size_t whylen)
 {
     uint64_t p = (uint64_t)s->p, messages = 0, covered = 0;
-    qsort(dl, ndl, sizeof(*dl), vpiece_cmp);
+    sort_pieces(dl, ndl, p, tmp, cnt);
     for (size_t k = 0; k < ndl;) {
         uint32_t ms = dl[k].msrc, md = dl[k].mdst;
         uint64_t want = m[(uint64_t)ms * p + md] * EXCHANGE_SCHED_UNITS, end = 0;
@@ -286,10 +306,11 @@ static int check_delivery(const struct exchange_sched *s, const uint64_t *m, str
 }
 
 /* Every forwarded piece: one first hop and one second hop, same forwarder, in that order. */
-static int check_hops(struct vpiece *h1, struct vpiece *h2, size_t n, char *why, size_t whylen)
+static int check_hops(struct vpiece *h1, struct vpiece *h2, size_t n, uint64_t p,
+                      struct vpiece *tmp, uint64_t *cnt, char *why, size_t whylen)
 {
-    qsort(h1, n, sizeof(*h1), vpiece_cmp);
-    qsort(h2, n, sizeof(*h2), vpiece_cmp);
+    sort_pieces(h1, n, p, tmp, cnt);
+    sort_pieces(h2, n, p, tmp, cnt);
     for (size_t k = 0; k < n; k++) {
         if (vpiece_cmp(&h1[k], &h2[k]) != 0 || (k > 0 && vpiece_cmp(&h1[k - 1], &h1[k]) == 0)) {
             return bad(why, whylen, "message %u->%u: a forwarded piece at unit %" PRIu64
@@ -342,10 +363,12 @@ int exchange_sched_validate(const struct exchange_sched *s, int p, const uint64_
     uint64_t *sent_at = util_calloc((size_t)p, sizeof(*sent_at));
     uint64_t *recv_at = util_calloc((size_t)p, sizeof(*recv_at));
     uint32_t *held = util_calloc((size_t)p, sizeof(*held));
+    struct vpiece *tmp = util_malloc(n * sizeof(*tmp));
+    uint64_t *cnt = util_malloc(((size_t)p * (size_t)p + 1) * sizeof(*cnt));
     size_t ndl = 0, nh1 = 0, nh2 = 0;
     int rc = UTIL_ENOMEM;
     if (dl == NULL || h1 == NULL || h2 == NULL || sent_at == NULL || recv_at == NULL ||
-        held == NULL) {
+        held == NULL || tmp == NULL || cnt == NULL) {
         goto fail;
     }
     rc = check_steps(s, m, dl, &ndl, h1, &nh1, h2, &nh2, sent_at, recv_at, held, why, whylen);
@@ -353,10 +376,10 @@ int exchange_sched_validate(const struct exchange_sched *s, int p, const uint64_
         rc = bad(why, whylen, "%zu first hops but %zu second hops", nh1, nh2);
     }
     if (rc == UTIL_OK) {
-        rc = check_hops(h1, h2, nh1, why, whylen);
+        rc = check_hops(h1, h2, nh1, (uint64_t)p, tmp, cnt, why, whylen);
     }
     if (rc == UTIL_OK) {
-        rc = check_delivery(s, m, dl, ndl, why, whylen);
+        rc = check_delivery(s, m, dl, ndl, tmp, cnt, why, whylen);
     }
     if (rc == UTIL_OK) {
         rc = check_index(s, why, whylen);
@@ -371,13 +394,16 @@ fail:
     util_free(sent_at);
     util_free(recv_at);
     util_free(held);
+    util_free(tmp);
+    util_free(cnt);
     return rc;
 }
 
 void exchange_sched_print(FILE *out, const struct exchange_sched *s)
 {
     static const char *const hop[] = {"direct", "hop1", "hop2"};
-    fprintf(out, "%s: p=%d h=%" PRIu64 " length=%" PRIu64 "/5 steps=%" PRIu64 " xfers=%" PRIu64 "\n",
+    fprintf(out, "%s: p=%d h=%" PRIu64 " length=%" PRIu64 "/5 steps=%" PRIu64 " xfers=%" PRIu64
+                 "\n",
             s->algo, s->p, s->h, s->length, s->nsteps, s->nxfers);
     for (uint64_t t = 0; t < s->nsteps; t++) {
         fprintf(out, "step %" PRIu64 " (%" PRIu64 " units)\n", t, s->step_units[t]);
