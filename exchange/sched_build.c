@@ -59,6 +59,12 @@ struct mentry {
     uint64_t off; /* units */
 };
 
+/* A send of M deferred to the end of the schedule: set = which send of M it belongs to. */
+struct deferred {
+    uint64_t off, len; /* units still to send */
+    uint32_t msrc, mdst, set;
+};
+
 /* Everything one scheduling run needs: the schedule, scratch sized p, and M. */
 struct ctx {
     struct exchange_sched *s;
@@ -81,6 +87,10 @@ struct ctx {
     uint32_t nm;
     uint8_t *inm, *mark;
     uint32_t *cand, *seq;
+    /* the sends of M, deferred until every other step is known (see place_deferred()) */
+    struct deferred *dfr;
+    uint64_t ndfr, capdfr;
+    uint32_t nsets;
 };
 
 /* Grows *ptr to hold need elements of size bytes (doubling). */
@@ -540,7 +550,17 @@ static int forward_window(struct ctx *c, const uint32_t *nxt, const uint8_t *kin
     return rc;
 }
 
-/* Sends all of M in one step and empties it. */
+/* Queues @len units of message ms -> md, from unit @off, as part of the current send of M. */
+static int defer(struct ctx *c, uint32_t ms, uint32_t md, uint64_t off, uint64_t len)
+{
+    if (grow((void **)&c->dfr, &c->capdfr, c->ndfr + 1, sizeof(*c->dfr)) != UTIL_OK) {
+        return UTIL_ENOMEM;
+    }
+    c->dfr[c->ndfr++] = (struct deferred){off, len, ms, md, c->nsets};
+    return UTIL_OK;
+}
+
+/* Sends all of M in one step (deferred to the end, see place_deferred()) and empties it. */
 static int flush_m(struct ctx *c)
 {
     if (c->nm == 0) {
@@ -548,14 +568,14 @@ static int flush_m(struct ctx *c)
     }
     for (uint32_t k = 0; k < c->nm; k++) {
         const struct mentry *x = &c->mset[k];
-        if (w_add(c, 0, x->msrc, x->mdst, x->msrc, x->mdst, x->off, UNITS,
-                  EXCHANGE_SCHED_DIRECT) != UTIL_OK) {
+        if (defer(c, x->msrc, x->mdst, x->off, UNITS) != UTIL_OK) {
             return UTIL_ENOMEM;
         }
         c->inm[x->msrc] = c->inm[x->mdst] = 0;
     }
     c->nm = 0;
-    return w_flush(c, 1, UNITS);
+    c->nsets++;
+    return UTIL_OK;
 }
 
 /* Takes one packet of edge e out of its class into M. */
@@ -584,8 +604,9 @@ static int without_edge(struct ctx *c, const uint32_t *nxt, uint8_t *kind, uint3
  * stays a matching of the transfer graph; the copy then schedules in 12 rounds (removing from
  * an odd cycle leaves an even number of them, removing from an even cycle leaves a path that
  * helps the lone odd cycle: the paper's "simple modification"). When no edge of the class fits
- * M, M is sent in one step. All p PEs have two edges in the class, so an edge of M blocks at
- * most four of its p edges and M has >= ceil(p/4) packets whenever it must be sent (Lemma 1).
+ * M, M is sent in one step (deferred to the end, where place_deferred() first slots its packets
+ * into idle time). All p PEs have two edges in the class, so an edge of M blocks at most four
+ * of its p edges and M has >= ceil(p/4) packets whenever it must be sent (Lemma 1).
  *
  * Deviation (cost accounting of §2.4): with R <= ceil(h/2) removals this sends M at most
  * ceil(R / ceil(p/4)) times. §2.4 counts ceil(h/2) / ceil(p/4), not rounded up, to reach
@@ -637,13 +658,10 @@ static int forward_removal(struct ctx *c, const uint32_t *nxt, uint8_t *kind, ui
                 for (uint32_t k = 0; k < K && rc == UTIL_OK && full > 1; k++) {
                     uint32_t ms, md, e = c->seq[k];
                     msg_of(nxt, kind, e, &ms, &md);
-                    rc = w_add(c, 0, ms, md, ms, md, c->cur[e] * UNITS, (full - 1) * UNITS,
-                               EXCHANGE_SCHED_DIRECT);
+                    rc = defer(c, ms, md, c->cur[e] * UNITS, (full - 1) * UNITS);
                     c->cur[e] += full - 1;
                 }
-                if (rc == UTIL_OK && full > 1) {
-                    rc = w_flush(c, 1, (full - 1) * UNITS);
-                }
+                c->nsets += full > 1;
                 for (uint32_t k = 0; k < K && rc == UTIL_OK; k++) {
                     m_add(c, nxt, kind, c->seq[k]);
                 }
@@ -737,6 +755,7 @@ struct bip {
     uint32_t *su;   /* DFS stack: L vertices ... */
     uint64_t *spos; /* ... their scan positions ... */
     uint64_t *sent; /* ... and the entry that led to the next level */
+    uint64_t *la;   /* per L vertex: look-ahead position for a free neighbour */
 };
 
 static void bip_free(struct bip *g)
@@ -752,6 +771,7 @@ static void bip_free(struct bip *g)
     util_free(g->su);
     util_free(g->spos);
     util_free(g->sent);
+    util_free(g->la);
 }
 
 /*
@@ -955,9 +975,10 @@ static int bip_build(struct bip *g, uint32_t p, const uint64_t *m, bool oriented
     g->su = util_malloc(((size_t)p + 1) * sizeof(*g->su));
     g->spos = util_malloc(((size_t)p + 1) * sizeof(*g->spos));
     g->sent = util_malloc(((size_t)p + 1) * sizeof(*g->sent));
+    g->la = util_malloc(((size_t)p + 1) * sizeof(*g->la));
     if (g->rb == NULL || g->re == NULL || g->col == NULL || g->real == NULL || g->pad == NULL ||
         g->ml == NULL || g->mr == NULL || g->vis == NULL || g->su == NULL || g->spos == NULL ||
-        g->sent == NULL) {
+        g->sent == NULL || g->la == NULL) {
         goto fail;
     }
     uint64_t ne = 0;
@@ -1003,16 +1024,14 @@ static bool augment(struct bip *g, uint32_t u0)
     g->spos[0] = g->rb[u0];
     for (;;) {
         uint32_t x = g->su[depth];
-        /* Look-ahead: a free neighbour ends the path, the heaviest one is preferred. */
+        /* Look-ahead: a free neighbour ends the path. R vertices only get matched during a
+         * call of bip_perfect(), so each row's look-ahead pointer only moves forward. */
         if (g->spos[depth] == g->rb[x]) {
-            uint64_t best = NO_ENTRY, bw = 0;
-            for (uint64_t e = g->rb[x]; e < g->re[x]; e++) {
-                uint64_t w = g->real[e] + g->pad[e];
-                if (g->mr[g->col[e]] == NONE && w > bw) {
-                    best = e;
-                    bw = w;
-                }
+            uint64_t best = NO_ENTRY;
+            while (g->la[x] < g->re[x] && g->mr[g->col[g->la[x]]] != NONE) {
+                g->la[x]++;
             }
+            best = g->la[x] < g->re[x] ? g->la[x] : NO_ENTRY;
             if (best != NO_ENTRY) {
                 /* Flip the path: every level takes the entry that led to the next. */
                 g->sent[depth] = best;
@@ -1053,6 +1072,9 @@ static bool augment(struct bip *g, uint32_t u0)
  */
 static int bip_perfect(struct bip *g)
 {
+    for (uint32_t u = 0; u < g->p; u++) {
+        g->la[u] = g->rb[u];
+    }
     for (;;) {
         bool free_left = false, grew = false;
         g->stamp++;
@@ -1190,6 +1212,108 @@ fail:
     return rc;
 }
 
+/* ---- the deferred sends of M ------------------------------------------------------------- */
+
+/*
+ * Our addition to §2.4: each send of M is a matching, and a step of it is mostly idle. Before
+ * spending those steps, the removed packets are slotted into existing steps where both their
+ * PEs are idle (in pieces of at most the step's duration, as direct transfers); whatever is
+ * left of each send of M then goes in one step as long as its longest remainder. This never
+ * lengthens the schedule and, on tight odd-p instances, saves most of the M steps (e.g. it
+ * makes forward no slower than direct on the 3-cycle instance with p = 9, h = 2). The scan
+ * is capped at a fixed budget of checks so that huge schedules stay cheap to build.
+ */
+static int place_deferred(struct ctx *c)
+{
+    struct exchange_sched *s = c->s;
+    uint64_t *busy = util_calloc(c->p, sizeof(*busy));
+    uint64_t *active = util_malloc((size_t)(c->ndfr + 1) * sizeof(*active));
+    struct exchange_sched_xfer *ins = NULL, *merged = NULL;
+    uint64_t nins = 0, capins = 0, nact = 0, budget = (uint64_t)1 << 26;
+    int rc = UTIL_ENOMEM;
+    if (busy == NULL || active == NULL) {
+        goto fail;
+    }
+    for (uint64_t k = 0; k < c->ndfr; k++) {
+        active[nact++] = k;
+    }
+    /* Step by step: mark the busy PEs, then give idle pairs a piece of their packet. */
+    for (uint64_t t = 0; t < s->nsteps && nact > 0 && budget > nact; t++) {
+        for (uint64_t k = s->step_begin[t]; k < s->step_begin[t + 1]; k++) {
+            busy[s->xfers[k].src] = busy[s->xfers[k].dst] = t + 1;
+        }
+        uint64_t keep = 0;
+        budget -= nact;
+        for (uint64_t a = 0; a < nact; a++) {
+            struct deferred *d = &c->dfr[active[a]];
+            if (busy[d->msrc] != t + 1 && busy[d->mdst] != t + 1) {
+                uint64_t x = d->len < s->step_units[t] ? d->len : s->step_units[t];
+                if (grow((void **)&ins, &capins, nins + 1, sizeof(*ins)) != UTIL_OK) {
+                    goto fail;
+                }
+                ins[nins++] = (struct exchange_sched_xfer){t, d->off, x, d->msrc, d->mdst,
+                                                           d->msrc, d->mdst,
+                                                           EXCHANGE_SCHED_DIRECT};
+                d->off += x;
+                d->len -= x;
+                busy[d->msrc] = busy[d->mdst] = t + 1;
+            }
+            if (d->len > 0) {
+                active[keep++] = active[a];
+            }
+        }
+        nact = keep;
+    }
+    /* Merge the new pieces into their steps (both lists are in step order). */
+    if (nins > 0) {
+        merged = util_malloc((size_t)(s->nxfers + nins) * sizeof(*merged));
+        if (merged == NULL) {
+            goto fail;
+        }
+        uint64_t o = 0, j = 0;
+        for (uint64_t t = 0; t < s->nsteps; t++) {
+            uint64_t b = s->step_begin[t], e = s->step_begin[t + 1];
+            s->step_begin[t] = o;
+            memcpy(merged + o, s->xfers + b, (size_t)(e - b) * sizeof(*merged));
+            o += e - b;
+            for (; j < nins && ins[j].step == t; j++) {
+                merged[o++] = ins[j];
+            }
+        }
+        s->step_begin[s->nsteps] = o;
+        util_free(s->xfers);
+        s->xfers = merged;
+        s->nxfers = o;
+        c->cap_xfers = o;
+        merged = NULL;
+    }
+    /* What is left: one step per send of M, as long as its longest remainder. */
+    for (uint64_t k = 0; k < c->ndfr;) {
+        uint64_t end = k, dur = 0;
+        for (; end < c->ndfr && c->dfr[end].set == c->dfr[k].set; end++) {
+            dur = c->dfr[end].len > dur ? c->dfr[end].len : dur;
+        }
+        if (dur > 0 && b_step(c, dur) != UTIL_OK) {
+            goto fail;
+        }
+        for (; k < end; k++) {
+            const struct deferred *d = &c->dfr[k];
+            struct wxfer x = {d->off, d->len, 0, d->msrc, d->mdst, d->msrc, d->mdst,
+                              EXCHANGE_SCHED_DIRECT};
+            if (d->len > 0 && b_xfer(c, &x) != UTIL_OK) {
+                goto fail;
+            }
+        }
+    }
+    rc = UTIL_OK;
+fail:
+    util_free(busy);
+    util_free(active);
+    util_free(ins);
+    util_free(merged);
+    return rc;
+}
+
 /* ---- the driver ---------------------------------------------------------------------------- */
 
 static void ctx_free(struct ctx *c)
@@ -1210,6 +1334,7 @@ static void ctx_free(struct ctx *c)
     util_free(c->mark);
     util_free(c->cand);
     util_free(c->seq);
+    util_free(c->dfr);
 }
 
 static int ctx_init(struct ctx *c, uint32_t p)
@@ -1320,6 +1445,9 @@ static int build(const char *algo, int p, const uint64_t *m, bool oriented, clas
     }
     if (rc == UTIL_OK) {
         rc = flush_m(&c); /* forward, odd p: the last removed packets */
+    }
+    if (rc == UTIL_OK && c.ndfr > 0) {
+        rc = place_deferred(&c);
     }
     if (rc == UTIL_OK) {
         rc = finish(s);
