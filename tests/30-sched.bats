@@ -9,12 +9,12 @@ setup() {
     [[ -x $SCHED_TEST ]] || fail "missing $SCHED_TEST (run make unit)"
 }
 
-@test "builds valid schedules within the theorems' bounds for every matrix family and p = 1..64" {
+@test "builds valid schedules within the theorems' bounds for all matrix families, p = 1..64" {
     run -0 "$SCHED_TEST" matrices 64 2
     assert_output --regexp '^[0-9]+ schedules checked'
 }
 
-@test "needs 3h/2 steps without and about 6h/5 with forwarding on the 3-cycle lower-bound instance" {
+@test "takes 3h/2 steps direct and about 6h/5 forwarded on the 3-cycle lower-bound instance" {
     run -0 "$SCHED_TEST" lowerbound
     assert_line --regexp '^p=6 +h=100 +direct 1\.500 h +forward 1\.200 h'
     assert_line --regexp '^p=63 +h=1000 +direct 1\.500 h +forward 1\.2[0-9]+ h'

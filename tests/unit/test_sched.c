@@ -61,6 +61,20 @@ static uint64_t around(double mu)
     return k + ((double)(rnd() >> 11) / 9007199254740992.0 < x - (double)k);
 }
 
+/* A random permutation of 0..n-1 in pi. */
+static void shuffle(uint32_t *pi, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        pi[i] = (uint32_t)i;
+    }
+    for (size_t i = n; i > 1; i--) {
+        size_t j = below(i);
+        uint32_t t = pi[i - 1];
+        pi[i - 1] = pi[j];
+        pi[j] = t;
+    }
+}
+
 enum family {
     F_DENSE,    /* uniform counts 0..9 everywhere */
     F_SPARSE,   /* 10% of messages, 1..20 packets */
@@ -74,12 +88,13 @@ enum family {
     F_SKEW,     /* Zipf-like rows */
     F_ZERO,     /* nothing but the diagonal */
     F_SINGLE,   /* one message */
+    F_TIGHT,    /* layers of 3-cycle covers plus a matching of single packets: odd h, odd p */
     F_COUNT
 };
 
 static const char *const family_name[F_COUNT] = {
     "dense", "sparse", "onehot", "hotspot", "perm", "symm", "cycles",
-    "triangle", "huge", "skew", "zero", "single"};
+    "triangle", "huge", "skew", "zero", "single", "tight"};
 
 /* Fills the p x p matrix m with an instance of family f. */
 static void gen(enum family f, int p, uint64_t *m)
@@ -113,14 +128,7 @@ static void gen(enum family f, int p, uint64_t *m)
         break;
     case F_PERM: {
         uint32_t *pi = util_malloc(n * sizeof(*pi));
-        for (size_t i = 0; i < n; i++) {
-            pi[i] = (uint32_t)i;
-        }
-        for (size_t i = n; i > 1; i--) {
-            size_t j = below(i), t = pi[i - 1];
-            pi[i - 1] = pi[j];
-            pi[j] = (uint32_t)t;
-        }
+        shuffle(pi, n);
         for (size_t i = 0; i < n; i++) {
             m[i * n + pi[i]] = k;
         }
@@ -177,6 +185,24 @@ static void gen(enum family f, int p, uint64_t *m)
             m[0 * n + n - 1] = 1 + below(7);
         }
         break;
+    case F_TIGHT: {
+        /* Every PE on a 3-cycle in each layer (as far as p allows), then single packets. */
+        uint32_t *pi = util_malloc(n * sizeof(*pi));
+        for (uint64_t layer = 0; layer <= k % 4; layer++) {
+            shuffle(pi, n);
+            for (size_t s = 0; s + 3 <= n; s += 3) {
+                for (size_t t = 0; t < 3; t++) {
+                    m[pi[s + t] * n + pi[s + (t + 1) % 3]]++;
+                }
+            }
+        }
+        shuffle(pi, n);
+        for (size_t i = 0, pairs = 1 + below(n / 2 + 1); i + 1 < n && i / 2 < pairs; i += 2) {
+            m[pi[i] * n + pi[i + 1]]++;
+        }
+        util_free(pi);
+        break;
+    }
     case F_COUNT:
         break;
     }
@@ -262,7 +288,7 @@ static int cmd_matrices(int pmax, int seeds)
             continue;
         }
         for (int f = 0; f < F_COUNT; f++) {
-            /* Huge counts with odd p make big forward schedules (see the report in sched.h). */
+            /* Huge counts: forward with odd p splits classes, big schedules (see sched.h). */
             if (f == F_HUGE && p > 24) {
                 continue;
             }
@@ -290,8 +316,9 @@ static int cmd_matrices(int pmax, int seeds)
 /*
  * §2.5 and footnote 1: p = 3k PEs in 3-cycles, h/2 packets on each cycle edge. Without
  * forwarding every colour class has odd cycles only, so direct needs exactly 3h/2 steps; with
- * forwarding 6h/5 for even p, plus the M steps for odd p. Both are compared with the paper's
- * lower bound for odd p, 6/5 (1 + 3/(5p - 3)) h, which no valid schedule can beat.
+ * forwarding exactly 6h/5 for even p, plus the M steps for odd p, which must stay between the
+ * paper's lower bound 6/5 (1 + 3/(5p - 3)) h (no valid schedule can beat it) and its upper
+ * bound (6/5 + 2/p)(h + 1), and never above direct.
  */
 static int cmd_lowerbound(void)
 {
@@ -324,8 +351,10 @@ static int cmd_lowerbound(void)
             CHECK(rf >= lower - 1e-9 && rf <= upper + 1e-9,
                   "forward p=%d h=%" PRIu64 ": %.3f h outside [%.3f, %.3f]", p, h, rf, lower,
                   upper);
-            CHECK(rd / rf >= (p % 2 ? 1.5 / upper : 1.25) - 1e-9,
-                  "p=%d h=%" PRIu64 ": forwarding gains only %.3f", p, h, rd / rf);
+            CHECK(lf <= ld, "p=%d h=%" PRIu64 ": forward %.3f h slower than direct", p, h, rf);
+            CHECK(p % 2 == 1 || ld * 4 == lf * 5,
+                  "p=%d h=%" PRIu64 ": even p, but direct / forward = %.3f, not 5/4", p, h,
+                  rd / rf);
             exchange_sched_free(d);
             exchange_sched_free(f);
         }
@@ -419,14 +448,16 @@ static int cmd_validator(void)
                          {2, 1, 2, 1, 2, 0, 5, D}};
     expect("a packet delivered twice", 3, m, HALF, twice, 3, 3, false, "twice");
     expect("a packet never delivered", 3, m, HALF, ok, 1, 1, false, "delivered");
-    struct hx gap[] = {{0, 0, 1, 0, 1, 0, 2, D}, {1, 0, 1, 0, 1, 3, 2, D}, {2, 1, 2, 1, 2, 0, 5, D}};
+    struct hx gap[] = {{0, 0, 1, 0, 1, 0, 2, D},
+                       {1, 0, 1, 0, 1, 3, 2, D}, {2, 1, 2, 1, 2, 0, 5, D}};
     expect("a gap inside a packet", 3, m, HALF, gap, 3, 3, false, "never");
     struct hx fifths[] = {{0, 0, 1, 0, 1, 0, 2, D}, {1, 0, 1, 0, 1, 2, 3, D},
                           {2, 1, 2, 1, 2, 0, 5, D}};
     expect("a packet in two pieces", 3, m, HALF, fifths, 3, 3, true, NULL);
     struct hx outside[] = {{0, 0, 1, 0, 1, 0, 5, D}, {1, 1, 2, 1, 2, 5, 5, D}};
     expect("a piece past the message", 3, m, HALF, outside, 2, 2, false, "outside");
-    struct hx diag[] = {{0, 0, 1, 0, 1, 0, 5, D}, {1, 1, 2, 1, 2, 0, 5, D}, {2, 2, 2, 2, 2, 0, 5, D}};
+    struct hx diag[] = {{0, 0, 1, 0, 1, 0, 5, D},
+                        {1, 1, 2, 1, 2, 0, 5, D}, {2, 2, 2, 2, 2, 0, 5, D}};
     expect("a local copy in the schedule", 3, m, HALF, diag, 3, 3, false, "bad PEs");
     struct hx wronghop[] = {{0, 0, 2, 0, 1, 0, 5, D}, {1, 1, 2, 1, 2, 0, 5, D}};
     expect("a direct transfer to the wrong PE", 3, m, HALF, wronghop, 2, 2, false, "hop");
@@ -434,11 +465,14 @@ static int cmd_validator(void)
     /* 4 PEs: message 0 -> 1 of one packet, forwarded by 2 or 3. */
     uint64_t f[16] = {0};
     f[0 * 4 + 1] = 1;
-    struct hx fw[] = {{0, 0, 2, 0, 1, 0, 3, H1}, {1, 2, 1, 0, 1, 0, 3, H2}, {2, 0, 1, 0, 1, 3, 2, D}};
+    struct hx fw[] = {{0, 0, 2, 0, 1, 0, 3, H1},
+                      {1, 2, 1, 0, 1, 0, 3, H2}, {2, 0, 1, 0, 1, 3, 2, D}};
     expect("a forwarded piece", 4, f, HALF, fw, 3, 3, true, NULL);
-    struct hx order[] = {{0, 2, 1, 0, 1, 0, 3, H2}, {1, 0, 2, 0, 1, 0, 3, H1}, {2, 0, 1, 0, 1, 3, 2, D}};
+    struct hx order[] = {{0, 2, 1, 0, 1, 0, 3, H2},
+                         {1, 0, 2, 0, 1, 0, 3, H1}, {2, 0, 1, 0, 1, 3, 2, D}};
     expect("second hop before the first", 4, f, HALF, order, 3, 3, false, NULL);
-    struct hx via[] = {{0, 0, 2, 0, 1, 0, 3, H1}, {1, 3, 1, 0, 1, 0, 3, H2}, {2, 0, 1, 0, 1, 3, 2, D}};
+    struct hx via[] = {{0, 0, 2, 0, 1, 0, 3, H1},
+                       {1, 3, 1, 0, 1, 0, 3, H2}, {2, 0, 1, 0, 1, 3, 2, D}};
     expect("hops through different forwarders", 4, f, HALF, via, 3, 3, false, NULL);
     struct hx lost[] = {{0, 0, 2, 0, 1, 0, 3, H1}, {1, 0, 1, 0, 1, 3, 2, D}};
     expect("a piece that never leaves its forwarder", 4, f, HALF, lost, 2, 2, false, "hop");
