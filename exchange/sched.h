@@ -109,11 +109,12 @@ int exchange_sched_direct(int p, const uint64_t *m, struct exchange_sched **out)
  * Forwarding through idle PEs, half-duplex (paper §2.2-2.4): at most 12/5 * ceil(h / 2) steps
  * (<= 6/5 (h + 1)) for even p; for odd p at most 12/5 * ceil(h / 2) + ceil(ceil(h / 2) /
  * ceil(p / 4)) steps, which is the paper's (6/5 + 2/p)(h + 1) for even h and at most one step
- * more for odd h (see forward_removal() in sched_build.c). Packets are split into fifths.
+ * more for odd h (see forward_removal() in sched_build.c); never longer than direct's
+ * schedule (for odd p, when direct's is shorter it is returned). Packets are split in fifths.
  * Size: about 5 transfers per packet run, plus 2 per forwarded fifth; for odd p a colour class
- * that needs the §2.4 removals is split into up to ~p/2 variants, so with huge packet counts
- * (many distinct super-packets) the schedule can grow by that factor: pick the packet size so
- * that h stays moderate (hundreds to a few thousand). See exchange_sched_fn.
+ * that needs the §2.4 removals is split into up to ~p/2 variants, which happens only when
+ * nearly every PE has the maximum degree (e.g. the paper's lower-bound instance). See
+ * exchange_sched_fn.
  */
 int exchange_sched_forward(int p, const uint64_t *m, struct exchange_sched **out);
 

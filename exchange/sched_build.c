@@ -6,7 +6,8 @@
  *   1. a bipartite multigraph, senders L x receivers R, given as weights (packet counts);
  *      for the half-duplex algorithms the transfer graph's edges are first oriented so that
  *      every PE has in = out <= ceil(h/2) (§2.1), for full-duplex the weights are m itself;
- *   2. padded to a c-regular multigraph (c = its maximum degree) with virtual weight;
+ *   2. padded to a c-regular multigraph (c = its maximum degree) with virtual weight (for
+ *      forward with odd p, on p + 1 vertices: see forward_class());
  *   3. decomposed into perfect matchings with multiplicities (Birkhoff-von Neumann): take a
  *      perfect matching of the support, n = its lightest weight, subtract, repeat. Each
  *      (matching, n) is n identical colour classes of a c-edge-colouring, so they are
@@ -68,7 +69,8 @@ struct deferred {
 /* Everything one scheduling run needs: the schedule, scratch sized p, and M. */
 struct ctx {
     struct exchange_sched *s;
-    uint32_t p;
+    uint32_t p;     /* PEs of the colour classes, the virtual one included */
+    uint32_t preal; /* PEs of the matrix */
     uint64_t cap_steps, cap_xfers;
     /* window of rounds */
     struct wxfer *w;
@@ -251,6 +253,12 @@ static void analyse(struct ctx *c, const uint32_t *nxt, const uint8_t *kind)
         c->clen[i] = nord - c->cstart[i];
         c->ctype[i] = c->clen[i] % 2 == 0 ? C_EVEN : C_ODD;
     }
+}
+
+/* True if component i is a path of real PEs (the virtual PE is always alone: no packets). */
+static bool real_path(const struct ctx *c, uint32_t i)
+{
+    return c->ctype[i] == C_PATH && c->ord[c->cstart[i]] < c->preal;
 }
 
 /* Number of real edges of component i. */
@@ -495,7 +503,7 @@ static int forward_window(struct ctx *c, const uint32_t *nxt, const uint8_t *kin
     int rc = UTIL_OK;
     for (uint32_t i = 0; i < c->ncomp; i++) {
         q += c->ctype[i] == C_ODD;
-        helper = helper == NONE && c->ctype[i] == C_PATH ? i : helper;
+        helper = helper == NONE && real_path(c, i) ? i : helper;
     }
     if (q == 0) {
         return two_or_three_steps(c, nxt, kind, n);
@@ -624,10 +632,10 @@ static int forward_removal(struct ctx *c, const uint32_t *nxt, uint8_t *kind, ui
 {
     uint32_t nc = 0;
     int rc = UTIL_OK;
-    /* Candidates: every edge of the class, odd cycles first. */
+    /* Candidates: every edge of the class (all on cycles), odd cycles first. */
     for (int pass = 0; pass < 2; pass++) {
         for (uint32_t i = 0; i < c->ncomp; i++) {
-            if ((c->ctype[i] == C_ODD) == (pass == 0)) {
+            if (c->ctype[i] == (pass == 0 ? C_ODD : C_EVEN)) {
                 for (uint32_t k = 0; k < c->clen[i]; k++) {
                     c->cand[nc++] = c->ord[c->cstart[i] + k];
                 }
@@ -690,8 +698,16 @@ static int forward_removal(struct ctx *c, const uint32_t *nxt, uint8_t *kind, ui
  * five pieces: odd cycles pair up and each cycle's idle PEs forward three fifths of one packet
  * of the other (12 rounds of 1/5, figure 2), so every class takes 12/5 steps instead of 3.
  * Even p: <= 12/5 ceil(h/2) <= 6/5 (h + 1) steps (Theorem 1). Odd p: classes with an idle PE or
- * a path use it as the helper of the leftover odd cycle; the others go through
+ * a path use it as the helper of the leftover odd cycle (§2.4); the others go through
  * forward_removal() (§2.4, Lemma 1).
+ *
+ * Our addition for odd p: the bipartite graph gets one virtual PE without packets, so that
+ * p + 1 is even. Its c units of padding are placed on real PEs with spare degree first
+ * (bip_build()), and every colour class in which it is matched to real PEs has a real path,
+ * hence a helper. Only classes where it is matched to itself can need removals: at most
+ * max(0, c - (p c - E)) of the c classes (E = packets after orientation), i.e. none unless
+ * nearly every PE has the maximum degree, as on the lower-bound instance. This keeps M small
+ * and the schedule compact (removal classes split into up to ~p/2 variants).
  */
 static int forward_class(struct ctx *c, const uint32_t *nxt, uint8_t *kind, const uint64_t *base,
                          uint64_t n)
@@ -704,7 +720,7 @@ static int forward_class(struct ctx *c, const uint32_t *nxt, uint8_t *kind, cons
     analyse(c, nxt, kind);
     for (uint32_t i = 0; i < c->ncomp; i++) {
         q += c->ctype[i] == C_ODD;
-        path = path || c->ctype[i] == C_PATH;
+        path = path || real_path(c, i);
     }
     if (q % 2 == 1 && !path) {
         return forward_removal(c, nxt, kind, n);
@@ -888,10 +904,10 @@ static uint64_t weight(uint32_t p, const uint64_t *m, bool oriented, uint32_t u,
                        const uint64_t *ab, const uint32_t *adj_v, const uint64_t *adj_e,
                        const uint32_t *tail, uint64_t *pos)
 {
-    uint64_t uv = m[(uint64_t)u * p + v], vu = m[(uint64_t)v * p + u];
-    if (u == v) {
-        return 0;
+    if (u == v || u >= p || v >= p) {
+        return 0; /* the diagonal and the virtual PE carry no packets */
     }
+    uint64_t uv = m[(uint64_t)u * p + v], vu = m[(uint64_t)v * p + u];
     if (!oriented) {
         return uv;
     }
@@ -906,25 +922,39 @@ static uint64_t weight(uint32_t p, const uint64_t *m, bool oriented, uint32_t u,
     return w;
 }
 
-/*
- * Builds the c-regular bipartite multigraph: real weights, then padding. Row and column
- * deficits (c minus the sums) are filled by one staircase walk (rows and columns in
- * increasing order), which adds at most 2p padded entries, sorted within each row.
- */
-static int bip_build(struct bip *g, uint32_t p, const uint64_t *m, bool oriented)
+/* A padded entry: (u, v) gets x units of virtual weight. */
+struct padding {
+    uint64_t u, v, x;
+};
+
+static int padding_cmp(const void *a, const void *b)
 {
-    uint64_t *ab = NULL, *adj_e = NULL, *rows = NULL, *cols = NULL, *pads = NULL;
+    const struct padding *x = a, *y = b;
+    return x->u != y->u ? (x->u < y->u ? -1 : 1) : x->v < y->v ? -1 : x->v > y->v;
+}
+
+/*
+ * Builds the c-regular bipartite multigraph on @pv >= @p vertices (PEs p..pv-1 are virtual: no
+ * packets) from the p x p matrix @m: real weights, then padding. Row and column deficits
+ * (c minus the sums) are filled by one staircase walk, which adds at most 2 pv padded entries.
+ * The walk takes virtual rows first and virtual columns last, so a virtual PE's padding goes
+ * to real PEs as far as their deficits allow, and only the rest to itself.
+ */
+static int bip_build(struct bip *g, uint32_t p, uint32_t pv, const uint64_t *m, bool oriented)
+{
+    uint64_t *ab = NULL, *adj_e = NULL, *rows = NULL, *cols = NULL;
     uint32_t *adj_v = NULL, *tail = NULL;
+    struct padding *pads = NULL;
     size_t np = 0;
     int rc = UTIL_ENOMEM;
     memset(g, 0, sizeof(*g));
-    g->p = p;
+    g->p = pv;
     if (oriented && orient_odd(p, m, &ab, &adj_v, &adj_e, &tail) != UTIL_OK) {
         goto fail;
     }
-    rows = util_calloc(p, sizeof(*rows));
-    cols = util_calloc(p, sizeof(*cols));
-    pads = util_malloc((2 * (size_t)p + 1) * 3 * sizeof(*pads));
+    rows = util_calloc(pv, sizeof(*rows));
+    cols = util_calloc(pv, sizeof(*cols));
+    pads = util_malloc((2 * (size_t)pv + 1) * sizeof(*pads));
     if (rows == NULL || cols == NULL || pads == NULL) {
         goto fail;
     }
@@ -939,15 +969,16 @@ static int bip_build(struct bip *g, uint32_t p, const uint64_t *m, bool oriented
             nnz += w != 0;
         }
     }
-    for (uint32_t u = 0; u < p; u++) {
+    for (uint32_t u = 0; u < pv; u++) {
         g->c = rows[u] > g->c ? rows[u] : g->c;
         g->c = cols[u] > g->c ? cols[u] : g->c;
     }
-    /* Padding: staircase over the row and column deficits (their totals are equal). */
-    for (uint32_t u = 0, v = 0; u < p && v < p;) {
+    /* Padding: staircase over the deficits (equal totals); rows p..pv-1 go first. */
+    for (uint32_t i = 0, v = 0; i < pv && v < pv;) {
+        uint32_t u = i < pv - p ? p + i : i - (pv - p);
         uint64_t du = g->c - rows[u], dv = g->c - cols[v];
         if (du == 0) {
-            u++;
+            i++;
             continue;
         }
         if (dv == 0) {
@@ -955,27 +986,25 @@ static int bip_build(struct bip *g, uint32_t p, const uint64_t *m, bool oriented
             continue;
         }
         uint64_t x = du < dv ? du : dv;
-        pads[3 * np] = u;
-        pads[3 * np + 1] = v;
-        pads[3 * np + 2] = x;
-        np++;
+        pads[np++] = (struct padding){u, v, x};
         rows[u] += x;
         cols[v] += x;
     }
+    qsort(pads, np, sizeof(*pads), padding_cmp);
     /* Pass 2: the rows, real and padded entries merged in column order. */
-    size_t cap = (size_t)(nnz + np + 1);
-    g->rb = util_malloc(((size_t)p + 1) * sizeof(*g->rb));
-    g->re = util_malloc(((size_t)p + 1) * sizeof(*g->re));
+    size_t cap = (size_t)(nnz + np + 1), n = pv;
+    g->rb = util_malloc((n + 1) * sizeof(*g->rb));
+    g->re = util_malloc((n + 1) * sizeof(*g->re));
     g->col = util_malloc(cap * sizeof(*g->col));
     g->real = util_malloc(cap * sizeof(*g->real));
     g->pad = util_malloc(cap * sizeof(*g->pad));
-    g->ml = util_malloc((size_t)p * sizeof(*g->ml));
-    g->mr = util_malloc((size_t)p * sizeof(*g->mr));
-    g->vis = util_calloc(p, sizeof(*g->vis));
-    g->su = util_malloc(((size_t)p + 1) * sizeof(*g->su));
-    g->spos = util_malloc(((size_t)p + 1) * sizeof(*g->spos));
-    g->sent = util_malloc(((size_t)p + 1) * sizeof(*g->sent));
-    g->la = util_malloc(((size_t)p + 1) * sizeof(*g->la));
+    g->ml = util_malloc(n * sizeof(*g->ml));
+    g->mr = util_malloc(n * sizeof(*g->mr));
+    g->vis = util_calloc(n, sizeof(*g->vis));
+    g->su = util_malloc((n + 1) * sizeof(*g->su));
+    g->spos = util_malloc((n + 1) * sizeof(*g->spos));
+    g->sent = util_malloc((n + 1) * sizeof(*g->sent));
+    g->la = util_malloc((n + 1) * sizeof(*g->la));
     if (g->rb == NULL || g->re == NULL || g->col == NULL || g->real == NULL || g->pad == NULL ||
         g->ml == NULL || g->mr == NULL || g->vis == NULL || g->su == NULL || g->spos == NULL ||
         g->sent == NULL || g->la == NULL) {
@@ -983,12 +1012,12 @@ static int bip_build(struct bip *g, uint32_t p, const uint64_t *m, bool oriented
     }
     uint64_t ne = 0;
     size_t k = 0;
-    for (uint32_t u = 0; u < p; u++) {
-        uint64_t pos = oriented ? ab[u] : 0;
+    for (uint32_t u = 0; u < pv; u++) {
+        uint64_t pos = oriented && u < p ? ab[u] : 0;
         g->rb[u] = ne;
-        for (uint32_t v = 0; v < p; v++) {
+        for (uint32_t v = 0; v < pv; v++) {
             uint64_t w = weight(p, m, oriented, u, v, ab, adj_v, adj_e, tail, &pos);
-            uint64_t x = k < np && pads[3 * k] == u && pads[3 * k + 1] == v ? pads[3 * k++ + 2] : 0;
+            uint64_t x = k < np && pads[k].u == u && pads[k].v == v ? pads[k++].x : 0;
             if (w != 0 || x != 0) {
                 g->col[ne] = v;
                 g->real[ne] = w;
@@ -999,7 +1028,7 @@ static int bip_build(struct bip *g, uint32_t p, const uint64_t *m, bool oriented
         g->ml[u] = NO_ENTRY;
         g->mr[u] = NONE;
     }
-    g->rb[p] = ne;
+    g->rb[pv] = ne;
     rc = UTIL_OK;
 fail:
     util_free(ab);
@@ -1121,6 +1150,7 @@ static int u64_cmp(const void *a, const void *b)
 static int decompose(struct ctx *c, struct bip *g, const uint64_t *m, uint64_t *rem, class_fn *fn)
 {
     uint32_t p = g->p;
+    uint64_t pr = c->preal; /* the stride of m and rem */
     size_t n = p;
     uint32_t *nxt = util_malloc(n * sizeof(*nxt));
     uint8_t *kind = util_malloc(n);
@@ -1151,14 +1181,17 @@ static int decompose(struct ctx *c, struct bip *g, const uint64_t *m, uint64_t *
         size_t ncut = 0;
         for (uint32_t u = 0; u < p; u++) {
             uint64_t e = g->ml[u], v = g->col[e];
-            uint64_t r = a < g->real[e] ? a : g->real[e];
-            uint64_t *fw = &rem[(uint64_t)u * p + v], *bw = &rem[v * p + u];
-            uint64_t f = r < *fw ? r : *fw;
+            uint64_t r = a < g->real[e] ? a : g->real[e], f = 0;
             nxt[u] = (uint32_t)v;
-            of[u] = m[(uint64_t)u * p + v] - *fw;
-            ob[u] = m[v * p + u] - *bw;
-            *fw -= f;
-            *bw -= r - f;
+            if (r > 0) {
+                /* Real packets (so u, v < pr): message u -> v first, then v -> u. */
+                uint64_t *fw = &rem[u * pr + v], *bw = &rem[v * pr + u];
+                f = r < *fw ? r : *fw;
+                of[u] = m[u * pr + v] - *fw;
+                ob[u] = m[v * pr + u] - *bw;
+                *fw -= f;
+                *bw -= r - f;
+            }
             g->real[e] -= r;
             g->pad[e] -= a - r;
             s1[u] = f;
@@ -1337,11 +1370,12 @@ static void ctx_free(struct ctx *c)
     util_free(c->dfr);
 }
 
-static int ctx_init(struct ctx *c, uint32_t p)
+static int ctx_init(struct ctx *c, uint32_t p, uint32_t pv)
 {
-    size_t n = p;
+    size_t n = pv;
     memset(c, 0, sizeof(*c));
-    c->p = p;
+    c->p = pv;
+    c->preal = p;
     c->prv = util_malloc(n * sizeof(uint32_t));
     c->ord = util_malloc(n * sizeof(uint32_t));
     c->cstart = util_malloc(n * sizeof(uint32_t));
@@ -1401,8 +1435,8 @@ static int finish(struct exchange_sched *s)
 }
 
 /* Shared driver: check the input, build the bipartite graph, decompose, schedule classes. */
-static int build(const char *algo, int p, const uint64_t *m, bool oriented, class_fn *fn,
-                 enum exchange_sched_model model, struct exchange_sched **out)
+static int build(const char *algo, int p, const uint64_t *m, bool oriented, bool virt,
+                 class_fn *fn, enum exchange_sched_model model, struct exchange_sched **out)
 {
     struct exchange_sched *s = NULL;
     struct bip g;
@@ -1428,7 +1462,8 @@ static int build(const char *algo, int p, const uint64_t *m, bool oriented, clas
     rc = UTIL_ENOMEM;
     s = util_calloc(1, sizeof(*s));
     rem = util_malloc(n * n * sizeof(*rem));
-    if (s == NULL || rem == NULL || ctx_init(&c, (uint32_t)p) != UTIL_OK) {
+    uint32_t pv = (uint32_t)p + (virt ? 1 : 0);
+    if (s == NULL || rem == NULL || ctx_init(&c, (uint32_t)p, pv) != UTIL_OK) {
         goto fail;
     }
     memcpy(rem, m, n * n * sizeof(*rem));
@@ -1439,7 +1474,7 @@ static int build(const char *algo, int p, const uint64_t *m, bool oriented, clas
     s->send_max = smax;
     s->recv_max = rmax;
     c.s = s;
-    rc = bip_build(&g, (uint32_t)p, m, oriented);
+    rc = bip_build(&g, (uint32_t)p, pv, m, oriented);
     if (rc == UTIL_OK) {
         rc = decompose(&c, &g, m, rem, fn);
     }
@@ -1474,15 +1509,41 @@ fail:
 
 int exchange_sched_direct(int p, const uint64_t *m, struct exchange_sched **out)
 {
-    return build("direct", p, m, true, direct_class, EXCHANGE_SCHED_HALF_DUPLEX, out);
+    return build("direct", p, m, true, false, direct_class, EXCHANGE_SCHED_HALF_DUPLEX, out);
 }
 
 int exchange_sched_forward(int p, const uint64_t *m, struct exchange_sched **out)
 {
-    return build("forward", p, m, true, forward_class, EXCHANGE_SCHED_HALF_DUPLEX, out);
+    /* Even p: the classes of direct, each no longer than there (12/5 or 2 steps, not 3). */
+    if (p % 2 == 0) {
+        return build("forward", p, m, true, false, forward_class, EXCHANGE_SCHED_HALF_DUPLEX,
+                     out);
+    }
+    /*
+     * Odd p: a virtual PE soaks up padding (see forward_class()), which changes the colour
+     * classes; on small sparse inputs direct's classes can then be luckier (we saw up to 1.36x).
+     * A direct schedule is a valid forwarding schedule too, so keep the shorter of the two.
+     */
+    struct exchange_sched *f = NULL, *d = NULL;
+    int rc = build("forward", p, m, true, true, forward_class, EXCHANGE_SCHED_HALF_DUPLEX, &f);
+    if (rc == UTIL_OK) {
+        rc = exchange_sched_direct(p, m, &d);
+    }
+    if (rc == UTIL_OK && d->length < f->length) {
+        d->algo = "forward";
+        *out = d;
+        d = NULL;
+    } else if (rc == UTIL_OK) {
+        *out = f;
+        f = NULL;
+    }
+    exchange_sched_free(f);
+    exchange_sched_free(d);
+    return rc;
 }
 
 int exchange_sched_fullduplex(int p, const uint64_t *m, struct exchange_sched **out)
 {
-    return build("fullduplex", p, m, false, fullduplex_class, EXCHANGE_SCHED_FULL_DUPLEX, out);
+    return build("fullduplex", p, m, false, false, fullduplex_class, EXCHANGE_SCHED_FULL_DUPLEX,
+                 out);
 }
