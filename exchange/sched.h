@@ -110,7 +110,8 @@ int exchange_sched_direct(int p, const uint64_t *m, struct exchange_sched **out)
  * (<= 6/5 (h + 1)) for even p; for odd p at most 12/5 * ceil(h / 2) + ceil(ceil(h / 2) /
  * ceil(p / 4)) steps, which is the paper's (6/5 + 2/p)(h + 1) for even h and at most one step
  * more for odd h (see forward_removal() in sched_build.c); never longer than direct's
- * schedule (for odd p, when direct's is shorter it is returned). Packets are split in fifths.
+ * schedule (same colour classes; for odd p, when direct's is shorter it is returned, so the
+ * schedule may then contain no forwarding). Packets are split in fifths.
  * Size: about 5 transfers per packet run, plus 2 per forwarded fifth; for odd p a colour class
  * that needs the §2.4 removals is split into up to ~p/2 variants, which happens only when
  * nearly every PE has the maximum degree (e.g. the paper's lower-bound instance). See
