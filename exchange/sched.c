@@ -356,6 +356,7 @@ int exchange_sched_validate(const struct exchange_sched *s, int p, const uint64_
     if (s == NULL || m == NULL || p < 1 || s->p != p) {
         return bad(why, whylen, "schedule for %d PEs checked against %d", s ? s->p : -1, p);
     }
+    /* Pieces delivered (direct or second hop), first and second hops; port stamps per PE. */
     size_t n = s->nxfers ? (size_t)s->nxfers : 1;
     struct vpiece *dl = util_malloc(n * sizeof(*dl));
     struct vpiece *h1 = util_malloc(n * sizeof(*h1));
@@ -371,6 +372,7 @@ int exchange_sched_validate(const struct exchange_sched *s, int p, const uint64_
         held == NULL || tmp == NULL || cnt == NULL) {
         goto fail;
     }
+    /* One pass over the steps, then the piece lists sorted by message and offset. */
     rc = check_steps(s, m, dl, &ndl, h1, &nh1, h2, &nh2, sent_at, recv_at, held, why, whylen);
     if (rc == UTIL_OK && nh1 != nh2) {
         rc = bad(why, whylen, "%zu first hops but %zu second hops", nh1, nh2);
@@ -381,6 +383,7 @@ int exchange_sched_validate(const struct exchange_sched *s, int p, const uint64_
     if (rc == UTIL_OK) {
         rc = check_delivery(s, m, dl, ndl, tmp, cnt, why, whylen);
     }
+    /* Last, what the executor walks: the per-rank index. */
     if (rc == UTIL_OK) {
         rc = check_index(s, why, whylen);
     }
@@ -401,6 +404,7 @@ fail:
 
 void exchange_sched_print(FILE *out, const struct exchange_sched *s)
 {
+    /* Header line, then each step with its duration and one line per transfer. */
     static const char *const hop[] = {"direct", "hop1", "hop2"};
     fprintf(out, "%s: p=%d h=%" PRIu64 " length=%" PRIu64 "/5 steps=%" PRIu64 " xfers=%" PRIu64
                  "\n",
@@ -417,12 +421,14 @@ void exchange_sched_print(FILE *out, const struct exchange_sched *s)
 
 /* ---- registry ---------------------------------------------------------------------------- */
 
+/* §2.1: ceil(h/2) colour classes of at most 3 steps. */
 static double bound_direct(int p, uint64_t h, uint64_t send_max, uint64_t recv_max)
 {
     (void)p, (void)send_max, (void)recv_max;
     return 3.0 * (double)((h + 1) / 2);
 }
 
+/* §2.3-2.4: 12/5 per colour class, for odd p plus the sends of M (see sched.h). */
 static double bound_forward(int p, uint64_t h, uint64_t send_max, uint64_t recv_max)
 {
     (void)send_max, (void)recv_max;
@@ -431,6 +437,7 @@ static double bound_forward(int p, uint64_t h, uint64_t send_max, uint64_t recv_
     return p % 2 == 0 ? b : b + (double)((c + q - 1) / q);
 }
 
+/* König: exactly the larger of the busiest sender's and receiver's counts. */
 static double bound_fullduplex(int p, uint64_t h, uint64_t send_max, uint64_t recv_max)
 {
     (void)p, (void)h;
@@ -452,6 +459,7 @@ const struct exchange_sched_algo *const exchange_sched_algos[] = {&algo_direct, 
 
 const struct exchange_sched_algo *exchange_sched_lookup(const char *name)
 {
+    /* A linear search: the table is tiny. */
     for (size_t i = 0; name != NULL && exchange_sched_algos[i] != NULL; i++) {
         if (strcmp(exchange_sched_algos[i]->name, name) == 0) {
             return exchange_sched_algos[i];

@@ -508,6 +508,9 @@ static int forward_window(struct ctx *c, const uint32_t *nxt, const uint8_t *kin
     if (q == 0) {
         return two_or_three_steps(c, nxt, kind, n);
     }
+    if (q % 2 == 1 && helper == NONE) {
+        return UTIL_EUSAGE; /* the callers rule this out: an internal error */
+    }
     helper = q % 2 == 1 ? helper : NONE;
     /* Pair odd cycles in order of appearance: each pair is one figure-2 schedule. */
     for (uint32_t i = 0; i < c->ncomp && rc == UTIL_OK; i++) {
@@ -1488,8 +1491,7 @@ static int build(const char *algo, int p, const uint64_t *m, bool oriented, uint
         rc = finish(s);
     }
     if (rc == UTIL_EUSAGE) {
-        rc = util_fail(UTIL_EUSAGE, "%s schedule: no perfect matching (internal error, p = %d)",
-                       algo, p);
+        rc = util_fail(UTIL_EUSAGE, "%s schedule: internal error (p = %d)", algo, p);
         goto fail;
     }
     if (rc != UTIL_OK) {
