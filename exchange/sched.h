@@ -80,7 +80,7 @@ struct exchange_sched {
     uint64_t h;                      /* max over PEs of packets sent + received */
     uint64_t send_max;               /* max over PEs of packets sent */
     uint64_t recv_max;               /* max over PEs of packets received */
-    uint64_t matchings;              /* matchings the decomposition produced (size measure) */
+    uint64_t matchings;              /* colour classes handed over with multiplicities */
     uint64_t length;                 /* sum of step durations, units (steps = length / 5) */
     uint64_t nsteps;                 /* number of steps */
     uint64_t *step_begin;            /* nsteps + 1 offsets into xfers */
