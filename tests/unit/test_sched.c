@@ -1,0 +1,637 @@
+/*
+ * tests/unit/test_sched.c: unit tests of the h-relation scheduler (exchange/sched.h).
+ *
+ *   test_sched matrices PMAX SEEDS  every algorithm on every matrix family, p = 1..PMAX:
+ *                                   validity, the theorems' bounds, fullduplex exactness
+ *   test_sched lowerbound           the 3-cycle instance of §2.5: direct 3h/2, forward ~6h/5
+ *   test_sched validator            hand-made schedules the validator must accept or reject
+ *   test_sched bytes                the packet / unit / byte mapping
+ *   test_sched errors               bad arguments are refused with an error code
+ *   test_sched time P MEAN [REPS]   scheduling time on random matrices (prints a table)
+ *
+ * Exit status 0 when every check passed, 1 otherwise (each failure is printed).
+ */
+#include <inttypes.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "exchange/sched.h"
+#include "util/alloc.h"
+#include "util/util.h"
+
+static int failures;
+
+#define CHECK(cond, ...)                                                                           \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            failures++;                                                                            \
+            fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);                        \
+            fprintf(stderr, __VA_ARGS__);                                                          \
+            fputc('\n', stderr);                                                                   \
+        }                                                                                          \
+    } while (0)
+
+/* ---- random numbers and matrices ----------------------------------------------------------- */
+
+static uint64_t rng_state;
+
+static uint64_t rnd(void)
+{
+    /* splitmix64 */
+    uint64_t z = (rng_state += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+/* Uniform in [0, n). */
+static uint64_t below(uint64_t n)
+{
+    return n ? rnd() % n : 0;
+}
+
+/* A count with mean @mu: floor(2 mu u) rounded up with the probability of its fraction. */
+static uint64_t around(double mu)
+{
+    double x = 2.0 * mu * (double)(rnd() >> 11) / 9007199254740992.0;
+    uint64_t k = (uint64_t)x;
+    return k + ((double)(rnd() >> 11) / 9007199254740992.0 < x - (double)k);
+}
+
+/* A random permutation of 0..n-1 in pi. */
+static void shuffle(uint32_t *pi, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        pi[i] = (uint32_t)i;
+    }
+    for (size_t i = n; i > 1; i--) {
+        size_t j = below(i);
+        uint32_t t = pi[i - 1];
+        pi[i - 1] = pi[j];
+        pi[j] = t;
+    }
+}
+
+enum family {
+    F_DENSE,    /* uniform counts 0..9 everywhere */
+    F_SPARSE,   /* 10% of messages, 1..20 packets */
+    F_ONEHOT,   /* one PE sends everything to one other, the rest is light */
+    F_HOTSPOT,  /* everybody sends to PE 0 */
+    F_PERM,     /* a random permutation, k packets each */
+    F_SYMM,     /* m_ij = m_ji */
+    F_CYCLES,   /* PEs in odd cycles (3, 5, 7), k packets each way: adversarial */
+    F_TRIANGLE, /* the lower-bound instance of §2.5 with random h */
+    F_HUGE,     /* counts up to 10^9: super-packets */
+    F_SKEW,     /* Zipf-like rows */
+    F_ZERO,     /* nothing but the diagonal */
+    F_SINGLE,   /* one message */
+    F_TIGHT,    /* layers of 3-cycle covers plus a matching of single packets: odd h, odd p */
+    F_COUNT
+};
+
+static const char *const family_name[F_COUNT] = {
+    "dense", "sparse", "onehot", "hotspot", "perm", "symm", "cycles",
+    "triangle", "huge", "skew", "zero", "single", "tight"};
+
+/* Fills the p x p matrix m with an instance of family f. */
+static void gen(enum family f, int p, uint64_t *m)
+{
+    size_t n = (size_t)p;
+    memset(m, 0, n * n * sizeof(*m));
+    uint64_t k = 1 + below(12);
+    switch (f) {
+    case F_DENSE:
+        for (size_t i = 0; i < n * n; i++) {
+            m[i] = below(10);
+        }
+        break;
+    case F_SPARSE:
+        for (size_t i = 0; i < n * n; i++) {
+            m[i] = below(10) == 0 ? 1 + below(20) : 0;
+        }
+        break;
+    case F_ONEHOT:
+        for (size_t i = 0; i < n * n; i++) {
+            m[i] = below(4) == 0;
+        }
+        if (p > 1) {
+            m[below(n) * n + below(n)] += 50 + below(100);
+        }
+        break;
+    case F_HOTSPOT:
+        for (size_t i = 0; i < n; i++) {
+            m[i * n] = 1 + below(8);
+        }
+        break;
+    case F_PERM: {
+        uint32_t *pi = util_malloc(n * sizeof(*pi));
+        shuffle(pi, n);
+        for (size_t i = 0; i < n; i++) {
+            m[i * n + pi[i]] = k;
+        }
+        util_free(pi);
+        break;
+    }
+    case F_SYMM:
+        for (size_t i = 0; i < n; i++) {
+            for (size_t j = i; j < n; j++) {
+                m[i * n + j] = m[j * n + i] = below(6);
+            }
+        }
+        break;
+    case F_CYCLES:
+        /* Consecutive cycles of random odd length, each edge k packets in a random direction. */
+        for (size_t s = 0; s < n;) {
+            size_t len = 3 + 2 * below(3);
+            len = s + len > n ? n - s : len;
+            for (size_t t = 0; t < len && len > 1; t++) {
+                size_t a = s + t, b = s + (t + 1) % len;
+                if (below(2)) {
+                    m[a * n + b] += k;
+                } else {
+                    m[b * n + a] += k;
+                }
+            }
+            s += len;
+        }
+        break;
+    case F_TRIANGLE:
+        for (size_t s = 0; s + 3 <= n; s += 3) {
+            m[s * n + s + 1] = m[(s + 1) * n + s + 2] = m[(s + 2) * n + s] = k;
+        }
+        break;
+    case F_HUGE:
+        for (size_t i = 0; i < n * n; i++) {
+            m[i] = below(3) == 0 ? 0 : below(1000000000);
+        }
+        break;
+    case F_SKEW:
+        for (size_t i = 0; i < n; i++) {
+            for (size_t j = 0; j < n; j++) {
+                m[i * n + j] = 200 / (1 + (i + 3 * j) % n);
+            }
+        }
+        break;
+    case F_ZERO:
+        for (size_t i = 0; i < n; i++) {
+            m[i * n + i] = 1 + below(5);
+        }
+        break;
+    case F_SINGLE:
+        if (p > 1) {
+            m[0 * n + n - 1] = 1 + below(7);
+        }
+        break;
+    case F_TIGHT: {
+        /* Every PE on a 3-cycle in each layer (as far as p allows), then single packets. */
+        uint32_t *pi = util_malloc(n * sizeof(*pi));
+        for (uint64_t layer = 0; layer <= k % 4; layer++) {
+            shuffle(pi, n);
+            for (size_t s = 0; s + 3 <= n; s += 3) {
+                for (size_t t = 0; t < 3; t++) {
+                    m[pi[s + t] * n + pi[s + (t + 1) % 3]]++;
+                }
+            }
+        }
+        shuffle(pi, n);
+        for (size_t i = 0, pairs = 1 + below(n / 2 + 1); i + 1 < n && i / 2 < pairs; i += 2) {
+            m[pi[i] * n + pi[i + 1]]++;
+        }
+        util_free(pi);
+        break;
+    }
+    case F_COUNT:
+        break;
+    }
+}
+
+/* ---- the bounds -------------------------------------------------------------------------- */
+
+/* Checks one schedule of @algo for m: validity and the bound of its theorem; its length. */
+static uint64_t check_one(const struct exchange_sched_algo *algo, int p, const uint64_t *m,
+                          const char *what, uint64_t *paper_misses)
+{
+    struct exchange_sched *s = NULL;
+    char why[256];
+    uint64_t len = 0, h, smax, rmax;
+    int rc = algo->build(p, m, &s);
+    CHECK(rc == 0, "%s p=%d %s: build failed (%d)", algo->name, p, what, rc);
+    if (rc != 0) {
+        return 0;
+    }
+    CHECK(exchange_sched_degrees(p, m, &h, &smax, &rmax) == 0, "degrees");
+    rc = exchange_sched_validate(s, p, m, &len, why, sizeof(why));
+    CHECK(rc == 0, "%s p=%d %s h=%" PRIu64 ": invalid: %s", algo->name, p, what, h, why);
+    CHECK(s->h == h && s->send_max == smax && s->recv_max == rmax && s->model == algo->model,
+          "%s p=%d %s: statistics or model wrong", algo->name, p, what);
+    if (rc != 0 && p <= 8) {
+        exchange_sched_print(stderr, s);
+    }
+    /* Lengths in units (fifths of a step); c = ceil(h/2) colour classes. */
+    uint64_t c = (h + 1) / 2, q4 = ((uint64_t)p + 3) / 4;
+    double steps = (double)len / 5.0;
+    CHECK(steps <= algo->bound(p, h, smax, rmax) + 1e-9, "%s p=%d %s h=%" PRIu64
+          ": %.1f steps above the registry bound %.1f", algo->name, p, what, h, steps,
+          algo->bound(p, h, smax, rmax));
+    if (strcmp(algo->name, "direct") == 0) {
+        CHECK(len <= 15 * c, "direct p=%d %s h=%" PRIu64 ": %.1f steps > 3 ceil(h/2)", p, what, h,
+              steps);
+    } else if (strcmp(algo->name, "forward") == 0) {
+        if (p % 2 == 0) {
+            CHECK(len <= 12 * c, "forward p=%d %s h=%" PRIu64 ": %.1f steps > 12/5 ceil(h/2)", p,
+                  what, h, steps);
+            CHECK(steps <= 1.2 * (double)(h + 1) + 1e-9,
+                  "forward p=%d %s h=%" PRIu64 ": %.1f steps > 6/5 (h+1)", p, what, h, steps);
+        } else {
+            CHECK(len <= 12 * c + 5 * ((c + q4 - 1) / q4),
+                  "forward p=%d %s h=%" PRIu64 ": %.1f steps > 12/5 ceil(h/2) + flushes", p,
+                  what, h, steps);
+            double paper = (1.2 + 2.0 / p) * (double)(h + 1);
+            if (h % 2 == 0) {
+                CHECK(steps <= paper + 1e-9,
+                      "forward p=%d %s h=%" PRIu64 ": %.1f steps > (6/5 + 2/p)(h+1) = %.2f", p,
+                      what, h, steps, paper);
+            } else if (steps > paper + 1e-9) {
+                (*paper_misses)++; /* the documented rounding of §2.4, odd h only */
+            }
+        }
+    } else {
+        uint64_t delta = smax > rmax ? smax : rmax;
+        CHECK(len == 5 * delta, "fullduplex p=%d %s: %.1f steps != max(send, recv) = %" PRIu64, p,
+              what, steps, delta);
+    }
+    /* Direct delivery never splits packets; only forward forwards. */
+    for (uint64_t k = 0; k < s->nxfers && strcmp(algo->name, "forward") != 0; k++) {
+        const struct exchange_sched_xfer *x = &s->xfers[k];
+        if (x->hop != EXCHANGE_SCHED_DIRECT || x->off % 5 != 0 || x->len % 5 != 0) {
+            CHECK(false, "%s p=%d %s: transfer %" PRIu64 " splits or forwards", algo->name, p,
+                  what, k);
+            break;
+        }
+    }
+    /* Super-packets keep the schedule small: at most one class per regular-degree unit. */
+    CHECK(s->matchings <= (strcmp(algo->name, "fullduplex") == 0 ? (smax > rmax ? smax : rmax) : c),
+          "%s p=%d %s: %" PRIu64 " classes", algo->name, p, what, s->matchings);
+    exchange_sched_free(s);
+    return len;
+}
+
+static int cmd_matrices(int pmax, int seeds)
+{
+    uint64_t *m = util_malloc((size_t)pmax * (size_t)pmax * sizeof(*m));
+    uint64_t runs = 0, misses = 0;
+    for (int p = 1; p <= pmax; p++) {
+        /* Every p up to 16, then a spread of even and odd ones. */
+        if (p > 16 && p % 7 != 0 && p % 8 != 0 && p != pmax) {
+            continue;
+        }
+        for (int f = 0; f < F_COUNT; f++) {
+            for (int seed = 0; seed < seeds; seed++) {
+                rng_state = (uint64_t)p * 1000003u + (uint64_t)f * 7919u + (uint64_t)seed;
+                gen((enum family)f, p, m);
+                char what[64];
+                snprintf(what, sizeof(what), "%s seed %d", family_name[f], seed);
+                uint64_t len[3];
+                for (size_t a = 0; a < 3; a++) {
+                    len[a] = check_one(exchange_sched_algos[a], p, m, what, &misses);
+                    runs++;
+                }
+                /* Forwarding never makes things worse than direct delivery. */
+                CHECK(len[1] <= len[0], "p=%d %s: forward %" PRIu64 " > direct %" PRIu64 " units",
+                      p, what, len[1], len[0]);
+            }
+        }
+    }
+    printf("%" PRIu64 " schedules checked, %" PRIu64
+           " odd-p odd-h forward schedules above the paper's unrounded (6/5 + 2/p)(h+1)\n",
+           runs, misses);
+    util_free(m);
+    return failures ? 1 : 0;
+}
+
+/* ---- the lower-bound instance --------------------------------------------------------------- */
+
+/*
+ * §2.5 and footnote 1: p = 3k PEs in 3-cycles, h/2 packets on each cycle edge. Without
+ * forwarding every colour class has odd cycles only, so direct needs exactly 3h/2 steps; with
+ * forwarding exactly 6h/5 for even p, plus the M steps for odd p, which must stay between the
+ * paper's lower bound 6/5 (1 + 3/(5p - 3)) h (no valid schedule can beat it) and its upper
+ * bound (6/5 + 2/p)(h + 1), and never above direct.
+ */
+static int cmd_lowerbound(void)
+{
+    static const int ps[] = {3, 6, 9, 12, 15, 24, 33, 48, 63};
+    static const uint64_t hs[] = {2, 10, 20, 40, 100, 1000};
+    for (size_t a = 0; a < sizeof(ps) / sizeof(*ps); a++) {
+        int p = ps[a];
+        size_t n = (size_t)p;
+        uint64_t *m = util_calloc(n * n, sizeof(*m));
+        for (size_t b = 0; b < sizeof(hs) / sizeof(*hs); b++) {
+            uint64_t h = hs[b];
+            for (size_t s = 0; s < n; s += 3) {
+                m[s * n + s + 1] = m[(s + 1) * n + s + 2] = m[(s + 2) * n + s] = h / 2;
+            }
+            struct exchange_sched *d = NULL, *f = NULL;
+            uint64_t ld = 0, lf = 0;
+            CHECK(exchange_sched_direct(p, m, &d) == 0 && exchange_sched_forward(p, m, &f) == 0,
+                  "build p=%d h=%" PRIu64, p, h);
+            if (d == NULL || f == NULL) {
+                continue;
+            }
+            CHECK(exchange_sched_validate(d, p, m, &ld, NULL, 0) == 0, "direct valid");
+            CHECK(exchange_sched_validate(f, p, m, &lf, NULL, 0) == 0, "forward valid");
+            double rd = (double)ld / 5.0 / (double)h, rf = (double)lf / 5.0 / (double)h;
+            double lower = p % 2 ? 1.2 * (1.0 + 3.0 / (5.0 * p - 3.0)) : 1.2;
+            double upper = p % 2 ? (1.2 + 2.0 / p) * (double)(h + 1) / (double)h : 1.2;
+            printf("p=%-3d h=%-5" PRIu64 " direct %.3f h  forward %.3f h  (lower bound %.3f h, "
+                   "upper %.3f h)\n", p, h, rd, rf, lower, upper);
+            CHECK(ld == 15 * h / 2, "direct p=%d h=%" PRIu64 ": %.3f h, expected 1.5 h", p, h, rd);
+            CHECK(rf >= lower - 1e-9 && rf <= upper + 1e-9,
+                  "forward p=%d h=%" PRIu64 ": %.3f h outside [%.3f, %.3f]", p, h, rf, lower,
+                  upper);
+            CHECK(lf <= ld, "p=%d h=%" PRIu64 ": forward %.3f h slower than direct", p, h, rf);
+            CHECK(p % 2 == 1 || ld * 4 == lf * 5,
+                  "p=%d h=%" PRIu64 ": even p, but direct / forward = %.3f, not 5/4", p, h,
+                  rd / rf);
+            exchange_sched_free(d);
+            exchange_sched_free(f);
+        }
+        util_free(m);
+    }
+    return failures ? 1 : 0;
+}
+
+/* ---- the validator on hand-made schedules ---------------------------------------------------- */
+
+/* A hand-made transfer: step, src, dst, message, piece, hop. */
+struct hx {
+    uint64_t step;
+    uint32_t src, dst, ms, md;
+    uint64_t off, len;
+    uint8_t hop;
+};
+
+/* Builds a schedule from @n transfers in step order over @nsteps steps of 5 units. */
+static struct exchange_sched *hand(int p, enum exchange_sched_model model, const struct hx *x,
+                                   size_t n, uint64_t nsteps)
+{
+    struct exchange_sched *s = util_calloc(1, sizeof(*s));
+    s->algo = "hand";
+    s->model = model;
+    s->p = p;
+    s->nsteps = nsteps;
+    s->nxfers = n;
+    s->step_begin = util_calloc(nsteps + 1, sizeof(uint64_t));
+    s->step_units = util_calloc(nsteps + 1, sizeof(uint64_t));
+    s->xfers = util_calloc(n + 1, sizeof(*s->xfers));
+    s->rank_begin = util_calloc((size_t)p + 1, sizeof(uint64_t));
+    s->rank_xfers = util_calloc(2 * n + 1, sizeof(uint64_t));
+    for (uint64_t t = 0; t < nsteps; t++) {
+        s->step_units[t] = 5;
+        s->length += 5;
+    }
+    for (size_t k = 0; k < n; k++) {
+        s->xfers[k] = (struct exchange_sched_xfer){x[k].step, x[k].off, x[k].len, x[k].src,
+                                                   x[k].dst, x[k].ms, x[k].md, x[k].hop};
+        s->step_begin[x[k].step + 1] = k + 1;
+        s->fwd_units_max = x[k].hop == EXCHANGE_SCHED_HOP1 && x[k].len > s->fwd_units_max
+                               ? x[k].len
+                               : s->fwd_units_max;
+    }
+    for (uint64_t t = 1; t <= nsteps; t++) {
+        s->step_begin[t] = s->step_begin[t] > s->step_begin[t - 1] ? s->step_begin[t]
+                                                                   : s->step_begin[t - 1];
+    }
+    /* The per-rank index, as the scheduler builds it. */
+    size_t pos = 0;
+    for (int r = 0; r < p; r++) {
+        s->rank_begin[r] = pos;
+        for (size_t k = 0; k < n; k++) {
+            if (x[k].src == (uint32_t)r || x[k].dst == (uint32_t)r) {
+                s->rank_xfers[pos++] = k;
+            }
+        }
+    }
+    s->rank_begin[p] = pos;
+    return s;
+}
+
+/* Expects the validator to accept (want_ok) or reject a hand-made schedule. */
+static void expect(const char *what, int p, const uint64_t *m, enum exchange_sched_model model,
+                   const struct hx *x, size_t n, uint64_t nsteps, bool want_ok, const char *needle)
+{
+    struct exchange_sched *s = hand(p, model, x, n, nsteps);
+    char why[256];
+    int rc = exchange_sched_validate(s, p, m, NULL, why, sizeof(why));
+    CHECK((rc == 0) == want_ok, "%s: validator said %d (%s)", what, rc, why);
+    if (!want_ok && needle != NULL) {
+        CHECK(strstr(why, needle) != NULL, "%s: reason '%s' lacks '%s'", what, why, needle);
+    }
+    exchange_sched_free(s);
+}
+
+static int cmd_validator(void)
+{
+    enum { D = EXCHANGE_SCHED_DIRECT, H1 = EXCHANGE_SCHED_HOP1, H2 = EXCHANGE_SCHED_HOP2 };
+    const enum exchange_sched_model HALF = EXCHANGE_SCHED_HALF_DUPLEX;
+    const enum exchange_sched_model FULL = EXCHANGE_SCHED_FULL_DUPLEX;
+    /* 3 PEs: one packet 0 -> 1, one packet 1 -> 2; PE 2 keeps 4 packets for itself. */
+    uint64_t m[9] = {0, 1, 0, 0, 0, 1, 0, 0, 4};
+    struct hx ok[] = {{0, 0, 1, 0, 1, 0, 5, D}, {1, 1, 2, 1, 2, 0, 5, D}};
+    expect("two steps", 3, m, HALF, ok, 2, 2, true, NULL);
+    struct hx same[] = {{0, 0, 1, 0, 1, 0, 5, D}, {0, 1, 2, 1, 2, 0, 5, D}};
+    expect("PE 1 sends and receives at once", 3, m, HALF, same, 2, 1, false, "busy");
+    expect("... which full-duplex allows", 3, m, FULL, same, 2, 1, true, NULL);
+    struct hx twice[] = {{0, 0, 1, 0, 1, 0, 5, D}, {1, 0, 1, 0, 1, 0, 5, D},
+                         {2, 1, 2, 1, 2, 0, 5, D}};
+    expect("a packet delivered twice", 3, m, HALF, twice, 3, 3, false, "twice");
+    expect("a packet never delivered", 3, m, HALF, ok, 1, 1, false, "delivered");
+    struct hx gap[] = {{0, 0, 1, 0, 1, 0, 2, D},
+                       {1, 0, 1, 0, 1, 3, 2, D}, {2, 1, 2, 1, 2, 0, 5, D}};
+    expect("a gap inside a packet", 3, m, HALF, gap, 3, 3, false, "never");
+    struct hx fifths[] = {{0, 0, 1, 0, 1, 0, 2, D}, {1, 0, 1, 0, 1, 2, 3, D},
+                          {2, 1, 2, 1, 2, 0, 5, D}};
+    expect("a packet in two pieces", 3, m, HALF, fifths, 3, 3, true, NULL);
+    struct hx outside[] = {{0, 0, 1, 0, 1, 0, 5, D}, {1, 1, 2, 1, 2, 5, 5, D}};
+    expect("a piece past the message", 3, m, HALF, outside, 2, 2, false, "outside");
+    struct hx diag[] = {{0, 0, 1, 0, 1, 0, 5, D},
+                        {1, 1, 2, 1, 2, 0, 5, D}, {2, 2, 2, 2, 2, 0, 5, D}};
+    expect("a local copy in the schedule", 3, m, HALF, diag, 3, 3, false, "bad PEs");
+    struct hx wronghop[] = {{0, 0, 2, 0, 1, 0, 5, D}, {1, 1, 2, 1, 2, 0, 5, D}};
+    expect("a direct transfer to the wrong PE", 3, m, HALF, wronghop, 2, 2, false, "hop");
+
+    /* 4 PEs: message 0 -> 1 of one packet, forwarded by 2 or 3. */
+    uint64_t f[16] = {0};
+    f[0 * 4 + 1] = 1;
+    struct hx fw[] = {{0, 0, 2, 0, 1, 0, 3, H1},
+                      {1, 2, 1, 0, 1, 0, 3, H2}, {2, 0, 1, 0, 1, 3, 2, D}};
+    expect("a forwarded piece", 4, f, HALF, fw, 3, 3, true, NULL);
+    struct hx order[] = {{0, 2, 1, 0, 1, 0, 3, H2},
+                         {1, 0, 2, 0, 1, 0, 3, H1}, {2, 0, 1, 0, 1, 3, 2, D}};
+    expect("second hop before the first", 4, f, HALF, order, 3, 3, false, NULL);
+    struct hx via[] = {{0, 0, 2, 0, 1, 0, 3, H1},
+                       {1, 3, 1, 0, 1, 0, 3, H2}, {2, 0, 1, 0, 1, 3, 2, D}};
+    expect("hops through different forwarders", 4, f, HALF, via, 3, 3, false, NULL);
+    struct hx lost[] = {{0, 0, 2, 0, 1, 0, 3, H1}, {1, 0, 1, 0, 1, 3, 2, D}};
+    expect("a piece that never leaves its forwarder", 4, f, HALF, lost, 2, 2, false, "hop");
+    struct hx three[] = {{0, 0, 2, 0, 1, 0, 3, H1}, {1, 2, 3, 0, 1, 0, 3, H1},
+                         {2, 3, 1, 0, 1, 0, 3, H2}, {3, 0, 1, 0, 1, 3, 2, D}};
+    expect("a piece with three hops", 4, f, HALF, three, 4, 4, false, NULL);
+    struct hx hold[] = {{0, 0, 2, 0, 1, 0, 1, H1}, {1, 0, 2, 0, 1, 1, 1, H1},
+                        {2, 2, 1, 0, 1, 0, 1, H2}, {3, 2, 1, 0, 1, 1, 1, H2},
+                        {4, 0, 1, 0, 1, 2, 3, D}};
+    expect("two pieces in transit at one forwarder", 4, f, HALF, hold, 5, 5, false, "transit");
+
+    /* Corrupted bookkeeping. */
+    struct exchange_sched *s = hand(3, HALF, ok, 2, 2);
+    s->length = 5;
+    CHECK(exchange_sched_validate(s, 3, m, NULL, NULL, 0) != 0, "wrong length accepted");
+    s->length = 10;
+    s->rank_xfers[0] = 1;
+    CHECK(exchange_sched_validate(s, 3, m, NULL, NULL, 0) != 0, "wrong rank index accepted");
+    CHECK(exchange_sched_validate(s, 4, m, NULL, NULL, 0) != 0, "wrong p accepted");
+    exchange_sched_free(s);
+
+    /* A real schedule with one transfer moved into another step must fail. */
+    uint64_t mm[16] = {0, 3, 1, 2, 1, 0, 2, 2, 2, 1, 0, 3, 1, 1, 1, 0};
+    struct exchange_sched *r = NULL;
+    CHECK(exchange_sched_forward(4, mm, &r) == 0, "forward 4");
+    CHECK(exchange_sched_validate(r, 4, mm, NULL, NULL, 0) == 0, "forward 4 valid");
+    r->xfers[0].off += 1;
+    CHECK(exchange_sched_validate(r, 4, mm, NULL, NULL, 0) != 0, "shifted piece accepted");
+    exchange_sched_free(r);
+    return failures ? 1 : 0;
+}
+
+/* ---- bytes ------------------------------------------------------------------------------ */
+
+static int cmd_bytes(void)
+{
+    CHECK(exchange_sched_packets(0, 10) == 0, "0 bytes");
+    CHECK(exchange_sched_packets(10, 10) == 1, "exact");
+    CHECK(exchange_sched_packets(11, 10) == 2, "short last packet");
+    CHECK(exchange_sched_packets(UINT64_MAX, 1) == UINT64_MAX, "huge");
+    /* Every unit partition of a message maps to a byte partition, for awkward sizes. */
+    static const uint64_t sizes[] = {1, 7, 8, 1000, 1001, 65536, 999999};
+    static const uint64_t packets[] = {1, 3, 5, 8, 4096, 65537};
+    for (size_t a = 0; a < sizeof(sizes) / sizeof(*sizes); a++) {
+        for (size_t b = 0; b < sizeof(packets) / sizeof(*packets); b++) {
+            uint64_t bytes = sizes[a], S = packets[b], np = exchange_sched_packets(bytes, S);
+            uint64_t next = 0, total = 0;
+            rng_state = a * 31 + b;
+            /* Random cuts of [0, 5 np) units. */
+            for (uint64_t u = 0; u < 5 * np;) {
+                uint64_t len = 1 + below(7);
+                len = u + len > 5 * np ? 5 * np - u : len;
+                uint64_t bo, bl;
+                exchange_sched_bytes(bytes, S, u, len, &bo, &bl);
+                CHECK(bo == next, "bytes=%" PRIu64 " S=%" PRIu64 ": gap at unit %" PRIu64, bytes, S,
+                      u);
+                next = bo + bl;
+                total += bl;
+                u += len;
+            }
+            CHECK(total == bytes, "bytes=%" PRIu64 " S=%" PRIu64 ": %" PRIu64 " covered", bytes, S,
+                  total);
+            /* Whole packets map to whole packets. */
+            uint64_t bo, bl;
+            exchange_sched_bytes(bytes, S, 0, 5, &bo, &bl);
+            CHECK(bo == 0 && bl == (bytes < S ? bytes : S), "first packet");
+        }
+    }
+    /* Offsets near 2^64 units clip instead of overflowing. */
+    uint64_t bo, bl;
+    exchange_sched_bytes(100, UINT64_MAX / 2, 5, UINT64_MAX - 10, &bo, &bl);
+    CHECK(bo == 100 && bl == 0, "overflow clipped: %" PRIu64 " %" PRIu64, bo, bl);
+    return failures ? 1 : 0;
+}
+
+/* ---- errors ------------------------------------------------------------------------------ */
+
+static int cmd_errors(void)
+{
+    uint64_t m[4] = {0, UINT64_MAX / 2, UINT64_MAX / 2, 0};
+    for (size_t a = 0; exchange_sched_algos[a] != NULL; a++) {
+        struct exchange_sched *s = (struct exchange_sched *)1;
+        CHECK(exchange_sched_algos[a]->build(0, m, &s) == UTIL_EUSAGE && s == NULL, "p = 0");
+        CHECK(exchange_sched_algos[a]->build(2, NULL, &s) == UTIL_EUSAGE, "NULL matrix");
+        CHECK(exchange_sched_algos[a]->build(2, m, &s) == UTIL_EUSAGE, "overflowing counts");
+    }
+    CHECK(exchange_sched_lookup("forward") != NULL && exchange_sched_lookup("nope") == NULL,
+          "lookup");
+    exchange_sched_free(NULL);
+    return failures ? 1 : 0;
+}
+
+/* ---- timing ------------------------------------------------------------------------------ */
+
+/*
+ * Scheduling time on random matrices with mean count @mu per message (h ~ 2 p mu), the best of
+ * @reps runs per algorithm; one line per algorithm.
+ */
+static int cmd_time(int p, double mu, int reps)
+{
+    size_t n = (size_t)p;
+    uint64_t *m = util_malloc(n * n * sizeof(*m));
+    rng_state = 42;
+    for (size_t i = 0; i < n * n; i++) {
+        m[i] = around(mu);
+    }
+    uint64_t h;
+    exchange_sched_degrees(p, m, &h, NULL, NULL);
+    for (size_t a = 0; exchange_sched_algos[a] != NULL; a++) {
+        double best = INFINITY;
+        struct exchange_sched *s = NULL;
+        for (int r = 0; r < reps; r++) {
+            exchange_sched_free(s);
+            s = NULL;
+            double t0 = util_now();
+            CHECK(exchange_sched_algos[a]->build(p, m, &s) == 0, "build");
+            double t = util_now() - t0;
+            best = t < best ? t : best;
+        }
+        if (s == NULL) {
+            continue;
+        }
+        double t0 = util_now();
+        CHECK(exchange_sched_validate(s, p, m, NULL, NULL, 0) == 0, "valid");
+        double tv = util_now() - t0;
+        printf("p=%-5d mu=%-8g h=%-9" PRIu64 " %-10s %9.4f s  steps/h=%.3f classes=%-7" PRIu64
+               " steps=%-8" PRIu64 " xfers=%-9" PRIu64 " (validate %.3f s)\n",
+               p, mu, h, exchange_sched_algos[a]->name, best, (double)s->length / 5.0 / (double)h,
+               s->matchings, s->nsteps, s->nxfers, tv);
+        exchange_sched_free(s);
+    }
+    util_free(m);
+    return failures ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+    util_set_progname("test_sched");
+    const char *cmd = argc > 1 ? argv[1] : "";
+    if (strcmp(cmd, "matrices") == 0 && argc == 4) {
+        return cmd_matrices(atoi(argv[2]), atoi(argv[3]));
+    }
+    if (strcmp(cmd, "lowerbound") == 0) {
+        return cmd_lowerbound();
+    }
+    if (strcmp(cmd, "validator") == 0) {
+        return cmd_validator();
+    }
+    if (strcmp(cmd, "bytes") == 0) {
+        return cmd_bytes();
+    }
+    if (strcmp(cmd, "errors") == 0) {
+        return cmd_errors();
+    }
+    if (strcmp(cmd, "time") == 0 && argc >= 4) {
+        return cmd_time(atoi(argv[2]), atof(argv[3]), argc > 4 ? atoi(argv[4]) : 3);
+    }
+    fprintf(stderr, "usage: test_sched matrices PMAX SEEDS | lowerbound | validator | bytes | "
+                    "errors | time P MEAN [REPS]\n");
+    return 2;
+}
