@@ -6,10 +6,16 @@
 #include <string.h>
 
 extern const struct exchange_ops exchange_alltoallv;
+extern const struct exchange_ops exchange_direct;
+extern const struct exchange_ops exchange_forward;
+extern const struct exchange_ops exchange_fullduplex;
 
 /* One line per back-end; the first is the default. */
 static const struct exchange_ops *const registry[] = {
     &exchange_alltoallv,
+    &exchange_direct,
+    &exchange_forward,
+    &exchange_fullduplex,
     NULL,
 };
 

@@ -1,0 +1,249 @@
+/*
+ * exchange/scheduled.c: back-ends `direct`, `forward` and `fullduplex`: the exchange as an
+ * explicitly scheduled h-relation (seed 004, Sanders and Solis-Oba, "How helpers hasten
+ * h-relations"), executed with point-to-point MPI on slices of the real key buffers.
+ *
+ * Scheme: the counts are all-gathered, so every rank knows the whole P x P matrix; every rank
+ * then computes the same schedule deterministically (exchange/sched.h: direct §2.1 in
+ * <= 3 ceil(h/2) steps, forwarding §2.2-2.4 in <= 6/5 (h+1) steps for even P, full-duplex
+ * bipartite colouring in max(send, receive) steps) and walks its own transfers in step order.
+ * A packet is a fixed number of bytes chosen from the data so that h is about SCHED_TARGET_H
+ * packets; messages need not be multiples of it (the last packet is short). Forwarded pieces
+ * pass through a small buffer on the helping rank.
+ *
+ * Why walking the transfers in step order cannot deadlock: take the pending transfer in the
+ * earliest step; every earlier transfer of its two ranks is complete, so both have it as their
+ * next one and it completes. Within a step a rank posts all its transfers (one in half-duplex,
+ * a send and a receive in full-duplex) non-blocking and waits for them together.
+ *
+ * Cost: one all-gather of P^2 counts, the schedule computation on every rank (measured in the
+ * stats as schedule_seconds), and one message per transfer. On one node every forwarded byte
+ * is an extra memory copy; the schedules pay off where links, not memory, are the bottleneck.
+ */
+#include <string.h>
+
+#include "exchange/exchange.h"
+#include "exchange/sched.h"
+#include "exchange/tags.h"
+#include "util/alloc.h"
+#include "util/util.h"
+
+/* Packets per rank's heaviest load the packet size aims for. */
+#define SCHED_TARGET_H 256
+/* Packets are whole multiples of this many bytes, so every fifth of a packet is whole keys. */
+#define SCHED_PACKET_QUANTUM (5 * sizeof(uint64_t))
+
+/* Bytes in one MPI call: the int limit in keys, as bytes, and never above INT_MAX. */
+static uint64_t chunk_bytes(void)
+{
+    uint64_t keys = exchange_int_limit();
+    uint64_t b = keys * sizeof(uint64_t);
+    return b > 2147483640ULL ? 2147483640ULL : b;
+}
+
+/* Posts one piece as non-blocking messages of at most chunk_bytes() each. */
+static int post_piece(char *buf, uint64_t bytes, int peer, int is_send, MPI_Comm comm,
+                      MPI_Request **req, int *nreq, int *capreq)
+{
+    uint64_t chunk = chunk_bytes();
+    for (uint64_t off = 0; off < bytes; off += chunk) {
+        uint64_t c = bytes - off < chunk ? bytes - off : chunk;
+        if (*nreq == *capreq) {
+            int ncap = *capreq * 2;
+            MPI_Request *r = util_realloc(*req, (size_t)ncap * sizeof(MPI_Request));
+            if (r == NULL) {
+                return UTIL_ENOMEM;
+            }
+            *req = r;
+            *capreq = ncap;
+        }
+        int rc = is_send ? MPI_Isend(buf + off, (int)c, MPI_BYTE, peer, EXCHANGE_TAG_SCHEDULE,
+                                     comm, &(*req)[*nreq])
+                         : MPI_Irecv(buf + off, (int)c, MPI_BYTE, peer, EXCHANGE_TAG_SCHEDULE,
+                                     comm, &(*req)[*nreq]);
+        if (rc != MPI_SUCCESS) {
+            return UTIL_EMPI;
+        }
+        (*nreq)++;
+    }
+    return UTIL_OK;
+}
+
+/* The packet size: h (in bytes) spread over about SCHED_TARGET_H packets. */
+static uint64_t packet_size(int p, const uint64_t *keys)
+{
+    uint64_t hmax = 0;
+    for (int i = 0; i < p; i++) {
+        uint64_t load = 0;
+        for (int j = 0; j < p; j++) {
+            if (i != j) {
+                load += keys[(size_t)i * p + j] + keys[(size_t)j * p + i];
+            }
+        }
+        hmax = load > hmax ? load : hmax;
+    }
+    uint64_t bytes = hmax * sizeof(uint64_t);
+    uint64_t s = (bytes + SCHED_TARGET_H - 1) / SCHED_TARGET_H;
+    s = (s + SCHED_PACKET_QUANTUM - 1) / SCHED_PACKET_QUANTUM * SCHED_PACKET_QUANTUM;
+    return s > 0 ? s : SCHED_PACKET_QUANTUM;
+}
+
+static int scheduled_run(const struct exchange_args *a, const char *algo_name)
+{
+    int rank, p, err = UTIL_OK;
+    double t0 = util_now();
+    MPI_Comm_rank(a->comm, &rank);
+    MPI_Comm_size(a->comm, &p);
+    struct exchange_stats *st = a->stats;
+    memset(st, 0, sizeof(*st));
+    const struct exchange_sched_algo *algo = exchange_sched_lookup(algo_name);
+    struct exchange_sched *s = NULL;
+    char *fwd = NULL;
+    int capreq = 8, nreq = 0;
+    MPI_Request *req = util_malloc((size_t)capreq * sizeof(MPI_Request));
+    uint64_t *keys = util_malloc((size_t)p * p * sizeof(uint64_t));
+    uint64_t *pk = util_malloc((size_t)p * p * sizeof(uint64_t));
+    uint64_t *displ = util_malloc(2 * (size_t)p * sizeof(uint64_t));
+    if (algo == NULL || req == NULL || keys == NULL || pk == NULL || displ == NULL) {
+        err = util_fail(UTIL_ENOMEM, "rank %d: exchange: out of memory", rank);
+        goto fail;
+    }
+    uint64_t *sdispl = displ, *rdispl = displ + p;
+
+    /* 1. Every rank learns the whole matrix of counts (keys). */
+    if (MPI_Allgather(a->send_counts, p, MPI_UINT64_T, keys, p, MPI_UINT64_T, a->comm) !=
+        MPI_SUCCESS) {
+        err = util_fail(UTIL_EMPI, "rank %d: exchange: MPI_Allgather of counts failed", rank);
+        goto fail;
+    }
+    for (int i = 0; i < p; i++) {
+        a->recv_counts[i] = keys[(size_t)i * p + rank];
+    }
+    exchange_displs(a->send_counts, p, sdispl);
+    if (exchange_displs(a->recv_counts, p, rdispl) > a->recv_cap) {
+        err = util_fail(UTIL_EUSAGE, "rank %d: exchange: receive buffer too small", rank);
+        goto fail;
+    }
+
+    /* 2. The same schedule on every rank, on the matrix in packets. */
+    double ts = util_now();
+    uint64_t psize = packet_size(p, keys);
+    for (size_t k = 0; k < (size_t)p * p; k++) {
+        pk[k] = exchange_sched_packets(keys[k] * sizeof(uint64_t), psize);
+    }
+    for (int i = 0; i < p; i++) {
+        pk[(size_t)i * p + i] = 0;
+    }
+    if ((err = algo->build(p, pk, &s)) != UTIL_OK) {
+        err = util_fail(err, "rank %d: exchange: building the %s schedule failed", rank,
+                        algo_name);
+        goto fail;
+    }
+    double sched_seconds = util_now() - ts;
+    uint64_t fwd_bytes = (s->fwd_units_max * psize + 4) / 5 + sizeof(uint64_t);
+    fwd = util_malloc(fwd_bytes);
+    if (fwd == NULL) {
+        err = util_fail(UTIL_ENOMEM, "rank %d: exchange: out of memory", rank);
+        goto fail;
+    }
+
+    /* 3. The own bucket is a local copy. */
+    memcpy(a->recv + rdispl[rank], a->send + sdispl[rank],
+           a->send_counts[rank] * sizeof(uint64_t));
+
+    /* 4. Walk this rank's transfers step by step. */
+    const char *sendb = (const char *)a->send;
+    char *recvb = (char *)a->recv;
+    uint64_t first = s->rank_begin[rank], end = s->rank_begin[rank + 1];
+    for (uint64_t k = first; k < end && err == UTIL_OK;) {
+        uint64_t step = s->xfers[s->rank_xfers[k]].step;
+        nreq = 0;
+        for (; k < end && s->xfers[s->rank_xfers[k]].step == step; k++) {
+            const struct exchange_sched_xfer *x = &s->xfers[s->rank_xfers[k]];
+            uint64_t msg_keys = keys[(size_t)x->msg_src * p + x->msg_dst];
+            uint64_t boff, blen;
+            exchange_sched_bytes(msg_keys * sizeof(uint64_t), psize, x->off, x->len, &boff, &blen);
+            if (blen == 0) {
+                continue; /* a piece past the end of a short last packet */
+            }
+            char *buf;
+            int is_send = x->src == (uint32_t)rank;
+            if (is_send) {
+                buf = x->hop == EXCHANGE_SCHED_HOP2
+                          ? fwd
+                          : (char *)(sendb + sdispl[x->msg_dst] * sizeof(uint64_t) + boff);
+                st->bytes_sent += blen;
+                st->messages++;
+                st->max_message = blen > st->max_message ? blen : st->max_message;
+            } else {
+                buf = x->hop == EXCHANGE_SCHED_HOP1
+                          ? fwd
+                          : recvb + rdispl[x->msg_src] * sizeof(uint64_t) + boff;
+                st->bytes_recv += x->hop == EXCHANGE_SCHED_HOP1 ? 0 : blen;
+            }
+            err = post_piece(buf, blen, is_send ? (int)x->dst : (int)x->src, is_send, a->comm,
+                             &req, &nreq, &capreq);
+        }
+        if (nreq > 0 && MPI_Waitall(nreq, req, MPI_STATUSES_IGNORE) != MPI_SUCCESS) {
+            err = UTIL_EMPI;
+        }
+    }
+    if (err != UTIL_OK) {
+        err = util_fail(err, "rank %d: exchange: %s step failed", rank, algo_name);
+        goto fail;
+    }
+
+    /* Stats: the schedule's length in packet steps beside h and the theorem's bound. */
+    uint64_t h, smax, rmax;
+    exchange_sched_degrees(p, pk, &h, &smax, &rmax);
+    double steps = (double)s->length / EXCHANGE_SCHED_UNITS;
+    st->rounds = s->nsteps;
+    exchange_stats_extra(st, "packet_bytes", (double)psize);
+    exchange_stats_extra(st, "h_packets", (double)h);
+    exchange_stats_extra(st, "steps", steps);
+    exchange_stats_extra(st, "steps_per_h", h ? steps / (double)h : 0.0);
+    exchange_stats_extra(st, "bound_steps", algo->bound(p, h, smax, rmax));
+    exchange_stats_extra(st, "schedule_seconds", sched_seconds);
+fail:
+    st->seconds = util_now() - t0;
+    exchange_sched_free(s);
+    util_free(fwd);
+    util_free(req);
+    util_free(keys);
+    util_free(pk);
+    util_free(displ);
+    return err;
+}
+
+static int direct_run(const struct exchange_args *a)
+{
+    return scheduled_run(a, "direct");
+}
+
+static int forward_run(const struct exchange_args *a)
+{
+    return scheduled_run(a, "forward");
+}
+
+static int fullduplex_run(const struct exchange_args *a)
+{
+    return scheduled_run(a, "fullduplex");
+}
+
+const struct exchange_ops exchange_direct = {
+    .name = "direct",
+    .summary = "half-duplex h-relation schedule, direct delivery, <= 3 ceil(h/2) steps (seed 004 2.1)",
+    .run = direct_run,
+};
+
+const struct exchange_ops exchange_forward = {
+    .name = "forward",
+    .summary = "half-duplex h-relation schedule with forwarding, ~6/5 (h+1) steps (seed 004 2.2-2.4)",
+    .run = forward_run,
+};
+
+const struct exchange_ops exchange_fullduplex = {
+    .name = "fullduplex",
+    .summary = "full-duplex schedule by bipartite edge colouring, max(send, recv) steps",
+    .run = fullduplex_run,
+};
