@@ -1,0 +1,57 @@
+/*
+ * sort/local_sort.h: the node-local kernels of the sort module (internal header).
+ *
+ * Two kernels work on unsigned 64-bit keys inside one process:
+ *   - sortex_local_sort(): an OpenMP-parallel radix sort, used for the "local sort" phase and
+ *     for re-sorting the received pieces in the "finish" phase;
+ *   - sortex_merge_runs(): a threaded multi-way merge of sorted runs, the other way to finish.
+ *
+ * Neither allocates big buffers: the caller allocates the key arrays once (util_alloc_big) and
+ * reuses them; the kernels only take small bookkeeping arrays from util_malloc().
+ * Both are callable from C++ (the benchmark baselines link against them).
+ */
+#ifndef SORTEX_SORT_LOCAL_SORT_H
+#define SORTEX_SORT_LOCAL_SORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/**
+ * Sorts @keys[0..n) ascending in place with @threads OpenMP threads.
+ *
+ * @scratch must hold @n keys, must not overlap @keys, and is clobbered; the sorted result is
+ * always in @keys. Both arrays belong to the caller, who should pre-touch them (util_pretouch):
+ * page faults inside the sort are counted in its time. Already sorted and reverse-sorted input
+ * are detected in one read-only pass (reverse input is then reversed in place).
+ *
+ * Returns 0, UTIL_EUSAGE when @threads < 1 or a pointer is NULL while @n > 1, or UTIL_ENOMEM
+ * when a small bookkeeping allocation fails (the keys are then a permutation of the input, but
+ * not necessarily sorted). Never exits and prints nothing.
+ */
+int sortex_local_sort(uint64_t *keys, uint64_t *scratch, size_t n, int threads);
+
+/**
+ * Merges @runs sorted runs into @out with @threads OpenMP threads.
+ *
+ * @in holds the runs back to back: run r has @run_counts[r] keys (zero is fine) and starts
+ * where run r-1 ends; each run must be sorted ascending (not checked). @out receives all
+ * sum(run_counts) keys in ascending order; it must not overlap @in. The output is split into
+ * @threads equal parts by exact multi-sequence selection, so the parts are independent and
+ * balanced whatever the duplicates; each part is merged with a loser tree.
+ *
+ * Returns 0, UTIL_EUSAGE when @runs < 0, @threads < 1 or a needed pointer is NULL, or
+ * UTIL_ENOMEM when a small bookkeeping allocation fails (the content of @out is then
+ * undefined). Never exits and prints nothing.
+ */
+int sortex_merge_runs(const uint64_t *in, const uint64_t *run_counts, int runs, uint64_t *out,
+                      int threads);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
