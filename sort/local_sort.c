@@ -41,12 +41,10 @@
 #include "util/alloc.h"
 #include "util/util.h"
 
-/* Buckets of at most this many keys are sorted inside L2 (keys + scratch: 16 bytes a key). */
-#define CACHE_KEYS ((size_t)1 << 16)
-/* Buckets of at most this many keys are sorted by insertion. */
-#define SMALL_KEYS 32
-/* Inputs below this many keys are sorted by one thread: forking costs more than it saves. */
-#define PAR_MIN_KEYS ((size_t)1 << 17)
+/* The tuning constants of local_sort.h, under short names. */
+#define CACHE_KEYS SORTEX_CACHE_KEYS
+#define SMALL_KEYS SORTEX_SMALL_KEYS
+#define PAR_MIN_KEYS SORTEX_PAR_MIN_KEYS
 /* Widest digit of the parallel spread pass (4096 counters per thread stay in L1/L2). */
 #define SPREAD_MAX_BITS 12
 /* Digit of the sequential MSD passes and of the in-cache LSD passes. */

@@ -20,6 +20,19 @@
 extern "C" {
 #endif
 
+/*
+ * Tuning constants of sortex_local_sort(), chosen by measurement on the project machine (see
+ * the comments in local_sort.c). They are here so that the unit tests can straddle them.
+ */
+/** Buckets of at most this many keys are sorted inside L2 (keys + scratch: 16 bytes a key). */
+#define SORTEX_CACHE_KEYS ((size_t)1 << 16)
+/** Buckets of at most this many keys are sorted by insertion. */
+#define SORTEX_SMALL_KEYS ((size_t)32)
+/** Inputs below this many keys are sorted by one thread; also the smallest parallel bucket. */
+#define SORTEX_PAR_MIN_KEYS ((size_t)1 << 17)
+/** Merges of fewer keys than this run on one thread. */
+#define SORTEX_MERGE_PAR_MIN ((size_t)1 << 16)
+
 /**
  * Sorts @keys[0..n) ascending in place with @threads OpenMP threads.
  *

@@ -29,7 +29,7 @@
 #include "util/util.h"
 
 /* Below this many keys one thread merges everything: splitting would cost more. */
-#define MERGE_PAR_MIN ((size_t)1 << 16)
+#define MERGE_PAR_MIN SORTEX_MERGE_PAR_MIN
 
 /* The first output index of part @p of @n keys split into @parts near-equal parts. */
 static size_t part_begin(size_t n, size_t p, size_t parts)
