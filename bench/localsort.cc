@@ -20,7 +20,9 @@
 // (its page faults are then inside the timed region); the default pre-touches once.
 //
 // Output: with --csv one line per repetition "algo,dist,n,threads,rep,seconds,mkeys_per_s"
-// after '#' comment lines describing the machine and the build; otherwise a summary table of
+// (plus ",cpu_seconds" with --cpu-time: CPU time of all threads, which on a shared machine is
+// less disturbed than wall time when other work preempts the sort; OpenMP threads that spin
+// at barriers count too) after '#' comment lines describing the machine and the build; otherwise a summary table of
 // min / median / max per configuration. Exit status: 0, 1 when a check failed, 2 on bad usage.
 
 #include <algorithm>
@@ -30,6 +32,7 @@
 #include <cstring>
 #include <parallel/algorithm>
 #include <string>
+#include <ctime>
 #include <sys/mman.h>
 #include <unistd.h>
 #include <vector>
@@ -53,7 +56,9 @@ uint64_t mix(uint64_t x)
     return x ^ (x >> 31);
 }
 
+// The distributions, in the order of enum dist.
 const char *const dists[] = {"uniform", "few", "sorted", "reverse", "nearly", "radix", nullptr};
+enum dist { DIST_UNIFORM, DIST_FEW, DIST_SORTED, DIST_REVERSE, DIST_NEARLY, DIST_RADIX };
 
 bool known(const char *const *names, const std::string &s)
 {
@@ -66,27 +71,31 @@ bool known(const char *const *names, const std::string &s)
 }
 
 // Fills a[0..n) with distribution @dist (seeded by @seed).
-void generate(uint64_t *a, size_t n, const std::string &dist, uint64_t seed, int threads)
+void generate(uint64_t *a, size_t n, const std::string &dist_name, uint64_t seed, int threads)
 {
     uint64_t stride = n ? UINT64_MAX / n : 1;
+    int d = 0;
+    while (dists[d] != nullptr && dist_name != dists[d]) {
+        d++;
+    }
 #pragma omp parallel for num_threads(threads) schedule(static)
     for (size_t i = 0; i < n; i++) {
         uint64_t r = mix(seed ^ (i * 0xd1342543de82ef95ULL));
         uint64_t k;
-        if (dist == "few") {
+        if (d == DIST_FEW) {
             k = mix(seed + r % 1000); // 1000 distinct random values
-        } else if (dist == "sorted" || dist == "nearly") {
+        } else if (d == DIST_SORTED || d == DIST_NEARLY) {
             k = i * stride + r % stride;
-        } else if (dist == "reverse") {
+        } else if (d == DIST_REVERSE) {
             k = (n - 1 - i) * stride + r % stride;
-        } else if (dist == "radix") {
+        } else if (d == DIST_RADIX) {
             k = 0x0123456789ULL << 24 | (r & 0xffffff); // top 5 bytes shared
         } else {
             k = r;
         }
         a[i] = k;
     }
-    if (dist == "nearly") { // sorted, then 1% of the keys swapped with a random other
+    if (d == DIST_NEARLY) { // sorted, then 1% of the keys swapped with a random other
         for (size_t j = 0; j < n / 100; j++) {
             size_t p = mix(seed + 2 * j) % n, q = mix(seed + 2 * j + 1) % n;
             std::swap(a[p], a[q]);
@@ -182,6 +191,7 @@ struct options {
     std::string skew = "equal";
     std::string touch = "pre";
     bool csv = false;
+    bool cpu = false;
 };
 
 void usage(FILE *out)
@@ -189,7 +199,7 @@ void usage(FILE *out)
     std::fprintf(out,
                  "usage: sortex-localsort [--algo A[,A...]] [--dist D[,D...]] [--n N]\n"
                  "         [--threads T[,T...]] [--reps R] [--warmup W] [--runs P]\n"
-                 "         [--skew equal|zipf] [--touch pre|first] [--csv]\n"
+                 "         [--skew equal|zipf] [--touch pre|first] [--csv [--cpu-time]]\n"
                  "  algos: sortex merge qsort std gnu_parallel pretouch pretouch4k\n"
                  "  dists: uniform few sorted reverse nearly radix\n");
 }
@@ -206,6 +216,10 @@ int parse(int argc, char **argv, options &o)
         }
         if (a == "--csv") {
             o.csv = true;
+            continue;
+        }
+        if (a == "--cpu-time") {
+            o.cpu = true;
             continue;
         }
         if (i + 1 >= argc) {
@@ -280,6 +294,14 @@ double median(std::vector<double> v)
     return v.size() % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
 }
 
+// CPU seconds used by the whole process so far (all threads).
+double cpu_now()
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
 // Times one page-touch of a fresh buffer of @bytes (huge pages or 4 KiB pages).
 double time_pretouch(size_t bytes, int threads, bool huge)
 {
@@ -338,7 +360,7 @@ int main(int argc, char **argv)
                     omp_get_num_procs(), util_commit(), util_allocator_name());
         std::printf("# n=%zu reps=%ld warmup=%ld runs=%ld skew=%s touch=%s\n", n, o.reps,
                     o.warmup, o.runs, o.skew.c_str(), o.touch.c_str());
-        std::printf("algo,dist,n,threads,rep,seconds,mkeys_per_s\n");
+        std::printf("algo,dist,n,threads,rep,seconds,mkeys_per_s%s\n", o.cpu ? ",cpu_seconds" : "");
     } else {
         std::printf("%-13s %-8s %12s %3s %5s %10s %10s %10s %9s\n", "algo", "dist", "n", "T", "runs",
                     "min_s", "median_s", "max_s", "Mkeys/s");
@@ -364,7 +386,7 @@ int main(int argc, char **argv)
                 for (size_t ai = 0; ai < o.algos.size(); ai++) {
                     const std::string &algo = o.algos[ai];
                     int threads = (int)t;
-                    double secs;
+                    double secs, cpu = 0;
                     const uint64_t *result = keys;
                     if (algo == "pretouch" || algo == "pretouch4k") {
                         secs = time_pretouch(bytes, threads, algo == "pretouch");
@@ -379,6 +401,7 @@ int main(int argc, char **argv)
                             }
                         }
                         int rc = 0;
+                        double c0 = cpu_now();
                         double t0 = util_now();
                         if (algo == "sortex") {
                             rc = sortex_local_sort(keys, scr, n, threads);
@@ -396,6 +419,7 @@ int main(int argc, char **argv)
                                                  __gnu_parallel::multiway_mergesort_tag());
                         }
                         secs = util_now() - t0;
+                        cpu = cpu_now() - c0;
                         if (rc != 0) {
                             util_fail(rc, "%s failed (%d)", algo.c_str(), rc);
                             failures++;
@@ -418,8 +442,12 @@ int main(int argc, char **argv)
                     }
                     times[ai].push_back(secs);
                     if (o.csv) {
-                        std::printf("%s,%s,%zu,%ld,%ld,%.6f,%.3f\n", algo.c_str(), dist.c_str(), n,
-                                    t, rep, secs, secs > 0 ? (double)n / secs / 1e6 : 0.0);
+                        std::printf("%s,%s,%zu,%ld,%ld,%.6f,%.3f", algo.c_str(), dist.c_str(), n, t,
+                                    rep, secs, secs > 0 ? (double)n / secs / 1e6 : 0.0);
+                        if (o.cpu) {
+                            std::printf(",%.6f", cpu);
+                        }
+                        std::printf("\n");
                         std::fflush(stdout);
                     }
                 }
