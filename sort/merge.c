@@ -28,6 +28,8 @@
 #include "util/alloc.h"
 #include "util/util.h"
 
+/* How far ahead of a run's read position the loser tree prefetches (in keys). */
+#define PREFETCH_KEYS 64
 /* Below this many keys one thread merges everything: splitting would cost more. */
 #define MERGE_PAR_MIN SORTEX_MERGE_PAR_MIN
 
@@ -185,6 +187,8 @@ static void merge_tree(struct source *src, int k, size_t total, uint64_t *out, s
         out[o] = wkey;
         struct source *s = &src[wsrc];
         wkey = s->next < s->end ? *s->next++ : UINT64_MAX;
+        /* Many runs are more streams than the hardware prefetchers follow: fetch ahead. */
+        __builtin_prefetch(s->next + PREFETCH_KEYS);
         for (size_t i = (leaves + wsrc) >> 1; i >= 1; i >>= 1) {
             /* Swap (wkey, wsrc) with the node when the node's key is smaller. Written with
              * masks: compilers turn the ternary form into a branch that mispredicts half the
@@ -271,6 +275,16 @@ int sortex_merge_runs(const uint64_t *in, const uint64_t *run_counts, int runs, 
     }
     if (total < MERGE_PAR_MIN) {
         threads = 1;
+    }
+    if (runs == 1) {
+        /* Nothing to merge: a parallel copy. */
+#pragma omp parallel num_threads(threads)
+        {
+            size_t t = (size_t)omp_get_thread_num(), nt = (size_t)omp_get_num_threads();
+            size_t lo = part_begin(total, t, nt), hi = part_begin(total, t + 1, nt);
+            memcpy(out + lo, in + lo, (hi - lo) * sizeof(*in));
+        }
+        return UTIL_OK;
     }
 
     int rc = UTIL_OK;
