@@ -28,8 +28,9 @@
  * Background: MSD partitioning into cache-resident parts followed by LSD inside the cache, with
  * per-thread histograms for the parallel partitioning pass, is the layout studied by
  * Polychroniou & Ross, "A comprehensive study of main-memory partitioning and its application
- * to large-scale comparison- and radix-sort", SIGMOD 2014 (sections 3.2 and 4.3). Skipping the
- * digits on which all keys agree is the usual refinement of LSD radix sorts (as in ska_sort).
+ * to large-scale comparison- and radix-sort", SIGMOD 2014 (their partitioning passes and the
+ * MSD-then-LSD radix sort built on them). Skipping the digits on which all keys agree is the
+ * usual refinement of LSD radix sorts (as in ska_sort).
  */
 #include "sort/local_sort.h"
 
@@ -47,7 +48,7 @@
 #define PAR_MIN_KEYS SORTEX_PAR_MIN_KEYS
 /* Widest digit of the parallel spread pass (4096 counters per thread stay in L1/L2). */
 #define SPREAD_MAX_BITS 12
-/* Digit of the sequential MSD passes and of the in-cache LSD passes. */
+/* Digit of the sequential MSD passes over buckets larger than the cache. */
 #define DIGIT_BITS 8
 #define DIGIT_RADIX ((size_t)1 << DIGIT_BITS)
 #define DIGIT_MASK ((uint64_t)DIGIT_RADIX - 1)
