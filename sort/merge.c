@@ -8,8 +8,8 @@
  *     that rank, counting with one binary search per run; the keys equal to v that still belong
  *     to the left part are then taken from the runs in run order. Consecutive boundaries are
  *     monotone in every run, so the parts are independent slices, balanced to one key however
- *     many duplicates there are. Each run's search window only shrinks, so one boundary costs
- *     O(64 k + k log(N/k)) comparisons (Varman et al., "Merging multiple lists on hierarchical-
+ *     many duplicates there are. One boundary costs at most 64 rounds of k binary searches, each
+ *     in a window that only shrinks (Varman et al., "Merging multiple lists on hierarchical-
  *     memory multiprocessors", J. Parallel Distrib. Comput. 12(2), 1991, give the classic
  *     selection; this is its value-space variant).
  *  2. Merge. Each thread merges its slice into its part of the output: a copy for one
@@ -18,6 +18,10 @@
  *     nodes carry the loser's key so that no run is dereferenced on the way up). Exhausted runs
  *     present the key UINT64_MAX: the loop stops after the part's exact count, and a sentinel
  *     can only win when every remaining key equals UINT64_MAX, so the output stays right.
+ *
+ * Not done: a cascade of two-way merges. The two-way merge measured ~2 ns a key per level here
+ * (10^7 keys in 0.02 s of CPU), so log2(k) levels cost about what the loser tree costs up to 16
+ * runs and more beyond, and the cascade would need an n-key buffer this interface does not take.
  */
 #include "sort/local_sort.h"
 
