@@ -6,10 +6,14 @@
 #include <string.h>
 
 extern const struct exchange_ops exchange_alltoallv;
+extern const struct exchange_ops exchange_pairwise;
+extern const struct exchange_ops exchange_shift;
 
 /* One line per back-end; the first is the default. */
 static const struct exchange_ops *const registry[] = {
     &exchange_alltoallv,
+    &exchange_pairwise,
+    &exchange_shift,
     NULL,
 };
 

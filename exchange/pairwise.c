@@ -1,0 +1,140 @@
+/*
+ * exchange/pairwise.c: direct exchange in rounds with one partner per round, under two
+ * schedules: `pairwise` (the 1-factorization) and `shift` (Open MPI's own pairwise algorithm),
+ * kept side by side so that they can be compared on the same code path.
+ *
+ * pairwise (seed 004, section 4.1): the 1-factorization of the complete graph. For odd P there
+ * are P rounds; in round i PE j exchanges with (i - j) mod P and idles when that is j. For even
+ * P, PEs 0..P-2 do the same with P-1 in place of P and the PE that would idle exchanges with
+ * P-1: P-1 rounds, nobody idles. Each round every pair talks both ways at once (one
+ * MPI_Sendrecv with the same peer), so a round costs alpha + beta * max(m_jk, m_kj) on a
+ * full-duplex link and the P-1 (P) rounds add up to the optimal (P-1) l for a regular
+ * instance of pieces of length l (P l for odd P).
+ *
+ * shift (seed 003, section 3.1): P-1 rounds; in round i every rank sends to (rank + i) mod P
+ * and receives from (rank - i) mod P: two different peers per round, no idle PE.
+ *
+ * Both: the counts go first by one MPI_Alltoall (the receiver must know each size to receive in
+ * place), then one MPI_Allreduce lets a rank whose receive buffer is too small stop every rank
+ * before any key moves. The own bucket is a local copy; every other piece moves once, straight
+ * from the send buffer to its final place in the receive buffer (no scratch), in chunks of at
+ * most exchange_int_limit() keys. A pair with nothing to send either way skips its round.
+ * Cost: (P-1) or P rounds of alpha + beta * (largest piece of the round); every byte moved once.
+ */
+#include "exchange/exchange.h"
+
+#include <string.h>
+
+#include "exchange/bundle.h"
+#include "exchange/tags.h"
+#include "exchange/topo.h"
+#include "util/alloc.h"
+#include "util/util.h"
+
+enum round_schedule {
+    SCHEDULE_FACTOR, /* the 1-factorization: one peer per round, both directions */
+    SCHEDULE_SHIFT,  /* send to rank + i, receive from rank - i */
+    SCHEDULE_COUNT
+};
+
+static int rounds_run(const struct exchange_args *a, enum round_schedule schedule)
+{
+    int rank, size, err = UTIL_OK, ok = 1;
+    double t0 = util_now();
+    struct bundle_io io;
+    MPI_Comm_rank(a->comm, &rank);
+    MPI_Comm_size(a->comm, &size);
+    struct exchange_stats *st = a->stats;
+    memset(st, 0, sizeof(*st));
+    exchange_bundle_init(&io, a->comm, st);
+    uint64_t *sdispl = util_malloc(2 * (size_t)size * sizeof(uint64_t));
+    uint64_t *rdispl = sdispl != NULL ? sdispl + size : NULL;
+    if (sdispl == NULL) {
+        err = util_fail(UTIL_ENOMEM, "rank %d: exchange: out of memory", rank);
+        ok = 0; /* still join the collectives below, so that the others stop too */
+    }
+
+    /* 1. Counts, and one agreement that every rank can hold what it will receive. */
+    if (MPI_Alltoall(a->send_counts, 1, MPI_UINT64_T, a->recv_counts, 1, MPI_UINT64_T, a->comm) !=
+        MPI_SUCCESS) {
+        err = util_fail(UTIL_EMPI, "rank %d: exchange: MPI_Alltoall of counts failed", rank);
+        goto fail;
+    }
+    uint64_t recvd = 0, limit = exchange_int_limit();
+    int chunked = 0;
+    if (ok) {
+        exchange_displs(a->send_counts, size, sdispl);
+        recvd = exchange_displs(a->recv_counts, size, rdispl);
+        if (recvd > a->recv_cap) {
+            err = util_fail(UTIL_EUSAGE,
+                            "rank %d: exchange: receive buffer too small (%llu > %llu)", rank,
+                            (unsigned long long)recvd, (unsigned long long)a->recv_cap);
+            ok = 0;
+        }
+    }
+    if (MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, a->comm) != MPI_SUCCESS) {
+        err = util_fail(UTIL_EMPI, "rank %d: exchange: MPI_Allreduce failed", rank);
+        goto fail;
+    }
+    if (!ok) {
+        if (err == UTIL_OK) {
+            err = UTIL_EUSAGE; /* another rank reported why */
+        }
+        goto fail;
+    }
+
+    /* 2. The own bucket. */
+    exchange_bundle_copy(a->recv + rdispl[rank], a->send + sdispl[rank], a->send_counts[rank],
+                         a->threads);
+
+    /* 3. The rounds, each one MPI_Sendrecv (more only beyond the int limit). */
+    int rounds = schedule == SCHEDULE_FACTOR ? topo_factor_rounds(size) : size - 1;
+    for (int i = 0; i < rounds && size > 1; i++) {
+        int to, from;
+        if (schedule == SCHEDULE_FACTOR) {
+            to = from = topo_factor_partner(i, rank, size);
+            if (to == rank) {
+                continue; /* this PE's idle round (odd P) */
+            }
+        } else {
+            to = topo_shift_to(i + 1, rank, size);
+            from = topo_shift_from(i + 1, rank, size);
+        }
+        chunked |= a->send_counts[to] > limit || a->recv_counts[from] > limit;
+        err = exchange_bundle_sendrecv(&io, a->send + sdispl[to], a->send_counts[to], to,
+                                       a->recv + rdispl[from], a->recv_counts[from], from,
+                                       EXCHANGE_TAG_PAIRWISE);
+        if (err != UTIL_OK) {
+            goto fail;
+        }
+    }
+    st->rounds = (uint64_t)(size > 1 ? rounds : 0);
+    exchange_stats_extra(st, "chunked", chunked);
+fail:
+    st->seconds = util_now() - t0;
+    exchange_bundle_free(&io);
+    util_free(sdispl);
+    return err;
+}
+
+static int pairwise_run(const struct exchange_args *a)
+{
+    return rounds_run(a, SCHEDULE_FACTOR);
+}
+
+static int shift_run(const struct exchange_args *a)
+{
+    return rounds_run(a, SCHEDULE_SHIFT);
+}
+
+const struct exchange_ops exchange_pairwise = {
+    .name = "pairwise",
+    .summary = "1-factor rounds, one MPI_Sendrecv with one peer each (P-1 rounds, P for odd P)",
+    .run = pairwise_run,
+};
+
+const struct exchange_ops exchange_shift = {
+    .name = "shift",
+    .summary = "P-1 rounds sending to rank+i, receiving from rank-i (Open MPI's pairwise)",
+    .run = shift_run,
+};
