@@ -8,12 +8,14 @@
 extern const struct exchange_ops exchange_alltoallv;
 extern const struct exchange_ops exchange_pairwise;
 extern const struct exchange_ops exchange_shift;
+extern const struct exchange_ops exchange_grid;
 
 /* One line per back-end; the first is the default. */
 static const struct exchange_ops *const registry[] = {
     &exchange_alltoallv,
     &exchange_pairwise,
     &exchange_shift,
+    &exchange_grid,
     NULL,
 };
 
