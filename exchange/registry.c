@@ -9,6 +9,7 @@ extern const struct exchange_ops exchange_alltoallv;
 extern const struct exchange_ops exchange_pairwise;
 extern const struct exchange_ops exchange_shift;
 extern const struct exchange_ops exchange_grid;
+extern const struct exchange_ops exchange_hypercube;
 
 /* One line per back-end; the first is the default. */
 static const struct exchange_ops *const registry[] = {
@@ -16,6 +17,7 @@ static const struct exchange_ops *const registry[] = {
     &exchange_pairwise,
     &exchange_shift,
     &exchange_grid,
+    &exchange_hypercube,
     NULL,
 };
 
