@@ -4,6 +4,7 @@
  */
 #include "exchange/bundle.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "util/alloc.h"
@@ -11,20 +12,41 @@
 
 /* Blocks larger than this are copied by several threads (below it one memcpy is faster). */
 #define BUNDLE_PARALLEL_COPY_KEYS (1u << 20)
+/* Scratch from this many bytes on goes on huge pages; below, the allocator's cached memory. */
+#define BUNDLE_BIG_SCRATCH_BYTES (1u << 20)
+/* Default payload from which a bundle is sent scattered rather than packed. */
+#define BUNDLE_SCATTER_MIN_DEFAULT (64u << 10)
 
-int exchange_bundle_init(struct bundle_io *io, MPI_Comm comm, struct exchange_stats *stats)
+/* The scatter threshold: SORTEX_SCATTER_MIN bytes when set to a number (0: always scatter). */
+static uint64_t scatter_min(void)
+{
+    const char *s = getenv("SORTEX_SCATTER_MIN");
+    if (s != NULL && *s != '\0') {
+        char *end = NULL;
+        unsigned long long v = strtoull(s, &end, 10);
+        if (*end == '\0') {
+            return v;
+        }
+    }
+    return BUNDLE_SCATTER_MIN_DEFAULT;
+}
+
+void exchange_bundle_init(struct bundle_io *io, MPI_Comm comm, int threads,
+                          struct exchange_stats *stats)
 {
     memset(io, 0, sizeof(*io));
     io->comm = comm;
+    io->threads = threads;
     io->stats = stats;
     io->limit = exchange_int_limit();
+    io->scatter_min = scatter_min();
     MPI_Comm_rank(comm, &io->rank);
-    return UTIL_OK;
 }
 
 void exchange_bundle_free(struct bundle_io *io)
 {
     util_free(io->req);
+    util_free(io->rreq);
     util_free(io->msg);
     util_free(io->msg_words);
     memset(io, 0, sizeof(*io));
@@ -66,33 +88,35 @@ int exchange_bundle_sendrecv(struct bundle_io *io, const uint64_t *sbuf, uint64_
     return UTIL_OK;
 }
 
-/* Makes room for `need` pending send requests. */
-static int reserve_reqs(struct bundle_io *io, size_t need)
+/* Makes room for `need` requests in *arr (capacity *cap). */
+static int reserve_reqs(MPI_Request **arr, size_t *cap, size_t need, int rank)
 {
-    if (need <= io->cap_req) {
+    if (need <= *cap) {
         return UTIL_OK;
     }
-    size_t cap = io->cap_req ? io->cap_req : 16;
-    while (cap < need) {
-        cap *= 2;
+    size_t ncap = *cap ? *cap : 16;
+    while (ncap < need) {
+        ncap *= 2;
     }
-    MPI_Request *r = util_realloc(io->req, cap * sizeof(*r));
+    MPI_Request *r = util_realloc(*arr, ncap * sizeof(*r));
     if (r == NULL) {
-        return util_fail(UTIL_ENOMEM, "rank %d: exchange: out of memory for %zu requests",
-                         io->rank, cap);
+        return util_fail(UTIL_ENOMEM, "rank %d: exchange: out of memory for %zu requests", rank,
+                         ncap);
     }
-    io->req = r;
-    io->cap_req = cap;
+    *arr = r;
+    *cap = ncap;
     return UTIL_OK;
 }
 
-int exchange_bundle_isend(struct bundle_io *io, const uint64_t *buf, uint64_t words, int peer,
-                          int tag)
+/* Posts the sends of words [buf, buf + words) to peer: exact chunks of at most the limit, plus,
+ * when `terminated`, an ending chunk shorter than the limit (empty if need be) so that a
+ * receiver that does not know the size finds the end. */
+static int isend_chunks(struct bundle_io *io, const uint64_t *buf, uint64_t words, int peer,
+                        int tag, int terminated)
 {
     uint64_t lim = io->limit;
-    /* words / lim full chunks, then the short one that marks the end (empty if need be). */
-    uint64_t nchunks = words / lim + 1;
-    int err = reserve_reqs(io, io->nreq + nchunks);
+    uint64_t nchunks = terminated ? words / lim + 1 : (words + lim - 1) / lim;
+    int err = reserve_reqs(&io->req, &io->cap_req, io->nreq + nchunks, io->rank);
     if (err != UTIL_OK) {
         return err;
     }
@@ -110,14 +134,80 @@ int exchange_bundle_isend(struct bundle_io *io, const uint64_t *buf, uint64_t wo
     return UTIL_OK;
 }
 
-int exchange_bundle_wait(struct bundle_io *io)
+/* Posts the receives of exactly n keys from peer into buf, in the sender's chunks. */
+static int irecv_chunks(struct bundle_io *io, uint64_t *buf, uint64_t n, int peer, int tag)
 {
-    int rc = MPI_Waitall((int)io->nreq, io->req, MPI_STATUSES_IGNORE);
-    io->nreq = 0;
-    if (rc != MPI_SUCCESS) {
-        return util_fail(UTIL_EMPI, "rank %d: exchange: MPI_Waitall of sends failed", io->rank);
+    uint64_t lim = io->limit;
+    uint64_t nchunks = (n + lim - 1) / lim;
+    int err = reserve_reqs(&io->rreq, &io->cap_rreq, io->nrreq + nchunks, io->rank);
+    if (err != UTIL_OK) {
+        return err;
     }
+    for (uint64_t k = 0; k < nchunks; k++) {
+        uint64_t off = k * lim;
+        uint64_t c = n - off < lim ? n - off : lim;
+        if (MPI_Irecv(buf + off, (int)c, MPI_UINT64_T, peer, tag, io->comm,
+                      &io->rreq[io->nrreq]) != MPI_SUCCESS) {
+            return util_fail(UTIL_EMPI, "rank %d: exchange: MPI_Irecv from %d failed", io->rank,
+                             peer);
+        }
+        io->nrreq++;
+    }
+    io->stats->bytes_recv += n * sizeof(uint64_t);
     return UTIL_OK;
+}
+
+int exchange_bundle_post_pair(struct bundle_io *io, const uint64_t *sbuf, uint64_t scount,
+                              int dest, uint64_t *rbuf, uint64_t rcount, int src, int tag)
+{
+    int err = irecv_chunks(io, rbuf, rcount, src, tag);
+    return err == UTIL_OK ? isend_chunks(io, sbuf, scount, dest, tag, 0) : err;
+}
+
+/* Whether pieces with this payload travel packed. */
+static int packed(const struct bundle_io *io, uint64_t payload)
+{
+    return payload * sizeof(uint64_t) < io->scatter_min;
+}
+
+uint64_t exchange_bundle_stage_words(const struct bundle_io *io,
+                                     struct bundle_piece *const *pieces, size_t n)
+{
+    uint64_t payload = 0;
+    for (size_t i = 0; i < n; i++) {
+        payload += pieces[i]->n;
+    }
+    return (uint64_t)n + (packed(io, payload) ? payload : 0);
+}
+
+int exchange_bundle_send(struct bundle_io *io, int peer, int tag,
+                         struct bundle_piece *const *pieces, const unsigned char *final,
+                         size_t n, uint64_t *stage)
+{
+    uint64_t payload = 0, *w = stage;
+    for (size_t i = 0; i < n; i++) {
+        *w++ = pieces[i]->n;
+        payload += pieces[i]->n;
+    }
+    io->header_bytes += (uint64_t)n * sizeof(uint64_t);
+    if (packed(io, payload)) {
+        /* Header and keys in one message. */
+        for (size_t i = 0; i < n; i++) {
+            exchange_bundle_copy(w, pieces[i]->keys, pieces[i]->n, io->threads);
+            w += pieces[i]->n;
+        }
+        io->packed++;
+        return isend_chunks(io, stage, (uint64_t)(w - stage), peer, tag, 1);
+    }
+    /* The header, then each piece from where it is. */
+    int err = isend_chunks(io, stage, (uint64_t)n, peer, tag, 1);
+    for (size_t i = 0; i < n && err == UTIL_OK; i++) {
+        if (pieces[i]->n > 0) {
+            err = isend_chunks(io, pieces[i]->keys, pieces[i]->n, peer, tag + 1 + !!final[i], 0);
+        }
+    }
+    io->scattered++;
+    return err;
 }
 
 /* Makes room for `need` matched messages and their sizes. */
@@ -159,7 +249,7 @@ int exchange_bundle_probe(struct bundle_io *io, int peer, int tag, uint64_t *wor
         io->msg_words[io->nmsg++] = (uint64_t)count;
         total += (uint64_t)count;
         if ((uint64_t)count < io->limit) {
-            break; /* the short chunk ends the bundle */
+            break; /* the short chunk ends the message */
         }
     }
     *words = total;
@@ -182,10 +272,104 @@ int exchange_bundle_recv(struct bundle_io *io, uint64_t *dst)
     return UTIL_OK;
 }
 
+uint64_t exchange_bundle_hop_words(const uint64_t *b, uint64_t words, size_t n,
+                                   const unsigned char *final)
+{
+    uint64_t hop = 0;
+    if (words != (uint64_t)n) {
+        return 0; /* packed (or malformed: exchange_bundle_open() reports it) */
+    }
+    for (size_t i = 0; i < n; i++) {
+        hop += final[i] ? 0 : b[i];
+    }
+    return hop;
+}
+
+int exchange_bundle_open(struct bundle_io *io, const uint64_t *b, uint64_t words, int peer,
+                         int tag, struct bundle_piece *const *pieces, const unsigned char *final,
+                         size_t n, uint64_t **hop)
+{
+    uint64_t payload = 0;
+    for (size_t i = 0; i < n && words >= (uint64_t)n; i++) {
+        payload += b[i];
+    }
+    int is_packed = words > (uint64_t)n;
+    if (words < (uint64_t)n || (is_packed && words != (uint64_t)n + payload)) {
+        return util_fail(UTIL_EMPI, "rank %d: exchange: malformed bundle from %d (%llu words)",
+                         io->rank, peer, (unsigned long long)words);
+    }
+    const uint64_t *keys = b + n;
+    for (size_t i = 0; i < n; i++) {
+        struct bundle_piece *pc = pieces[i];
+        pc->n = b[i];
+        pc->peer = peer;
+        pc->tag = tag + 2;
+        if (is_packed || pc->n == 0) {
+            pc->keys = keys; /* inside the message (any pointer will do when empty) */
+            keys += is_packed ? pc->n : 0;
+        } else if (final[i]) {
+            pc->keys = NULL; /* waits inside MPI for exchange_bundle_place() */
+        } else {
+            int err = irecv_chunks(io, *hop, pc->n, peer, tag + 1);
+            if (err != UTIL_OK) {
+                return err;
+            }
+            pc->keys = *hop;
+            *hop += pc->n;
+        }
+    }
+    return UTIL_OK;
+}
+
+int exchange_bundle_wait_recvs(struct bundle_io *io)
+{
+    int rc = MPI_Waitall((int)io->nrreq, io->rreq, MPI_STATUSES_IGNORE);
+    io->nrreq = 0;
+    if (rc != MPI_SUCCESS) {
+        return util_fail(UTIL_EMPI, "rank %d: exchange: MPI_Waitall of receives failed",
+                         io->rank);
+    }
+    return UTIL_OK;
+}
+
+int exchange_bundle_place(struct bundle_io *io, const struct bundle_piece *mine, int p,
+                          uint64_t *recv)
+{
+    uint64_t off = 0;
+    int err = UTIL_OK;
+    /* Waiting pieces first, so that their transfers overlap the copies of the others. */
+    for (int s = 0; s < p && err == UTIL_OK; s++) {
+        if (mine[s].keys == NULL && mine[s].n > 0) {
+            err = irecv_chunks(io, recv + off, mine[s].n, mine[s].peer, mine[s].tag);
+        }
+        off += mine[s].n;
+    }
+    off = 0;
+    for (int s = 0; s < p && err == UTIL_OK; s++) {
+        if (mine[s].keys != NULL) {
+            exchange_bundle_copy(recv + off, mine[s].keys, mine[s].n, io->threads);
+        }
+        off += mine[s].n;
+    }
+    return err == UTIL_OK ? exchange_bundle_wait_recvs(io) : err;
+}
+
+int exchange_bundle_wait(struct bundle_io *io)
+{
+    int rc = MPI_Waitall((int)io->nreq, io->req, MPI_STATUSES_IGNORE);
+    io->nreq = 0;
+    if (rc != MPI_SUCCESS) {
+        return util_fail(UTIL_EMPI, "rank %d: exchange: MPI_Waitall of sends failed", io->rank);
+    }
+    return UTIL_OK;
+}
+
 void exchange_bundle_copy(uint64_t *dst, const uint64_t *src, uint64_t n, int threads)
 {
     if (n < BUNDLE_PARALLEL_COPY_KEYS || threads <= 1) {
-        memcpy(dst, src, n * sizeof(uint64_t));
+        if (n > 0) {
+            memcpy(dst, src, n * sizeof(uint64_t));
+        }
         return;
     }
     /* Equal contiguous slices, one per thread. */
@@ -202,9 +386,12 @@ int exchange_bundle_reserve(struct bundle_scratch *s, uint64_t n, int rank)
     if (s->keys != NULL && s->cap >= n) {
         return UTIL_OK;
     }
-    util_free_big(s->keys);
-    s->cap = 0;
-    s->keys = n <= SIZE_MAX / sizeof(uint64_t) ? util_alloc_big(n * sizeof(uint64_t)) : NULL;
+    exchange_bundle_release(s);
+    if (n <= SIZE_MAX / sizeof(uint64_t)) {
+        size_t bytes = n * sizeof(uint64_t);
+        s->big = bytes >= BUNDLE_BIG_SCRATCH_BYTES;
+        s->keys = s->big ? util_alloc_big(bytes) : util_malloc(bytes ? bytes : 1);
+    }
     if (s->keys == NULL) {
         return util_fail(UTIL_ENOMEM, "rank %d: exchange: out of memory for %llu scratch keys",
                          rank, (unsigned long long)n);
@@ -215,7 +402,12 @@ int exchange_bundle_reserve(struct bundle_scratch *s, uint64_t n, int rank)
 
 void exchange_bundle_release(struct bundle_scratch *s)
 {
-    util_free_big(s->keys);
+    if (s->big) {
+        util_free_big(s->keys);
+    } else {
+        util_free(s->keys);
+    }
     s->keys = NULL;
     s->cap = 0;
+    s->big = 0;
 }

@@ -8,19 +8,22 @@
  *     its pieces for all destinations in that rank's column.
  *   Phase 2, within columns: every rank forwards to each other rank of its column one bundle
  *     holding the pieces for it from all the sources it collected (its own row).
- * A bundle is a header of per-(source, destination) counts followed by the pieces in header
- * order (exchange/bundle.h): one message per peer and phase, sized by MPI_Mprobe, with no
- * per-key envelope. Incomplete last row: a rank there reaches a column missing from its row
- * through the rank of that column in the row above (topo_grid_via), so every (source,
- * destination) pair has exactly one intermediate, every rank still sends cols - 1 phase-1
- * bundles, and the sources arriving through one column peer form one contiguous range of
- * ranks, which makes the final layout by source a sequence of block copies.
+ * A bundle (exchange/bundle.h) is a header of per-(source, destination) counts plus the pieces
+ * they count, sized by MPI_Mprobe: no per-key envelope and no separate count exchange. Small
+ * bundles travel packed (one message per peer and phase); large ones scattered, each piece
+ * straight from where it is to where it goes next, and pieces for their destination straight
+ * into the result, so large exchanges copy almost nothing.
  *
- * Cost per rank: (cols - 1) + (rows - 1) ~ 2 (sqrt P - 1) start-ups instead of P - 1, at the
- * price of moving each key up to twice: volume about (1 - 1/cols + 1 - 1/rows) n/P, plus the
- * count headers (cols + rows words per bundle) and local copies to pack the bundles and place
- * the result. Wins when start-ups dominate (small pieces, many ranks); loses bandwidth at
- * large pieces. Scratch: one pack buffer reused by both phases and one receive buffer each.
+ * Incomplete last row: a rank there reaches a column missing from its row through the rank of
+ * that column in the row above (topo_grid_via), so every (source, destination) pair has
+ * exactly one intermediate, every rank still sends cols - 1 phase-1 bundles, and the sources
+ * arriving through one column peer form one contiguous range of ranks.
+ *
+ * Cost per rank: (cols - 1) + (rows - 1) ~ 2 (sqrt P - 1) start-ups instead of P - 1 (packed),
+ * at the price of moving each key up to twice: volume about (2 - 1/cols - 1/rows) n/P against
+ * (1 - 1/P) n/P for a direct exchange, plus a header of one count per piece. Wins when
+ * start-ups dominate (small pieces, many ranks); loses bandwidth at large pieces. Scratch: the
+ * forwarded pieces of phase 1 and the staged headers and packed bundles.
  */
 #include "exchange/exchange.h"
 
@@ -32,238 +35,208 @@
 #include "util/alloc.h"
 #include "util/util.h"
 
-/* One piece held by this rank between the phases: where its keys are and how many. */
-struct piece {
-    const uint64_t *keys;
-    uint64_t n;
-};
+/* The two phases' tags (each phase takes BUNDLE_TAGS_PER_STEP). */
+#define TAG_ROWS (EXCHANGE_TAG_GRID)
+#define TAG_COLS (EXCHANGE_TAG_GRID + BUNDLE_TAGS_PER_STEP)
 
 /* The state of one grid exchange on this rank. */
 struct grid {
     const struct exchange_args *a;
     struct topo_grid g;
     int rank, row, col;
-    int ncol;       /* ranks in this rank's column */
-    int lo, hi;     /* the sources routed through this rank */
-    uint64_t *sdispl;
-    struct piece *held; /* [(s - lo) * ncol + k]: from source s for the k-th rank of the column */
+    int ncol;   /* ranks in this rank's column */
+    int lo, hi; /* the sources routed through this rank */
+    struct bundle_piece *out;  /* [P]: this rank's own pieces, by destination */
+    struct bundle_piece *held; /* [(s - lo) * ncol + k]: from source s for the k-th column rank */
+    struct bundle_piece *mine; /* [P]: the pieces for this rank, by source */
+    struct bundle_piece **list; /* [P]: the pieces of one bundle */
+    unsigned char *final;       /* [P]: which of them end at the receiver */
     struct bundle_io io;
-    struct bundle_scratch pack, in1, in2;
-    uint64_t *in2_start; /* [ncol + 1]: where the phase-2 bundle from each column peer begins */
-    uint64_t header_bytes, forwarded_bytes;
+    struct bundle_scratch stage1, stage2, land1, land2, hop;
+    uint64_t forwarded; /* keys sent on in phase 2 that came from other ranks */
 };
 
-/* Checks a received bundle: its header counts plus the header add up to its size. */
-static int check_bundle(const struct grid *gr, const uint64_t *b, uint64_t h, uint64_t words,
-                        int from)
+/* Receives the first messages of the bundles from peers[0..n) (tag), one after the other, into
+ * land; sizes[i] receives each one's size. */
+static int land(struct grid *gr, const int *peers, int n, int tag, struct bundle_scratch *dst,
+                uint64_t *sizes)
 {
-    uint64_t sum = h;
-    for (uint64_t i = 0; i < h && sum <= words; i++) {
-        sum += b[i];
+    uint64_t total = 0;
+    int err;
+    for (int i = 0; i < n; i++) {
+        if ((err = exchange_bundle_probe(&gr->io, peers[i], tag, &sizes[i])) != UTIL_OK) {
+            return err;
+        }
+        total += sizes[i];
     }
-    if (words < h || sum != words) {
-        return util_fail(UTIL_EMPI, "rank %d: exchange: malformed grid bundle from %d", gr->rank,
-                         from);
+    if ((err = exchange_bundle_reserve(dst, total, gr->rank)) != UTIL_OK) {
+        return err;
     }
-    return UTIL_OK;
+    return exchange_bundle_recv(&gr->io, dst->keys);
 }
 
 /* Phase 1: to each row peer, the pieces for its column; from each, the pieces for ours. */
-static int phase_rows(struct grid *gr)
+static int phase_rows(struct grid *gr, int *peers, uint64_t *sizes)
 {
-    const struct exchange_args *a = gr->a;
     const struct topo_grid *g = &gr->g;
     int c = g->cols, err;
 
-    /* Pack one bundle per other column: header (one count per rank of the column), keys. */
+    /* Stage and send one bundle per other column: one piece per rank of that column. */
     uint64_t need = 0;
-    for (int j = 0; j < c; j++) {
-        for (int d = j; d < g->p && j != gr->col; d += c) {
-            need += 1 + a->send_counts[d];
+    for (int pass = 0; pass < 2; pass++) {
+        uint64_t *stage = gr->stage1.keys;
+        for (int j = 0; j < c; j++) {
+            int to = topo_grid_via(g, gr->rank, j), n = 0;
+            if (j == gr->col) {
+                continue;
+            }
+            for (int d = j; d < g->p; d += c, n++) {
+                gr->list[n] = &gr->out[d];
+                gr->final[n] = d == to;
+            }
+            if (pass == 0) {
+                need += exchange_bundle_stage_words(&gr->io, gr->list, (size_t)n);
+                continue;
+            }
+            err = exchange_bundle_send(&gr->io, to, TAG_ROWS, gr->list, gr->final, (size_t)n,
+                                       stage);
+            if (err != UTIL_OK) {
+                return err;
+            }
+            stage += exchange_bundle_stage_words(&gr->io, gr->list, (size_t)n);
         }
-    }
-    if ((err = exchange_bundle_reserve(&gr->pack, need, gr->rank)) != UTIL_OK) {
-        return err;
-    }
-    uint64_t *w = gr->pack.keys;
-    for (int j = 0; j < c; j++) {
-        if (j == gr->col) {
-            continue;
-        }
-        uint64_t *start = w;
-        for (int d = j; d < g->p; d += c) {
-            *w++ = a->send_counts[d];
-        }
-        gr->header_bytes += (uint64_t)(w - start) * sizeof(uint64_t);
-        for (int d = j; d < g->p; d += c) {
-            exchange_bundle_copy(w, a->send + gr->sdispl[d], a->send_counts[d], a->threads);
-            w += a->send_counts[d];
-        }
-        err = exchange_bundle_isend(&gr->io, start, (uint64_t)(w - start),
-                                    topo_grid_via(g, gr->rank, j), EXCHANGE_TAG_GRID);
-        if (err != UTIL_OK) {
+        if (pass == 0 && (err = exchange_bundle_reserve(&gr->stage1, need, gr->rank)) != UTIL_OK) {
             return err;
         }
     }
 
     /* Receive from every other source routed through this rank, in source order. */
-    uint64_t total = 0, words;
+    int n = 0;
     for (int s = gr->lo; s < gr->hi; s++) {
         if (s != gr->rank) {
-            if ((err = exchange_bundle_probe(&gr->io, s, EXCHANGE_TAG_GRID, &words)) != UTIL_OK) {
-                return err;
-            }
-            total += words;
+            peers[n++] = s;
         }
     }
-    if ((err = exchange_bundle_reserve(&gr->in1, total, gr->rank)) != UTIL_OK ||
-        (err = exchange_bundle_recv(&gr->io, gr->in1.keys)) != UTIL_OK) {
+    if ((err = land(gr, peers, n, TAG_ROWS, &gr->land1, sizes)) != UTIL_OK) {
         return err;
     }
-
-    /* Index the pieces now held: own ones in the send buffer, the others in the bundles. */
-    const uint64_t *b = gr->in1.keys;
-    for (int s = gr->lo; s < gr->hi; s++) {
-        struct piece *row = gr->held + (size_t)(s - gr->lo) * (size_t)gr->ncol;
-        if (s == gr->rank) {
-            for (int k = 0; k < gr->ncol; k++) {
-                int d = gr->col + k * c;
-                row[k].keys = a->send + gr->sdispl[d];
-                row[k].n = a->send_counts[d];
-            }
-            continue;
-        }
-        const uint64_t *keys = b + gr->ncol;
+    /* Open them: the piece for this rank itself is final, the others are forwarded. */
+    for (int k = 0; k < gr->ncol; k++) {
+        gr->final[k] = k == gr->row;
+    }
+    uint64_t hop = 0, off = 0;
+    for (int i = 0; i < n; i++) {
+        hop += exchange_bundle_hop_words(gr->land1.keys + off, sizes[i], (size_t)gr->ncol,
+                                         gr->final);
+        off += sizes[i];
+    }
+    if ((err = exchange_bundle_reserve(&gr->hop, hop, gr->rank)) != UTIL_OK) {
+        return err;
+    }
+    uint64_t *next = gr->hop.keys;
+    off = 0;
+    for (int i = 0; i < n; i++) {
+        struct bundle_piece *row = gr->held + (size_t)(peers[i] - gr->lo) * (size_t)gr->ncol;
         for (int k = 0; k < gr->ncol; k++) {
-            row[k].keys = keys;
-            row[k].n = b[k];
-            keys += b[k];
+            gr->list[k] = &row[k];
         }
-        if ((err = check_bundle(gr, b, (uint64_t)gr->ncol, (uint64_t)(keys - b), s)) != UTIL_OK) {
-            return err;
-        }
-        b = keys;
-    }
-    if (b != gr->in1.keys + total) {
-        return util_fail(UTIL_EMPI, "rank %d: exchange: grid phase 1 received %llu keys, not %llu",
-                         gr->rank, (unsigned long long)(b - gr->in1.keys),
-                         (unsigned long long)total);
-    }
-    return exchange_bundle_wait(&gr->io);
-}
-
-/* Phase 2: to each column peer, the pieces for it from our sources; then from each, ours. */
-static int phase_cols(struct grid *gr)
-{
-    const struct exchange_args *a = gr->a;
-    int c = gr->g.cols, nsrc = gr->hi - gr->lo, err;
-
-    uint64_t need = 0;
-    for (int k = 0; k < gr->ncol; k++) {
-        for (int s = 0; s < nsrc && k != gr->row; s++) {
-            need += 1 + gr->held[(size_t)s * gr->ncol + k].n;
-        }
-    }
-    if ((err = exchange_bundle_reserve(&gr->pack, need, gr->rank)) != UTIL_OK) {
-        return err;
-    }
-    uint64_t *w = gr->pack.keys;
-    for (int k = 0; k < gr->ncol; k++) {
-        if (k == gr->row) {
-            continue;
-        }
-        uint64_t *start = w;
-        for (int s = 0; s < nsrc; s++) {
-            *w++ = gr->held[(size_t)s * gr->ncol + k].n;
-        }
-        gr->header_bytes += (uint64_t)nsrc * sizeof(uint64_t);
-        for (int s = 0; s < nsrc; s++) {
-            const struct piece *pc = &gr->held[(size_t)s * gr->ncol + k];
-            exchange_bundle_copy(w, pc->keys, pc->n, a->threads);
-            w += pc->n;
-            gr->forwarded_bytes += gr->lo + s != gr->rank ? pc->n * sizeof(uint64_t) : 0;
-        }
-        err = exchange_bundle_isend(&gr->io, start, (uint64_t)(w - start), gr->col + k * c,
-                                    EXCHANGE_TAG_GRID + 1);
+        err = exchange_bundle_open(&gr->io, gr->land1.keys + off, sizes[i], peers[i], TAG_ROWS,
+                                   gr->list, gr->final, (size_t)gr->ncol, &next);
         if (err != UTIL_OK) {
             return err;
         }
+        off += sizes[i];
     }
-
-    /* Receive from every column peer, in row order (which is source order). */
-    uint64_t total = 0, words;
+    /* This rank's own pieces for its column. */
+    struct bundle_piece *own = gr->held + (size_t)(gr->rank - gr->lo) * (size_t)gr->ncol;
     for (int k = 0; k < gr->ncol; k++) {
-        gr->in2_start[k] = total;
-        if (k != gr->row) {
-            err = exchange_bundle_probe(&gr->io, gr->col + k * c, EXCHANGE_TAG_GRID + 1, &words);
+        own[k] = gr->out[gr->col + k * c];
+    }
+    /* Forwarded pieces must be in before phase 2 sends them on. */
+    return exchange_bundle_wait_recvs(&gr->io);
+}
+
+/* Phase 2: to each column peer, the pieces for it from our sources; then from each, ours. */
+static int phase_cols(struct grid *gr, int *peers, uint64_t *sizes)
+{
+    int c = gr->g.cols, nsrc = gr->hi - gr->lo, err;
+
+    for (int s = 0; s < nsrc; s++) {
+        gr->final[s] = 1; /* phase 2 delivers */
+    }
+    uint64_t need = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        uint64_t *stage = gr->stage2.keys;
+        for (int k = 0; k < gr->ncol; k++) {
+            if (k == gr->row) {
+                continue;
+            }
+            for (int s = 0; s < nsrc; s++) {
+                gr->list[s] = &gr->held[(size_t)s * gr->ncol + k];
+                gr->forwarded += pass && gr->lo + s != gr->rank ? gr->list[s]->n : 0;
+            }
+            if (pass == 0) {
+                need += exchange_bundle_stage_words(&gr->io, gr->list, (size_t)nsrc);
+                continue;
+            }
+            err = exchange_bundle_send(&gr->io, gr->col + k * c, TAG_COLS, gr->list, gr->final,
+                                       (size_t)nsrc, stage);
             if (err != UTIL_OK) {
                 return err;
             }
-            total += words;
+            stage += exchange_bundle_stage_words(&gr->io, gr->list, (size_t)nsrc);
+        }
+        if (pass == 0 && (err = exchange_bundle_reserve(&gr->stage2, need, gr->rank)) != UTIL_OK) {
+            return err;
         }
     }
-    gr->in2_start[gr->ncol] = total;
-    if ((err = exchange_bundle_reserve(&gr->in2, total, gr->rank)) != UTIL_OK ||
-        (err = exchange_bundle_recv(&gr->io, gr->in2.keys)) != UTIL_OK) {
+
+    /* From every column peer in row order: the pieces of its range of sources, all final. */
+    int n = 0;
+    for (int k = 0; k < gr->ncol; k++) {
+        if (k != gr->row) {
+            peers[n++] = gr->col + k * c;
+        }
+    }
+    if ((err = land(gr, peers, n, TAG_COLS, &gr->land2, sizes)) != UTIL_OK) {
         return err;
+    }
+    uint64_t off = 0;
+    for (int i = 0; i < n; i++) {
+        int lo, hi;
+        topo_grid_sources(&gr->g, peers[i], &lo, &hi);
+        for (int s = lo; s < hi; s++) {
+            gr->list[s - lo] = &gr->mine[s];
+            gr->final[s - lo] = 1;
+        }
+        err = exchange_bundle_open(&gr->io, gr->land2.keys + off, sizes[i], peers[i], TAG_COLS,
+                                   gr->list, gr->final, (size_t)(hi - lo), NULL);
+        if (err != UTIL_OK) {
+            return err;
+        }
+        off += sizes[i];
+    }
+    /* The sources routed through this rank delivered to it in phase 1. */
+    for (int s = gr->lo; s < gr->hi; s++) {
+        gr->mine[s] = gr->held[(size_t)(s - gr->lo) * gr->ncol + gr->row];
     }
     return UTIL_OK;
 }
 
-/* The result: for each column peer in row order, its contiguous range of sources. */
-static int place(struct grid *gr)
+/* The result, by source: counts first, so that a too small buffer is refused before copying. */
+static int place(struct grid *gr, int size)
 {
     const struct exchange_args *a = gr->a;
-    int c = gr->g.cols, err;
     uint64_t total = 0;
-
-    /* Counts first (from the headers), so that a too small buffer is refused before copying. */
-    for (int k = 0; k < gr->ncol; k++) {
-        int m = gr->col + k * c, lo, hi;
-        topo_grid_sources(&gr->g, m, &lo, &hi);
-        const uint64_t *b = gr->in2.keys + gr->in2_start[k];
-        uint64_t sum = 0;
-        for (int s = lo; s < hi; s++) {
-            uint64_t n = k == gr->row ? gr->held[(size_t)(s - lo) * gr->ncol + k].n : b[s - lo];
-            a->recv_counts[s] = n;
-            sum += n;
-        }
-        if (k != gr->row) {
-            uint64_t end = gr->in2_start[k + 1]; /* in2_start has ncol + 1 entries */
-            err = check_bundle(gr, b, (uint64_t)(hi - lo), end - gr->in2_start[k], m);
-            if (err != UTIL_OK) {
-                return err;
-            }
-        }
-        total += sum;
+    for (int s = 0; s < size; s++) {
+        a->recv_counts[s] = gr->mine[s].n;
+        total += gr->mine[s].n;
     }
     if (total > a->recv_cap) {
         return util_fail(UTIL_EUSAGE, "rank %d: exchange: receive buffer too small (%llu > %llu)",
                          gr->rank, (unsigned long long)total, (unsigned long long)a->recv_cap);
     }
-
-    uint64_t *out = a->recv;
-    for (int k = 0; k < gr->ncol; k++) {
-        int m = gr->col + k * c, lo, hi;
-        topo_grid_sources(&gr->g, m, &lo, &hi);
-        if (k == gr->row) {
-            for (int s = lo; s < hi; s++) {
-                const struct piece *pc = &gr->held[(size_t)(s - lo) * gr->ncol + k];
-                exchange_bundle_copy(out, pc->keys, pc->n, a->threads);
-                out += pc->n;
-            }
-            continue;
-        }
-        /* A phase-2 bundle: header, then its sources' keys already in order. */
-        const uint64_t *b = gr->in2.keys + gr->in2_start[k];
-        uint64_t h = (uint64_t)(hi - lo), n = 0;
-        for (int s = lo; s < hi; s++) {
-            n += a->recv_counts[s];
-        }
-        exchange_bundle_copy(out, b + h, n, a->threads);
-        out += n;
-    }
-    return UTIL_OK;
+    return exchange_bundle_place(&gr->io, gr->mine, size, a->recv);
 }
 
 static int grid_run(const struct exchange_args *a)
@@ -281,36 +254,50 @@ static int grid_run(const struct exchange_args *a)
     gr.col = gr.rank % gr.g.cols;
     gr.ncol = topo_grid_col_size(&gr.g, gr.col);
     topo_grid_sources(&gr.g, gr.rank, &gr.lo, &gr.hi);
-    exchange_bundle_init(&gr.io, a->comm, a->stats);
+    exchange_bundle_init(&gr.io, a->comm, a->threads, a->stats);
 
-    gr.sdispl = util_malloc((size_t)size * sizeof(uint64_t));
-    gr.held = util_calloc((size_t)(gr.hi - gr.lo) * (size_t)gr.ncol, sizeof(struct piece));
-    gr.in2_start = util_calloc((size_t)gr.ncol + 1, sizeof(uint64_t));
-    if (gr.sdispl == NULL || gr.held == NULL || gr.in2_start == NULL) {
+    size_t p = (size_t)size;
+    int *peers = util_malloc(p * sizeof(int));
+    uint64_t *sizes = util_malloc(p * sizeof(uint64_t));
+    gr.out = util_calloc(2 * p + (size_t)(gr.hi - gr.lo) * (size_t)gr.ncol,
+                         sizeof(struct bundle_piece));
+    gr.list = util_malloc(p * sizeof(struct bundle_piece *));
+    gr.final = util_malloc(p);
+    if (peers == NULL || sizes == NULL || gr.out == NULL || gr.list == NULL || gr.final == NULL) {
         err = util_fail(UTIL_ENOMEM, "rank %d: exchange: out of memory", gr.rank);
         goto fail;
     }
-    exchange_displs(a->send_counts, size, gr.sdispl);
+    gr.mine = gr.out + p;
+    gr.held = gr.mine + p;
+    for (uint64_t d = 0, off = 0; d < p; off += a->send_counts[d], d++) {
+        gr.out[d].keys = a->send + off;
+        gr.out[d].n = a->send_counts[d];
+    }
 
-    if ((err = phase_rows(&gr)) != UTIL_OK || (err = phase_cols(&gr)) != UTIL_OK ||
-        (err = place(&gr)) != UTIL_OK) {
+    if ((err = phase_rows(&gr, peers, sizes)) != UTIL_OK ||
+        (err = phase_cols(&gr, peers, sizes)) != UTIL_OK || (err = place(&gr, size)) != UTIL_OK) {
         goto fail;
     }
     err = exchange_bundle_wait(&gr.io);
     a->stats->rounds = (uint64_t)((gr.g.cols > 1) + (gr.g.rows > 1));
     exchange_stats_extra(a->stats, "grid_rows", gr.g.rows);
     exchange_stats_extra(a->stats, "grid_cols", gr.g.cols);
-    exchange_stats_extra(a->stats, "header_bytes", (double)gr.header_bytes);
-    exchange_stats_extra(a->stats, "forwarded_bytes", (double)gr.forwarded_bytes);
+    exchange_stats_extra(a->stats, "header_bytes", (double)gr.io.header_bytes);
+    exchange_stats_extra(a->stats, "forwarded_bytes", (double)(gr.forwarded * sizeof(uint64_t)));
+    exchange_stats_extra(a->stats, "scattered_bundles", (double)gr.io.scattered);
 fail:
     a->stats->seconds = util_now() - t0;
     exchange_bundle_free(&gr.io);
-    exchange_bundle_release(&gr.pack);
-    exchange_bundle_release(&gr.in1);
-    exchange_bundle_release(&gr.in2);
-    util_free(gr.sdispl);
-    util_free(gr.held);
-    util_free(gr.in2_start);
+    exchange_bundle_release(&gr.stage1);
+    exchange_bundle_release(&gr.stage2);
+    exchange_bundle_release(&gr.land1);
+    exchange_bundle_release(&gr.land2);
+    exchange_bundle_release(&gr.hop);
+    util_free(peers);
+    util_free(sizes);
+    util_free(gr.out);
+    util_free(gr.list);
+    util_free(gr.final);
     return err;
 }
 

@@ -8,8 +8,10 @@
  * cube node x holds the pieces (s, d) whose source node agrees with x on the bits >= k and whose
  * destination node agrees with x on the bits < k; in round k it swaps with x ^ 2^k every piece
  * whose destination lies across dimension k, as one bundle (exchange/bundle.h: the per-(source,
- * destination) counts, then the pieces in that order). After dim rounds every node holds
- * exactly the pieces for itself, from every source, and lays them out by source.
+ * destination) counts plus the pieces, packed into one message when small, scattered straight
+ * from where each piece is when large). After dim rounds every node holds exactly the pieces
+ * for itself, from every source, and lays them out by source; large pieces for it were left
+ * waiting inside MPI on arrival and are received straight into the result.
  *
  * Non-power-of-two P: the P - Q ranks e >= Q are folded into node e - Q (exchange/topo.h).
  * Such a rank sends its whole send buffer to its node in an extra first round and receives its
@@ -20,9 +22,9 @@
  * Cost per cube rank: dim start-ups instead of P - 1, but about half of everything held moves
  * in every round, so each key travels about (log2 P) / 2 times: volume ~ (n/2) log2 P in all
  * against n for a direct exchange, plus count headers of about P words per bundle and local
- * copies to pack bundles and place the result. The back-end for small pieces; it loses
- * bandwidth at large ones. Scratch: one pack buffer reused every round and one receive buffer
- * per round (pieces stay where they arrived until forwarded or placed).
+ * copies to pack small bundles. The back-end for small pieces; it loses bandwidth at large
+ * ones. Scratch per round: the forwarded pieces received (they stay there until sent on) and
+ * the staged headers and packed bundles.
  */
 #include "exchange/exchange.h"
 
@@ -34,15 +36,8 @@
 #include "util/alloc.h"
 #include "util/util.h"
 
-/* Tags: the fold, then one per cube round, then the unfold (all within this back-end's block). */
-#define TAG_FOLD (EXCHANGE_TAG_HYPERCUBE)
-#define TAG_ROUND(k) (EXCHANGE_TAG_HYPERCUBE + 1 + (k))
-
-/* One piece held by this rank: where its keys are and how many. */
-struct piece {
-    const uint64_t *keys;
-    uint64_t n;
-};
+/* Step t's tags: 0 is the fold, 1..dim the cube rounds, dim + 1 the unfold. */
+#define TAG_STEP(t) (EXCHANGE_TAG_HYPERCUBE + BUNDLE_TAGS_PER_STEP * (t))
 
 /* The state of one hypercube exchange on this rank. */
 struct cube {
@@ -50,116 +45,96 @@ struct cube {
     int rank, size, q, dim;
     int node;  /* this rank's cube node */
     int extra; /* the rank folded into this node, or -1 */
-    uint64_t *sdispl;
+    struct bundle_piece *out;  /* [P]: this rank's own pieces, by destination */
+    struct bundle_piece *mine; /* [P]: the pieces for this rank, by source */
     /* The pieces held: sources src[0..nsrc) x destinations dst[0..ndst), source-major. */
     int *src, *dst, nsrc, ndst;
-    struct piece *held, *tables; /* tables: the block holding held and next_held */
-    int *next_src, *next_dst, *in_src; /* the sets of the next round, and the partner's */
-    struct piece *next_held;
+    struct bundle_piece *held, *next_held;
+    int *next_src, *next_dst;
     int *pos_src, *pos_dst; /* [P]: index of a rank in src / dst, -1 when absent */
     size_t held_cap;
+    struct bundle_piece **list; /* the pieces of one bundle */
+    unsigned char *final;       /* which of them end at the receiver */
     struct bundle_io io;
-    struct bundle_scratch pack;
-    struct bundle_scratch *in; /* one receive buffer per round, fold and unfold included */
-    uint64_t header_bytes, forwarded_bytes;
+    struct bundle_scratch *stage, *land, *hop; /* one each per step */
+    uint64_t forwarded; /* keys sent that came from other ranks */
 };
 
-/* Checks a received bundle against its header: h counts plus the keys they count. */
-static int check_bundle(const struct cube *cu, const uint64_t *b, uint64_t h, uint64_t words,
-                        int from)
+/* Sends list[0..n) to peer as step t's bundle. */
+static int send_step(struct cube *cu, int peer, int t, size_t n)
 {
-    uint64_t sum = h;
-    for (uint64_t i = 0; i < h && sum <= words; i++) {
-        sum += b[i];
-    }
-    if (words < h || sum != words) {
-        return util_fail(UTIL_EMPI, "rank %d: exchange: malformed hypercube bundle from %d",
-                         cu->rank, from);
-    }
-    return UTIL_OK;
-}
-
-/* Receives the next bundle from peer into the round buffer `slot`; stores its size. */
-static int receive(struct cube *cu, int peer, int tag, int slot, uint64_t *words)
-{
-    int err = exchange_bundle_probe(&cu->io, peer, tag, words);
+    uint64_t words = exchange_bundle_stage_words(&cu->io, cu->list, n);
+    int err = exchange_bundle_reserve(&cu->stage[t], words, cu->rank);
     if (err == UTIL_OK) {
-        err = exchange_bundle_reserve(&cu->in[slot], *words, cu->rank);
-    }
-    if (err == UTIL_OK) {
-        err = exchange_bundle_recv(&cu->io, cu->in[slot].keys);
+        err = exchange_bundle_send(&cu->io, peer, TAG_STEP(t), cu->list, cu->final, n,
+                                   cu->stage[t].keys);
     }
     return err;
 }
 
-/* Packs the pieces from src[] to the destinations selected by `want` into one bundle: the
- * counts, source-major, then the keys in the same order. Returns its size in words. */
-static uint64_t pack(struct cube *cu, uint64_t *w, const unsigned char *want)
+/* Receives step t's bundle of n pieces from peer into list[0..n) (final[] as for the sender),
+ * the forwarded ones into the step's hop buffer, and waits for them. */
+static int recv_step(struct cube *cu, int peer, int t, size_t n)
 {
-    uint64_t *start = w;
-    for (int i = 0; i < cu->nsrc; i++) {
-        for (int j = 0; j < cu->ndst; j++) {
-            if (want[j]) {
-                *w++ = cu->held[(size_t)i * cu->ndst + j].n;
-            }
-        }
+    uint64_t words;
+    int err = exchange_bundle_probe(&cu->io, peer, TAG_STEP(t), &words);
+    if (err == UTIL_OK) {
+        err = exchange_bundle_reserve(&cu->land[t], words, cu->rank);
     }
-    cu->header_bytes += (uint64_t)(w - start) * sizeof(uint64_t);
-    for (int i = 0; i < cu->nsrc; i++) {
-        for (int j = 0; j < cu->ndst; j++) {
-            const struct piece *pc = &cu->held[(size_t)i * cu->ndst + j];
-            if (want[j]) {
-                exchange_bundle_copy(w, pc->keys, pc->n, cu->a->threads);
-                w += pc->n;
-                cu->forwarded_bytes += cu->src[i] != cu->rank ? pc->n * sizeof(uint64_t) : 0;
-            }
-        }
+    if (err == UTIL_OK) {
+        err = exchange_bundle_recv(&cu->io, cu->land[t].keys);
     }
-    return (uint64_t)(w - start);
+    if (err != UTIL_OK) {
+        return err;
+    }
+    const uint64_t *b = cu->land[t].keys;
+    uint64_t hop = exchange_bundle_hop_words(b, words, n, cu->final);
+    if ((err = exchange_bundle_reserve(&cu->hop[t], hop, cu->rank)) != UTIL_OK) {
+        return err;
+    }
+    uint64_t *next = cu->hop[t].keys;
+    err = exchange_bundle_open(&cu->io, b, words, peer, TAG_STEP(t), cu->list, cu->final, n,
+                               &next);
+    return err == UTIL_OK ? exchange_bundle_wait_recvs(&cu->io) : err;
 }
 
-/* The words a bundle of the pieces selected by `want` takes. */
-static uint64_t bundle_words(const struct cube *cu, const unsigned char *want)
+/* Lays out mine[] as the result (counts first, so a too small buffer is refused early). */
+static int place(struct cube *cu)
 {
-    uint64_t words = 0;
-    for (int i = 0; i < cu->nsrc; i++) {
-        for (int j = 0; j < cu->ndst; j++) {
-            words += want[j] ? 1 + cu->held[(size_t)i * cu->ndst + j].n : 0;
-        }
+    const struct exchange_args *a = cu->a;
+    uint64_t total = 0;
+    for (int s = 0; s < cu->size; s++) {
+        a->recv_counts[s] = cu->mine[s].n;
+        total += cu->mine[s].n;
     }
-    return words;
+    if (total > a->recv_cap) {
+        return util_fail(UTIL_EUSAGE, "rank %d: exchange: receive buffer too small (%llu > %llu)",
+                         cu->rank, (unsigned long long)total, (unsigned long long)a->recv_cap);
+    }
+    return exchange_bundle_place(&cu->io, cu->mine, cu->size, a->recv);
 }
 
 /* A folded rank: everything to its node first, its own pieces back from it last. */
 static int run_extra(struct cube *cu)
 {
-    const struct exchange_args *a = cu->a;
-    uint64_t sent = cu->sdispl[cu->size - 1] + a->send_counts[cu->size - 1], words;
-    int err = exchange_bundle_reserve(&cu->pack, (uint64_t)cu->size + sent, cu->rank);
-    if (err != UTIL_OK) {
-        return err;
+    size_t p = (size_t)cu->size;
+    for (size_t d = 0; d < p; d++) {
+        cu->list[d] = &cu->out[d];
+        cu->final[d] = (int)d == cu->node;
     }
-    memcpy(cu->pack.keys, a->send_counts, (size_t)cu->size * sizeof(uint64_t));
-    exchange_bundle_copy(cu->pack.keys + cu->size, a->send, sent, a->threads);
-    cu->header_bytes += (uint64_t)cu->size * sizeof(uint64_t);
-    if ((err = exchange_bundle_isend(&cu->io, cu->pack.keys, (uint64_t)cu->size + sent, cu->node,
-                                     TAG_FOLD)) != UTIL_OK ||
-        (err = receive(cu, cu->node, TAG_ROUND(cu->dim), 0, &words)) != UTIL_OK) {
-        return err;
+    int err = send_step(cu, cu->node, 0, p);
+    for (size_t s = 0; s < p; s++) {
+        cu->list[s] = &cu->mine[s];
+        cu->final[s] = 1;
     }
-    const uint64_t *b = cu->in[0].keys;
-    if ((err = check_bundle(cu, b, (uint64_t)cu->size, words, cu->node)) != UTIL_OK) {
-        return err;
+    if (err == UTIL_OK) {
+        err = recv_step(cu, cu->node, cu->dim + 1, p);
     }
-    uint64_t total = words - (uint64_t)cu->size;
-    if (total > a->recv_cap) {
-        return util_fail(UTIL_EUSAGE, "rank %d: exchange: receive buffer too small (%llu > %llu)",
-                         cu->rank, (unsigned long long)total, (unsigned long long)a->recv_cap);
+    if (err == UTIL_OK) {
+        err = place(cu);
     }
-    memcpy(a->recv_counts, b, (size_t)cu->size * sizeof(uint64_t));
-    exchange_bundle_copy(a->recv, b + cu->size, total, a->threads);
     cu->io.stats->rounds = 2;
-    return exchange_bundle_wait(&cu->io);
+    return err;
 }
 
 /* Fills a rank set by a membership test; returns its size. */
@@ -179,56 +154,51 @@ static int fill_set(int *set, int *pos, int size, int node, int k, int q, int so
 }
 
 /* Cube round k: swap with node ^ 2^k the pieces whose destination lies across dimension k. */
-static int cube_round(struct cube *cu, int k, unsigned char *want)
+static int cube_round(struct cube *cu, int k)
 {
     int peer = cu->node ^ (1 << k), err;
-    uint64_t words;
-    for (int j = 0; j < cu->ndst; j++) {
-        want[j] = !topo_cube_holds_dst(cu->dst[j], cu->node, k + 1, cu->q);
+    size_t n = 0;
+
+    /* Send: every held source, every destination the partner's half holds after the round. */
+    for (int i = 0; i < cu->nsrc; i++) {
+        for (int j = 0; j < cu->ndst; j++) {
+            int d = cu->dst[j];
+            if (!topo_cube_holds_dst(d, cu->node, k + 1, cu->q)) {
+                cu->list[n] = &cu->held[(size_t)i * cu->ndst + j];
+                cu->final[n++] = d == peer;
+                cu->forwarded += cu->src[i] != cu->rank ? cu->list[n - 1]->n : 0;
+            }
+        }
     }
-    if ((err = exchange_bundle_reserve(&cu->pack, bundle_words(cu, want), cu->rank)) != UTIL_OK) {
-        return err;
-    }
-    words = pack(cu, cu->pack.keys, want);
-    if ((err = exchange_bundle_isend(&cu->io, cu->pack.keys, words, peer, TAG_ROUND(k))) !=
-            UTIL_OK ||
-        (err = receive(cu, peer, TAG_ROUND(k), k + 1, &words)) != UTIL_OK) {
+    if ((err = send_step(cu, peer, k + 1, n)) != UTIL_OK) {
         return err;
     }
 
-    /* The sets after the round, and the partner's sources (the received bundle's rows). */
-    int nin = fill_set(cu->in_src, NULL, cu->size, peer, k, cu->q, 1);
+    /* The sets after the round; the partner's sources are the new ones this node lacked, in
+     * ascending order, so its bundle fills their rows in order. */
     int nsrc = fill_set(cu->next_src, NULL, cu->size, cu->node, k + 1, cu->q, 1);
     int ndst = fill_set(cu->next_dst, NULL, cu->size, cu->node, k + 1, cu->q, 0);
     if ((size_t)nsrc * (size_t)ndst > cu->held_cap) {
         return util_fail(UTIL_EMPI, "rank %d: exchange: hypercube piece table overflow", cu->rank);
     }
-    const uint64_t *b = cu->in[k + 1].keys;
-    uint64_t h = (uint64_t)nin * (uint64_t)ndst;
-    if ((err = check_bundle(cu, b, h, words, peer)) != UTIL_OK) {
-        return err;
-    }
-
-    /* Kept pieces stay where they are; received ones point into the round buffer. The
-     * partner's sources are exactly the new sources this node did not hold, in ascending
-     * order, so the r-th of them is the r-th row of the bundle and its keys come in order. */
-    const uint64_t *keys = b + h;
-    for (int i = 0, r = 0; i < nsrc; i++) {
+    n = 0;
+    for (int i = 0; i < nsrc; i++) {
         int s = cu->next_src[i];
         for (int j = 0; j < ndst; j++) {
-            struct piece *pc = &cu->next_held[(size_t)i * ndst + j];
+            struct bundle_piece *pc = &cu->next_held[(size_t)i * ndst + j];
             if (cu->pos_src[s] >= 0) {
                 *pc = cu->held[(size_t)cu->pos_src[s] * cu->ndst + cu->pos_dst[cu->next_dst[j]]];
             } else {
-                pc->n = b[(size_t)r * ndst + j];
-                pc->keys = keys;
-                keys += pc->n;
+                cu->list[n] = pc;
+                cu->final[n++] = cu->next_dst[j] == cu->rank;
             }
         }
-        r += cu->pos_src[s] < 0;
+    }
+    if ((err = recv_step(cu, peer, k + 1, n)) != UTIL_OK) {
+        return err;
     }
 
-    struct piece *t = cu->held;
+    struct bundle_piece *t = cu->held;
     cu->held = cu->next_held;
     cu->next_held = t;
     int *ts = cu->src, *td = cu->dst;
@@ -240,91 +210,53 @@ static int cube_round(struct cube *cu, int k, unsigned char *want)
     cu->ndst = ndst;
     fill_set(cu->src, cu->pos_src, cu->size, cu->node, k + 1, cu->q, 1);
     fill_set(cu->dst, cu->pos_dst, cu->size, cu->node, k + 1, cu->q, 0);
-    return exchange_bundle_wait(&cu->io);
+    return UTIL_OK;
 }
 
 /* A cube node: fold in, dim rounds, fold out, then place its own pieces by source. */
 static int run_node(struct cube *cu)
 {
-    const struct exchange_args *a = cu->a;
     int err;
-    unsigned char *want = util_malloc((size_t)cu->size);
-    if (want == NULL) {
-        return util_fail(UTIL_ENOMEM, "rank %d: exchange: out of memory", cu->rank);
-    }
 
     /* Start: this node's members as sources, every rank as destination. */
     cu->nsrc = fill_set(cu->src, cu->pos_src, cu->size, cu->node, 0, cu->q, 1);
     cu->ndst = fill_set(cu->dst, cu->pos_dst, cu->size, cu->node, 0, cu->q, 0);
-    for (int i = 0; i < cu->nsrc; i++) {
-        struct piece *row = cu->held + (size_t)i * cu->ndst;
-        if (cu->src[i] == cu->rank) {
-            for (int d = 0; d < cu->size; d++) {
-                row[d].keys = a->send + cu->sdispl[d];
-                row[d].n = a->send_counts[d];
-            }
-            continue;
-        }
-        /* The folded rank's whole send buffer: P counts, then its keys by destination. */
-        uint64_t words;
-        if ((err = receive(cu, cu->extra, TAG_FOLD, 0, &words)) != UTIL_OK) {
-            goto done;
-        }
-        const uint64_t *b = cu->in[0].keys, *keys = b + cu->size;
-        if ((err = check_bundle(cu, b, (uint64_t)cu->size, words, cu->extra)) != UTIL_OK) {
-            goto done;
-        }
+    memcpy(cu->held, cu->out, (size_t)cu->size * sizeof(*cu->held)); /* row 0: this rank */
+    if (cu->extra >= 0) {
+        /* Row 1: the folded rank's whole send buffer. */
         for (int d = 0; d < cu->size; d++) {
-            row[d].keys = keys;
-            row[d].n = b[d];
-            keys += b[d];
+            cu->list[d] = &cu->held[(size_t)cu->size + (size_t)d];
+            cu->final[d] = d == cu->rank;
+        }
+        if ((err = recv_step(cu, cu->extra, 0, (size_t)cu->size)) != UTIL_OK) {
+            return err;
         }
     }
 
     for (int k = 0; k < cu->dim; k++) {
-        if ((err = cube_round(cu, k, want)) != UTIL_OK) {
-            goto done;
+        if ((err = cube_round(cu, k)) != UTIL_OK) {
+            return err;
         }
     }
 
-    /* Now sources are every rank and destinations this node's members. */
+    /* Now the sources are every rank and the destinations this node's members. */
     int me = cu->pos_dst[cu->rank];
     if (cu->extra >= 0) {
-        for (int j = 0; j < cu->ndst; j++) {
-            want[j] = cu->dst[j] == cu->extra;
+        int e = cu->pos_dst[cu->extra];
+        for (int i = 0; i < cu->nsrc; i++) {
+            cu->list[i] = &cu->held[(size_t)i * cu->ndst + e];
+            cu->final[i] = 1;
+            cu->forwarded += cu->src[i] != cu->rank ? cu->list[i]->n : 0;
         }
-        if ((err = exchange_bundle_reserve(&cu->pack, bundle_words(cu, want), cu->rank)) !=
-            UTIL_OK) {
-            goto done;
-        }
-        uint64_t words = pack(cu, cu->pack.keys, want);
-        err = exchange_bundle_isend(&cu->io, cu->pack.keys, words, cu->extra, TAG_ROUND(cu->dim));
-        if (err != UTIL_OK) {
-            goto done;
+        if ((err = send_step(cu, cu->extra, cu->dim + 1, (size_t)cu->nsrc)) != UTIL_OK) {
+            return err;
         }
     }
-    uint64_t total = 0;
     for (int i = 0; i < cu->nsrc; i++) {
-        a->recv_counts[cu->src[i]] = cu->held[(size_t)i * cu->ndst + me].n;
-        total += a->recv_counts[cu->src[i]];
-    }
-    if (total > a->recv_cap) {
-        err = util_fail(UTIL_EUSAGE, "rank %d: exchange: receive buffer too small (%llu > %llu)",
-                        cu->rank, (unsigned long long)total, (unsigned long long)a->recv_cap);
-        exchange_bundle_wait(&cu->io); /* the folded rank still gets its keys */
-        goto done;
-    }
-    uint64_t *out = a->recv;
-    for (int i = 0; i < cu->nsrc; i++) {
-        const struct piece *pc = &cu->held[(size_t)i * cu->ndst + me];
-        exchange_bundle_copy(out, pc->keys, pc->n, a->threads);
-        out += pc->n;
+        cu->mine[cu->src[i]] = cu->held[(size_t)i * cu->ndst + me];
     }
     cu->io.stats->rounds = (uint64_t)cu->dim + (cu->extra >= 0 ? 2 : 0);
-    err = exchange_bundle_wait(&cu->io);
-done:
-    util_free(want);
-    return err;
+    return place(cu);
 }
 
 static int hypercube_run(const struct exchange_args *a)
@@ -341,16 +273,17 @@ static int hypercube_run(const struct exchange_args *a)
     cu.q = 1 << cu.dim;
     cu.node = topo_cube_node(cu.rank, cu.q);
     cu.extra = cu.rank < cu.q && cu.rank + cu.q < cu.size ? cu.rank + cu.q : -1;
-    exchange_bundle_init(&cu.io, a->comm, a->stats);
+    exchange_bundle_init(&cu.io, a->comm, a->threads, a->stats);
 
     /* Held pieces never exceed (2 * 2^k sources) x (2 * Q / 2^k destinations) = 4Q <= 4P. */
-    size_t p = (size_t)cu.size;
+    size_t p = (size_t)cu.size, steps = (size_t)cu.dim + 2;
     cu.held_cap = 4 * p;
-    cu.sdispl = util_malloc(p * sizeof(uint64_t));
-    int *sets = util_malloc(7 * p * sizeof(int));
-    cu.tables = util_malloc(2 * cu.held_cap * sizeof(struct piece));
-    cu.in = util_calloc((size_t)cu.dim + 2, sizeof(struct bundle_scratch));
-    if (cu.sdispl == NULL || sets == NULL || cu.tables == NULL || cu.in == NULL) {
+    int *sets = util_malloc(6 * p * sizeof(int));
+    struct bundle_piece *pieces = util_calloc(2 * p + 2 * cu.held_cap, sizeof(*pieces));
+    cu.list = util_malloc(cu.held_cap * sizeof(*cu.list));
+    cu.final = util_malloc(cu.held_cap);
+    struct bundle_scratch *scratch = util_calloc(3 * steps, sizeof(*scratch));
+    if (sets == NULL || pieces == NULL || cu.list == NULL || cu.final == NULL || scratch == NULL) {
         err = util_fail(UTIL_ENOMEM, "rank %d: exchange: out of memory", cu.rank);
         goto fail;
     }
@@ -358,31 +291,43 @@ static int hypercube_run(const struct exchange_args *a)
     cu.dst = sets + p;
     cu.next_src = sets + 2 * p;
     cu.next_dst = sets + 3 * p;
-    cu.in_src = sets + 4 * p;
-    cu.pos_src = sets + 5 * p;
-    cu.pos_dst = sets + 6 * p;
-    cu.held = cu.tables;
-    cu.next_held = cu.tables + cu.held_cap;
-    exchange_displs(a->send_counts, cu.size, cu.sdispl);
+    cu.pos_src = sets + 4 * p;
+    cu.pos_dst = sets + 5 * p;
+    cu.out = pieces;
+    cu.mine = pieces + p;
+    cu.held = pieces + 2 * p;
+    cu.next_held = cu.held + cu.held_cap;
+    cu.stage = scratch;
+    cu.land = scratch + steps;
+    cu.hop = scratch + 2 * steps;
+    for (uint64_t d = 0, off = 0; d < p; off += a->send_counts[d], d++) {
+        cu.out[d].keys = a->send + off;
+        cu.out[d].n = a->send_counts[d];
+    }
 
     err = cu.rank >= cu.q ? run_extra(&cu) : run_node(&cu);
     if (err == UTIL_OK) {
+        err = exchange_bundle_wait(&cu.io);
+    }
+    if (err == UTIL_OK) {
         exchange_stats_extra(a->stats, "cube_dim", cu.dim);
         exchange_stats_extra(a->stats, "folded_ranks", cu.size - cu.q);
-        exchange_stats_extra(a->stats, "header_bytes", (double)cu.header_bytes);
-        exchange_stats_extra(a->stats, "forwarded_bytes", (double)cu.forwarded_bytes);
+        exchange_stats_extra(a->stats, "header_bytes", (double)cu.io.header_bytes);
+        exchange_stats_extra(a->stats, "forwarded_bytes",
+                             (double)(cu.forwarded * sizeof(uint64_t)));
+        exchange_stats_extra(a->stats, "scattered_bundles", (double)cu.io.scattered);
     }
 fail:
     a->stats->seconds = util_now() - t0;
     exchange_bundle_free(&cu.io);
-    exchange_bundle_release(&cu.pack);
-    for (int i = 0; cu.in != NULL && i < cu.dim + 2; i++) {
-        exchange_bundle_release(&cu.in[i]);
+    for (size_t i = 0; scratch != NULL && i < 3 * steps; i++) {
+        exchange_bundle_release(&scratch[i]);
     }
-    util_free(cu.in);
-    util_free(cu.sdispl);
+    util_free(scratch);
     util_free(sets);
-    util_free(cu.tables);
+    util_free(pieces);
+    util_free(cu.list);
+    util_free(cu.final);
     return err;
 }
 

@@ -10,8 +10,9 @@
  * source, each source's keys in their original order), that the stats add up (bytes received
  * at least the keys received from others, messages and rounds present when keys moved), and
  * that a receive buffer one key too small is refused with UTIL_EUSAGE without hanging.
- * Run it with SORTEX_INT_LIMIT lowered to exercise the chunked paths. Rank 0 prints one "ok"
- * line per back-end; the exit status is 1 when any check failed on any rank.
+ * Run it with SORTEX_INT_LIMIT lowered to exercise the chunked paths, and with
+ * SORTEX_SCATTER_MIN=0 to send every bundle scattered (then checked through the stats). Rank 0
+ * prints one "ok" line per back-end; the exit status is 1 when any check failed on any rank.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,11 +30,13 @@ enum pattern {
     PATTERN_OWN,      /* only the own bucket */
     PATTERN_FROM_ONE, /* one rank sends to everyone, the others nothing */
     PATTERN_LARGE,    /* 2000..6000 keys per pair: beyond a lowered int limit */
+    PATTERN_HUGE,     /* 9000..12000 keys per pair: synchronous rounds, scattered bundles */
+    PATTERN_MIXED,    /* rank 0 sends rank 1 a huge piece, everything else is small */
     PATTERN_COUNT
 };
 
 static const char *const pattern_names[PATTERN_COUNT] = {
-    "random", "empty", "sparse", "to-one", "own", "from-one", "large",
+    "random", "empty", "sparse", "to-one", "own", "from-one", "large", "huge", "mixed",
 };
 
 static int rank, size, failed;
@@ -70,6 +73,8 @@ static void make_counts(enum pattern pat, uint64_t *counts)
         case PATTERN_OWN: counts[d] = d == rank ? 500 : 0; break;
         case PATTERN_FROM_ONE: counts[d] = rank == size - 1 ? 100 + (uint64_t)d : 0; break;
         case PATTERN_LARGE: counts[d] = 2000 + r % 4001; break;
+        case PATTERN_HUGE: counts[d] = 9000 + r % 3001; break;
+        case PATTERN_MIXED: counts[d] = rank == 0 && d == 1 % size ? 20000 : r % 50; break;
         default: counts[d] = 0; break;
         }
     }
@@ -165,6 +170,14 @@ static void test_pattern(const struct exchange_ops *ops, enum pattern pat, MPI_C
           pattern_names[pat], (unsigned long long)total_sent, (unsigned long long)total_recv);
     if (from_others > 0) {
         CHECK(st.rounds > 0, "%s %s: keys arrived in 0 rounds", ops->name, pattern_names[pat]);
+    }
+    /* Forced scattering shows in the stats of the back-ends that bundle. */
+    const char *smin = getenv("SORTEX_SCATTER_MIN");
+    for (int i = 0; smin != NULL && strcmp(smin, "0") == 0 && i < st.nextra; i++) {
+        if (strcmp(st.extra[i].name, "scattered_bundles") == 0 && st.messages > 0) {
+            CHECK(st.extra[i].value > 0, "%s %s: nothing scattered", ops->name,
+                  pattern_names[pat]);
+        }
     }
 
     util_free_big(send);
