@@ -39,8 +39,9 @@ extern "C" {
 /**
  * Finishing P sorted runs: sortex_merge_runs() is faster than sortex_local_sort() of the
  * concatenation up to about this many runs, slower beyond. Measured on 10^7 and 10^8 uniform
- * keys in equal and Zipf-sized runs, 1 and 2 threads: the merge wins by 15-70% up to 32 runs,
- * ties within ~5% at 64, and loses by 10-40% at 128 and 256 runs.
+ * keys in equal and Zipf-sized runs, 1 and 2 threads (CPU time): the merge is 4.3x faster for
+ * 2 runs, 1.5-2x for 4-16, 1.2x for 32; at 64 it wins by 20% on 10^7 keys and ties (within 6%)
+ * on 10^8; from 128 runs on re-sorting wins (by 10-45%).
  */
 #define SORTEX_MERGE_MAX_RUNS 64
 
