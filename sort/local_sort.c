@@ -328,9 +328,8 @@ static int bucket_larger_first(const void *a, const void *b)
  * Parallel sort of x[0..m) (differing bits @vary, nonzero) into y (@to_y) or in place in x,
  * the other array being scratch: step 2 into the opposite array, then step 3 on the buckets.
  */
-static int par_sort(uint64_t *x, uint64_t *y, size_t m, uint64_t vary, bool to_y, int threads)
+static void par_sort(uint64_t *x, uint64_t *y, size_t m, uint64_t vary, bool to_y, int threads)
 {
-    int rc = UTIL_OK;
     size_t *hist = NULL, *start = NULL;
     struct bucket *order = NULL;
 
@@ -352,7 +351,8 @@ static int par_sort(uint64_t *x, uint64_t *y, size_t m, uint64_t vary, bool to_y
     start = util_malloc((nb + 1) * sizeof(*start));
     order = util_malloc(nb * sizeof(*order));
     if (hist == NULL || start == NULL || order == NULL) {
-        rc = UTIL_ENOMEM;
+        /* No bookkeeping memory: the sequential sort needs none, so it still gets sorted. */
+        seq_sort(x, y, m, to_y);
         goto done;
     }
     spread_pass(x, y, m, top - bits, nb, start, hist, threads);
@@ -382,10 +382,7 @@ static int par_sort(uint64_t *x, uint64_t *y, size_t m, uint64_t vary, bool to_y
             }
             continue;
         }
-        rc = par_sort(bx, by, c, s.and_all ^ s.or_all, !to_y, threads);
-        if (rc != UTIL_OK) {
-            goto done;
-        }
+        par_sort(bx, by, c, s.and_all ^ s.or_all, !to_y, threads);
     }
 
     /* The rest: dynamically, largest first (longest-processing-time order). */
@@ -400,7 +397,6 @@ done:
     util_free(order);
     util_free(start);
     util_free(hist);
-    return rc;
 }
 
 int sortex_local_sort(uint64_t *keys, uint64_t *scratch, size_t n, int threads)
@@ -434,5 +430,6 @@ int sortex_local_sort(uint64_t *keys, uint64_t *scratch, size_t n, int threads)
         seq_sort(keys, scratch, n, false);
         return UTIL_OK;
     }
-    return par_sort(keys, scratch, n, s.and_all ^ s.or_all, false, threads);
+    par_sort(keys, scratch, n, s.and_all ^ s.or_all, false, threads);
+    return UTIL_OK;
 }

@@ -39,8 +39,9 @@ extern "C" {
 /**
  * Finishing P sorted runs: sortex_merge_runs() is faster than sortex_local_sort() of the
  * concatenation up to about this many runs, slower beyond. Measured on 10^7 and 10^8 uniform
- * keys in equal and Zipf-sized runs, 1 and 2 threads: the merge wins by 15-70% up to 32 runs,
- * ties within ~5% at 64, and loses by 10-40% at 128 and 256 runs.
+ * keys in equal and Zipf-sized runs, 1 and 2 threads (CPU time): the merge is 4.3x faster for
+ * 2 runs, 1.5-2x for 4-16, 1.2x for 32; at 64 it wins by 20% on 10^7 keys and ties (within 6%)
+ * on 10^8; from 128 runs on re-sorting wins (by 10-45%).
  */
 #define SORTEX_MERGE_MAX_RUNS 64
 
@@ -52,9 +53,10 @@ extern "C" {
  * page faults inside the sort are counted in its time. Already sorted and reverse-sorted input
  * are detected in one read-only pass (reverse input is then reversed in place).
  *
- * Returns 0, UTIL_EUSAGE when @threads < 1 or a pointer is NULL while @n > 1, or UTIL_ENOMEM
- * when a small bookkeeping allocation fails (the keys are then a permutation of the input, but
- * not necessarily sorted). Never exits and prints nothing.
+ * Returns 0, or UTIL_EUSAGE when @threads < 1 or a pointer is NULL while @n > 1. It does not
+ * fail for lack of memory: when its small bookkeeping arrays (a few hundred KiB at most) cannot
+ * be allocated it finishes the sort on one thread, which needs none. Never exits, prints
+ * nothing.
  */
 int sortex_local_sort(uint64_t *keys, uint64_t *scratch, size_t n, int threads);
 
@@ -68,8 +70,8 @@ int sortex_local_sort(uint64_t *keys, uint64_t *scratch, size_t n, int threads);
  * balanced whatever the duplicates; each part is merged with a loser tree.
  *
  * Returns 0, UTIL_EUSAGE when @runs < 0, @threads < 1 or a needed pointer is NULL, or
- * UTIL_ENOMEM when a small bookkeeping allocation fails (the content of @out is then
- * undefined). Never exits and prints nothing.
+ * UTIL_ENOMEM when its small bookkeeping arrays cannot be allocated (checked before any key is
+ * written: @out is then untouched). Never exits and prints nothing.
  */
 int sortex_merge_runs(const uint64_t *in, const uint64_t *run_counts, int runs, uint64_t *out,
                       int threads);

@@ -210,20 +210,16 @@ static void merge_tree(struct source *src, int k, size_t total, uint64_t *out, s
     }
 }
 
-/* Step 2 for one part: merges the slices [from[r], to[r]) of every run into out. */
-static int merge_part(const uint64_t *in, const size_t *begin, int runs, const size_t *from,
-                      const size_t *to, uint64_t *out)
+/*
+ * Step 2 for one part: merges the slices [from[r], to[r]) of every run into out. @src has room
+ * for @runs sources, @node_key and @node_src for 2 * @leaves nodes (leaves >= runs, a power
+ * of two).
+ */
+static void merge_part(const uint64_t *in, const size_t *begin, int runs, const size_t *from,
+                       const size_t *to, uint64_t *out, struct source *src, size_t leaves,
+                       uint64_t *node_key, unsigned *node_src)
 {
-    int rc = UTIL_OK;
-    struct source *src = NULL;
-    uint64_t *node_key = NULL;
-    unsigned *node_src = NULL;
-
     /* Only the non-empty slices take part. */
-    src = util_malloc((size_t)runs * sizeof(*src));
-    if (src == NULL) {
-        return UTIL_ENOMEM;
-    }
     int k = 0;
     size_t total = 0;
     for (int r = 0; r < runs; r++) {
@@ -241,24 +237,12 @@ static int merge_part(const uint64_t *in, const size_t *begin, int runs, const s
         merge_two(src[0].next, (size_t)(src[0].end - src[0].next), src[1].next,
                   (size_t)(src[1].end - src[1].next), out);
     } else if (k > 2) {
-        size_t leaves = 1;
-        while (leaves < (size_t)k) {
-            leaves *= 2;
-        }
-        node_key = util_malloc(2 * leaves * sizeof(*node_key));
-        node_src = util_malloc(2 * leaves * sizeof(*node_src));
-        if (node_key == NULL || node_src == NULL) {
-            rc = UTIL_ENOMEM;
-            goto done;
+        /* A tree just big enough for the live slices. */
+        while (leaves / 2 >= (size_t)k) {
+            leaves /= 2;
         }
         merge_tree(src, k, total, out, leaves, node_key, node_src);
     }
-
-done:
-    util_free(node_src);
-    util_free(node_key);
-    util_free(src);
-    return rc;
 }
 
 int sortex_merge_runs(const uint64_t *in, const uint64_t *run_counts, int runs, uint64_t *out,
@@ -291,13 +275,22 @@ int sortex_merge_runs(const uint64_t *in, const uint64_t *run_counts, int runs, 
         return UTIL_OK;
     }
 
+    /* All bookkeeping is allocated here, so a failure leaves before any work. */
     int rc = UTIL_OK;
-    size_t parts = (size_t)threads;
-    size_t *begin = util_malloc((size_t)runs * sizeof(*begin));
+    size_t parts = (size_t)threads, nr = (size_t)runs;
+    size_t leaves = 1;
+    while (leaves < nr) {
+        leaves *= 2;
+    }
+    size_t *begin = util_malloc(nr * sizeof(*begin));
     /* split[g * runs + r]: where part g starts in run r; row parts is the end of every run. */
-    size_t *split = util_malloc((parts + 1) * (size_t)runs * sizeof(*split));
-    size_t *window = util_malloc(2 * parts * (size_t)runs * sizeof(*window));
-    if (begin == NULL || split == NULL || window == NULL) {
+    size_t *split = util_malloc((parts + 1) * nr * sizeof(*split));
+    size_t *window = util_malloc(2 * parts * nr * sizeof(*window));
+    struct source *src = util_malloc(parts * nr * sizeof(*src));
+    uint64_t *node_key = util_malloc(parts * 2 * leaves * sizeof(*node_key));
+    unsigned *node_src = util_malloc(parts * 2 * leaves * sizeof(*node_src));
+    if (begin == NULL || split == NULL || window == NULL || src == NULL || node_key == NULL ||
+        node_src == NULL) {
         rc = UTIL_ENOMEM;
         goto done;
     }
@@ -309,26 +302,29 @@ int sortex_merge_runs(const uint64_t *in, const uint64_t *run_counts, int runs, 
         split[parts * (size_t)runs + (size_t)r] = run_counts[r];
     }
 
-#pragma omp parallel num_threads(threads) reduction(min : rc)
+#pragma omp parallel num_threads(threads)
     {
         size_t g = (size_t)omp_get_thread_num(), ng = (size_t)omp_get_num_threads();
         /* Each part finds its own start (step 1), then merges its slice (step 2). */
         for (size_t p = g; p < parts; p += ng) {
             if (p > 0) {
-                size_t *lo = window + 2 * p * (size_t)runs;
+                size_t *lo = window + 2 * p * nr;
                 select_split(in, begin, run_counts, runs, part_begin(total, p, parts),
-                             split + p * (size_t)runs, lo, lo + runs);
+                             split + p * nr, lo, lo + nr);
             }
         }
 #pragma omp barrier
         for (size_t p = g; p < parts; p += ng) {
-            int prc = merge_part(in, begin, runs, split + p * (size_t)runs,
-                                 split + (p + 1) * (size_t)runs, out + part_begin(total, p, parts));
-            rc = prc < rc ? prc : rc;
+            merge_part(in, begin, runs, split + p * nr, split + (p + 1) * nr,
+                       out + part_begin(total, p, parts), src + p * nr, leaves,
+                       node_key + p * 2 * leaves, node_src + p * 2 * leaves);
         }
     }
 
 done:
+    util_free(node_src);
+    util_free(node_key);
+    util_free(src);
     util_free(window);
     util_free(split);
     util_free(begin);
