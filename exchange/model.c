@@ -90,25 +90,22 @@ int exchange_model_case_init(struct exchange_model_case *c, int p, const uint64_
     c->p = p;
     c->bytes = bytes;
     c->elem_bytes = elem_bytes > 0 ? elem_bytes : 1;
-    /* Sums in bytes first: every model adds rows and columns, so none may overflow. */
-    uint64_t h_bytes = 0, total = 0;
+    /* Sums in bytes first. The models add up to about 2P times all bytes (transpose's padded
+     * blocks), so all of them together must stay below 2^64 / 4P: 1 PiB at P = 4096. */
+    uint64_t h_bytes = 0, total = 0, all = 0, limit = UINT64_MAX / (4 * (uint64_t)n);
     for (size_t i = 0; i < n; i++) {
         uint64_t row = 0, col = 0;
         for (size_t j = 0; j < n; j++) {
             uint64_t x = bytes[i * n + j], y = bytes[j * n + i];
-            if (row + x < row || col + y < col || total + x < total) {
-                return util_error("the byte counts are too large: a row or column sum "
-                                  "overflows 64 bits (rank %zu)",
-                                  i);
+            if (x > limit - all || y > limit - col || x > limit - row) {
+                return util_error("the counts are too large to model: at most %llu bytes in "
+                                  "all (row %zu)",
+                                  (unsigned long long)limit, i);
             }
-            row += x;
-            col += y;
+            all += x;
+            row += i != j ? x : 0; /* sent and received exclude the local copy */
+            col += i != j ? y : 0;
             total += i != j ? x : 0;
-            row -= i == j ? x : 0; /* sent and received exclude the local copy */
-            col -= i == j ? y : 0;
-        }
-        if (row + col < row || row + col > UINT64_MAX / 8) {
-            return util_error("the byte counts are too large (rank %zu)", i);
         }
         h_bytes = row + col > h_bytes ? row + col : h_bytes;
     }

@@ -22,14 +22,16 @@
 #include "util/util.h"
 
 /*
- * Defaults of --alpha and --beta: a two-rank MPI ping-pong on this machine (Open MPI 4.1,
- * vader shared memory with CMA single copy, 2 AMD EPYC cores), `mpirun -np 2 sortex-sched
- * --ping-pong`, medians over trials: one-way latency of an 8-byte message, and the one-way
- * time of a 64 MiB message less that latency. The machine was shared (load 8-14 on 2 cores)
- * while measuring, so both are the medians of several runs; see the README.
+ * Defaults of --alpha and --beta, measured on this machine (Open MPI 4.1.4, vader shared memory
+ * with CMA single copy, 2 AMD EPYC cores) by `mpirun -np 2 sortex-sched --ping-pong`: alpha is
+ * the median one-way time of an 8-byte message, beta the median one-way time of a 64 MiB
+ * message less alpha, per byte. The machine was shared (1-minute load 8 to 14 on 2 cores), so
+ * the measurement was repeated 11 times over 15 minutes and the medians of the 11 runs are
+ * taken: alpha 0.10-3.4 us (0.36 us median; about 3.3 us when the two ranks shared a core with
+ * other work), beta 0.23-0.78 ns/B (0.38 ns/B median, 2.6 GB/s; 1.3-4.3 GB/s).
  */
-#define ALPHA_DEFAULT  4.0e-7  /* seconds per start-up */
-#define BETA_DEFAULT   4.0e-10 /* seconds per byte: 2.5 GB/s */
+#define ALPHA_DEFAULT  3.6e-7  /* seconds per start-up */
+#define BETA_DEFAULT   3.8e-10 /* seconds per byte: 2.6 GB/s */
 #define VOLUME_DEFAULT ((uint64_t)1 << 20)
 #define MAX_ALGOS      32
 
@@ -119,18 +121,26 @@ static void usage(FILE *f)
             "  -h, --help             this help\n"
             "  -V, --version          version, commit and MPI library\n"
             "\n"
-            "alpha and beta: measured once on this machine (2 ranks, Open MPI vader shared\n"
-            "memory, `mpirun -np 2 sortex-sched --ping-pong`): alpha %.1f us, beta for %.1f GB/s.\n"
-            "Every model prices a round as alpha x (start-ups of the busiest rank) + beta x\n"
-            "(the most bytes one rank sends or receives in it); steps count packets of the\n"
-            "scheduled back-ends' size (fractional for the round-based models; 'half' duplex:\n"
-            "a rank sends or receives one packet per step, 'full': one of each). Count\n"
-            "exchanges and local copies are not modelled.\n"
+            "alpha and beta: measured on this machine between 2 ranks (Open MPI vader shared\n"
+            "memory, `mpirun -np 2 sortex-sched --ping-pong`, medians of 11 runs on a shared\n"
+            "machine): alpha %.2f us, beta %.2f ns/B (%.1f GB/s).\n"
+            "\n"
+            "columns: rounds (communication rounds; the steps of a schedule), msgs (the most\n"
+            "messages one rank sends), steps (packet steps of the scheduled back-ends' packet\n"
+            "size, fractional for the round-based models; 'half' duplex: a rank sends or\n"
+            "receives one packet per step, 'full': one of each), steps/h (h: the most packets\n"
+            "one rank sends plus receives), bound (the schedule's guarantee), moved (bytes on\n"
+            "links, forwarding, padding and headers included), largest (message), model (the\n"
+            "alpha-beta time: every round costs alpha x the busiest rank's start-ups + beta x\n"
+            "the most bytes one rank sends or receives in it), async (the same transfers\n"
+            "without rounds: each starts when both its ends are free, as point-to-point\n"
+            "back-ends run), sched (the measured time to build the schedule). The exchange of\n"
+            "counts and local copies are not modelled.\n"
             "\n"
             "exit codes: 0 success; 2 usage error (bad option or value, unreadable or malformed\n"
             "            matrix); 3 runtime failure (out of memory, an invalid schedule, MPI)\n",
             EXCHANGE_MODEL_MAX_P, EXCHANGE_MODEL_MAX_P, ALPHA_DEFAULT, BETA_DEFAULT,
-            1e-9 / BETA_DEFAULT, ALPHA_DEFAULT * 1e6, 1e-9 / BETA_DEFAULT);
+            1e-9 / BETA_DEFAULT, ALPHA_DEFAULT * 1e6, BETA_DEFAULT * 1e9, 1e-9 / BETA_DEFAULT);
 }
 
 static void print_algos(FILE *f)
@@ -659,8 +669,8 @@ static void print_table_head(FILE *f, const char *label, const struct exchange_m
     fprintf(f, "packets %s each: h = %llu packets (most sent %llu, most received %llu)\n",
             fmt_bytes(c->packet_bytes, b3, sizeof(b3)), (unsigned long long)c->h,
             (unsigned long long)c->send_max, (unsigned long long)c->recv_max);
-    fprintf(f, "model   alpha = %s per start-up, beta = %.3g s/B (%.2f GB/s)\n\n",
-            fmt_secs(c->alpha, b1, sizeof(b1)), c->beta, c->beta > 0 ? 1e-9 / c->beta : 0.0);
+    fprintf(f, "model   alpha = %.3g us per start-up, beta = %.3g ns/B (%.2f GB/s)\n\n",
+            c->alpha * 1e6, c->beta * 1e9, c->beta > 0 ? 1e-9 / c->beta : 0.0);
     fprintf(f, "%-19s %-4s %6s %6s %9s %7s %9s %10s %10s %10s %10s %10s\n", "algorithm", "dupl",
             "rounds", "msgs", "steps", "steps/h", "bound", "moved", "largest", "model", "async",
             "sched");
