@@ -100,7 +100,9 @@ csv_header() {
         'r["algo"] != "fullduplex" or num(r["steps"]) == num(r["bound_steps"])' \
         'r["algo"] != "transpose" or det(r)["bin1"] <= det(r)["block1"]' \
         'r["algo"] != "transpose" or det(r)["bin2"] <= det(r)["block2"]' \
-        'r["algo"] != "pairwise" or int(r["rounds"]) <= int(r["p"])'
+        'r["algo"] != "pairwise" or int(r["rounds"]) <= int(r["p"])' \
+        'r["algo"] not in ("direct", "fullduplex", "alltoallv-linear", "alltoallv-pairwise", "pairwise") or r["bytes_moved"] == r["total_bytes"]' \
+        'r["algo"] != "forward" or int(r["bytes_moved"]) == int(r["total_bytes"]) + det(r)["forwarded_bytes"]'
 }
 
 @test "the models price rounds by alpha and beta as documented, on a hand-checked matrix" {
@@ -124,6 +126,74 @@ csv_header() {
         'r["algo"] != "alltoallv-pairwise" or num(r["model_seconds"]) == 480' \
         'r["algo"] not in ("direct", "fullduplex", "alltoallv-linear", "alltoallv-pairwise", "pairwise") or int(r["bytes_moved"]) == 800' \
         'int(r["bytes_moved"]) >= 800'
+}
+
+@test "transpose bins, grid and hypercube volumes match a brute-force replay of their rules" {
+    # An independent, piece-by-piece replay of the back-ends' documented rules (dealing run
+    # (s, j) from bin s + j, the grid's row-then-column routing with the incomplete last row,
+    # the hypercube's folding), against the simulator's O(P^2) bookkeeping.
+    local p
+    for p in 5 8 12 17; do
+        "$SCHED" --pattern random --ranks "$p" --volume 4000 --seed "$p" --print-matrix \
+            >"$BATS_TEST_TMPDIR/m.csv"
+        "$SCHED" --matrix "$BATS_TEST_TMPDIR/m.csv" --csv --algos transpose,grid,hypercube \
+            >"$BATS_TEST_TMPDIR/models.csv"
+        python3 - "$BATS_TEST_TMPDIR/m.csv" "$BATS_TEST_TMPDIR/models.csv" <<'PY' ||
+import csv, sys
+C = [[int(x) for x in l.split(",")] for l in open(sys.argv[1]) if not l.startswith("#")]
+p = len(C)
+rows = {r["algo"]: r for r in csv.DictReader(open(sys.argv[2]))}
+det = lambda r: {k: int(float(v)) for k, v in (kv.split("=") for kv in r["detail"].split(";"))}
+
+# Transpose: key-by-key dealing, then the largest bins and the padded blocks.
+share = lambda c, s, j, b: c // p + ((b - s - j) % p < c % p)
+bin1 = max(sum(share(C[s][j], s, j, b) for j in range(p)) for s in range(p) for b in range(p))
+bin2 = max(sum(share(C[s][j], s, j, b) for s in range(p)) for b in range(p) for j in range(p))
+bound = lambda n: min(n // p + (2 * (n % p) + p * (p - 1)) // (2 * p), n)
+block1, block2 = bound(max(map(sum, C))), bound(max(map(sum, zip(*C))))
+t = det(rows["transpose"])
+assert (t["bin1"], t["bin2"], t["block1"], t["block2"]) == (bin1, bin2, block1, block2), t
+assert int(rows["transpose"]["bytes_moved"]) == 8 * p * (p - 1) * (block1 + block2)
+
+# Grid: cols = ceil(P / floor(sqrt P)); s -> via (s's row, d's column, or the row above).
+r = int(p ** 0.5)
+cols = -(-p // r)
+def via(s, d):
+    m = s // cols * cols + d % cols
+    return m if m < p else m - cols
+bundles = {}
+for s in range(p):
+    for d in range(p):
+        if s == d:
+            continue
+        for hop in ((1, s, via(s, d)), (2, via(s, d), d)):  # the two hops, when they move
+            if hop[1] != hop[2]:
+                n, k = bundles.get(hop, (0, 0))
+                bundles[hop] = (n + 8 * C[s][d], k + 1)
+moved = sum(n + 8 * k for n, k in bundles.values())
+assert int(rows["grid"]["bytes_moved"]) == moved, (rows["grid"]["bytes_moved"], moved)
+
+# Hypercube: fold ranks >= Q into r - Q, route bit by bit, unfold.
+q = 1 << (p.bit_length() - 1)
+node = lambda x: x if x < q else x - q
+held = {(s, d): node(s) for s in range(p) for d in range(p)}
+moved = sum(8 * sum(C[e]) + 8 * p for e in range(q, p))  # fold: whole rows and a count each
+k = 0
+while (1 << k) < q:
+    out = {}
+    for (s, d), x in held.items():
+        if (x ^ node(d)) >> k & 1:
+            n, c = out.get(x, (0, 0))
+            out[x] = (n + 8 * C[s][d], c + 1)
+            held[(s, d)] = x ^ (1 << k)
+    moved += sum(n + 8 * c for n, c in out.values())  # one count per piece, empty ones too
+    k += 1
+assert all(x == node(d) for (s, d), x in held.items())
+moved += sum(8 * sum(C[s][e] for s in range(p)) + 8 * p for e in range(q, p))  # unfold
+assert int(rows["hypercube"]["bytes_moved"]) == moved, (rows["hypercube"]["bytes_moved"], moved)
+PY
+            fail "P = $p"
+    done
 }
 
 @test "--print-matrix round-trips through --matrix, in keys and in bytes" {
