@@ -95,7 +95,8 @@ endef
 $(foreach p,$(PROGRAMS),$(eval $(call program_rule,$(p))))
 
 $(BIN)/sortex-%: bench/%.cc $(LIB) | $(BIN)
-	$(CXX) $(CPPFLAGS) $(CXXFLAGS) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
+	@mkdir -p $(BUILD)/bench
+	$(CXX) $(CPPFLAGS) $(CXXFLAGS) -MF $(BUILD)/bench/$*.d $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
 
 $(BUILD)/tests/%: tests/unit/%.c $(LIB)
 	@mkdir -p $(@D)
@@ -161,4 +162,4 @@ clean:
 
 FORCE:
 
--include $(LIB_O:.o=.d) $(UNIT_BIN:=.d) $(foreach p,$(PROGRAMS),$(BUILD)/$(patsubst %.c,%.d,$(call prog_main,$(p))))
+-include $(LIB_O:.o=.d) $(UNIT_BIN:=.d) $(BASE_CC:bench/%.cc=$(BUILD)/bench/%.d) $(foreach p,$(PROGRAMS),$(BUILD)/$(patsubst %.c,%.d,$(call prog_main,$(p))))

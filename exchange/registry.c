@@ -9,6 +9,10 @@ extern const struct exchange_ops exchange_alltoallv;
 extern const struct exchange_ops exchange_direct;
 extern const struct exchange_ops exchange_forward;
 extern const struct exchange_ops exchange_fullduplex;
+extern const struct exchange_ops exchange_pairwise;
+extern const struct exchange_ops exchange_shift;
+extern const struct exchange_ops exchange_grid;
+extern const struct exchange_ops exchange_hypercube;
 
 /* One line per back-end; the first is the default. */
 static const struct exchange_ops *const registry[] = {
@@ -16,6 +20,10 @@ static const struct exchange_ops *const registry[] = {
     &exchange_direct,
     &exchange_forward,
     &exchange_fullduplex,
+    &exchange_pairwise,
+    &exchange_shift,
+    &exchange_grid,
+    &exchange_hypercube,
     NULL,
 };
 

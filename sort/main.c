@@ -26,7 +26,7 @@ static void usage(FILE *f)
             "                         input is refused)\n"
             "  -x, --exchange NAME    exchange back-end [alltoallv]; 'help' lists them\n"
             "  -t, --threads T        OpenMP threads per rank [cores of the node / ranks on it]\n"
-            "  -s, --oversample S     samples per bucket, 1..1000000 [ceil((P+1)/epsilon)]\n"
+            "  -s, --oversample S     samples per bucket, 1..1000000 [max(256, ceil((P+1)/epsilon))]\n"
             "  -e, --epsilon E        imbalance bound: every rank gets <= (1+E) n/P + P keys,\n"
             "                         0.001..10 [0.1]\n"
             "      --finish MODE      auto, merge or sort: how received runs are combined [auto]\n"

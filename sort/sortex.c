@@ -212,8 +212,10 @@ static void choose_oversample(struct sort_job *job)
 {
     uint64_t s = job->cfg->oversample;
     if (s == 0) {
+        /* At least 256: the sample phase costs well under a millisecond at that size for
+         * small P, and the tighter bound, (P+1)/256, keeps small jobs within 1-2%. */
         s = (uint64_t)ceil((double)(job->size + 1) / job->epsilon);
-        s = s < 16 ? 16 : s;
+        s = s < 256 ? 256 : s;
     }
     job->oversample = s;
     job->stats->oversample = s;

@@ -21,6 +21,7 @@
 #include <stdio.h>
 
 #include "exchange/exchange.h"
+#include "sort/local_sort.h" /* the node-local kernels: sortex_local_sort(), sortex_merge_runs() */
 #include "util/keytype.h"
 
 #ifdef __cplusplus
@@ -62,7 +63,7 @@ struct sortex_config {
     const struct util_keytype *keytype;  /* file key type; NULL = u64 (files only) */
     int threads;         /* OpenMP threads per rank; 0 = cores of the node / ranks on it */
     double epsilon;      /* imbalance bound: max rank output <= (1+eps) n/P + P; 0 = 0.1 */
-    uint64_t oversample; /* samples per bucket; 0 = chosen from epsilon: ceil((P+1)/eps) */
+    uint64_t oversample; /* samples per bucket; 0 = max(256, ceil((P+1)/eps)) */
     enum sortex_finish finish;
     uint64_t mem_limit;  /* bytes of key buffers one rank may allocate; 0 = no limit */
     int progress;        /* rank 0 reports each phase on stderr */
@@ -143,16 +144,6 @@ int sortex_stats_write_json(MPI_Comm comm, const struct sortex_config *cfg,
  */
 void sortex_stats_print(MPI_Comm comm, const struct sortex_stats *stats);
 
-/**
- * Node-local kernels, also usable on their own.
- * sortex_local_sort(): sorts keys[0..n) in place with threads OpenMP threads, using scratch
- * (room for n keys, owned by the caller). Returns 0 or a negative util error code.
- * sortex_merge_runs(): merges runs sorted runs stored back to back in `in` (run r has
- * run_counts[r] keys) into `out`. Returns 0 or a negative util error code.
- */
-int sortex_local_sort(uint64_t *keys, uint64_t *scratch, size_t n, int threads);
-int sortex_merge_runs(const uint64_t *in, const uint64_t *run_counts, int runs, uint64_t *out,
-                      int threads);
 
 #ifdef __cplusplus
 }

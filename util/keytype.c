@@ -9,7 +9,7 @@
 /* Two's complement: flipping the sign bit maps INT64_MIN..INT64_MAX onto 0..UINT64_MAX. */
 static void i64_flip(uint64_t *keys, size_t n)
 {
-#pragma omp parallel for simd schedule(static) if (n > 100000)
+#pragma omp parallel for simd schedule(static) if (parallel : n > 100000)
     for (size_t i = 0; i < n; i++) {
         keys[i] ^= SIGN_BIT;
     }
@@ -19,7 +19,7 @@ static void i64_flip(uint64_t *keys, size_t n)
  * to the ends by their sign). */
 static void f64_to(uint64_t *keys, size_t n)
 {
-#pragma omp parallel for simd schedule(static) if (n > 100000)
+#pragma omp parallel for simd schedule(static) if (parallel : n > 100000)
     for (size_t i = 0; i < n; i++) {
         uint64_t k = keys[i];
         keys[i] = (k & SIGN_BIT) ? ~k : k ^ SIGN_BIT;
@@ -28,7 +28,7 @@ static void f64_to(uint64_t *keys, size_t n)
 
 static void f64_from(uint64_t *keys, size_t n)
 {
-#pragma omp parallel for simd schedule(static) if (n > 100000)
+#pragma omp parallel for simd schedule(static) if (parallel : n > 100000)
     for (size_t i = 0; i < n; i++) {
         uint64_t k = keys[i];
         keys[i] = (k & SIGN_BIT) ? k ^ SIGN_BIT : ~k;

@@ -1,0 +1,413 @@
+/*
+ * exchange/bundle.c: chunked point-to-point transport of the pairwise, shift, grid and hypercube
+ * back-ends (see bundle.h for the wire rules).
+ */
+#include "exchange/bundle.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/alloc.h"
+#include "util/util.h"
+
+/* Blocks larger than this are copied by several threads (below it one memcpy is faster). */
+#define BUNDLE_PARALLEL_COPY_KEYS (1u << 20)
+/* Scratch from this many bytes on goes on huge pages; below, the allocator's cached memory. */
+#define BUNDLE_BIG_SCRATCH_BYTES (1u << 20)
+/* Default payload from which a bundle is sent scattered rather than packed. */
+#define BUNDLE_SCATTER_MIN_DEFAULT (64u << 10)
+
+/* The scatter threshold: SORTEX_SCATTER_MIN bytes when set to a number (0: always scatter). */
+static uint64_t scatter_min(void)
+{
+    const char *s = getenv("SORTEX_SCATTER_MIN");
+    if (s != NULL && *s != '\0') {
+        char *end = NULL;
+        unsigned long long v = strtoull(s, &end, 10);
+        if (*end == '\0') {
+            return v;
+        }
+    }
+    return BUNDLE_SCATTER_MIN_DEFAULT;
+}
+
+void exchange_bundle_init(struct bundle_io *io, MPI_Comm comm, int threads,
+                          struct exchange_stats *stats)
+{
+    memset(io, 0, sizeof(*io));
+    io->comm = comm;
+    io->threads = threads;
+    io->stats = stats;
+    io->limit = exchange_int_limit();
+    io->scatter_min = scatter_min();
+    MPI_Comm_rank(comm, &io->rank);
+}
+
+void exchange_bundle_free(struct bundle_io *io)
+{
+    util_free(io->req);
+    util_free(io->rreq);
+    util_free(io->msg);
+    util_free(io->msg_words);
+    memset(io, 0, sizeof(*io));
+}
+
+/* Accounts one message of `words` keys sent. */
+static void count_sent(struct bundle_io *io, uint64_t words)
+{
+    uint64_t bytes = words * sizeof(uint64_t);
+    io->stats->messages++;
+    io->stats->bytes_sent += bytes;
+    io->stats->max_message = bytes > io->stats->max_message ? bytes : io->stats->max_message;
+}
+
+int exchange_bundle_sendrecv(struct bundle_io *io, const uint64_t *sbuf, uint64_t scount,
+                             int dest, uint64_t *rbuf, uint64_t rcount, int src, int tag)
+{
+    uint64_t lim = io->limit;
+    uint64_t nsend = (scount + lim - 1) / lim, nrecv = (rcount + lim - 1) / lim;
+    uint64_t steps = nsend > nrecv ? nsend : nrecv;
+    /* Chunk k of each side travels in step k; a side that is done talks to MPI_PROC_NULL.
+     * Both peers agree on every chunk's size, so no chunk needs a terminator here. */
+    for (uint64_t k = 0; k < steps; k++) {
+        uint64_t off = k * lim;
+        uint64_t sc = k < nsend ? (scount - off < lim ? scount - off : lim) : 0;
+        uint64_t rc = k < nrecv ? (rcount - off < lim ? rcount - off : lim) : 0;
+        if (MPI_Sendrecv(sbuf + (k < nsend ? off : 0), (int)sc, MPI_UINT64_T,
+                         k < nsend ? dest : MPI_PROC_NULL, tag, rbuf + (k < nrecv ? off : 0),
+                         (int)rc, MPI_UINT64_T, k < nrecv ? src : MPI_PROC_NULL, tag, io->comm,
+                         MPI_STATUS_IGNORE) != MPI_SUCCESS) {
+            return util_fail(UTIL_EMPI, "rank %d: exchange: MPI_Sendrecv with %d and %d failed",
+                             io->rank, dest, src);
+        }
+        if (k < nsend) {
+            count_sent(io, sc);
+        }
+    }
+    io->stats->bytes_recv += rcount * sizeof(uint64_t);
+    return UTIL_OK;
+}
+
+/* Makes room for `need` requests in *arr (capacity *cap). */
+static int reserve_reqs(MPI_Request **arr, size_t *cap, size_t need, int rank)
+{
+    if (need <= *cap) {
+        return UTIL_OK;
+    }
+    size_t ncap = *cap ? *cap : 16;
+    while (ncap < need) {
+        ncap *= 2;
+    }
+    MPI_Request *r = util_realloc(*arr, ncap * sizeof(*r));
+    if (r == NULL) {
+        return util_fail(UTIL_ENOMEM, "rank %d: exchange: out of memory for %zu requests", rank,
+                         ncap);
+    }
+    *arr = r;
+    *cap = ncap;
+    return UTIL_OK;
+}
+
+/* Posts the sends of words [buf, buf + words) to peer: exact chunks of at most the limit, plus,
+ * when `terminated`, an ending chunk shorter than the limit (empty if need be) so that a
+ * receiver that does not know the size finds the end. */
+static int isend_chunks(struct bundle_io *io, const uint64_t *buf, uint64_t words, int peer,
+                        int tag, int terminated)
+{
+    uint64_t lim = io->limit;
+    uint64_t nchunks = terminated ? words / lim + 1 : (words + lim - 1) / lim;
+    int err = reserve_reqs(&io->req, &io->cap_req, io->nreq + nchunks, io->rank);
+    if (err != UTIL_OK) {
+        return err;
+    }
+    for (uint64_t k = 0; k < nchunks; k++) {
+        uint64_t off = k * lim;
+        uint64_t c = words - off < lim ? words - off : lim;
+        if (MPI_Isend(buf + off, (int)c, MPI_UINT64_T, peer, tag, io->comm,
+                      &io->req[io->nreq]) != MPI_SUCCESS) {
+            return util_fail(UTIL_EMPI, "rank %d: exchange: MPI_Isend to %d failed", io->rank,
+                             peer);
+        }
+        io->nreq++;
+        count_sent(io, c);
+    }
+    return UTIL_OK;
+}
+
+/* Posts the receives of exactly n keys from peer into buf, in the sender's chunks. */
+static int irecv_chunks(struct bundle_io *io, uint64_t *buf, uint64_t n, int peer, int tag)
+{
+    uint64_t lim = io->limit;
+    uint64_t nchunks = (n + lim - 1) / lim;
+    int err = reserve_reqs(&io->rreq, &io->cap_rreq, io->nrreq + nchunks, io->rank);
+    if (err != UTIL_OK) {
+        return err;
+    }
+    for (uint64_t k = 0; k < nchunks; k++) {
+        uint64_t off = k * lim;
+        uint64_t c = n - off < lim ? n - off : lim;
+        if (MPI_Irecv(buf + off, (int)c, MPI_UINT64_T, peer, tag, io->comm,
+                      &io->rreq[io->nrreq]) != MPI_SUCCESS) {
+            return util_fail(UTIL_EMPI, "rank %d: exchange: MPI_Irecv from %d failed", io->rank,
+                             peer);
+        }
+        io->nrreq++;
+    }
+    io->stats->bytes_recv += n * sizeof(uint64_t);
+    return UTIL_OK;
+}
+
+int exchange_bundle_post_pair(struct bundle_io *io, const uint64_t *sbuf, uint64_t scount,
+                              int dest, uint64_t *rbuf, uint64_t rcount, int src, int tag)
+{
+    int err = irecv_chunks(io, rbuf, rcount, src, tag);
+    return err == UTIL_OK ? isend_chunks(io, sbuf, scount, dest, tag, 0) : err;
+}
+
+/* Whether pieces with this payload travel packed. */
+static int packed(const struct bundle_io *io, uint64_t payload)
+{
+    return payload * sizeof(uint64_t) < io->scatter_min;
+}
+
+uint64_t exchange_bundle_stage_words(const struct bundle_io *io,
+                                     struct bundle_piece *const *pieces, size_t n)
+{
+    uint64_t payload = 0;
+    for (size_t i = 0; i < n; i++) {
+        payload += pieces[i]->n;
+    }
+    return (uint64_t)n + (packed(io, payload) ? payload : 0);
+}
+
+int exchange_bundle_send(struct bundle_io *io, int peer, int tag,
+                         struct bundle_piece *const *pieces, const unsigned char *final,
+                         size_t n, uint64_t *stage)
+{
+    uint64_t payload = 0, *w = stage;
+    for (size_t i = 0; i < n; i++) {
+        *w++ = pieces[i]->n;
+        payload += pieces[i]->n;
+    }
+    io->header_bytes += (uint64_t)n * sizeof(uint64_t);
+    if (packed(io, payload)) {
+        /* Header and keys in one message. */
+        for (size_t i = 0; i < n; i++) {
+            exchange_bundle_copy(w, pieces[i]->keys, pieces[i]->n, io->threads);
+            w += pieces[i]->n;
+        }
+        io->packed++;
+        return isend_chunks(io, stage, (uint64_t)(w - stage), peer, tag, 1);
+    }
+    /* The header, then each piece from where it is. */
+    int err = isend_chunks(io, stage, (uint64_t)n, peer, tag, 1);
+    for (size_t i = 0; i < n && err == UTIL_OK; i++) {
+        if (pieces[i]->n > 0) {
+            err = isend_chunks(io, pieces[i]->keys, pieces[i]->n, peer, tag + 1 + !!final[i], 0);
+        }
+    }
+    io->scattered++;
+    return err;
+}
+
+/* Makes room for `need` matched messages and their sizes. */
+static int reserve_msgs(struct bundle_io *io, size_t need)
+{
+    if (need <= io->cap_msg) {
+        return UTIL_OK;
+    }
+    size_t cap = io->cap_msg ? 2 * io->cap_msg : 16;
+    MPI_Message *m = util_realloc(io->msg, cap * sizeof(*m));
+    if (m != NULL) {
+        io->msg = m;
+    }
+    uint64_t *w = m != NULL ? util_realloc(io->msg_words, cap * sizeof(*w)) : NULL;
+    if (w == NULL) {
+        return util_fail(UTIL_ENOMEM, "rank %d: exchange: out of memory for %zu messages",
+                         io->rank, cap);
+    }
+    io->msg_words = w;
+    io->cap_msg = cap;
+    return UTIL_OK;
+}
+
+int exchange_bundle_probe(struct bundle_io *io, int peer, int tag, uint64_t *words)
+{
+    uint64_t total = 0;
+    for (;;) {
+        MPI_Status st;
+        int count = 0;
+        int err = reserve_msgs(io, io->nmsg + 1);
+        if (err != UTIL_OK) {
+            return err;
+        }
+        if (MPI_Mprobe(peer, tag, io->comm, &io->msg[io->nmsg], &st) != MPI_SUCCESS ||
+            MPI_Get_count(&st, MPI_UINT64_T, &count) != MPI_SUCCESS || count < 0) {
+            return util_fail(UTIL_EMPI, "rank %d: exchange: MPI_Mprobe from %d failed", io->rank,
+                             peer);
+        }
+        io->msg_words[io->nmsg++] = (uint64_t)count;
+        total += (uint64_t)count;
+        if ((uint64_t)count < io->limit) {
+            break; /* the short chunk ends the message */
+        }
+    }
+    *words = total;
+    return UTIL_OK;
+}
+
+int exchange_bundle_recv(struct bundle_io *io, uint64_t *dst)
+{
+    uint64_t off = 0;
+    for (size_t i = 0; i < io->nmsg; i++) {
+        if (MPI_Mrecv(dst + off, (int)io->msg_words[i], MPI_UINT64_T, &io->msg[i],
+                      MPI_STATUS_IGNORE) != MPI_SUCCESS) {
+            io->nmsg = 0;
+            return util_fail(UTIL_EMPI, "rank %d: exchange: MPI_Mrecv failed", io->rank);
+        }
+        off += io->msg_words[i];
+    }
+    io->stats->bytes_recv += off * sizeof(uint64_t);
+    io->nmsg = 0;
+    return UTIL_OK;
+}
+
+uint64_t exchange_bundle_hop_words(const uint64_t *b, uint64_t words, size_t n,
+                                   const unsigned char *final)
+{
+    uint64_t hop = 0;
+    if (words != (uint64_t)n) {
+        return 0; /* packed (or malformed: exchange_bundle_open() reports it) */
+    }
+    for (size_t i = 0; i < n; i++) {
+        hop += final[i] ? 0 : b[i];
+    }
+    return hop;
+}
+
+int exchange_bundle_open(struct bundle_io *io, const uint64_t *b, uint64_t words, int peer,
+                         int tag, struct bundle_piece *const *pieces, const unsigned char *final,
+                         size_t n, uint64_t **hop)
+{
+    uint64_t payload = 0;
+    for (size_t i = 0; i < n && words >= (uint64_t)n; i++) {
+        payload += b[i];
+    }
+    int is_packed = words > (uint64_t)n;
+    if (words < (uint64_t)n || (is_packed && words != (uint64_t)n + payload)) {
+        return util_fail(UTIL_EMPI, "rank %d: exchange: malformed bundle from %d (%llu words)",
+                         io->rank, peer, (unsigned long long)words);
+    }
+    const uint64_t *keys = b + n;
+    for (size_t i = 0; i < n; i++) {
+        struct bundle_piece *pc = pieces[i];
+        pc->n = b[i];
+        pc->peer = peer;
+        pc->tag = tag + 2;
+        if (is_packed || pc->n == 0) {
+            pc->keys = keys; /* inside the message (any pointer will do when empty) */
+            keys += is_packed ? pc->n : 0;
+        } else if (final[i]) {
+            pc->keys = NULL; /* waits inside MPI for exchange_bundle_place() */
+        } else {
+            int err = irecv_chunks(io, *hop, pc->n, peer, tag + 1);
+            if (err != UTIL_OK) {
+                return err;
+            }
+            pc->keys = *hop;
+            *hop += pc->n;
+        }
+    }
+    return UTIL_OK;
+}
+
+int exchange_bundle_wait_recvs(struct bundle_io *io)
+{
+    int rc = MPI_Waitall((int)io->nrreq, io->rreq, MPI_STATUSES_IGNORE);
+    io->nrreq = 0;
+    if (rc != MPI_SUCCESS) {
+        return util_fail(UTIL_EMPI, "rank %d: exchange: MPI_Waitall of receives failed",
+                         io->rank);
+    }
+    return UTIL_OK;
+}
+
+int exchange_bundle_place(struct bundle_io *io, const struct bundle_piece *mine, int p,
+                          uint64_t *recv)
+{
+    uint64_t off = 0;
+    int err = UTIL_OK;
+    /* Waiting pieces first, so that their transfers overlap the copies of the others. */
+    for (int s = 0; s < p && err == UTIL_OK; s++) {
+        if (mine[s].keys == NULL && mine[s].n > 0) {
+            err = irecv_chunks(io, recv + off, mine[s].n, mine[s].peer, mine[s].tag);
+        }
+        off += mine[s].n;
+    }
+    off = 0;
+    for (int s = 0; s < p && err == UTIL_OK; s++) {
+        if (mine[s].keys != NULL) {
+            exchange_bundle_copy(recv + off, mine[s].keys, mine[s].n, io->threads);
+        }
+        off += mine[s].n;
+    }
+    return err == UTIL_OK ? exchange_bundle_wait_recvs(io) : err;
+}
+
+int exchange_bundle_wait(struct bundle_io *io)
+{
+    int rc = MPI_Waitall((int)io->nreq, io->req, MPI_STATUSES_IGNORE);
+    io->nreq = 0;
+    if (rc != MPI_SUCCESS) {
+        return util_fail(UTIL_EMPI, "rank %d: exchange: MPI_Waitall of sends failed", io->rank);
+    }
+    return UTIL_OK;
+}
+
+void exchange_bundle_copy(uint64_t *dst, const uint64_t *src, uint64_t n, int threads)
+{
+    if (n < BUNDLE_PARALLEL_COPY_KEYS || threads <= 1) {
+        if (n > 0) {
+            memcpy(dst, src, n * sizeof(uint64_t));
+        }
+        return;
+    }
+    /* Equal contiguous slices, one per thread. */
+#pragma omp parallel for num_threads(threads) schedule(static)
+    for (int t = 0; t < threads; t++) {
+        uint64_t lo = n * (uint64_t)t / (uint64_t)threads;
+        uint64_t hi = n * (uint64_t)(t + 1) / (uint64_t)threads;
+        memcpy(dst + lo, src + lo, (hi - lo) * sizeof(uint64_t));
+    }
+}
+
+int exchange_bundle_reserve(struct bundle_scratch *s, uint64_t n, int rank)
+{
+    if (s->keys != NULL && s->cap >= n) {
+        return UTIL_OK;
+    }
+    exchange_bundle_release(s);
+    if (n <= SIZE_MAX / sizeof(uint64_t)) {
+        size_t bytes = n * sizeof(uint64_t);
+        s->big = bytes >= BUNDLE_BIG_SCRATCH_BYTES;
+        s->keys = s->big ? util_alloc_big(bytes) : util_malloc(bytes ? bytes : 1);
+    }
+    if (s->keys == NULL) {
+        return util_fail(UTIL_ENOMEM, "rank %d: exchange: out of memory for %llu scratch keys",
+                         rank, (unsigned long long)n);
+    }
+    s->cap = n;
+    return UTIL_OK;
+}
+
+void exchange_bundle_release(struct bundle_scratch *s)
+{
+    if (s->big) {
+        util_free_big(s->keys);
+    } else {
+        util_free(s->keys);
+    }
+    s->keys = NULL;
+    s->cap = 0;
+    s->big = 0;
+}

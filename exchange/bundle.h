@@ -1,0 +1,179 @@
+/*
+ * exchange/bundle.h: the point-to-point transport shared by the pairwise, shift, grid and
+ * hypercube back-ends. Internal to exchange/.
+ *
+ * Two kinds of transfer:
+ *   - a chunked MPI_Sendrecv whose sizes both sides know (pairwise, shift);
+ *   - a bundle (grid, hypercube): the pieces one rank routes to one peer in one step, each
+ *     piece the keys of one (source, destination) pair, announced by a header of their counts
+ *     in an order both sides derive from the schedule. The receiver matches the bundle's first
+ *     message with MPI_Mprobe and so learns its size without a separate size message.
+ *
+ * A bundle travels in one of two forms, chosen by the sender from its payload:
+ *   - packed (payload below SORTEX_SCATTER_MIN bytes, 64 KiB by default): header and keys
+ *     copied into one message, one start-up per peer and step: the form for small pieces;
+ *   - scattered: the header alone, then every non-empty piece as its own message straight from
+ *     where its keys are, received straight into their next place: a piece the receiver will
+ *     forward lands in that step's hop buffer, a piece destined to the receiver (a "final"
+ *     piece, tag + 2) waits inside MPI until exchange_bundle_place() receives it into its
+ *     final place in the result. No copies at all: the form for large pieces.
+ * The receiver tells them apart by the first message's size: header plus keys is packed; the
+ * header alone with a non-zero total announces scattered pieces.
+ *
+ * Every MPI count stays <= exchange_int_limit(). A first message whose size the receiver does
+ * not know is cut into chunks of exactly `limit` words followed by one shorter chunk (possibly
+ * empty): the first chunk shorter than the limit ends it, and successive MPI_Mprobe calls match
+ * a sender's chunks in order (MPI's non-overtaking rule), so its whole size is known before any
+ * of it is received. A piece, whose size the header announced, is cut into exact chunks.
+ *
+ * Tags: a step uses tag (first messages), tag + 1 (forwarded pieces) and tag + 2 (final
+ * pieces); successive steps use tags three apart, so that a late piece never matches another
+ * step's receive. Pieces from one sender under one tag are received in header order.
+ */
+#ifndef SORTEX_EXCHANGE_BUNDLE_H
+#define SORTEX_EXCHANGE_BUNDLE_H
+
+#include <mpi.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "exchange/exchange.h"
+
+/** Tags one bundle step occupies (tag, tag + 1, tag + 2). */
+#define BUNDLE_TAGS_PER_STEP 3
+
+/** The pending requests and the matched-but-unreceived messages of a rank, plus accounting. */
+struct bundle_io {
+    MPI_Comm comm;
+    int rank;
+    int threads;                  /* OpenMP threads for copies */
+    uint64_t limit;               /* largest count of one MPI call, in keys */
+    uint64_t scatter_min;         /* payload bytes from which a bundle goes scattered */
+    struct exchange_stats *stats; /* messages, bytes and the largest message are added here */
+    MPI_Request *req;             /* sends, until exchange_bundle_wait() */
+    size_t nreq, cap_req;
+    MPI_Request *rreq; /* receives, until exchange_bundle_wait_recvs() */
+    size_t nrreq, cap_rreq;
+    MPI_Message *msg; /* first-message chunks matched since the last exchange_bundle_recv() */
+    uint64_t *msg_words;
+    size_t nmsg, cap_msg;
+    uint64_t header_bytes; /* header words sent, in bytes */
+    uint64_t packed, scattered; /* bundles sent in each form */
+};
+
+/**
+ * One (source, destination) piece a rank holds or expects: keys == NULL with n > 0 is a final
+ * piece still waiting inside MPI, from peer under tag.
+ */
+struct bundle_piece {
+    const uint64_t *keys;
+    uint64_t n;
+    int peer, tag;
+};
+
+/** Prepares io for communicating on comm, accounting into stats. Always succeeds. */
+void exchange_bundle_init(struct bundle_io *io, MPI_Comm comm, int threads,
+                          struct exchange_stats *stats);
+
+/** Releases what exchange_bundle_init() and later calls allocated (not waiting requests). */
+void exchange_bundle_free(struct bundle_io *io);
+
+/**
+ * Exchanges with two peers at once: sends scount keys from sbuf to dest and receives rcount
+ * keys from src into rbuf, both of which the peers know. Each side is cut into chunks of at most
+ * the limit; a side with nothing (left) to move uses MPI_PROC_NULL, so an empty side costs no
+ * message. One MPI_Sendrecv when both fit the limit. Returns 0 or UTIL_EMPI after reporting.
+ */
+int exchange_bundle_sendrecv(struct bundle_io *io, const uint64_t *sbuf, uint64_t scount,
+                             int dest, uint64_t *rbuf, uint64_t rcount, int src, int tag);
+
+/**
+ * The non-blocking form of exchange_bundle_sendrecv(): posts the receive of rcount keys from
+ * src into rbuf and the send of scount keys from sbuf to dest, in the same chunks, for
+ * exchange_bundle_wait_recvs() and exchange_bundle_wait(). Returns 0 or a negative error.
+ */
+int exchange_bundle_post_pair(struct bundle_io *io, const uint64_t *sbuf, uint64_t scount,
+                              int dest, uint64_t *rbuf, uint64_t rcount, int src, int tag);
+
+/** Words of staging memory exchange_bundle_send() needs for these n pieces. */
+uint64_t exchange_bundle_stage_words(const struct bundle_io *io,
+                                     struct bundle_piece *const *pieces, size_t n);
+
+/**
+ * Sends the bundle of pieces[0..n) (all in memory) to peer under tag: final[i] says piece i is
+ * destined to peer itself. stage has room for exchange_bundle_stage_words() words and, like the
+ * pieces' keys, stays untouched until exchange_bundle_wait(). Returns 0 or a negative error
+ * after reporting.
+ */
+int exchange_bundle_send(struct bundle_io *io, int peer, int tag,
+                         struct bundle_piece *const *pieces, const unsigned char *final,
+                         size_t n, uint64_t *stage);
+
+/**
+ * Matches every chunk of the first message of the next bundle from peer without receiving it
+ * and stores its size in *words. Returns 0 or a negative error after reporting.
+ */
+int exchange_bundle_probe(struct bundle_io *io, int peer, int tag, uint64_t *words);
+
+/**
+ * Receives every first message matched since the last call into dst, one after the other in
+ * the order they were probed (dst needs room for the sum of their sizes). Returns 0 or
+ * UTIL_EMPI after reporting.
+ */
+int exchange_bundle_recv(struct bundle_io *io, uint64_t *dst);
+
+/**
+ * Words of hop buffer the forwarded pieces of a received first message b (words long, header of
+ * n counts) will need: their total when it announces scattered pieces, 0 when packed.
+ */
+uint64_t exchange_bundle_hop_words(const uint64_t *b, uint64_t words, size_t n,
+                                   const unsigned char *final);
+
+/**
+ * Opens a received first message b (words long) of a bundle of n pieces from peer under tag:
+ * fills pieces[i]; packed pieces point into b, scattered ones are received (posted now) into
+ * *hop, which advances, or, when final[i], left waiting for exchange_bundle_place(). Returns 0,
+ * or UTIL_EMPI after reporting a malformed bundle.
+ */
+int exchange_bundle_open(struct bundle_io *io, const uint64_t *b, uint64_t words, int peer,
+                         int tag, struct bundle_piece *const *pieces, const unsigned char *final,
+                         size_t n, uint64_t **hop);
+
+/** Waits for every receive posted since the last call. Returns 0 or UTIL_EMPI. */
+int exchange_bundle_wait_recvs(struct bundle_io *io);
+
+/**
+ * Lays out the result: mine[s] is the piece from source s, s = 0..p-1; copies those in memory
+ * and receives the waiting ones straight into recv, source after source, and waits for them.
+ * Returns 0 or UTIL_EMPI.
+ */
+int exchange_bundle_place(struct bundle_io *io, const struct bundle_piece *mine, int p,
+                          uint64_t *recv);
+
+/** Waits for every send posted so far. Returns 0 or UTIL_EMPI after reporting. */
+int exchange_bundle_wait(struct bundle_io *io);
+
+/** Copies n keys, with up to threads OpenMP threads when the block is large. */
+void exchange_bundle_copy(uint64_t *dst, const uint64_t *src, uint64_t n, int threads);
+
+/**
+ * A scratch buffer of keys, grown without keeping its contents: from util_alloc_big() (huge
+ * pages) when large, from util_malloc() when small, where a fresh 2 MiB page to fault in and
+ * zero would cost more than the exchange itself.
+ */
+struct bundle_scratch {
+    uint64_t *keys;
+    uint64_t cap;
+    int big; /* keys came from util_alloc_big() */
+};
+
+/**
+ * Makes s hold room for at least n keys (its old contents are lost when it grows). Returns 0
+ * or UTIL_ENOMEM after reporting with rank.
+ */
+int exchange_bundle_reserve(struct bundle_scratch *s, uint64_t n, int rank);
+
+/** Frees the buffer of s. */
+void exchange_bundle_release(struct bundle_scratch *s);
+
+#endif

@@ -1,0 +1,309 @@
+/*
+ * exchange/grid.c: the two-level exchange over a rows x cols process grid (seed 003).
+ *
+ * Scheme (seed 003, sections 3.1 and 5: an all-to-all done as one all-to-all per grid
+ * dimension, each within small groups): ranks fill a grid of about sqrt(P) x sqrt(P) row by
+ * row (exchange/topo.h: cols = ceil(P / floor(sqrt P)), the last row possibly incomplete).
+ *   Phase 1, within rows: every rank sends to each other rank of its row one bundle holding
+ *     its pieces for all destinations in that rank's column.
+ *   Phase 2, within columns: every rank forwards to each other rank of its column one bundle
+ *     holding the pieces for it from all the sources it collected (its own row).
+ * A bundle (exchange/bundle.h) is a header of per-(source, destination) counts plus the pieces
+ * they count, sized by MPI_Mprobe: no per-key envelope and no separate count exchange. Small
+ * bundles travel packed (one message per peer and phase); large ones scattered, each piece
+ * straight from where it is to where it goes next, and pieces for their destination straight
+ * into the result, so large exchanges copy almost nothing.
+ *
+ * Incomplete last row: a rank there reaches a column missing from its row through the rank of
+ * that column in the row above (topo_grid_via), so every (source, destination) pair has
+ * exactly one intermediate, every rank still sends cols - 1 phase-1 bundles, and the sources
+ * arriving through one column peer form one contiguous range of ranks.
+ *
+ * Cost per rank: (cols - 1) + (rows - 1) ~ 2 (sqrt P - 1) start-ups instead of P - 1 (packed),
+ * at the price of moving each key up to twice: volume about (2 - 1/cols - 1/rows) n/P against
+ * (1 - 1/P) n/P for a direct exchange, plus a header of one count per piece. Wins when
+ * start-ups dominate (small pieces, many ranks); loses bandwidth at large pieces. Scratch: the
+ * forwarded pieces of phase 1 and the staged headers and packed bundles.
+ */
+#include "exchange/exchange.h"
+
+#include <string.h>
+
+#include "exchange/bundle.h"
+#include "exchange/tags.h"
+#include "exchange/topo.h"
+#include "util/alloc.h"
+#include "util/util.h"
+
+/* The two phases' tags (each phase takes BUNDLE_TAGS_PER_STEP). */
+#define TAG_ROWS (EXCHANGE_TAG_GRID)
+#define TAG_COLS (EXCHANGE_TAG_GRID + BUNDLE_TAGS_PER_STEP)
+
+/* The state of one grid exchange on this rank. */
+struct grid {
+    const struct exchange_args *a;
+    struct topo_grid g;
+    int rank, row, col;
+    int ncol;   /* ranks in this rank's column */
+    int lo, hi; /* the sources routed through this rank */
+    struct bundle_piece *out;  /* [P]: this rank's own pieces, by destination */
+    struct bundle_piece *held; /* [(s - lo) * ncol + k]: from source s for the k-th column rank */
+    struct bundle_piece *mine; /* [P]: the pieces for this rank, by source */
+    struct bundle_piece **list; /* [P]: the pieces of one bundle */
+    unsigned char *final;       /* [P]: which of them end at the receiver */
+    struct bundle_io io;
+    struct bundle_scratch stage1, stage2, land1, land2, hop;
+    uint64_t forwarded; /* keys sent on in phase 2 that came from other ranks */
+};
+
+/* Receives the first messages of the bundles from peers[0..n) (tag), one after the other, into
+ * land; sizes[i] receives each one's size. */
+static int land(struct grid *gr, const int *peers, int n, int tag, struct bundle_scratch *dst,
+                uint64_t *sizes)
+{
+    uint64_t total = 0;
+    int err;
+    for (int i = 0; i < n; i++) {
+        if ((err = exchange_bundle_probe(&gr->io, peers[i], tag, &sizes[i])) != UTIL_OK) {
+            return err;
+        }
+        total += sizes[i];
+    }
+    if ((err = exchange_bundle_reserve(dst, total, gr->rank)) != UTIL_OK) {
+        return err;
+    }
+    return exchange_bundle_recv(&gr->io, dst->keys);
+}
+
+/* Phase 1: to each row peer, the pieces for its column; from each, the pieces for ours. */
+static int phase_rows(struct grid *gr, int *peers, uint64_t *sizes)
+{
+    const struct topo_grid *g = &gr->g;
+    int c = g->cols, err;
+
+    /* Stage and send one bundle per other column: one piece per rank of that column. */
+    uint64_t need = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        uint64_t *stage = gr->stage1.keys;
+        for (int j = 0; j < c; j++) {
+            int to = topo_grid_via(g, gr->rank, j), n = 0;
+            if (j == gr->col) {
+                continue;
+            }
+            for (int d = j; d < g->p; d += c, n++) {
+                gr->list[n] = &gr->out[d];
+                gr->final[n] = d == to;
+            }
+            if (pass == 0) {
+                need += exchange_bundle_stage_words(&gr->io, gr->list, (size_t)n);
+                continue;
+            }
+            err = exchange_bundle_send(&gr->io, to, TAG_ROWS, gr->list, gr->final, (size_t)n,
+                                       stage);
+            if (err != UTIL_OK) {
+                return err;
+            }
+            stage += exchange_bundle_stage_words(&gr->io, gr->list, (size_t)n);
+        }
+        if (pass == 0 && (err = exchange_bundle_reserve(&gr->stage1, need, gr->rank)) != UTIL_OK) {
+            return err;
+        }
+    }
+
+    /* Receive from every other source routed through this rank, in source order. */
+    int n = 0;
+    for (int s = gr->lo; s < gr->hi; s++) {
+        if (s != gr->rank) {
+            peers[n++] = s;
+        }
+    }
+    if ((err = land(gr, peers, n, TAG_ROWS, &gr->land1, sizes)) != UTIL_OK) {
+        return err;
+    }
+    /* Open them: the piece for this rank itself is final, the others are forwarded. */
+    for (int k = 0; k < gr->ncol; k++) {
+        gr->final[k] = k == gr->row;
+    }
+    uint64_t hop = 0, off = 0;
+    for (int i = 0; i < n; i++) {
+        hop += exchange_bundle_hop_words(gr->land1.keys + off, sizes[i], (size_t)gr->ncol,
+                                         gr->final);
+        off += sizes[i];
+    }
+    if ((err = exchange_bundle_reserve(&gr->hop, hop, gr->rank)) != UTIL_OK) {
+        return err;
+    }
+    uint64_t *next = gr->hop.keys;
+    off = 0;
+    for (int i = 0; i < n; i++) {
+        struct bundle_piece *row = gr->held + (size_t)(peers[i] - gr->lo) * (size_t)gr->ncol;
+        for (int k = 0; k < gr->ncol; k++) {
+            gr->list[k] = &row[k];
+        }
+        err = exchange_bundle_open(&gr->io, gr->land1.keys + off, sizes[i], peers[i], TAG_ROWS,
+                                   gr->list, gr->final, (size_t)gr->ncol, &next);
+        if (err != UTIL_OK) {
+            return err;
+        }
+        off += sizes[i];
+    }
+    /* This rank's own pieces for its column. */
+    struct bundle_piece *own = gr->held + (size_t)(gr->rank - gr->lo) * (size_t)gr->ncol;
+    for (int k = 0; k < gr->ncol; k++) {
+        own[k] = gr->out[gr->col + k * c];
+    }
+    /* Forwarded pieces must be in before phase 2 sends them on. */
+    return exchange_bundle_wait_recvs(&gr->io);
+}
+
+/* Phase 2: to each column peer, the pieces for it from our sources; then from each, ours. */
+static int phase_cols(struct grid *gr, int *peers, uint64_t *sizes)
+{
+    int c = gr->g.cols, nsrc = gr->hi - gr->lo, err;
+
+    for (int s = 0; s < nsrc; s++) {
+        gr->final[s] = 1; /* phase 2 delivers */
+    }
+    uint64_t need = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        uint64_t *stage = gr->stage2.keys;
+        for (int k = 0; k < gr->ncol; k++) {
+            if (k == gr->row) {
+                continue;
+            }
+            for (int s = 0; s < nsrc; s++) {
+                gr->list[s] = &gr->held[(size_t)s * gr->ncol + k];
+                gr->forwarded += pass && gr->lo + s != gr->rank ? gr->list[s]->n : 0;
+            }
+            if (pass == 0) {
+                need += exchange_bundle_stage_words(&gr->io, gr->list, (size_t)nsrc);
+                continue;
+            }
+            err = exchange_bundle_send(&gr->io, gr->col + k * c, TAG_COLS, gr->list, gr->final,
+                                       (size_t)nsrc, stage);
+            if (err != UTIL_OK) {
+                return err;
+            }
+            stage += exchange_bundle_stage_words(&gr->io, gr->list, (size_t)nsrc);
+        }
+        if (pass == 0 && (err = exchange_bundle_reserve(&gr->stage2, need, gr->rank)) != UTIL_OK) {
+            return err;
+        }
+    }
+
+    /* From every column peer in row order: the pieces of its range of sources, all final. */
+    int n = 0;
+    for (int k = 0; k < gr->ncol; k++) {
+        if (k != gr->row) {
+            peers[n++] = gr->col + k * c;
+        }
+    }
+    if ((err = land(gr, peers, n, TAG_COLS, &gr->land2, sizes)) != UTIL_OK) {
+        return err;
+    }
+    uint64_t off = 0;
+    for (int i = 0; i < n; i++) {
+        int lo, hi;
+        topo_grid_sources(&gr->g, peers[i], &lo, &hi);
+        for (int s = lo; s < hi; s++) {
+            gr->list[s - lo] = &gr->mine[s];
+            gr->final[s - lo] = 1;
+        }
+        err = exchange_bundle_open(&gr->io, gr->land2.keys + off, sizes[i], peers[i], TAG_COLS,
+                                   gr->list, gr->final, (size_t)(hi - lo), NULL);
+        if (err != UTIL_OK) {
+            return err;
+        }
+        off += sizes[i];
+    }
+    /* The sources routed through this rank delivered to it in phase 1. */
+    for (int s = gr->lo; s < gr->hi; s++) {
+        gr->mine[s] = gr->held[(size_t)(s - gr->lo) * gr->ncol + gr->row];
+    }
+    return UTIL_OK;
+}
+
+/* The result, by source: counts first, so that a too small buffer is refused before copying. */
+static int place(struct grid *gr, int size)
+{
+    const struct exchange_args *a = gr->a;
+    uint64_t total = 0;
+    for (int s = 0; s < size; s++) {
+        a->recv_counts[s] = gr->mine[s].n;
+        total += gr->mine[s].n;
+    }
+    if (total > a->recv_cap) {
+        return util_fail(UTIL_EUSAGE, "rank %d: exchange: receive buffer too small (%llu > %llu)",
+                         gr->rank, (unsigned long long)total, (unsigned long long)a->recv_cap);
+    }
+    return exchange_bundle_place(&gr->io, gr->mine, size, a->recv);
+}
+
+static int grid_run(const struct exchange_args *a)
+{
+    struct grid gr;
+    double t0 = util_now();
+    int size, err;
+    memset(&gr, 0, sizeof(gr));
+    memset(a->stats, 0, sizeof(*a->stats));
+    gr.a = a;
+    MPI_Comm_rank(a->comm, &gr.rank);
+    MPI_Comm_size(a->comm, &size);
+    gr.g = topo_grid_shape(size);
+    gr.row = gr.rank / gr.g.cols;
+    gr.col = gr.rank % gr.g.cols;
+    gr.ncol = topo_grid_col_size(&gr.g, gr.col);
+    topo_grid_sources(&gr.g, gr.rank, &gr.lo, &gr.hi);
+    exchange_bundle_init(&gr.io, a->comm, a->threads, a->stats);
+
+    size_t p = (size_t)size;
+    int *peers = util_malloc(p * sizeof(int));
+    uint64_t *sizes = util_malloc(p * sizeof(uint64_t));
+    gr.out = util_calloc(2 * p + (size_t)(gr.hi - gr.lo) * (size_t)gr.ncol,
+                         sizeof(struct bundle_piece));
+    gr.list = util_malloc(p * sizeof(struct bundle_piece *));
+    gr.final = util_malloc(p);
+    if (peers == NULL || sizes == NULL || gr.out == NULL || gr.list == NULL || gr.final == NULL) {
+        err = util_fail(UTIL_ENOMEM, "rank %d: exchange: out of memory", gr.rank);
+        goto fail;
+    }
+    gr.mine = gr.out + p;
+    gr.held = gr.mine + p;
+    for (uint64_t d = 0, off = 0; d < p; off += a->send_counts[d], d++) {
+        gr.out[d].keys = a->send + off;
+        gr.out[d].n = a->send_counts[d];
+    }
+
+    if ((err = phase_rows(&gr, peers, sizes)) != UTIL_OK ||
+        (err = phase_cols(&gr, peers, sizes)) != UTIL_OK || (err = place(&gr, size)) != UTIL_OK) {
+        goto fail;
+    }
+    err = exchange_bundle_wait(&gr.io);
+    a->stats->rounds = (uint64_t)((gr.g.cols > 1) + (gr.g.rows > 1));
+    exchange_stats_extra(a->stats, "grid_rows", gr.g.rows);
+    exchange_stats_extra(a->stats, "grid_cols", gr.g.cols);
+    exchange_stats_extra(a->stats, "header_bytes", (double)gr.io.header_bytes);
+    exchange_stats_extra(a->stats, "forwarded_bytes", (double)(gr.forwarded * sizeof(uint64_t)));
+    exchange_stats_extra(a->stats, "scattered_bundles", (double)gr.io.scattered);
+fail:
+    a->stats->seconds = util_now() - t0;
+    exchange_bundle_free(&gr.io);
+    exchange_bundle_release(&gr.stage1);
+    exchange_bundle_release(&gr.stage2);
+    exchange_bundle_release(&gr.land1);
+    exchange_bundle_release(&gr.land2);
+    exchange_bundle_release(&gr.hop);
+    util_free(peers);
+    util_free(sizes);
+    util_free(gr.out);
+    util_free(gr.list);
+    util_free(gr.final);
+    return err;
+}
+
+const struct exchange_ops exchange_grid = {
+    .name = "grid",
+    .summary = "two phases over a sqrt(P) x sqrt(P) grid: rows, then columns (2 (sqrt P - 1) "
+               "start-ups)",
+    .run = grid_run,
+};

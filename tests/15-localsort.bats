@@ -1,0 +1,43 @@
+#!/usr/bin/env bats
+# tests/15-localsort.bats: the node-local kernels (sortex_local_sort, sortex_merge_runs) through
+# their C unit test binary; every case is compared with glibc qsort of the same input.
+
+bats_require_minimum_version 1.5.0
+load helper
+
+UNIT=$SORTEX_BUILD/tests/test_localsort
+
+# unit GROUP: runs one group of cases; passes when every case of the group passed.
+unit() {
+    run "$UNIT" "$1"
+    assert_success
+    assert_output --regexp "^$1: [0-9]+ cases, 0 failed$"
+}
+
+@test "sorts every distribution of 0 to 1000 keys with 1 and 2 threads" {
+    unit small
+}
+
+@test "sorts every distribution at sizes around each internal threshold" {
+    unit thresholds
+}
+
+@test "sorts 10^6 keys of every distribution and 10^7 uniform and skewed keys" {
+    unit large
+}
+
+@test "sorts inputs with one huge bucket correctly with 1 to 4 threads" {
+    unit skewed
+}
+
+@test "refuses bad arguments with a usage error and accepts empty inputs" {
+    unit errors
+}
+
+@test "merges 1 to 65 runs with empty runs and skewed sizes with 1, 2 and 3 threads" {
+    unit merge
+}
+
+@test "merges duplicate-heavy runs exactly at every thread split" {
+    unit merge-dups
+}

@@ -1,0 +1,206 @@
+#!/usr/bin/env bats
+# The pairwise, shift, grid and hypercube exchange back-ends against the reference: each must
+# sort every input to output byte-identical to alltoallv's, at every P from 1 to 8, on uniform,
+# skewed and tiny inputs, with the int limit lowered and with every bundle forced scattered.
+# Also runs the two unit programs: the schedules as pure functions, and the exchange contract
+# checked key by key against alltoallv.
+bats_require_minimum_version 1.5.0
+load helper
+
+BACKENDS=(pairwise shift grid hypercube)
+PS=(1 2 3 4 5 6 7 8)
+
+# keys_file KIND N P: writes N keys with python3 and prints the path (cached per test file).
+#   uniform  random 64-bit keys
+#   equal    every key 42
+#   narrow   the slice rank r reads holds keys of one narrow range, the ranges in reverse rank
+#            order: every rank sends (nearly) all its keys to one other rank
+#   few      seven distinct values
+keys_file() {
+    local kind=$1 n=$2 p=$3
+    local f=$BATS_FILE_TMPDIR/keys-$kind-$n-$p.bin
+    if [[ ! -f $f ]]; then
+        python3 - "$kind" "$n" "$p" "$f" <<'PY' || return 1
+import random, struct, sys
+kind, n, p, path = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+rng = random.Random(n * 31 + p)
+if kind == "uniform":
+    keys = [rng.getrandbits(64) for _ in range(n)]
+elif kind == "equal":
+    keys = [42] * n
+elif kind == "narrow":
+    # Key i sits in slice r = i p / n (the split every rank reads by).
+    keys = [((p - 1 - i * p // n) << 40) | rng.getrandbits(20) for i in range(n)]
+elif kind == "few":
+    keys = [rng.randrange(7) * 0x0123456789ABCDEF % 2**64 for _ in range(n)]
+else:
+    sys.exit("unknown kind " + kind)
+with open(path, "wb") as f:
+    f.write(struct.pack("<%dQ" % n, *keys))
+PY
+    fi
+    echo "$f"
+}
+
+# sort_with NP BACKEND IN [sortex options...]: sorts IN on NP ranks into
+# $BATS_TEST_TMPDIR/out-BACKEND.bin, stats in stats-BACKEND.json; prints the log on failure.
+sort_with() {
+    local np=$1 backend=$2 in=$3
+    shift 3
+    local out=$BATS_TEST_TMPDIR/out-$backend.bin
+    rm -f "$out"
+    if ! mpi "$np" "$SORTEX" --input "$in" --output "$out" --exchange "$backend" \
+        --stats "$BATS_TEST_TMPDIR/stats-$backend.json" "$@" >"$BATS_TEST_TMPDIR/log" 2>&1; then
+        echo "sort failed: P=$np exchange=$backend input=$in $*" >&2
+        cat "$BATS_TEST_TMPDIR/log" >&2
+        return 1
+    fi
+}
+
+# same_as_alltoallv NP IN [sortex options...]: sorts IN with alltoallv, checks that output is
+# IN sorted, then sorts IN with each of BACKENDS and fails naming every back-end whose output
+# differs from alltoallv's in any byte. Takes any input file (generated here or by sortex-gen).
+same_as_alltoallv() {
+    local np=$1 in=$2 backend ref failed=0
+    shift 2
+    sort_with "$np" alltoallv "$in" "$@" || return 1
+    ref=$BATS_TEST_TMPDIR/out-alltoallv.bin
+    python3 - "$in" "$ref" <<'PY' || { echo "alltoallv did not sort $in (P=$np)" >&2; return 1; }
+import struct, sys
+data = open(sys.argv[1], "rb").read()
+n = len(data) // 8
+want = struct.pack("<%dQ" % n, *sorted(struct.unpack("<%dQ" % n, data)))
+sys.exit(0 if open(sys.argv[2], "rb").read() == want else 1)
+PY
+    for backend in "${BACKENDS[@]}"; do
+        sort_with "$np" "$backend" "$in" "$@" || return 1
+        if ! cmp -s "$ref" "$BATS_TEST_TMPDIR/out-$backend.bin"; then
+            echo "differs from alltoallv: P=$np exchange=$backend input=$in $*" >&2
+            failed=1
+        fi
+    done
+    return "$failed"
+}
+
+# stat_of BACKEND EXPR: a value from that back-end's last stats file: a python expression on
+# d (the whole file) and e (its exchange_stats).
+stat_of() {
+    python3 -c "import json,sys; d=json.load(open(sys.argv[1])); e=d['exchange_stats']; print($2)" \
+        "$BATS_TEST_TMPDIR/stats-$1.json"
+}
+
+@test "the schedules pair every PE once, route every grid pair and fold the hypercube up to P=64" {
+    run "$SORTEX_BUILD/tests/test_backends"
+    assert_success
+    assert_output --partial "ok: 1-factor, shift, grid and hypercube schedules"
+}
+
+@test "every back-end delivers alltoallv's exact layout, pattern by pattern, at P = 1..8" {
+    local np
+    for np in "${PS[@]}"; do
+        run mpi "$np" "$SORTEX_BUILD/tests/test_backends_mpi" "${BACKENDS[@]}"
+        assert_success
+        refute_output --partial FAIL
+    done
+}
+
+@test "the exchange contract holds with the int limit lowered and every bundle scattered" {
+    local np
+    for np in 3 4 7 8; do
+        SORTEX_INT_LIMIT=1000 run mpi "$np" "$SORTEX_BUILD/tests/test_backends_mpi" \
+            "${BACKENDS[@]}"
+        assert_success
+    done
+    for np in 2 5 6 8; do
+        SORTEX_SCATTER_MIN=0 run mpi "$np" "$SORTEX_BUILD/tests/test_backends_mpi" grid hypercube
+        assert_success
+    done
+    SORTEX_INT_LIMIT=7 SORTEX_SCATTER_MIN=0 run mpi 5 "$SORTEX_BUILD/tests/test_backends_mpi" \
+        "${BACKENDS[@]}"
+    assert_success
+}
+
+@test "each back-end sorts 0, 1, P-1 and 1000 keys exactly as alltoallv at P = 1..8" {
+    local np n
+    for np in "${PS[@]}"; do
+        for n in $(printf '%s\n' 0 1 $((np - 1)) 1000 | sort -un); do
+            same_as_alltoallv "$np" "$(keys_file uniform "$n" "$np")"
+        done
+    done
+}
+
+@test "each back-end sorts 100,003 uniform keys exactly as alltoallv at P = 1..8" {
+    local np
+    for np in "${PS[@]}"; do
+        same_as_alltoallv "$np" "$(keys_file uniform 100003 "$np")"
+    done
+}
+
+@test "each back-end matches alltoallv on all-equal, one-range-per-rank and few-valued keys" {
+    local np kind
+    for kind in equal narrow few; do
+        for np in 3 5 7 8; do
+            same_as_alltoallv "$np" "$(keys_file "$kind" 100003 "$np")"
+        done
+    done
+    # Fewer keys than ranks, skewed.
+    same_as_alltoallv 7 "$(keys_file narrow 5 7)"
+    same_as_alltoallv 8 "$(keys_file equal 3 8)"
+}
+
+@test "each back-end matches alltoallv on 2,000,000 keys at P = 5 and 8" {
+    same_as_alltoallv 5 "$(keys_file uniform 2000000 5)"
+    same_as_alltoallv 8 "$(keys_file narrow 2000000 8)"
+}
+
+@test "with the int limit lowered to 1000 every back-end chunks and still matches alltoallv" {
+    SORTEX_INT_LIMIT=1000 same_as_alltoallv 4 "$(keys_file uniform 100003 4)"
+    run stat_of pairwise 'e["chunked"]'
+    assert_output "1"
+    # Chunking shows as more messages than pieces: at least n/1000 in all.
+    run stat_of grid 'e["messages"] >= 100003 // 1000'
+    assert_output "True"
+    SORTEX_INT_LIMIT=1000 same_as_alltoallv 7 "$(keys_file narrow 100003 7)"
+    SORTEX_INT_LIMIT=1000 same_as_alltoallv 3 "$(keys_file equal 20000 3)"
+}
+
+@test "with every bundle scattered grid and hypercube still match alltoallv" {
+    local np
+    for np in 3 5 8; do
+        SORTEX_SCATTER_MIN=0 same_as_alltoallv "$np" "$(keys_file uniform 100003 "$np")"
+        run stat_of hypercube 'e["scattered_bundles"] > 0'
+        assert_output "True"
+    done
+}
+
+@test "the stats show each schedule's rounds and the volume it forwards" {
+    same_as_alltoallv 8 "$(keys_file uniform 100003 8)"
+    local sent
+    sent=$(stat_of alltoallv 'e["bytes_sent"]')
+    # Direct schedules: P-1 rounds, the same bytes as alltoallv.
+    run stat_of pairwise 'e["rounds"], e["bytes_sent"]'
+    assert_output "7 $sent"
+    run stat_of shift 'e["rounds"], e["bytes_sent"]'
+    assert_output "7 $sent"
+    # Grid 2 x 4: two phases; hypercube: log2 8 rounds; both forward, so send more.
+    run stat_of grid 'e["rounds"], e["grid_rows"], e["grid_cols"], e["forwarded_bytes"] > 0, '\
+'e["bytes_sent"] > '"$sent"
+    assert_output "2 2 4 True True"
+    run stat_of hypercube 'e["rounds"], e["cube_dim"], e["bytes_sent"] > '"$sent"
+    assert_output "3 3 True"
+    # Odd P: the 1-factor takes P rounds; the hypercube folds 5 = 4 + 1 in two extra rounds.
+    same_as_alltoallv 5 "$(keys_file uniform 100003 5)"
+    run stat_of pairwise 'e["rounds"]'
+    assert_output "5"
+    run stat_of hypercube 'e["rounds"], e["folded_ranks"]'
+    assert_output "4 1"
+}
+
+@test "--exchange help lists pairwise, shift, grid and hypercube with a summary each" {
+    run "$SORTEX" --exchange help
+    assert_success
+    local backend
+    for backend in "${BACKENDS[@]}"; do
+        assert_line --regexp "^$backend +[^ ].+"
+    done
+}

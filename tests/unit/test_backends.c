@@ -1,0 +1,199 @@
+/*
+ * tests/unit/test_backends.c: exhaustive checks of the pure schedules in exchange/topo.h for
+ * every P from 1 to 64: the 1-factor rounds and the shift rounds, the grid routing, and the
+ * folded hypercube (simulated piece by piece). Prints one "ok" line per schedule; exits 1 on the
+ * first violated rule, naming it and P.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "exchange/topo.h"
+
+#define MAX_P 64
+
+static int failures;
+
+/* Reports a violated rule; the test goes on so that one run shows every failure. */
+#define CHECK(cond, ...)                                                                           \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                                   \
+            fprintf(stderr, __VA_ARGS__);                                                          \
+            fputc('\n', stderr);                                                                   \
+            failures++;                                                                            \
+        }                                                                                          \
+    } while (0)
+
+/* 1-factor: every pair meets exactly once, nobody twice in a round, odd P idles once each. */
+static void test_factor(int p)
+{
+    static int met[MAX_P][MAX_P];
+    int idle[MAX_P] = {0};
+    memset(met, 0, sizeof(met));
+    int rounds = topo_factor_rounds(p);
+    CHECK(rounds == (p % 2 ? p : p - 1), "P=%d: %d rounds", p, rounds);
+    for (int i = 0; i < rounds; i++) {
+        for (int j = 0; j < p; j++) {
+            int q = topo_factor_partner(i, j, p);
+            CHECK(q >= 0 && q < p, "P=%d round %d: PE %d has partner %d", p, i, j, q);
+            if (q < 0 || q >= p) {
+                continue;
+            }
+            /* The partner relation of a round is an involution: nobody is busy twice. */
+            CHECK(topo_factor_partner(i, q, p) == j, "P=%d round %d: %d -> %d -> %d", p, i, j, q,
+                  topo_factor_partner(i, q, p));
+            if (q == j) {
+                idle[j]++;
+            } else {
+                met[j][q]++;
+            }
+        }
+    }
+    for (int j = 0; j < p; j++) {
+        CHECK(idle[j] == (p % 2 ? 1 : 0), "P=%d: PE %d idles %d times", p, j, idle[j]);
+        for (int q = 0; q < p; q++) {
+            CHECK(q == j || met[j][q] == 1, "P=%d: PEs %d and %d meet %d times", p, j, q,
+                  met[j][q]);
+        }
+    }
+}
+
+/* Shift: in round i the receive side is the inverse of the send side; every pair once. */
+static void test_shift(int p)
+{
+    static int sent[MAX_P][MAX_P];
+    memset(sent, 0, sizeof(sent));
+    for (int i = 1; i < p; i++) {
+        for (int r = 0; r < p; r++) {
+            int to = topo_shift_to(i, r, p);
+            CHECK(to != r && topo_shift_from(i, to, p) == r, "P=%d round %d: rank %d", p, i, r);
+            sent[r][to]++;
+        }
+    }
+    for (int r = 0; r < p; r++) {
+        for (int q = 0; q < p; q++) {
+            CHECK(q == r || sent[r][q] == 1, "P=%d: %d sends to %d %d times", p, r, q, sent[r][q]);
+        }
+    }
+}
+
+/* Grid: shape, a valid intermediate for every pair, phase-1 fan-out, contiguous sources. */
+static void test_grid(int p)
+{
+    struct topo_grid g = topo_grid_shape(p);
+    int c = g.cols;
+    CHECK(g.rows >= 1 && g.rows <= c && (int64_t)g.rows * c >= p && (g.rows - 1) * c < p,
+          "P=%d: grid %d x %d", p, g.rows, c);
+    CHECK(g.last >= 1 && g.last <= c && (g.rows - 1) * c + g.last == p, "P=%d: last row %d", p,
+          g.last);
+    static int fanout[MAX_P][MAX_P];
+    memset(fanout, 0, sizeof(fanout));
+    for (int s = 0; s < p; s++) {
+        for (int d = 0; d < p; d++) {
+            int m = topo_grid_via(&g, s, d);
+            CHECK(m >= 0 && m < p, "P=%d: via(%d, %d) = %d", p, s, d, m);
+            if (m < 0 || m >= p) {
+                continue;
+            }
+            fanout[s][m] = 1;
+            /* Phase 2 stays within d's column. */
+            CHECK(m % c == d % c, "P=%d: via(%d, %d) = %d leaves the column", p, s, d, m);
+            /* Phase 1 stays within s's row, except a last-row rank reaching a missing column. */
+            int same_row = m / c == s / c;
+            int detour = s / c == g.rows - 1 && m / c == g.rows - 2 && d % c >= g.last;
+            CHECK(same_row || detour, "P=%d: via(%d, %d) = %d leaves the row", p, s, d, m);
+            /* The sources routed through m are exactly topo_grid_sources(m). */
+            int lo, hi;
+            topo_grid_sources(&g, m, &lo, &hi);
+            CHECK(s >= lo && s < hi, "P=%d: %d routed via %d outside [%d, %d)", p, s, m, lo, hi);
+        }
+    }
+    for (int m = 0; m < p; m++) {
+        int lo, hi;
+        topo_grid_sources(&g, m, &lo, &hi);
+        for (int s = lo; s < hi; s++) {
+            CHECK(topo_grid_via(&g, s, m) == m, "P=%d: source %d of %d goes elsewhere", p, s, m);
+        }
+    }
+    /* Every rank starts cols - 1 phase-1 messages and at most rows - 1 phase-2 messages. */
+    for (int s = 0; s < p; s++) {
+        int n = 0;
+        for (int m = 0; m < p; m++) {
+            n += m != s && fanout[s][m];
+        }
+        CHECK(n == c - 1, "P=%d: rank %d has %d phase-1 partners, not %d", p, s, n, c - 1);
+        CHECK(topo_grid_col_size(&g, s % c) - 1 <= g.rows - 1, "P=%d: column of %d", p, s);
+    }
+    /* Each destination's column peers, in row order, deliver [0, p) in order, once each. */
+    for (int d = 0; d < p; d++) {
+        int j = d % c, next = 0;
+        for (int row = 0; row < topo_grid_col_size(&g, j); row++) {
+            int lo, hi;
+            topo_grid_sources(&g, row * c + j, &lo, &hi);
+            CHECK(lo == next && hi > lo, "P=%d: column %d row %d covers [%d, %d) after %d", p, j,
+                  row, lo, hi, next);
+            next = hi;
+        }
+        CHECK(next == p, "P=%d: column %d covers [0, %d)", p, j, next);
+    }
+}
+
+/* Hypercube: simulate every piece through the fold, the cube rounds and the unfold. */
+static void test_cube(int p)
+{
+    static int at[MAX_P][MAX_P]; /* at[s][d]: the rank holding piece (s, d) */
+    int dim = topo_cube_dim(p), q = 1 << dim;
+    CHECK(q <= p && 2 * q > p, "P=%d: Q = %d", p, q);
+    for (int s = 0; s < p; s++) {
+        for (int d = 0; d < p; d++) {
+            at[s][d] = topo_cube_node(s, q); /* the fold: extras hand everything to their node */
+        }
+    }
+    for (int k = 0; k <= dim; k++) {
+        /* The invariant before round k (and after the last one, k == dim). */
+        for (int s = 0; s < p; s++) {
+            for (int d = 0; d < p; d++) {
+                int x = at[s][d];
+                CHECK(x < q && topo_cube_holds_src(s, x, k, q) && topo_cube_holds_dst(d, x, k, q),
+                      "P=%d before round %d: piece (%d, %d) at %d", p, k, s, d, x);
+            }
+        }
+        if (k == dim) {
+            break;
+        }
+        /* Round k: move the pieces whose destination node differs in bit k to the partner. */
+        for (int s = 0; s < p; s++) {
+            for (int d = 0; d < p; d++) {
+                int x = at[s][d];
+                if (((topo_cube_node(d, q) ^ x) >> k) & 1) {
+                    at[s][d] = x ^ (1 << k);
+                    CHECK(!topo_cube_holds_dst(d, x, k + 1, q), "P=%d round %d", p, k);
+                }
+            }
+        }
+    }
+    /* After the cube rounds each node holds its members' pieces: the unfold finishes. */
+    for (int s = 0; s < p; s++) {
+        for (int d = 0; d < p; d++) {
+            CHECK(at[s][d] == topo_cube_node(d, q), "P=%d: piece (%d, %d) ends at %d", p, s, d,
+                  at[s][d]);
+        }
+    }
+}
+
+int main(void)
+{
+    for (int p = 1; p <= MAX_P; p++) {
+        test_factor(p);
+        test_shift(p);
+        test_grid(p);
+        test_cube(p);
+    }
+    if (failures) {
+        fprintf(stderr, "%d failures\n", failures);
+        return 1;
+    }
+    printf("ok: 1-factor, shift, grid and hypercube schedules for P = 1..%d\n", MAX_P);
+    return 0;
+}

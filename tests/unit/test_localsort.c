@@ -1,0 +1,411 @@
+/*
+ * tests/unit/test_localsort.c: correctness of sortex_local_sort() and sortex_merge_runs().
+ *
+ *   test_localsort GROUP     GROUP: small | thresholds | large | skewed | errors | merge |
+ *                                   merge-dups
+ *
+ * Each group runs a matrix of cases, compares every result with glibc qsort() of the same
+ * input (so the output is both sorted and a permutation), prints one line per failing case and
+ * a count at the end, and exits 0 when every case passed, 1 otherwise, 2 on bad usage.
+ */
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sort/local_sort.h"
+#include "util/alloc.h"
+#include "util/util.h"
+
+static int failures;
+static int cases;
+
+/* splitmix64: counter-based, so every case is reproducible from its numbers. */
+static uint64_t mix(uint64_t x)
+{
+    x += 0x9e3779b97f4a7c15ULL;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+}
+
+enum dist {
+    DIST_UNIFORM,  /* random 64-bit keys */
+    DIST_EQUAL,    /* one key repeated */
+    DIST_FEW,      /* 7 distinct random keys */
+    DIST_SORTED,   /* ascending with duplicates */
+    DIST_REVERSE,  /* descending with duplicates */
+    DIST_NEARLY,   /* ascending, then 1% of the keys swapped */
+    DIST_ADVERSARY,/* the top 5 bytes shared, random below */
+    DIST_LOW,      /* only the low 8 bits random */
+    DIST_HIGH,     /* only the top 8 bits random */
+    DIST_EXTREMES, /* only 0 and UINT64_MAX */
+    DIST_SKEWED,   /* 90% of the keys below 2^20, the rest anywhere: one huge bucket */
+    DIST_SPARSE,   /* random bits 3, 17, 40 and 63 only: varying bits far apart */
+    DIST_COUNT
+};
+
+static const char *const dist_names[DIST_COUNT] = {
+    "uniform", "equal", "few",   "sorted",   "reverse", "nearly",
+    "radix-adversary", "low-bits", "high-bits", "extremes", "skewed", "sparse-bits",
+};
+
+static void generate(uint64_t *a, size_t n, enum dist d, uint64_t seed)
+{
+    for (size_t i = 0; i < n; i++) {
+        uint64_t r = mix(seed * 0x100000001b3ULL + i);
+        switch (d) {
+        case DIST_UNIFORM:
+            a[i] = r;
+            break;
+        case DIST_EQUAL:
+            a[i] = mix(seed);
+            break;
+        case DIST_FEW:
+            a[i] = mix(seed + r % 7);
+            break;
+        case DIST_SORTED:
+        case DIST_NEARLY:
+            a[i] = i / 3 * 1000003;
+            break;
+        case DIST_REVERSE:
+            a[i] = (n - i) / 2 * 77;
+            break;
+        case DIST_ADVERSARY:
+            a[i] = 0xfedcba9876ULL << 24 | (r & 0xffffff);
+            break;
+        case DIST_LOW:
+            a[i] = r & 0xff;
+            break;
+        case DIST_HIGH:
+            a[i] = r & 0xff00000000000000ULL;
+            break;
+        case DIST_EXTREMES:
+            a[i] = r & 1 ? UINT64_MAX : 0;
+            break;
+        case DIST_SKEWED:
+            a[i] = r % 10 ? r >> 44 : r;
+            break;
+        case DIST_SPARSE:
+            a[i] = r & (1ULL << 3 | 1ULL << 17 | 1ULL << 40 | 1ULL << 63);
+            break;
+        case DIST_COUNT:
+            break;
+        }
+    }
+    if (d == DIST_NEARLY && n > 1) {
+        for (size_t j = 0; j < n / 100 + 1; j++) {
+            size_t p = mix(seed + 2 * j) % n, q = mix(seed + 2 * j + 1) % n;
+            uint64_t t = a[p];
+            a[p] = a[q];
+            a[q] = t;
+        }
+    }
+}
+
+static int cmp_u64(const void *p, const void *q)
+{
+    uint64_t a = *(const uint64_t *)p, b = *(const uint64_t *)q;
+    return (a > b) - (a < b);
+}
+
+/* Allocates @n keys (at least one) or exits: a test binary may. */
+static uint64_t *keys_alloc(size_t n)
+{
+    uint64_t *p = util_alloc_big((n ? n : 1) * sizeof(uint64_t));
+    if (p == NULL) {
+        fprintf(stderr, "test_localsort: cannot allocate %zu keys\n", n);
+        exit(1);
+    }
+    return p;
+}
+
+/* Reports a failed case; returns false. */
+static bool fail(const char *what, const char *dist, size_t n, int threads, int rc, size_t at)
+{
+    failures++;
+    fprintf(stderr, "FAIL %s: dist=%s n=%zu threads=%d rc=%d first difference at %zu\n", what,
+            dist, n, threads, rc, at);
+    return false;
+}
+
+/* Sorts a copy of @input with sortex_local_sort() and compares it with @expect. */
+static bool check_sort(const uint64_t *input, const uint64_t *expect, size_t n, int threads,
+                       const char *dist, uint64_t *keys, uint64_t *scratch)
+{
+    cases++;
+    memcpy(keys, input, n * sizeof(*keys));
+    int rc = sortex_local_sort(keys, scratch, n, threads);
+    if (rc != 0) {
+        return fail("sort returned an error", dist, n, threads, rc, 0);
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (keys[i] != expect[i]) {
+            return fail("sort differs from qsort", dist, n, threads, rc, i);
+        }
+    }
+    return true;
+}
+
+/* Every distribution at each of @sizes, with 1 and 2 threads. */
+static void sort_matrix(const size_t *sizes, size_t nsizes, int dist_from, int dist_to)
+{
+    size_t max = 0;
+    for (size_t i = 0; i < nsizes; i++) {
+        max = sizes[i] > max ? sizes[i] : max;
+    }
+    uint64_t *input = keys_alloc(max), *expect = keys_alloc(max);
+    uint64_t *keys = keys_alloc(max), *scratch = keys_alloc(max);
+    for (size_t i = 0; i < nsizes; i++) {
+        size_t n = sizes[i];
+        for (int d = dist_from; d < dist_to; d++) {
+            generate(input, n, (enum dist)d, n * 31 + (uint64_t)d);
+            memcpy(expect, input, n * sizeof(*input));
+            qsort(expect, n, sizeof(*expect), cmp_u64);
+            for (int threads = 1; threads <= 2; threads++) {
+                check_sort(input, expect, n, threads, dist_names[d], keys, scratch);
+            }
+        }
+    }
+    util_free_big(scratch);
+    util_free_big(keys);
+    util_free_big(expect);
+    util_free_big(input);
+}
+
+static void group_small(void)
+{
+    static const size_t sizes[] = {0, 1, 2, 3, 4, 5, 7, 8, 15, 16, 17, 100, 255, 256, 257, 1000};
+    sort_matrix(sizes, sizeof(sizes) / sizeof(sizes[0]), 0, DIST_COUNT);
+}
+
+/* Sizes one below, at and one above every internal threshold (and of some bucket counts). */
+static void group_thresholds(void)
+{
+    const size_t t[] = {SORTEX_SMALL_KEYS, SORTEX_CACHE_KEYS, SORTEX_PAR_MIN_KEYS, 4097};
+    size_t sizes[3 * sizeof(t) / sizeof(t[0])];
+    size_t ns = 0;
+    for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+        sizes[ns++] = t[i] - 1;
+        sizes[ns++] = t[i];
+        sizes[ns++] = t[i] + 1;
+    }
+    sort_matrix(sizes, ns, 0, DIST_COUNT);
+}
+
+static void group_large(void)
+{
+    static const size_t mid[] = {1000000};
+    sort_matrix(mid, 1, 0, DIST_COUNT);
+    static const size_t big[] = {10000000};
+    sort_matrix(big, 1, DIST_UNIFORM, DIST_UNIFORM + 1);
+    sort_matrix(big, 1, DIST_SKEWED, DIST_SKEWED + 1);
+}
+
+/* Buckets far above a thread's share (sorted by all threads together), with 1 to 4 threads. */
+static void group_skewed(void)
+{
+    size_t n = 3000000;
+    uint64_t *input = keys_alloc(n), *expect = keys_alloc(n);
+    uint64_t *keys = keys_alloc(n), *scratch = keys_alloc(n);
+    const enum dist ds[] = {DIST_SKEWED, DIST_FEW, DIST_EXTREMES, DIST_SPARSE, DIST_NEARLY};
+    for (size_t i = 0; i < sizeof(ds) / sizeof(ds[0]); i++) {
+        generate(input, n, ds[i], 99 + i);
+        memcpy(expect, input, n * sizeof(*input));
+        qsort(expect, n, sizeof(*expect), cmp_u64);
+        for (int threads = 1; threads <= 4; threads++) {
+            check_sort(input, expect, n, threads, dist_names[ds[i]], keys, scratch);
+        }
+    }
+    util_free_big(scratch);
+    util_free_big(keys);
+    util_free_big(expect);
+    util_free_big(input);
+}
+
+/* Expects @got == @want for the call described by @what. */
+static void expect_rc(int got, int want, const char *what)
+{
+    cases++;
+    if (got != want) {
+        failures++;
+        fprintf(stderr, "FAIL %s: returned %d, expected %d\n", what, got, want);
+    }
+}
+
+static void group_errors(void)
+{
+    uint64_t k[4] = {3, 1, 2, 0}, s[4], counts[2] = {2, 2};
+    expect_rc(sortex_local_sort(k, s, 4, 0), UTIL_EUSAGE, "sort with 0 threads");
+    expect_rc(sortex_local_sort(NULL, s, 4, 1), UTIL_EUSAGE, "sort of NULL keys");
+    expect_rc(sortex_local_sort(k, NULL, 4, 1), UTIL_EUSAGE, "sort with NULL scratch");
+    expect_rc(sortex_local_sort(NULL, NULL, 0, 1), UTIL_OK, "sort of nothing");
+    expect_rc(sortex_local_sort(k, NULL, 1, 1), UTIL_OK, "sort of one key");
+    expect_rc(sortex_merge_runs(k, counts, 2, s, 0), UTIL_EUSAGE, "merge with 0 threads");
+    expect_rc(sortex_merge_runs(k, counts, -1, s, 1), UTIL_EUSAGE, "merge of -1 runs");
+    expect_rc(sortex_merge_runs(k, NULL, 2, s, 1), UTIL_EUSAGE, "merge without counts");
+    expect_rc(sortex_merge_runs(NULL, counts, 2, s, 1), UTIL_EUSAGE, "merge of NULL input");
+    expect_rc(sortex_merge_runs(k, counts, 2, NULL, 1), UTIL_EUSAGE, "merge into NULL");
+    expect_rc(sortex_merge_runs(NULL, NULL, 0, NULL, 1), UTIL_OK, "merge of no runs");
+    uint64_t zero[3] = {0, 0, 0};
+    expect_rc(sortex_merge_runs(NULL, zero, 3, NULL, 2), UTIL_OK, "merge of empty runs");
+    /* A key at the top of the range survives the merge sentinel. */
+    uint64_t in[4] = {1, UINT64_MAX, 0, UINT64_MAX}, out[4] = {0, 0, 0, 0};
+    uint64_t three[3] = {2, 0, 2};
+    cases++;
+    if (sortex_merge_runs(in, three, 3, out, 1) != 0 || out[0] != 0 || out[1] != 1 ||
+        out[2] != UINT64_MAX || out[3] != UINT64_MAX) {
+        failures++;
+        fprintf(stderr, "FAIL merge with UINT64_MAX keys\n");
+    }
+}
+
+/* How the keys and sizes of the runs of one merge case are drawn. */
+enum run_kind {
+    RUNS_EQUAL,     /* equal sizes, uniform keys */
+    RUNS_SKEWED,    /* sizes proportional to 1/(r+1)^2, every third run empty */
+    RUNS_DUPS,      /* equal sizes, keys from 3 values */
+    RUNS_ALL_EQUAL, /* one key everywhere */
+    RUNS_EXTREMES,  /* 0 and UINT64_MAX only, random sizes */
+    RUNS_ONE_FULL,  /* every key in one run, the others empty */
+    RUNS_COUNT
+};
+
+static const char *const run_names[RUNS_COUNT] = {"equal", "skewed", "dups",
+                                                  "all-equal", "extremes", "one-full"};
+
+/* Builds @runs sorted runs with @total keys in @in; fills @counts. */
+static void make_runs(uint64_t *in, uint64_t *counts, int runs, size_t total, enum run_kind kind,
+                      uint64_t seed)
+{
+    double w[80], sum = 0;
+    for (int r = 0; r < runs; r++) {
+        switch (kind) {
+        case RUNS_SKEWED:
+            w[r] = r % 3 == 1 ? 0 : 1.0 / ((r + 1.0) * (r + 1.0));
+            break;
+        case RUNS_EXTREMES:
+            w[r] = (double)(mix(seed + (uint64_t)r) % 100);
+            break;
+        case RUNS_ONE_FULL:
+            w[r] = r == runs / 2 ? 1 : 0;
+            break;
+        default:
+            w[r] = 1;
+            break;
+        }
+        sum += w[r];
+    }
+    size_t off = 0;
+    for (int r = 0; r < runs; r++) {
+        size_t c = sum > 0 ? (size_t)((double)total * w[r] / sum) : 0;
+        if (r == runs - 1 || off + c > total) {
+            c = total - off;
+        }
+        counts[r] = c;
+        for (size_t i = 0; i < c; i++) {
+            uint64_t x = mix(seed ^ (off + i) * 0x9e3779b97f4a7c15ULL);
+            switch (kind) {
+            case RUNS_DUPS:
+                x = x % 3 * 1000;
+                break;
+            case RUNS_ALL_EQUAL:
+                x = 42;
+                break;
+            case RUNS_EXTREMES:
+                x = x & 1 ? UINT64_MAX : 0;
+                break;
+            default:
+                break;
+            }
+            in[off + i] = x;
+        }
+        qsort(in + off, c, sizeof(*in), cmp_u64);
+        off += c;
+    }
+}
+
+/* Every run count 1..65 for each kind and a few totals, with 1, 2 and 3 threads. */
+static void merge_matrix(const size_t *totals, size_t ntotals, int kind_from, int kind_to,
+                         int runs_step)
+{
+    size_t max = 0;
+    for (size_t i = 0; i < ntotals; i++) {
+        max = totals[i] > max ? totals[i] : max;
+    }
+    uint64_t *in = keys_alloc(max), *expect = keys_alloc(max), *out = keys_alloc(max + 1);
+    uint64_t counts[80];
+    for (size_t ti = 0; ti < ntotals; ti++) {
+        size_t total = totals[ti];
+        for (int kind = kind_from; kind < kind_to; kind++) {
+            for (int runs = 1; runs <= 65; runs += runs < 10 ? 1 : runs_step) {
+                make_runs(in, counts, runs, total, (enum run_kind)kind, total + (uint64_t)runs);
+                memcpy(expect, in, total * sizeof(*in));
+                qsort(expect, total, sizeof(*expect), cmp_u64);
+                for (int threads = 1; threads <= 3; threads++) {
+                    cases++;
+                    out[total] = 0x5a5a5a5a; /* a canary past the end */
+                    int rc = sortex_merge_runs(in, counts, runs, out, threads);
+                    size_t at = 0;
+                    while (rc == 0 && at < total && out[at] == expect[at]) {
+                        at++;
+                    }
+                    if (rc != 0 || at < total || out[total] != 0x5a5a5a5a) {
+                        failures++;
+                        fprintf(stderr,
+                                "FAIL merge: kind=%s total=%zu runs=%d threads=%d rc=%d first "
+                                "difference at %zu\n",
+                                run_names[kind], total, runs, threads, rc, at);
+                    }
+                }
+            }
+        }
+    }
+    util_free_big(out);
+    util_free_big(expect);
+    util_free_big(in);
+}
+
+static void group_merge(void)
+{
+    /* Sizes smaller than the run count: every run count. */
+    const size_t tiny[] = {0, 1, 5, 64, 1000};
+    merge_matrix(tiny, sizeof(tiny) / sizeof(tiny[0]), 0, RUNS_COUNT, 1);
+    /* Below, at and above the parallel threshold. */
+    const size_t totals[] = {SORTEX_MERGE_PAR_MIN - 1, SORTEX_MERGE_PAR_MIN,
+                             SORTEX_MERGE_PAR_MIN + 7, 200003};
+    merge_matrix(totals, sizeof(totals) / sizeof(totals[0]), 0, RUNS_COUNT, 8);
+}
+
+static void group_merge_dups(void)
+{
+    const size_t totals[] = {600000};
+    merge_matrix(totals, 1, RUNS_DUPS, RUNS_COUNT, 16);
+    merge_matrix(totals, 1, RUNS_EQUAL, RUNS_SKEWED + 1, 55);
+}
+
+int main(int argc, char **argv)
+{
+    static const struct {
+        const char *name;
+        void (*run)(void);
+    } groups[] = {
+        {"small", group_small},   {"thresholds", group_thresholds}, {"large", group_large},
+        {"skewed", group_skewed}, {"errors", group_errors},         {"merge", group_merge},
+        {"merge-dups", group_merge_dups},
+    };
+    if (argc != 2) {
+        fprintf(stderr, "usage: test_localsort GROUP\n");
+        return 2;
+    }
+    for (size_t i = 0; i < sizeof(groups) / sizeof(groups[0]); i++) {
+        if (strcmp(argv[1], groups[i].name) == 0) {
+            groups[i].run();
+            printf("%s: %d cases, %d failed\n", argv[1], cases, failures);
+            return failures ? 1 : 0;
+        }
+    }
+    fprintf(stderr, "test_localsort: unknown group (%s)\n", argv[1]);
+    return 2;
+}
