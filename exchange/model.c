@@ -10,6 +10,8 @@
  *   alltoallv-pairwise  Open MPI's pairwise algorithm, the shift schedule of seed 003 §3.1:
  *                       P-1 rounds, in round k rank r sends to r+k and receives from r-k;
  *                       a round costs alpha + beta (its largest message).
+ *   shift               the same rounds as the shift back-end runs them: empty pieces are
+ *                       not sent, so they cost no start-up and synchronise nobody.
  *   pairwise            the 1-factorization of seed 004 §4.1: P-1 rounds (P for odd P), in
  *                       each every rank swaps with one partner; alpha + beta (largest message).
  *   transpose           Bader, Helman and JaJa's two regular rounds (seed 000): bins padded
@@ -25,8 +27,10 @@
  *   hypercube           log2 Q combining rounds (Q the largest power of two <= P, the other
  *                       ranks folded in before and out after), one bundle per round with an
  *                       8-byte count per pair: volume about (n/2) log2 P.
- * Where a model mirrors a rule of a back-end (packet size, grid shape, folding, dealing), the
- * rule is restated here and marked "mirrors"; keep the two in step.
+ * The round structure of pairwise, shift, grid and hypercube comes from exchange/topo.h, the
+ * back-ends' own schedule functions. Where a model restates a rule instead (the scheduled
+ * back-ends' packet size, the bundles' scatter threshold, the transpose dealing and bounds,
+ * which are not exposed as functions), it is marked "mirrors"; keep the two in step.
  *
  * The second part models the sort's sample, splitter and bucket phases without MPI, so that
  * the simulator sees the count matrix a real run would exchange.
@@ -41,6 +45,7 @@
 #include <string.h>
 
 #include "exchange/sched.h"
+#include "exchange/topo.h"
 #include "sort/sortex.h"
 #include "util/alloc.h"
 #include "util/util.h"
@@ -299,9 +304,14 @@ static int model_linear(const struct exchange_model_case *c, struct exchange_mod
     return UTIL_OK;
 }
 
-/* Shift (Open MPI's pairwise alltoallv, seed 003 §3.1): in round k = 1..P-1 rank i sends to
- * i + k and receives from i - k (mod P). */
-static int model_shift(const struct exchange_model_case *c, struct exchange_model_result *r)
+/*
+ * Shift rounds (seed 003 §3.1, exchange/topo.h): in round k = 1..P-1 rank i sends to i + k and
+ * receives from i - k (mod P). Open MPI's pairwise alltoallv (@skip_empty 0) sends every
+ * message, empty ones too, so every round synchronises every rank with two others; the shift
+ * back-end (@skip_empty 1) sends only non-empty pieces.
+ */
+static int model_shift_rounds(const struct exchange_model_case *c, struct exchange_model_result *r,
+                              int skip_empty)
 {
     int p = c->p;
     struct rounds w;
@@ -316,14 +326,17 @@ static int model_shift(const struct exchange_model_case *c, struct exchange_mode
     }
     for (int k = 1; k < p; k++) {
         for (int i = 0; i < p; i++) {
-            int j = (i + k) % p;
+            int j = topo_shift_to(k, i, p);
             uint64_t b = c->bytes[(size_t)i * p + j];
+            if (b == 0 && skip_empty) {
+                continue;
+            }
             rounds_msg(&w, i, j, b);
             /* A send-receive: i's message to j is one transfer between the two. */
             async_xfer(&as, i, j, c->alpha + c->beta * (double)b);
         }
         for (int i = 0; i < p; i++) {
-            async_commit(&as, i, (i + k) % p);
+            async_commit(&as, i, topo_shift_to(k, i, p));
         }
         rounds_close(&w);
     }
@@ -332,28 +345,22 @@ static int model_shift(const struct exchange_model_case *c, struct exchange_mode
     return UTIL_OK;
 }
 
-/* Mirrors the 1-factor partner rule of the pairwise back-end (seed 004 §4.1): for odd p, in
- * round i PE j swaps with (i - j) mod p and idles when that is j; for even p, PEs 0..p-2 run
- * the odd rule on p-1 PEs and the one that would idle swaps with PE p-1 (which takes the x
- * with 2x = i mod (p-1), x = i (m+1)/2 mod m). */
-static int factor_partner(int i, int j, int p)
+static int model_ompi_pairwise(const struct exchange_model_case *c, struct exchange_model_result *r)
 {
-    int64_t m = p % 2 ? p : p - 1;
-    if (j == m) {
-        return (int)((int64_t)i * ((m + 1) / 2) % m);
-    }
-    int q = (int)((((int64_t)i - j) % m + m) % m);
-    if (q == j) {
-        return p % 2 ? j : p - 1;
-    }
-    return q;
+    return model_shift_rounds(c, r, 0);
 }
 
-/* 1-factor pairwise: P-1 rounds for even P, P for odd P; partners swap in both directions
- * (one send-receive), and skip their round when neither has anything for the other. */
+static int model_shift(const struct exchange_model_case *c, struct exchange_model_result *r)
+{
+    return model_shift_rounds(c, r, 1);
+}
+
+/* 1-factor pairwise (seed 004 §4.1, exchange/topo.h): P-1 rounds for even P, P for odd P;
+ * partners swap both ways in one send-receive, an empty side sends nothing, and a pair with
+ * nothing either way skips its round (as the pairwise back-end does). */
 static int model_factor(const struct exchange_model_case *c, struct exchange_model_result *r)
 {
-    int p = c->p, nrounds = p == 1 ? 0 : p % 2 ? p : p - 1;
+    int p = c->p, nrounds = p == 1 ? 0 : topo_factor_rounds(p);
     struct rounds w;
     int err = rounds_init(&w, c, r);
     if (err != UTIL_OK) {
@@ -366,18 +373,20 @@ static int model_factor(const struct exchange_model_case *c, struct exchange_mod
     }
     for (int i = 0; i < nrounds; i++) {
         for (int j = 0; j < p; j++) {
-            int q = factor_partner(i, j, p);
+            int q = topo_factor_partner(i, j, p);
             uint64_t out = c->bytes[(size_t)j * p + q], in = c->bytes[(size_t)q * p + j];
             if (q == j || out + in == 0) {
-                continue; /* idle, or (as the back-end does) a pair with nothing either way */
+                continue; /* idle, or a pair with nothing either way */
             }
-            rounds_msg(&w, j, q, out);
+            if (out > 0) {
+                rounds_msg(&w, j, q, out);
+            }
             if (j < q) { /* one swap per pair, as long as the larger direction */
                 async_xfer(&as, j, q, c->alpha + c->beta * (double)max_u64(out, in));
             }
         }
         for (int j = 0; j < p; j++) {
-            async_commit(&as, j, factor_partner(i, j, p));
+            async_commit(&as, j, topo_factor_partner(i, j, p));
         }
         rounds_close(&w);
     }
@@ -599,43 +608,56 @@ static int model_fullduplex(const struct exchange_model_case *c, struct exchange
     return model_scheduled(c, r, "fullduplex");
 }
 
-/* ---- grid ---------------------------------------------------------------------------------- */
+/* ---- bundles: grid and hypercube ---------------------------------------------------------- */
 
-/* Mirrors the grid back-end's shape: cols = ceil(P / floor(sqrt P)), rows = ceil(P / cols),
- * filled row by row, only the last row possibly incomplete. */
-struct grid_shape {
-    int p, rows, cols;
+/* Mirrors BUNDLE_SCATTER_MIN_DEFAULT of exchange/bundle.c: a bundle whose payload is below
+ * this many bytes travels packed (header and pieces in one message), a larger one scattered
+ * (the header, then every non-empty piece as its own message). */
+#define MODEL_SCATTER_MIN ((uint64_t)64 << 10)
+
+/* The bundle being collected for one peer: payload bytes, pieces (one header count each),
+ * non-empty pieces and the largest piece. */
+struct bundle {
+    uint64_t bytes, pieces, full, largest;
 };
 
-static struct grid_shape grid_shape(int p)
+static void bundle_add(struct bundle *b, uint64_t piece)
 {
-    struct grid_shape g;
-    int r = 1;
-    while ((int64_t)(r + 1) * (r + 1) <= p) {
-        r++;
-    }
-    g.p = p;
-    g.cols = (p + r - 1) / r;
-    g.rows = (p + g.cols - 1) / g.cols;
-    return g;
+    b->bytes += piece;
+    b->pieces++;
+    b->full += piece > 0;
+    b->largest = max_u64(b->largest, piece);
 }
 
-/* Mirrors the grid back-end's routing: the piece s -> d goes through the rank of s's row in
- * d's column, or the one in the row above when the last row lacks that column. */
-static int grid_via(const struct grid_shape *g, int s, int d)
+/* Sends bundle @b from @src to @dst in the current round, packed or scattered; clears it. */
+static void bundle_send(struct rounds *w, int src, int dst, struct bundle *b)
 {
-    int m = (s / g->cols) * g->cols + d % g->cols;
-    return m < g->p ? m : m - g->cols;
+    uint64_t header = HEADER_BYTES * b->pieces;
+    if (b->bytes < MODEL_SCATTER_MIN) {
+        rounds_msg(w, src, dst, header + b->bytes);
+    } else {
+        rounds_msg(w, src, dst, header);
+        /* The pieces as messages of their own: account their bytes and start-ups at once. */
+        w->sent[src] += b->bytes;
+        w->recv[dst] += b->bytes;
+        w->msgs[src] += b->full;
+        w->total_msgs[src] += b->full;
+        w->r->bytes_moved += b->bytes;
+        w->r->max_message = max_u64(w->r->max_message, b->largest);
+    }
+    memset(b, 0, sizeof(*b));
 }
 
 /*
- * Adds the bundles of one phase to @w: for every (a, b) with a != b, the pieces routed a -> b
- * form one bundle of header (one count per piece) plus payload. The pieces are enumerated by
- * an outer rank o and inner rank i (phase 1: o = source, bundles go o -> via; phase 2:
- * o = destination, bundles go via -> o), collected per peer in @acc / @cnt with @touched.
+ * One phase of the grid (exchange/topo.h: ranks fill a rows x cols grid row by row; the piece
+ * s -> d goes first within s's row to via = the rank in d's column, or the one in the row above
+ * when the last row lacks that column, then within that column to d). Every (a, b), a != b,
+ * with pieces routed a -> b in this phase forms one bundle. The pieces are enumerated by an
+ * outer rank o and an inner rank i (phase 1: o is the source and bundles go o -> via; phase 2:
+ * o is the destination and bundles go via -> o), collected per peer in @acc with @touched.
  */
-static void grid_phase(struct rounds *w, const struct grid_shape *g, int phase, uint64_t *acc,
-                       uint64_t *cnt, int *touched)
+static void grid_phase(struct rounds *w, const struct topo_grid *g, int phase, struct bundle *acc,
+                       int *touched)
 {
     int p = g->p;
     for (int o = 0; o < p; o++) {
@@ -645,44 +667,38 @@ static void grid_phase(struct rounds *w, const struct grid_shape *g, int phase, 
             if (s == d) {
                 continue; /* the own piece never leaves */
             }
-            int peer = grid_via(g, s, d); /* the intermediate: the bundle's other end */
+            int peer = topo_grid_via(g, s, d); /* the intermediate: the bundle's other end */
             if ((phase == 1 && peer == s) || (phase == 2 && peer == d)) {
                 continue; /* this phase keeps the piece where it is */
             }
-            if (cnt[peer]++ == 0) {
+            if (acc[peer].pieces == 0) {
                 touched[nt++] = peer;
             }
-            acc[peer] += w->c->bytes[(size_t)s * p + d];
+            bundle_add(&acc[peer], w->c->bytes[(size_t)s * p + d]);
         }
         for (int k = 0; k < nt; k++) {
             int peer = touched[k];
-            uint64_t b = acc[peer] + HEADER_BYTES * cnt[peer];
-            if (phase == 1) {
-                rounds_msg(w, o, peer, b);
-            } else {
-                rounds_msg(w, peer, o, b);
-            }
-            acc[peer] = cnt[peer] = 0;
+            bundle_send(w, phase == 1 ? o : peer, phase == 1 ? peer : o, &acc[peer]);
         }
     }
 }
 
-/* Grid: phase 1 within rows (to the rank in the destination's column), phase 2 within columns;
- * each phase one bundle per peer, all posted at once. */
+/* Grid: phase 1 within rows, phase 2 within columns; each phase one bundle per peer, all
+ * posted at once. */
 static int model_grid(const struct exchange_model_case *c, struct exchange_model_result *r)
 {
     int p = c->p;
-    struct grid_shape g = grid_shape(p);
+    struct topo_grid g = topo_grid_shape(p);
     struct rounds w;
     int err = rounds_init(&w, c, r);
-    uint64_t *acc = util_calloc(2 * (size_t)p, sizeof(uint64_t));
+    struct bundle *acc = util_calloc((size_t)p, sizeof(*acc));
     int *touched = util_malloc((size_t)p * sizeof(int));
     if (err != UTIL_OK || acc == NULL || touched == NULL) {
         err = err != UTIL_OK ? err : util_fail(UTIL_ENOMEM, "out of memory (grid model)");
         goto fail;
     }
     for (int phase = 1; phase <= 2 && p > 1; phase++) {
-        grid_phase(&w, &g, phase, acc, acc + p, touched);
+        grid_phase(&w, &g, phase, acc, touched);
         rounds_close(&w);
     }
     detail(r, "grid=%dx%d", g.rows, g.cols);
@@ -699,42 +715,33 @@ fail:
     return err;
 }
 
-/* ---- hypercube ----------------------------------------------------------------------------- */
-
 /*
- * Hypercube (mirrors the hypercube back-end): Q = the largest power of two <= P; rank e >= Q
- * is folded into node e - Q: it hands that node its whole send buffer first (its own piece
- * included) and gets its pieces back last. Before cube round k, node x holds the pieces
- * (s, d) whose source node agrees with x on the bits >= k and whose destination node agrees
- * with x on the bits < k; it sends x ^ 2^k, as one bundle, those whose destination node
- * differs from x in bit k. So a piece is held by x = (node(s) & ~mask) | (node(d) & mask) and
- * moves in round k iff node(s) and node(d) differ in bit k: one pass over the P^2 pieces per
- * round. Every bundle carries one 8-byte count per piece (all pieces, empty ones included).
+ * Hypercube (exchange/topo.h): Q = the largest power of two <= P; rank e >= Q is folded into
+ * node e - Q: it hands that node its whole send buffer first (its own piece included) and gets
+ * its pieces back last. Before cube round k, node x holds the pieces (s, d) whose source node
+ * agrees with x on the bits >= k and whose destination node agrees with x on the bits < k; it
+ * sends x ^ 2^k, as one bundle, those whose destination node differs from x in bit k. So a
+ * piece is held by x = (node(s) & ~mask) | (node(d) & mask) and moves in round k iff node(s)
+ * and node(d) differ in bit k: one pass over the P^2 pieces per round.
  */
 static int model_hypercube(const struct exchange_model_case *c, struct exchange_model_result *r)
 {
-    int p = c->p, dim = 0;
-    while ((int64_t)2 << dim <= p) {
-        dim++;
-    }
-    int q = 1 << dim;
+    int p = c->p, dim = topo_cube_dim(p), q = 1 << dim;
     size_t n = (size_t)p;
     struct rounds w;
     int err = rounds_init(&w, c, r);
-    uint64_t *acc = util_calloc(2 * (size_t)q, sizeof(uint64_t));
+    struct bundle *acc = util_calloc((size_t)q, sizeof(*acc));
     if (err != UTIL_OK || acc == NULL) {
         err = err != UTIL_OK ? err : util_fail(UTIL_ENOMEM, "out of memory (hypercube model)");
         goto fail;
     }
-    uint64_t *cnt = acc + q;
-    /* Fold: every extra rank hands its node its whole row, with a count per piece. */
+    /* Fold: every extra rank hands its node its whole row. */
     if (p > q) {
         for (int e = q; e < p; e++) {
-            uint64_t row = 0;
             for (size_t d = 0; d < n; d++) {
-                row += c->bytes[(size_t)e * n + d];
+                bundle_add(&acc[0], c->bytes[(size_t)e * n + d]);
             }
-            rounds_msg(&w, e, e - q, row + HEADER_BYTES * n);
+            bundle_send(&w, e, e - q, &acc[0]);
         }
         rounds_close(&w);
     }
@@ -742,31 +749,26 @@ static int model_hypercube(const struct exchange_model_case *c, struct exchange_
     for (int k = 0; k < dim; k++) {
         int bit = 1 << k, mask = bit - 1;
         for (size_t s = 0; s < n; s++) {
-            int a = (int)s < q ? (int)s : (int)s - q;
+            int a = topo_cube_node((int)s, q);
             for (size_t d = 0; d < n; d++) {
-                int b = (int)d < q ? (int)d : (int)d - q;
-                if (((a ^ b) & bit) == 0) {
-                    continue; /* same side of dimension k: stays */
+                int b = topo_cube_node((int)d, q);
+                if (((a ^ b) & bit) != 0) {
+                    bundle_add(&acc[(a & ~mask) | (b & mask)], c->bytes[s * n + d]);
                 }
-                int x = (a & ~mask) | (b & mask);
-                acc[x] += c->bytes[s * n + d];
-                cnt[x]++;
             }
         }
         for (int x = 0; x < q; x++) {
-            rounds_msg(&w, x, x ^ bit, acc[x] + HEADER_BYTES * cnt[x]);
-            acc[x] = cnt[x] = 0;
+            bundle_send(&w, x, x ^ bit, &acc[x]); /* every node, an empty bundle too */
         }
         rounds_close(&w);
     }
     /* Unfold: every node hands its extra rank the pieces for it, from every source. */
     if (p > q) {
         for (int e = q; e < p; e++) {
-            uint64_t col = 0;
             for (size_t s = 0; s < n; s++) {
-                col += c->bytes[s * n + (size_t)e];
+                bundle_add(&acc[0], c->bytes[s * n + (size_t)e]);
             }
-            rounds_msg(&w, e - q, e, col + HEADER_BYTES * n);
+            bundle_send(&w, e - q, e, &acc[0]);
         }
         rounds_close(&w);
     }
@@ -797,10 +799,9 @@ fail:
 
 MODEL(m_linear, "alltoallv-linear", "alltoallv", "full",
       "all P-1 messages at once: alpha (P-1) + beta max(sent, received)", model_linear);
-MODEL(m_shift, "alltoallv-pairwise", "alltoallv", "full",
-      "P-1 shift rounds (to r+k, from r-k), each alpha + beta (largest message); the shift "
-      "back-end",
-      model_shift);
+MODEL(m_ompi_pairwise, "alltoallv-pairwise", "alltoallv", "full",
+      "Open MPI's pairwise: P-1 shift rounds (to r+k, from r-k), empty messages sent too",
+      model_ompi_pairwise);
 MODEL(m_transpose, "transpose", "transpose", "full",
       "two MPI_Alltoall rounds of blocks padded to n_max/P + P/2 and h/P + P/2", model_transpose);
 MODEL(m_direct, "direct", "direct", "half",
@@ -814,6 +815,9 @@ MODEL(m_fullduplex, "fullduplex", "fullduplex", "full",
 MODEL(m_factor, "pairwise", "pairwise", "full",
       "1-factor rounds (P-1, P for odd P), partners swap: alpha + beta (largest message) each",
       model_factor);
+MODEL(m_shift, "shift", "shift", "full",
+      "P-1 shift rounds (to r+k, from r-k), non-empty pieces only: alpha + beta (largest)",
+      model_shift);
 MODEL(m_grid, "grid", "grid", "full",
       "rows then columns of a sqrt(P) grid: ~2 (sqrt(P)-1) start-ups, data moved twice",
       model_grid);
@@ -821,8 +825,8 @@ MODEL(m_hypercube, "hypercube", "hypercube", "full",
       "log2 P combining rounds (non-powers of two folded): volume ~ (n/2) log2 P", model_hypercube);
 
 const struct exchange_model *const exchange_models[] = {
-    &m_linear,     &m_shift,  &m_transpose, &m_direct,    &m_forward,
-    &m_fullduplex, &m_factor, &m_grid,      &m_hypercube, NULL,
+    &m_linear, &m_ompi_pairwise, &m_transpose, &m_direct,    &m_forward, &m_fullduplex,
+    &m_factor, &m_shift,         &m_grid,      &m_hypercube, NULL,
 };
 
 const struct exchange_model *exchange_model_find(const char *name)
@@ -856,7 +860,7 @@ void exchange_model_names(char *buf, size_t cap)
  * job and its collectives, so they cannot be called for P ranks inside one process. Keep the
  * rules below in step with them; tests/35-simulator.bats compares this matrix with what a real
  * run reports (every rank's received keys).
- *   oversampling S = the user's, or max(16, ceil((P+1)/epsilon)), T = S P samples in all;
+ *   oversampling S = the user's, or max(256, ceil((P+1)/epsilon)), T = S P samples in all;
  *   rank r (m_r of n keys, sorted) draws s_r = min(m_r, ceil(T m_r / n)) samples at positions
  *   floor((2k+1) m_r / (2 s_r)), each tagged with its global position offset_r + index;
  *   splitter j = the sorted sample's entry floor(j t / P) (t samples), in (key, position)
@@ -919,7 +923,7 @@ int exchange_model_sort_counts(const struct datagen_params *dp, double epsilon, 
     uint64_t s = oversample;
     if (s == 0) {
         s = (uint64_t)ceil((double)(p + 1) / (epsilon > 0 ? epsilon : 0.1));
-        s = s < 16 ? 16 : s;
+        s = s < 256 ? 256 : s;
     }
     unsigned __int128 total = (unsigned __int128)s * p;
     if (total * 2 > INT_MAX) {

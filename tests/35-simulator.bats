@@ -101,7 +101,7 @@ csv_header() {
         'r["algo"] != "transpose" or det(r)["bin1"] <= det(r)["block1"]' \
         'r["algo"] != "transpose" or det(r)["bin2"] <= det(r)["block2"]' \
         'r["algo"] != "pairwise" or int(r["rounds"]) <= int(r["p"])' \
-        'r["algo"] not in ("direct", "fullduplex", "alltoallv-linear", "alltoallv-pairwise", "pairwise") or r["bytes_moved"] == r["total_bytes"]' \
+        'r["algo"] not in ("direct", "fullduplex", "alltoallv-linear", "alltoallv-pairwise", "pairwise", "shift") or r["bytes_moved"] == r["total_bytes"]' \
         'r["algo"] != "forward" or int(r["bytes_moved"]) == int(r["total_bytes"]) + det(r)["forwarded_bytes"]'
 }
 
@@ -115,6 +115,7 @@ csv_header() {
     csv_all 'int(r["total_bytes"]) == 800 and int(r["h_bytes"]) == 720' \
         'r["algo"] != "alltoallv-linear" or num(r["model_seconds"]) == 2' \
         'r["algo"] != "alltoallv-pairwise" or num(r["model_seconds"]) == 2' \
+        'r["algo"] != "shift" or num(r["model_seconds"]) == 2' \
         'r["algo"] != "pairwise" or num(r["model_seconds"]) == 3' \
         'r["algo"] != "transpose" or num(r["model_seconds"]) == 4' \
         'r["algo"] != "grid" or (r["detail"].startswith("grid=1x3") and int(r["rounds"]) == 1)' \
@@ -124,36 +125,50 @@ csv_header() {
     run -0 "$SCHED" --matrix "$BATS_TEST_TMPDIR/m.csv" --alpha 0 --beta 1 --csv
     csv_all 'r["algo"] != "alltoallv-linear" or num(r["model_seconds"]) == 400' \
         'r["algo"] != "alltoallv-pairwise" or num(r["model_seconds"]) == 480' \
-        'r["algo"] not in ("direct", "fullduplex", "alltoallv-linear", "alltoallv-pairwise", "pairwise") or int(r["bytes_moved"]) == 800' \
+        'r["algo"] not in ("direct", "fullduplex", "alltoallv-linear", "alltoallv-pairwise", "pairwise", "shift") or int(r["bytes_moved"]) == 800' \
         'int(r["bytes_moved"]) >= 800'
 }
 
 @test "transpose bins, grid and hypercube volumes match a brute-force replay of their rules" {
     # An independent, piece-by-piece replay of the back-ends' documented rules (dealing run
     # (s, j) from bin s + j, the grid's row-then-column routing with the incomplete last row,
-    # the hypercube's folding), against the simulator's O(P^2) bookkeeping.
-    local p
+    # the hypercube's folding, bundles packed below 64 KiB of payload and scattered into one
+    # message per non-empty piece above), against the simulator's O(P^2) bookkeeping.
+    local p volume
     for p in 5 8 12 17; do
-        "$SCHED" --pattern random --ranks "$p" --volume 4000 --seed "$p" --print-matrix \
-            >"$BATS_TEST_TMPDIR/m.csv"
-        "$SCHED" --matrix "$BATS_TEST_TMPDIR/m.csv" --csv --algos transpose,grid,hypercube \
-            >"$BATS_TEST_TMPDIR/models.csv"
-        python3 - "$BATS_TEST_TMPDIR/m.csv" "$BATS_TEST_TMPDIR/models.csv" <<'PY' ||
+        for volume in 4000 16Mi; do
+            "$SCHED" --pattern random --ranks "$p" --volume "$volume" --seed "$p" --print-matrix \
+                >"$BATS_TEST_TMPDIR/m.csv"
+            "$SCHED" --matrix "$BATS_TEST_TMPDIR/m.csv" --csv --algos transpose,grid,hypercube \
+                >"$BATS_TEST_TMPDIR/models.csv"
+            python3 - "$BATS_TEST_TMPDIR/m.csv" "$BATS_TEST_TMPDIR/models.csv" <<'PY' ||
 import csv, sys
-C = [[int(x) for x in l.split(",")] for l in open(sys.argv[1]) if not l.startswith("#")]
+C = [[8 * int(x) for x in l.split(",")] for l in open(sys.argv[1]) if not l.startswith("#")]
 p = len(C)
 rows = {r["algo"]: r for r in csv.DictReader(open(sys.argv[2]))}
 det = lambda r: {k: int(float(v)) for k, v in (kv.split("=") for kv in r["detail"].split(";"))}
 
-# Transpose: key-by-key dealing, then the largest bins and the padded blocks.
+# Transpose: key-by-key dealing, then the largest bins and the padded blocks (in keys).
+K = [[x // 8 for x in row] for row in C]
 share = lambda c, s, j, b: c // p + ((b - s - j) % p < c % p)
-bin1 = max(sum(share(C[s][j], s, j, b) for j in range(p)) for s in range(p) for b in range(p))
-bin2 = max(sum(share(C[s][j], s, j, b) for s in range(p)) for b in range(p) for j in range(p))
+bin1 = max(sum(share(K[s][j], s, j, b) for j in range(p)) for s in range(p) for b in range(p))
+bin2 = max(sum(share(K[s][j], s, j, b) for s in range(p)) for b in range(p) for j in range(p))
 bound = lambda n: min(n // p + (2 * (n % p) + p * (p - 1)) // (2 * p), n)
-block1, block2 = bound(max(map(sum, C))), bound(max(map(sum, zip(*C))))
+block1, block2 = bound(max(map(sum, K))), bound(max(map(sum, zip(*K))))
 t = det(rows["transpose"])
 assert (t["bin1"], t["bin2"], t["block1"], t["block2"]) == (bin1, bin2, block1, block2), t
 assert int(rows["transpose"]["bytes_moved"]) == 8 * p * (p - 1) * (block1 + block2)
+
+def check(algo, bundles):
+    """bundles: (sender, [piece bytes]) per bundle sent; header 8 bytes a piece; packed below
+    64 KiB of payload (1 message), else the header plus one message per non-empty piece."""
+    moved, msgs = 0, [0] * p
+    for src, pieces in bundles:
+        moved += sum(pieces) + 8 * len(pieces)
+        msgs[src] += 1 if sum(pieces) < 65536 else 1 + sum(1 for x in pieces if x)
+    r = rows[algo]
+    assert (int(r["bytes_moved"]), int(r["startups"])) == (moved, max(msgs)), \
+        (algo, r["bytes_moved"], moved, r["startups"], max(msgs))
 
 # Grid: cols = ceil(P / floor(sqrt P)); s -> via (s's row, d's column, or the row above).
 r = int(p ** 0.5)
@@ -164,35 +179,32 @@ def via(s, d):
 bundles = {}
 for s in range(p):
     for d in range(p):
-        if s == d:
-            continue
-        for hop in ((1, s, via(s, d)), (2, via(s, d), d)):  # the two hops, when they move
-            if hop[1] != hop[2]:
-                n, k = bundles.get(hop, (0, 0))
-                bundles[hop] = (n + 8 * C[s][d], k + 1)
-moved = sum(n + 8 * k for n, k in bundles.values())
-assert int(rows["grid"]["bytes_moved"]) == moved, (rows["grid"]["bytes_moved"], moved)
+        if s != d:
+            for hop in ((1, s, via(s, d)), (2, via(s, d), d)):  # the two hops, when they move
+                if hop[1] != hop[2]:
+                    bundles.setdefault(hop, []).append(C[s][d])
+check("grid", [(a, pieces) for (_, a, b), pieces in bundles.items()])
 
-# Hypercube: fold ranks >= Q into r - Q, route bit by bit, unfold.
+# Hypercube: fold ranks >= Q into r - Q (whole rows), route bit by bit, unfold (whole columns).
 q = 1 << (p.bit_length() - 1)
 node = lambda x: x if x < q else x - q
 held = {(s, d): node(s) for s in range(p) for d in range(p)}
-moved = sum(8 * sum(C[e]) + 8 * p for e in range(q, p))  # fold: whole rows and a count each
+bundles = [(e, C[e]) for e in range(q, p)]
 k = 0
 while (1 << k) < q:
-    out = {}
+    out = {x: [] for x in range(q)}  # every node sends a bundle every round
     for (s, d), x in held.items():
         if (x ^ node(d)) >> k & 1:
-            n, c = out.get(x, (0, 0))
-            out[x] = (n + 8 * C[s][d], c + 1)
+            out[x].append(C[s][d])
             held[(s, d)] = x ^ (1 << k)
-    moved += sum(n + 8 * c for n, c in out.values())  # one count per piece, empty ones too
+    bundles += list(out.items())
     k += 1
 assert all(x == node(d) for (s, d), x in held.items())
-moved += sum(8 * sum(C[s][e] for s in range(p)) + 8 * p for e in range(q, p))  # unfold
-assert int(rows["hypercube"]["bytes_moved"]) == moved, (rows["hypercube"]["bytes_moved"], moved)
+bundles += [(e - q, [C[s][e] for s in range(p)]) for e in range(q, p)]
+check("hypercube", bundles)
 PY
-            fail "P = $p"
+                fail "P = $p, volume $volume"
+        done
     done
 }
 
