@@ -70,7 +70,8 @@ PROGRAMS := sortex:sort/main.c \
             sortex-gen:datagen/main.c \
             sortex-verify:verify/main.c \
             sortex-example:sort/example_main.c \
-            sortex-xbench:bench/xbench_main.c
+            sortex-xbench:bench/xbench_main.c \
+            sortex-sched:exchange/sched_main.c
 
 # C unit tests: tests/unit/test_*.c, run from tests/*.bats.
 UNIT_C := $(wildcard tests/unit/test_*.c)

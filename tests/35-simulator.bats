@@ -1,0 +1,314 @@
+#!/usr/bin/env bats
+# tests/35-simulator.bats: bin/sortex-sched, the schedule simulator: its three inputs, the
+# h-relation schedules against the theorems' bounds, the alpha-beta models on hand-checked
+# matrices, the CSV shape and the user mistakes. No MPI except the --ping-pong run and the
+# sorts the datagen input mode is checked against.
+bats_require_minimum_version 1.5.0
+load helper
+
+SCHED=$SORTEX_BIN/sortex-sched
+
+setup() {
+    [[ -x $SCHED ]] || fail "missing $SCHED (run make)"
+}
+
+# The model names, one per line.
+algos() {
+    "$SCHED" --algos help | awk 'NR > 1 { print $1 }'
+}
+
+# csv_all EXPR...: the CSV in $output has rows, and every row r satisfies every Python
+# expression EXPR; r maps column names to text, num() reads a number (NaN for an empty field),
+# det(r) is the detail column as a dict. Prints the rows that do not, with the expression.
+csv_all() {
+    python3 -c '
+import csv, io, math, sys
+rows = list(csv.DictReader(io.StringIO(sys.stdin.read())))
+num = lambda x: float(x) if x != "" else math.nan
+det = lambda r: {k: float(v) for k, v in (kv.split("=") for kv in r["detail"].split(";") if kv)}
+bad = [(e, r) for e in sys.argv[1:] for r in rows if not eval(e)]
+for e, r in bad:
+    print("violates", e, ":", dict(r), file=sys.stderr)
+sys.exit(1 if bad or not rows else 0)' "$@" <<<"$output"
+}
+
+# sched_rows ARGS...: runs sortex-sched --csv ARGS; fails on a non-zero exit; prints the rows
+# without the header (collect several runs, then check them with one csv_all).
+sched_rows() {
+    local out
+    out=$("$SCHED" --csv "$@") || { echo "sortex-sched $* failed" >&2; return 1; }
+    tail -n +2 <<<"$out"
+}
+
+# The CSV header line.
+csv_header() {
+    "$SCHED" --pattern bucket --ranks 1 --algos direct --csv | head -1
+}
+
+@test "--help names every option with its default and the exit codes, --version the commit" {
+    run -0 "$SCHED" --help
+    local opt
+    for opt in --matrix --unit --dist --n --epsilon --oversample --pattern --volume --ranks \
+        --seed --algos --alpha --beta --packet --csv --print-matrix --no-validate --threads \
+        --ping-pong --help --version; do
+        assert_output --partial -- "$opt"
+    done
+    assert_output --regexp -- '--alpha SECONDS .*\[[0-9.]+e-[0-9]+, measured here\]'
+    assert_output --regexp -- '--beta SECONDS .*\[[0-9.]+e-[0-9]+ = 1/\([0-9.]+ GB/s\), measured here\]'
+    assert_output --regexp 'exit codes: 0 .* 2 usage error'
+    assert_output --partial '3 runtime failure'
+    run -0 "$SCHED" --version
+    assert_line --regexp '^sortex-sched [0-9.]+ \(commit [0-9a-f]+'
+}
+
+@test "models every algorithm on every synthetic pattern and alias, for even and odd P" {
+    local names pat p
+    names=$(algos | paste -sd,)
+    for pat in $("$SCHED" --pattern help | awk 'NR > 1 { sub(/:.*/, "", $1); print $1 }'); do
+        for p in 5 8; do
+            run -0 "$SCHED" --pattern "$pat" --ranks "$p" --volume 64Ki --csv
+            [[ $(awk -F, 'NR > 1 { print $2 ":" $7 }' <<<"$output" | paste -sd,) == \
+                "$(algos | sed "s/^/$p:/" | paste -sd,)" ]] ||
+                fail "pattern $pat, P = $p: not one row per model: $output"
+        done
+    done
+}
+
+@test "takes 1.5 h direct and about 1.2 h forwarded on the lower-bound instance" {
+    # h/2 packets on every 3-cycle edge: direct exactly 3h/2; forward exactly 6/5 h for even P,
+    # and for odd P between the paper's lower bound 6/5 (1 + 3/(5P - 3)) h and its upper bound
+    # (6/5 + 2/P)(h + 1): 1.2 within 0.1 at P = 9, within 0.03 from P = 63 on.
+    local p
+    output=$(csv_header; for p in 6 9 48 63 99; do
+        sched_rows --pattern lowerbound --ranks "$p" --algos direct,forward || exit 1
+    done) || fail "a run failed"
+    csv_all 'int(r["h_packets"]) == 256' \
+        'r["algo"] != "direct" or abs(num(r["steps_per_h"]) - 1.5) < 1e-9' \
+        'r["algo"] != "forward" or int(r["p"]) % 2 or abs(num(r["steps_per_h"]) - 1.2) < 1e-9' \
+        'r["algo"] != "forward" or int(r["p"]) % 2 == 0 or (1.2 * (1 + 3 / (5 * int(r["p"]) - 3)) - 1e-6 <= num(r["steps_per_h"]) <= (1.2 + 2 / int(r["p"])) * 257 / 256)'
+}
+
+@test "keeps every schedule within its bound and the transpose bins within theirs, random matrices" {
+    local pat p
+    output=$(csv_header; for pat in random uniform sparse:3 onehot:80 zipf:2 ggroup:3; do
+        for p in 4 7 16 33 64; do
+            sched_rows --pattern "$pat" --ranks "$p" --seed "$p" || exit 1
+        done
+    done) || fail "a run failed"
+    csv_all 'math.isnan(num(r["bound_steps"])) or num(r["steps"]) <= num(r["bound_steps"]) + 1e-9' \
+        'r["algo"] not in ("direct", "forward", "fullduplex") or num(r["bound_steps"]) > 0' \
+        'r["algo"] != "fullduplex" or num(r["steps"]) == num(r["bound_steps"])' \
+        'r["algo"] != "transpose" or det(r)["bin1"] <= det(r)["block1"]' \
+        'r["algo"] != "transpose" or det(r)["bin2"] <= det(r)["block2"]' \
+        'r["algo"] != "pairwise" or int(r["rounds"]) <= int(r["p"])' \
+        'r["algo"] not in ("direct", "fullduplex", "alltoallv-linear", "alltoallv-pairwise", "pairwise", "shift") or r["bytes_moved"] == r["total_bytes"]' \
+        'r["algo"] != "forward" or int(r["bytes_moved"]) == int(r["total_bytes"]) + det(r)["forwarded_bytes"]'
+}
+
+@test "the models price rounds by alpha and beta as documented, on a hand-checked matrix" {
+    # Keys: 0->1 10, 0->2 20, 1->2 30, 2->0 40; sent 30, 30, 40; received 40, 10, 50. With
+    # alpha 1 s and beta 0 a model's time counts its start-ups: P-1 for the linear and shift
+    # alltoallv, P rounds of 1-factors (odd P), 2 x (P-1) for transpose; P = 3 is one grid row
+    # (one phase) and a cube of 2 with one rank folded in (fold, 1 round, unfold).
+    printf '0,10,20\n0,0,30\n40,0,0\n' >"$BATS_TEST_TMPDIR/m.csv"
+    run -0 "$SCHED" --matrix "$BATS_TEST_TMPDIR/m.csv" --alpha 1 --beta 0 --csv
+    csv_all 'int(r["total_bytes"]) == 800 and int(r["h_bytes"]) == 720' \
+        'r["algo"] != "alltoallv-linear" or num(r["model_seconds"]) == 2' \
+        'r["algo"] != "alltoallv-pairwise" or num(r["model_seconds"]) == 2' \
+        'r["algo"] != "shift" or num(r["model_seconds"]) == 2' \
+        'r["algo"] != "pairwise" or num(r["model_seconds"]) == 3' \
+        'r["algo"] != "transpose" or num(r["model_seconds"]) == 4' \
+        'r["algo"] != "grid" or (r["detail"].startswith("grid=1x3") and int(r["rounds"]) == 1)' \
+        'r["algo"] != "hypercube" or int(r["rounds"]) == 3'
+    # alpha 0, beta 1 s/B: linear waits for rank 2's 50 keys in; the shift rounds are k = 1
+    # (0->1, 1->2, 2->0: largest 40 keys) and k = 2 (0->2: 20 keys).
+    run -0 "$SCHED" --matrix "$BATS_TEST_TMPDIR/m.csv" --alpha 0 --beta 1 --csv
+    csv_all 'r["algo"] != "alltoallv-linear" or num(r["model_seconds"]) == 400' \
+        'r["algo"] != "alltoallv-pairwise" or num(r["model_seconds"]) == 480' \
+        'r["algo"] not in ("direct", "fullduplex", "alltoallv-linear", "alltoallv-pairwise", "pairwise", "shift") or int(r["bytes_moved"]) == 800' \
+        'int(r["bytes_moved"]) >= 800'
+}
+
+@test "transpose bins, grid and hypercube volumes match a brute-force replay of their rules" {
+    # An independent, piece-by-piece replay of the back-ends' documented rules (dealing run
+    # (s, j) from bin s + j, the grid's row-then-column routing with the incomplete last row,
+    # the hypercube's folding, bundles packed below 64 KiB of payload and scattered into one
+    # message per non-empty piece above), against the simulator's O(P^2) bookkeeping.
+    local p volume
+    for p in 5 8 12 17; do
+        for volume in 4000 16Mi; do
+            "$SCHED" --pattern random --ranks "$p" --volume "$volume" --seed "$p" --print-matrix \
+                >"$BATS_TEST_TMPDIR/m.csv"
+            "$SCHED" --matrix "$BATS_TEST_TMPDIR/m.csv" --csv --algos transpose,grid,hypercube \
+                >"$BATS_TEST_TMPDIR/models.csv"
+            python3 - "$BATS_TEST_TMPDIR/m.csv" "$BATS_TEST_TMPDIR/models.csv" <<'PY' ||
+import csv, sys
+C = [[8 * int(x) for x in l.split(",")] for l in open(sys.argv[1]) if not l.startswith("#")]
+p = len(C)
+rows = {r["algo"]: r for r in csv.DictReader(open(sys.argv[2]))}
+det = lambda r: {k: int(float(v)) for k, v in (kv.split("=") for kv in r["detail"].split(";"))}
+
+# Transpose: key-by-key dealing, then the largest bins and the padded blocks (in keys).
+K = [[x // 8 for x in row] for row in C]
+share = lambda c, s, j, b: c // p + ((b - s - j) % p < c % p)
+bin1 = max(sum(share(K[s][j], s, j, b) for j in range(p)) for s in range(p) for b in range(p))
+bin2 = max(sum(share(K[s][j], s, j, b) for s in range(p)) for b in range(p) for j in range(p))
+bound = lambda n: min(n // p + (2 * (n % p) + p * (p - 1)) // (2 * p), n)
+block1, block2 = bound(max(map(sum, K))), bound(max(map(sum, zip(*K))))
+t = det(rows["transpose"])
+assert (t["bin1"], t["bin2"], t["block1"], t["block2"]) == (bin1, bin2, block1, block2), t
+assert int(rows["transpose"]["bytes_moved"]) == 8 * p * (p - 1) * (block1 + block2)
+
+def check(algo, bundles):
+    """bundles: (sender, [piece bytes]) per bundle sent; header 8 bytes a piece; packed below
+    64 KiB of payload (1 message), else the header plus one message per non-empty piece."""
+    moved, msgs = 0, [0] * p
+    for src, pieces in bundles:
+        moved += sum(pieces) + 8 * len(pieces)
+        msgs[src] += 1 if sum(pieces) < 65536 else 1 + sum(1 for x in pieces if x)
+    r = rows[algo]
+    assert (int(r["bytes_moved"]), int(r["startups"])) == (moved, max(msgs)), \
+        (algo, r["bytes_moved"], moved, r["startups"], max(msgs))
+
+# Grid: cols = ceil(P / floor(sqrt P)); s -> via (s's row, d's column, or the row above).
+r = int(p ** 0.5)
+cols = -(-p // r)
+def via(s, d):
+    m = s // cols * cols + d % cols
+    return m if m < p else m - cols
+bundles = {}
+for s in range(p):
+    for d in range(p):
+        if s != d:
+            for hop in ((1, s, via(s, d)), (2, via(s, d), d)):  # the two hops, when they move
+                if hop[1] != hop[2]:
+                    bundles.setdefault(hop, []).append(C[s][d])
+check("grid", [(a, pieces) for (_, a, b), pieces in bundles.items()])
+
+# Hypercube: fold ranks >= Q into r - Q (whole rows), route bit by bit, unfold (whole columns).
+q = 1 << (p.bit_length() - 1)
+node = lambda x: x if x < q else x - q
+held = {(s, d): node(s) for s in range(p) for d in range(p)}
+bundles = [(e, C[e]) for e in range(q, p)]
+k = 0
+while (1 << k) < q:
+    out = {x: [] for x in range(q)}  # every node sends a bundle every round
+    for (s, d), x in held.items():
+        if (x ^ node(d)) >> k & 1:
+            out[x].append(C[s][d])
+            held[(s, d)] = x ^ (1 << k)
+    bundles += list(out.items())
+    k += 1
+assert all(x == node(d) for (s, d), x in held.items())
+bundles += [(e - q, [C[s][e] for s in range(p)]) for e in range(q, p)]
+check("hypercube", bundles)
+PY
+                fail "P = $p, volume $volume"
+        done
+    done
+}
+
+@test "--print-matrix round-trips through --matrix, in keys and in bytes" {
+    local m=$BATS_TEST_TMPDIR/m.csv a b
+    run -0 "$SCHED" --pattern random --ranks 12 --print-matrix
+    assert_line --index 0 --regexp '^# pattern:random'
+    echo "$output" >"$m"
+    # Same counts, same models (everything but the input label and the measured times).
+    a=$("$SCHED" --pattern random --ranks 12 --csv --algos direct,forward,transpose | cut -d, -f2-18)
+    b=$("$SCHED" --matrix "$m" --csv --algos direct,forward,transpose | cut -d, -f2-18)
+    assert_equal "$b" "$a"
+    # The same matrix in bytes (every count times 8) is the same instance for the schedules
+    # (transpose pads in elements, which are then bytes).
+    awk -F, -v OFS=, '/^#/ { next } { for (i = 1; i <= NF; i++) $i *= 8; print }' "$m" \
+        >"$BATS_TEST_TMPDIR/bytes.csv"
+    b=$("$SCHED" --matrix "$BATS_TEST_TMPDIR/bytes.csv" --unit bytes --csv \
+        --algos direct,forward | cut -d, -f2-18)
+    assert_equal "$b" "$(head -3 <<<"$a")"
+}
+
+@test "builds the count matrix a sort exchanges on datagen inputs, as a real run reports it" {
+    local case dist p in
+    for case in uniform:4 zero:3 staggered:4 dd:5; do
+        dist=${case%:*} p=${case#*:}
+        in=$(gen_input "$dist" 20000 "$p")
+        mpi "$p" "$SORTEX" --input "$in" --output "$BATS_TEST_TMPDIR/out.bin" \
+            --stats "$BATS_TEST_TMPDIR/stats.json" >"$BATS_TEST_TMPDIR/sort.log" 2>&1 ||
+            fail "sort failed: $case: $(cat "$BATS_TEST_TMPDIR/sort.log")"
+        run -0 "$SCHED" --dist "$dist" --n 20000 --ranks "$p" --seed 1 --print-matrix
+        echo "$output" >"$BATS_TEST_TMPDIR/m.csv"
+        # Every rank receives what the sort gave it; the exchange moves the off-diagonal keys.
+        python3 - "$BATS_TEST_TMPDIR/m.csv" "$BATS_TEST_TMPDIR/stats.json" "$case" <<'PY'
+import json, sys
+m = [[int(x) for x in l.split(",")] for l in open(sys.argv[1]) if not l.startswith("#")]
+d = json.load(open(sys.argv[2]))
+p = len(m)
+cols = [sum(m[i][j] for i in range(p)) for j in range(p)]
+assert cols == [r["n_out"] for r in d["ranks"]], (sys.argv[3], cols, d["ranks"])
+off = sum(m[i][j] for i in range(p) for j in range(p) if i != j)
+assert 8 * off == d["exchange_stats"]["bytes_sent"], (sys.argv[3], off)
+PY
+    done
+}
+
+@test "the CSV has one header and one row of the same width per chosen model, in order" {
+    run -0 "$SCHED" --pattern zipf --ranks 10 --csv --algos hypercube,direct,alltoallv-linear
+    assert_equal "${#lines[@]}" 4
+    assert_line --index 0 --regexp '^input,p,packet_bytes,h_packets,.*,algo,.*,steps_per_h,bound_steps,.*,model_seconds,async_seconds,sched_seconds,.*,detail$'
+    [[ $(awk -F, '{ print NF }' <<<"$output" | sort -u | wc -l) -eq 1 ]] || fail "ragged CSV"
+    [[ $(cut -d, -f7 <<<"$output" | paste -sd' ') == "algo hypercube direct alltoallv-linear" ]]
+    csv_all 'r["sched_seconds"] == "" or num(r["sched_seconds"]) >= 0'
+    # The table has the same models, one line each.
+    run -0 "$SCHED" --pattern zipf --ranks 10 --algos hypercube,direct
+    assert_line --regexp '^hypercube +full'
+    assert_line --regexp '^direct +half'
+}
+
+@test "a mistake gives one error line, nothing on stdout and exit 2" {
+    local dir=$BATS_TEST_TMPDIR args
+    printf '0,1,2\n3,0\n5,6,0\n' >"$dir/ragged.csv"
+    printf '0,1\n3,x\n' >"$dir/garbage.csv"
+    printf '0,1,2\n1,0,3\n' >"$dir/short.csv"
+    printf '# only a comment\n' >"$dir/empty.csv"
+    printf '0,1\n1,0\n' >"$dir/unreadable.csv"
+    chmod 000 "$dir/unreadable.csv"
+    local -a cases=(
+        "--pattern nosuch --ranks 4"
+        "--pattern random --ranks 0"
+        "--pattern random --ranks 12x"
+        "--pattern random --ranks 4097"
+        "--pattern random --ranks 4 --algos direct,nosuch"
+        "--pattern random --ranks 4 --alpha fast"
+        "--pattern random --ranks 4 --beta -1"
+        "--pattern random --ranks 4 --volume 1Q"
+        "--pattern zipf:many --ranks 4"
+        "--dist nosuch --n 100 --ranks 4"
+        "--dist uniform --n 1e --ranks 4"
+        "--dist uniform --ranks 4"
+        "--matrix $dir/missing.csv"
+        "--matrix $dir/ragged.csv"
+        "--matrix $dir/garbage.csv"
+        "--matrix $dir/short.csv"
+        "--matrix $dir/empty.csv"
+        "--matrix $dir"
+        "--matrix $dir/ragged.csv --ranks 3"
+        "--matrix $dir/short.csv --unit words"
+        "--pattern random --ranks 4 stray"
+        "--no-such-option"
+        ""
+    )
+    [[ $(id -u) -eq 0 ]] || cases+=("--matrix $dir/unreadable.csv") # root reads anything
+    for args in "${cases[@]}"; do
+        # shellcheck disable=SC2086
+        run -2 --separate-stderr "$SCHED" $args
+        [[ -z $output ]] || fail "stdout for '$args': $output"
+        [[ ${#stderr_lines[@]} -eq 1 && $stderr == "sortex-sched: error: "*"("*")"* ]] ||
+            fail "not one error line for '$args': $stderr"
+    done
+}
+
+@test "--ping-pong measures alpha and beta between two ranks" {
+    run_mpi 2 "$SCHED" --ping-pong=64Ki
+    assert_success
+    assert_line --regexp '^alpha [0-9.]+e[-+][0-9]+ s '
+    assert_line --regexp '^--alpha [0-9.e+-]+ --beta [0-9.e+-]+$'
+}
