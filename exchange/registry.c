@@ -6,10 +6,12 @@
 #include <string.h>
 
 extern const struct exchange_ops exchange_alltoallv;
+extern const struct exchange_ops exchange_transpose;
 
 /* One line per back-end; the first is the default. */
 static const struct exchange_ops *const registry[] = {
     &exchange_alltoallv,
+    &exchange_transpose,
     NULL,
 };
 

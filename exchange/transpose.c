@@ -1,0 +1,452 @@
+/*
+ * exchange/transpose.c: the two-round transpose with bounded bins.
+ *
+ * Scheme (Bader, Helman and JaJa, "Practical parallel algorithms for personalized communication
+ * and integer sorting", ACM JEA 1996, Section 3, the h-relation; the general case of uneven
+ * inputs is their Section 3.3): instead of one irregular all-to-all, two regular ones.
+ *   0. Every rank all-gathers the send counts: each rank then knows the whole P x P count
+ *      matrix, hence n_max (the most keys any rank sends), h (the most any rank receives), both
+ *      block sizes, and the size of every piece it will send or receive.
+ *   1. Deal: rank s puts key k of its run for destination j into bin (s + j + k) mod P.
+ *   2. Round 1: MPI_Alltoall with one fixed block, bin b to rank b.
+ *   3. Regroup: rank b sorts what it got into P bins by final destination.
+ *   4. Round 2: MPI_Alltoall with one fixed block, bin j to rank j.
+ *   5. Unpack: rank j puts the keys into the contract's layout, grouped by source, each
+ *      source's run in its original order.
+ * Cost per rank: 2 (n_max/P + P/2) P keys sent in round 1 plus (h/P + P/2) P in round 2, two
+ * MPI_Alltoall start-ups, three linear local copies, and an all-gather of P^2 counts. The
+ * count matrix replaces per-block count headers: each rank receives P^2 counts either way, and
+ * with the whole matrix the round-2 headers, the all-reductions of n_max and h, and the round-1
+ * padding of empty inputs all disappear. Volume: about twice the data, plus padding.
+ *
+ * The bound (the paper's argument, made exact for integers). Rank s deals c_j keys for each
+ * destination j into P bins: every bin gets q_j = floor(c_j / P) of them, and the r_j = c_j mod P
+ * bins starting at (s + j) mod P get one extra. Take bin l with Q = sum q_j evenly placed keys
+ * and a extra ones. The runs of extras start at distinct bins (s + j differs for every j), so
+ * the distances d_j = (l - s - j) mod P of bin l from the starts of the runs that cover it are
+ * distinct, and each such run has r_j >= d_j + 1. Hence the extras number R >= 1 + 2 + ... + a
+ * = a(a+1)/2, and n = PQ + R gives: bin = Q + a <= (n - a(a+1)/2)/P + a. Over integers a the
+ * right side peaks at a = P-1 (and a <= P-1, as r_j < P), so bin <= n/P + (P-1)/2, below the
+ * paper's n/P + P/2. It is reached: n = PQ + P(P-1)/2 with runs of 1, 2, ..., P-1 extras ending
+ * at bin l fills bin l to exactly n/P + (P-1)/2 (the unit test builds that case).
+ * Round 2 is the same argument with the roles turned (the paper's "superbins"): bin j on rank b
+ * holds sum over sources s of the keys s dealt to bin b for j; the sources start their runs for
+ * j at distinct bins (s + j), and they deal at most h keys in total for j. So round-2 bins are
+ * at most h/P + (P-1)/2. Both blocks are also capped by n_max and h themselves (a bin cannot
+ * hold more than was dealt), which keeps tiny and empty inputs free of padding.
+ *
+ * Order (why unpacking restores every source's run). Source s's run for destination j has keys
+ * k = 0, 1, ..., c-1. Key k goes to bin b = (s + j + k) mod P; within that bin's piece for j the
+ * keys keep increasing k, so key k = t + mP (t = (b - s - j) mod P) is the piece's m-th key.
+ * Round 1 moves the piece whole to rank b, the regroup copies it whole into b's bin j (after
+ * the pieces of sources 0..s-1), round 2 moves it whole to rank j. There, piece m-th key goes
+ * back to position t + mP of s's run. As b runs over 0..P-1, t runs over 0..P-1 once each, and
+ * m over the piece's length, so every position 0..c-1 is written exactly once, with the key
+ * that had that position at the source: the run arrives in send order, as with alltoallv.
+ *
+ * Counts beyond INT_MAX: a round whose P blocks exceed exchange_int_limit() keys becomes several
+ * MPI_Alltoall calls, each moving a slice of every block, addressed by a datatype whose extent
+ * is the whole block, so that no count or displacement handed to MPI exceeds the limit.
+ */
+#include "exchange/transpose.h"
+
+#include <assert.h>
+#include <string.h>
+
+#include "exchange/exchange.h"
+#include "util/alloc.h"
+#include "util/util.h"
+
+/* Rows of P keys one task of the strided copies handles: a few KiB read, P runs written. */
+#define TRANSPOSE_TILE 64
+/* Below this many rows a copy stays on one thread. */
+#define TRANSPOSE_PAR_ROWS 16384
+
+/* ---- the pure part: bounds, plan, copies --------------------------------------------------- */
+
+uint64_t exchange_transpose_bound(uint64_t n, int p)
+{
+    uint64_t pp = (uint64_t)p;
+    /* floor(n/P + (P-1)/2) = floor((2n + P(P-1)) / 2P), computed without overflow. */
+    uint64_t b = n / pp + (2 * (n % pp) + pp * (pp - 1)) / (2 * pp);
+    return b < n ? b : n;
+}
+
+void exchange_transpose_plan_free(struct exchange_transpose_plan *plan)
+{
+    util_free(plan->ptr);
+    util_free(plan->off);
+    plan->ptr = NULL;
+    plan->off = NULL;
+}
+
+int exchange_transpose_plan_init(struct exchange_transpose_plan *plan, const uint64_t *matrix,
+                                 int p, int rank)
+{
+    const uint64_t *c = matrix;
+    memset(plan, 0, sizeof(*plan));
+    plan->p = p;
+    plan->rank = rank;
+    plan->matrix = matrix;
+    plan->ptr = util_malloc((size_t)p * sizeof(*plan->ptr));
+    plan->off = util_malloc((size_t)p * (size_t)p * sizeof(*plan->off));
+    if (plan->ptr == NULL || plan->off == NULL) {
+        exchange_transpose_plan_free(plan);
+        return UTIL_ENOMEM;
+    }
+
+    /* n_max, h and n from the row and column sums. */
+    for (int s = 0; s < p; s++) {
+        uint64_t row = 0, col = 0;
+        for (int j = 0; j < p; j++) {
+            row += c[(size_t)s * p + j];
+            col += c[(size_t)j * p + s];
+        }
+        plan->n += row;
+        plan->n_max = row > plan->n_max ? row : plan->n_max;
+        plan->h = col > plan->h ? col : plan->h;
+    }
+    plan->block1 = exchange_transpose_bound(plan->n_max, p);
+    plan->block2 = exchange_transpose_bound(plan->h, p);
+
+    /* This rank's bins: round 1 (rank deals into bin b), round 2 (rank holds bin j). */
+    for (int x = 0; x < p; x++) {
+        uint64_t bin1 = 0, bin2 = 0;
+        for (int y = 0; y < p; y++) {
+            bin1 += exchange_transpose_share(c[(size_t)rank * p + y], rank, y, x, p);
+            bin2 += exchange_transpose_share(c[(size_t)y * p + x], y, x, rank, p);
+        }
+        plan->max_bin1 = bin1 > plan->max_bin1 ? bin1 : plan->max_bin1;
+        plan->max_bin2 = bin2 > plan->max_bin2 ? bin2 : plan->max_bin2;
+    }
+    /* The theorem above; a failure here is a bug in the dealing, never an input problem. */
+    assert(plan->max_bin1 <= plan->block1);
+    assert(plan->max_bin2 <= plan->block2);
+
+    /* Keys that cross between ranks: all of them, twice, less what each rank keeps for itself
+     * (its own bin in round 1, its own bin in round 2). */
+    uint64_t own = 0;
+    for (int x = 0; x < p; x++) {
+        for (int y = 0; y < p; y++) {
+            own += exchange_transpose_share(c[(size_t)x * p + y], x, y, x, p);
+            own += exchange_transpose_share(c[(size_t)y * p + x], y, x, x, p);
+        }
+    }
+    plan->cross_keys = 2 * plan->n - own;
+    return UTIL_OK;
+}
+
+/* dst[t][m] = src[m * p + t] for rows m in [0, rows): one run's full rows, column t to bin
+ * cursor t. Tiled so the reads stay in L1 and every bin gets runs of TILE keys. */
+static void gather_rows(const uint64_t *src, uint64_t *const *dst, int p, uint64_t rows,
+                        int threads)
+{
+    uint64_t tiles = (rows + TRANSPOSE_TILE - 1) / TRANSPOSE_TILE;
+#pragma omp parallel for num_threads(threads) if (threads > 1 && rows >= TRANSPOSE_PAR_ROWS)     \
+    schedule(static)
+    for (uint64_t tile = 0; tile < tiles; tile++) {
+        uint64_t m0 = tile * TRANSPOSE_TILE;
+        uint64_t m1 = m0 + TRANSPOSE_TILE < rows ? m0 + TRANSPOSE_TILE : rows;
+        for (int t = 0; t < p; t++) {
+            uint64_t *d = dst[t];
+            const uint64_t *s = src + t;
+            for (uint64_t m = m0; m < m1; m++) {
+                d[m] = s[m * (uint64_t)p];
+            }
+        }
+    }
+}
+
+/* The inverse: dst[m * p + t] = src[t][m]. */
+static void scatter_rows(uint64_t *const *src, uint64_t *dst, int p, uint64_t rows, int threads)
+{
+    uint64_t tiles = (rows + TRANSPOSE_TILE - 1) / TRANSPOSE_TILE;
+#pragma omp parallel for num_threads(threads) if (threads > 1 && rows >= TRANSPOSE_PAR_ROWS)     \
+    schedule(static)
+    for (uint64_t tile = 0; tile < tiles; tile++) {
+        uint64_t m0 = tile * TRANSPOSE_TILE;
+        uint64_t m1 = m0 + TRANSPOSE_TILE < rows ? m0 + TRANSPOSE_TILE : rows;
+        for (int t = 0; t < p; t++) {
+            const uint64_t *s = src[t];
+            uint64_t *d = dst + t;
+            for (uint64_t m = m0; m < m1; m++) {
+                d[m * (uint64_t)p] = s[m];
+            }
+        }
+    }
+}
+
+void exchange_transpose_deal(const struct exchange_transpose_plan *plan, const uint64_t *send,
+                             uint64_t *bins, int threads)
+{
+    int p = plan->p, s = plan->rank;
+    const uint64_t *row = plan->matrix + (size_t)s * p;
+    uint64_t *fill = plan->off; /* fill[b]: keys already in bin b */
+    memset(fill, 0, (size_t)p * sizeof(*fill));
+    for (int j = 0; j < p; j++) {
+        uint64_t c = row[j], q = c / (uint64_t)p, r = c % (uint64_t)p;
+        /* Column t of the run (keys k = t, t + P, ...) goes to bin (s + j + t) mod P. */
+        for (int t = 0; t < p; t++) {
+            int b = (s + j + t) % p;
+            plan->ptr[t] = bins + (uint64_t)b * plan->block1 + fill[b];
+            fill[b] += q + ((uint64_t)t < r ? 1 : 0);
+        }
+        gather_rows(send, plan->ptr, p, q, threads);
+        /* The last, partial row: its r keys go to the first r columns. */
+        for (uint64_t t = 0; t < r; t++) {
+            plan->ptr[t][q] = send[q * (uint64_t)p + t];
+        }
+        send += c;
+    }
+}
+
+void exchange_transpose_regroup(const struct exchange_transpose_plan *plan, const uint64_t *in,
+                                uint64_t *out, int threads)
+{
+    int p = plan->p, b = plan->rank;
+    const uint64_t *c = plan->matrix;
+    /* off[s * p + j]: where source s's piece for destination j starts in round-1 block s. */
+    for (int s = 0; s < p; s++) {
+        uint64_t o = 0;
+        for (int j = 0; j < p; j++) {
+            plan->off[(size_t)s * p + j] = o;
+            o += exchange_transpose_share(c[(size_t)s * p + j], s, j, b, p);
+        }
+    }
+    /* Bin j gets the pieces for j of sources 0, 1, ..., P-1, back to back. */
+#pragma omp parallel for num_threads(threads) if (threads > 1) schedule(dynamic, 1)
+    for (int j = 0; j < p; j++) {
+        uint64_t *dst = out + (uint64_t)j * plan->block2;
+        for (int s = 0; s < p; s++) {
+            uint64_t len = exchange_transpose_share(c[(size_t)s * p + j], s, j, b, p);
+            memcpy(dst, in + (uint64_t)s * plan->block1 + plan->off[(size_t)s * p + j],
+                   len * sizeof(uint64_t));
+            dst += len;
+        }
+    }
+}
+
+void exchange_transpose_unpack(const struct exchange_transpose_plan *plan, const uint64_t *in,
+                               uint64_t *recv, int threads)
+{
+    int p = plan->p, j = plan->rank;
+    const uint64_t *c = plan->matrix;
+    uint64_t *used = plan->off; /* used[b]: keys of round-2 block b already unpacked */
+    memset(used, 0, (size_t)p * sizeof(*used));
+    for (int s = 0; s < p; s++) {
+        uint64_t n = c[(size_t)s * p + j], q = n / (uint64_t)p, r = n % (uint64_t)p;
+        /* Position t + mP of s's run came through rank (s + j + t) mod P as its m-th key. */
+        for (int t = 0; t < p; t++) {
+            int b = (s + j + t) % p;
+            plan->ptr[t] = (uint64_t *)(in + (uint64_t)b * plan->block2 + used[b]);
+            used[b] += q + ((uint64_t)t < r ? 1 : 0);
+        }
+        scatter_rows(plan->ptr, recv, p, q, threads);
+        for (uint64_t t = 0; t < r; t++) {
+            recv[q * (uint64_t)p + t] = plan->ptr[t][q];
+        }
+        recv += n;
+    }
+}
+
+/* ---- the MPI part ---------------------------------------------------------------------------- */
+
+/* One round: block b of sbuf (block keys at stride block) goes to rank b, block s of rbuf comes
+ * from rank s. One MPI_Alltoall when the P blocks fit the int limit; otherwise several, each
+ * moving a slice of at most limit/P keys of every block, through a datatype of the slice's
+ * length whose extent is one whole block. Sets *chunked when it had to split. */
+static int transpose_round(const uint64_t *sbuf, uint64_t *rbuf, uint64_t block, uint64_t limit,
+                           int p, int rank, MPI_Comm comm, int *chunked)
+{
+    if (block == 0) {
+        return UTIL_OK;
+    }
+    if (block <= limit / (uint64_t)p) {
+        if (MPI_Alltoall(sbuf, (int)block, MPI_UINT64_T, rbuf, (int)block, MPI_UINT64_T, comm) !=
+            MPI_SUCCESS) {
+            return util_fail(UTIL_EMPI, "rank %d: exchange: MPI_Alltoall failed", rank);
+        }
+        return UTIL_OK;
+    }
+    *chunked = 1;
+    uint64_t width = limit / (uint64_t)p > 0 ? limit / (uint64_t)p : 1;
+    for (uint64_t off = 0; off < block; off += width) {
+        uint64_t w = block - off < width ? block - off : width;
+        MPI_Datatype piece, slice;
+        int rc = MPI_Type_contiguous((int)w, MPI_UINT64_T, &piece);
+        if (rc == MPI_SUCCESS) {
+            rc = MPI_Type_create_resized(piece, 0, (MPI_Aint)(block * sizeof(uint64_t)), &slice);
+            MPI_Type_free(&piece);
+        }
+        if (rc == MPI_SUCCESS) {
+            rc = MPI_Type_commit(&slice);
+            if (rc == MPI_SUCCESS) {
+                rc = MPI_Alltoall(sbuf + off, 1, slice, rbuf + off, 1, slice, comm);
+            }
+            MPI_Type_free(&slice);
+        }
+        if (rc != MPI_SUCCESS) {
+            return util_fail(UTIL_EMPI, "rank %d: exchange: chunked MPI_Alltoall failed", rank);
+        }
+    }
+    return UTIL_OK;
+}
+
+/* Fills the stats from the plan: what crossed between ranks, padding included. */
+static void transpose_stats(const struct exchange_transpose_plan *pl, int chunked,
+                            struct exchange_stats *st)
+{
+    uint64_t peers = (uint64_t)pl->p - 1;
+    uint64_t blocks = pl->block1 + pl->block2;
+    st->bytes_sent = peers * blocks * sizeof(uint64_t);
+    st->bytes_recv = st->bytes_sent;
+    st->messages = peers * ((pl->block1 > 0) + (pl->block2 > 0));
+    st->rounds = (pl->block1 > 0) + (pl->block2 > 0);
+    uint64_t big = pl->block1 > pl->block2 ? pl->block1 : pl->block2;
+    st->max_message = pl->p > 1 ? big * sizeof(uint64_t) : 0;
+    /* Same figures on every rank except the two max bins (the stats take the max over ranks). */
+    uint64_t all_blocks = (uint64_t)pl->p * peers * blocks;
+    exchange_stats_extra(st, "round1_bound", (double)pl->block1);
+    exchange_stats_extra(st, "round1_max_bin", (double)pl->max_bin1);
+    exchange_stats_extra(st, "round2_bound", (double)pl->block2);
+    exchange_stats_extra(st, "round2_max_bin", (double)pl->max_bin2);
+    exchange_stats_extra(st, "padding_bytes",
+                         (double)((all_blocks - pl->cross_keys) * sizeof(uint64_t)));
+    exchange_stats_extra(st, "n_max", (double)pl->n_max);
+    exchange_stats_extra(st, "h", (double)pl->h);
+    exchange_stats_extra(st, "chunked", chunked ? 1.0 : 0.0);
+}
+
+/* dst[0..n) = src[0..n) with the given threads (the one-rank exchange). */
+static void copy_keys(uint64_t *dst, const uint64_t *src, uint64_t n, int threads)
+{
+    const uint64_t chunk = (uint64_t)1 << 18;
+    uint64_t chunks = (n + chunk - 1) / chunk;
+#pragma omp parallel for num_threads(threads) if (threads > 1 && chunks > 1) schedule(static)
+    for (uint64_t i = 0; i < chunks; i++) {
+        uint64_t len = n - i * chunk < chunk ? n - i * chunk : chunk;
+        memcpy(dst + i * chunk, src + i * chunk, len * sizeof(uint64_t));
+    }
+}
+
+/* Agrees on {ok, limit} over all ranks (minimum of each); returns 0 or UTIL_EMPI. */
+static int agree(MPI_Comm comm, int rank, uint64_t v[2])
+{
+    if (MPI_Allreduce(MPI_IN_PLACE, v, 2, MPI_UINT64_T, MPI_MIN, comm) != MPI_SUCCESS) {
+        return util_fail(UTIL_EMPI, "rank %d: exchange: MPI_Allreduce failed", rank);
+    }
+    return UTIL_OK;
+}
+
+static int transpose_run(const struct exchange_args *a)
+{
+    int rank, p, err = UTIL_OK, chunked = 0;
+    double t0 = util_now();
+    struct exchange_transpose_plan plan = {0};
+    uint64_t *scratch = NULL;
+    MPI_Comm_rank(a->comm, &rank);
+    MPI_Comm_size(a->comm, &p);
+    struct exchange_stats *st = a->stats;
+    memset(st, 0, sizeof(*st));
+    int threads = a->threads > 0 ? a->threads : 1;
+
+    /* Small buffers in one block: every rank's row (its counts, then its receive capacity),
+     * the count matrix, and this rank's row. The ranks agree on success and on the int limit
+     * before any collective that needs them. */
+    size_t w = (size_t)p + 1;
+    uint64_t *all = util_malloc(((size_t)p * w + (size_t)p * (size_t)p + w) * sizeof(uint64_t));
+    uint64_t agreed[2] = {all != NULL, exchange_int_limit()};
+    if ((err = agree(a->comm, rank, agreed)) != UTIL_OK) {
+        goto fail;
+    }
+    if (!agreed[0]) {
+        err = all != NULL ? UTIL_ENOMEM
+                          : util_fail(UTIL_ENOMEM, "rank %d: exchange: out of memory", rank);
+        goto fail;
+    }
+    uint64_t limit = agreed[1];
+    uint64_t *matrix = all + (size_t)p * w, *row = matrix + (size_t)p * (size_t)p;
+
+    /* 0. The count matrix. */
+    memcpy(row, a->send_counts, (size_t)p * sizeof(uint64_t));
+    row[p] = a->recv_cap;
+    if (MPI_Allgather(row, (int)w, MPI_UINT64_T, all, (int)w, MPI_UINT64_T, a->comm) !=
+        MPI_SUCCESS) {
+        err = util_fail(UTIL_EMPI, "rank %d: exchange: MPI_Allgather of counts failed", rank);
+        goto fail;
+    }
+    for (int s = 0; s < p; s++) {
+        memcpy(matrix + (size_t)s * p, all + (size_t)s * w, (size_t)p * sizeof(uint64_t));
+    }
+    /* Every rank checks every capacity, so that all stop together when one is too small. */
+    for (int j = 0; j < p; j++) {
+        uint64_t total = 0;
+        for (int s = 0; s < p; s++) {
+            total += matrix[(size_t)s * p + j];
+        }
+        if (total > all[(size_t)j * w + (size_t)p]) {
+            err = UTIL_EUSAGE;
+            if (j == rank) {
+                util_fail(UTIL_EUSAGE, "rank %d: exchange: receive buffer too small (%llu > %llu)",
+                          rank, (unsigned long long)total, (unsigned long long)a->recv_cap);
+            }
+        }
+    }
+    if (err != UTIL_OK) {
+        goto fail;
+    }
+    for (int s = 0; s < p; s++) {
+        a->recv_counts[s] = matrix[(size_t)s * p + rank];
+    }
+
+    /* The plan, and one scratch buffer of two halves, each with room for the larger round. */
+    int ok = exchange_transpose_plan_init(&plan, matrix, p, rank) == UTIL_OK;
+    uint64_t half = (uint64_t)p * (plan.block1 > plan.block2 ? plan.block1 : plan.block2);
+    if (ok && p > 1 && half > 0) {
+        scratch = util_alloc_big(2 * half * sizeof(uint64_t));
+        ok = scratch != NULL;
+    }
+    agreed[0] = (uint64_t)ok;
+    if (p > 1 && (err = agree(a->comm, rank, agreed)) != UTIL_OK) {
+        goto fail;
+    }
+    if (!ok || !agreed[0]) {
+        err = ok ? UTIL_ENOMEM
+                 : util_fail(UTIL_ENOMEM, "rank %d: exchange: out of memory for %llu keys of scratch",
+                             rank, (unsigned long long)(2 * half));
+        goto fail;
+    }
+
+    if (p == 1) {
+        /* One rank: the exchange is a copy. */
+        copy_keys(a->recv, a->send, a->send_counts[0], threads);
+    } else if (half > 0) {
+        /* 1.-5. Deal into x; round 1 x -> y; regroup y -> x; round 2 x -> y; unpack y -> recv. */
+        uint64_t *x = scratch, *y = scratch + half;
+        exchange_transpose_deal(&plan, a->send, x, threads);
+        err = transpose_round(x, y, plan.block1, limit, p, rank, a->comm, &chunked);
+        if (err != UTIL_OK) {
+            goto fail;
+        }
+        exchange_transpose_regroup(&plan, y, x, threads);
+        err = transpose_round(x, y, plan.block2, limit, p, rank, a->comm, &chunked);
+        if (err != UTIL_OK) {
+            goto fail;
+        }
+        exchange_transpose_unpack(&plan, y, a->recv, threads);
+    }
+    transpose_stats(&plan, chunked, st);
+fail:
+    st->seconds = util_now() - t0;
+    util_free_big(scratch);
+    exchange_transpose_plan_free(&plan);
+    util_free(all);
+    return err;
+}
+
+const struct exchange_ops exchange_transpose = {
+    .name = "transpose",
+    .summary = "two regular MPI_Alltoall rounds with bins bounded by n/P + P/2 (Bader, Helman, "
+               "JaJa)",
+    .run = transpose_run,
+};
