@@ -353,8 +353,8 @@ static int transpose_run(const struct exchange_args *a)
     /* Small buffers in one block: every rank's row (its counts, then its receive capacity),
      * the count matrix, and this rank's row. The ranks agree on success and on the int limit
      * before any collective that needs them. */
-    size_t w = (size_t)p + 1;
-    uint64_t *all = util_malloc(((size_t)p * w + (size_t)p * (size_t)p + w) * sizeof(uint64_t));
+    size_t row_len = (size_t)p + 1;
+    uint64_t *all = util_malloc(((size_t)p * row_len + (size_t)p * (size_t)p + row_len) * sizeof(uint64_t));
     uint64_t agreed[2] = {all != NULL, exchange_int_limit()};
     if ((err = agree(a->comm, rank, agreed)) != UTIL_OK) {
         goto fail;
@@ -365,18 +365,18 @@ static int transpose_run(const struct exchange_args *a)
         goto fail;
     }
     uint64_t limit = agreed[1];
-    uint64_t *matrix = all + (size_t)p * w, *row = matrix + (size_t)p * (size_t)p;
+    uint64_t *matrix = all + (size_t)p * row_len, *row = matrix + (size_t)p * (size_t)p;
 
     /* 0. The count matrix. */
     memcpy(row, a->send_counts, (size_t)p * sizeof(uint64_t));
     row[p] = a->recv_cap;
-    if (MPI_Allgather(row, (int)w, MPI_UINT64_T, all, (int)w, MPI_UINT64_T, a->comm) !=
+    if (MPI_Allgather(row, (int)row_len, MPI_UINT64_T, all, (int)row_len, MPI_UINT64_T, a->comm) !=
         MPI_SUCCESS) {
         err = util_fail(UTIL_EMPI, "rank %d: exchange: MPI_Allgather of counts failed", rank);
         goto fail;
     }
     for (int s = 0; s < p; s++) {
-        memcpy(matrix + (size_t)s * p, all + (size_t)s * w, (size_t)p * sizeof(uint64_t));
+        memcpy(matrix + (size_t)s * p, all + (size_t)s * row_len, (size_t)p * sizeof(uint64_t));
     }
     /* Every rank checks every capacity, so that all stop together when one is too small. */
     for (int j = 0; j < p; j++) {
@@ -384,7 +384,7 @@ static int transpose_run(const struct exchange_args *a)
         for (int s = 0; s < p; s++) {
             total += matrix[(size_t)s * p + j];
         }
-        if (total > all[(size_t)j * w + (size_t)p]) {
+        if (total > all[(size_t)j * row_len + (size_t)p]) {
             err = UTIL_EUSAGE;
             if (j == rank) {
                 util_fail(UTIL_EUSAGE, "rank %d: exchange: receive buffer too small (%llu > %llu)",
@@ -399,11 +399,15 @@ static int transpose_run(const struct exchange_args *a)
         a->recv_counts[s] = matrix[(size_t)s * p + rank];
     }
 
-    /* The plan, and one scratch buffer of two halves, each with room for the larger round. */
+    /* The plan and two buffers of `half` keys, each with room for either round: x, fresh
+     * scratch, and w: the receive buffer itself when it has room (its contents matter only after
+     * the unpack, and the caller has usually touched it already, which saves page faults), or a
+     * second scratch half. */
     int ok = exchange_transpose_plan_init(&plan, matrix, p, rank) == UTIL_OK;
     uint64_t half = (uint64_t)p * (plan.block1 > plan.block2 ? plan.block1 : plan.block2);
+    int in_recv = a->recv_cap >= half;
     if (ok && p > 1 && half > 0) {
-        scratch = util_alloc_big(2 * half * sizeof(uint64_t));
+        scratch = util_alloc_big((in_recv ? 1 : 2) * half * sizeof(uint64_t));
         ok = scratch != NULL;
     }
     agreed[0] = (uint64_t)ok;
@@ -413,7 +417,7 @@ static int transpose_run(const struct exchange_args *a)
     if (!ok || !agreed[0]) {
         err = ok ? UTIL_ENOMEM
                  : util_fail(UTIL_ENOMEM, "rank %d: exchange: out of memory for %llu keys of scratch",
-                             rank, (unsigned long long)(2 * half));
+                             rank, (unsigned long long)((in_recv ? 1 : 2) * half));
         goto fail;
     }
 
@@ -421,19 +425,22 @@ static int transpose_run(const struct exchange_args *a)
         /* One rank: the exchange is a copy. */
         copy_keys(a->recv, a->send, a->send_counts[0], threads);
     } else if (half > 0) {
-        /* 1.-5. Deal into x; round 1 x -> y; regroup y -> x; round 2 x -> y; unpack y -> recv. */
-        uint64_t *x = scratch, *y = scratch + half;
-        exchange_transpose_deal(&plan, a->send, x, threads);
-        err = transpose_round(x, y, plan.block1, limit, p, rank, a->comm, &chunked);
+        /* 1.-5. Deal into w; round 1 w -> x; regroup x -> w; round 2 w -> x; unpack x -> recv. */
+        uint64_t *x = scratch, *w = in_recv ? a->recv : scratch + half;
+        /* Fault x in here: MPI's single-copy transfer into untouched pages faults them one at a
+         * time inside the kernel copy, measured 10x slower than touching them first. */
+        util_pretouch(x, half * sizeof(uint64_t), threads);
+        exchange_transpose_deal(&plan, a->send, w, threads);
+        err = transpose_round(w, x, plan.block1, limit, p, rank, a->comm, &chunked);
         if (err != UTIL_OK) {
             goto fail;
         }
-        exchange_transpose_regroup(&plan, y, x, threads);
-        err = transpose_round(x, y, plan.block2, limit, p, rank, a->comm, &chunked);
+        exchange_transpose_regroup(&plan, x, w, threads);
+        err = transpose_round(w, x, plan.block2, limit, p, rank, a->comm, &chunked);
         if (err != UTIL_OK) {
             goto fail;
         }
-        exchange_transpose_unpack(&plan, y, a->recv, threads);
+        exchange_transpose_unpack(&plan, x, a->recv, threads);
     }
     transpose_stats(&plan, chunked, st);
 fail:
