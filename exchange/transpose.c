@@ -13,11 +13,22 @@
  *   4. Round 2: MPI_Alltoall with one fixed block, bin j to rank j.
  *   5. Unpack: rank j puts the keys into the contract's layout, grouped by source, each
  *      source's run in its original order.
- * Cost per rank: 2 (n_max/P + P/2) P keys sent in round 1 plus (h/P + P/2) P in round 2, two
+ * Cost per rank: (n_max/P + P/2) P keys sent in round 1 plus (h/P + P/2) P in round 2, two
  * MPI_Alltoall start-ups, three linear local copies, and an all-gather of P^2 counts. The
  * count matrix replaces per-block count headers: each rank receives P^2 counts either way, and
  * with the whole matrix the round-2 headers, the all-reductions of n_max and h, and the round-1
  * padding of empty inputs all disappear. Volume: about twice the data, plus padding.
+ *
+ * Steps. On one node every byte of every copy goes through memory, and the plain scheme moves
+ * each key five times (deal, round 1, regroup, round 2, unpack) against once for alltoallv.
+ * So the exchange runs as a pipeline of steps: step k takes the k-th of `steps` consecutive
+ * pieces of every run (s, j) and runs the five phases on them alone, with scratch of about
+ * TRANSPOSE_STEP_KEYS keys per rank that stays in cache; only the deal's reads and the unpack's
+ * writes touch memory. Each step is an instance of the algorithm above for its own count
+ * matrix, so its bins obey the bounds for its own n_max and h (at most 1/steps of the whole
+ * ones plus P), and its unpack puts its pieces where they belong in the runs. The price is
+ * two MPI_Alltoall start-ups and P(P-1)/2 keys of padding per rank per step.
+ * SORTEX_TRANSPOSE_STEP=KEYS sets the step size (a huge value gives the unpipelined scheme).
  *
  * The bound (the paper's argument, made exact for integers). Rank s deals c_j keys for each
  * destination j into P bins: every bin gets q_j = floor(c_j / P) of them, and the r_j = c_j mod P
@@ -44,13 +55,14 @@
  * m over the piece's length, so every position 0..c-1 is written exactly once, with the key
  * that had that position at the source: the run arrives in send order, as with alltoallv.
  *
- * Counts beyond INT_MAX: a round whose P blocks exceed exchange_int_limit() keys becomes several
- * MPI_Alltoall calls, each moving a slice of every block, addressed by a datatype whose extent
- * is the whole block, so that no count or displacement handed to MPI exceeds the limit.
+ * Counts beyond INT_MAX: the steps are also what keeps every MPI count within
+ * exchange_int_limit(): they are made small enough that P blocks of a step, padding included,
+ * fit the limit (for any limit above P(P+1)/2 keys, which INT_MAX is for any P below 65,000).
  */
 #include "exchange/transpose.h"
 
 #include <assert.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "exchange/exchange.h"
@@ -61,8 +73,11 @@
 #define TRANSPOSE_TILE 64
 /* Below this many rows a copy stays on one thread. */
 #define TRANSPOSE_PAR_ROWS 16384
+/* Keys per rank per step (see step_keys()): 1 MiB, so that the two scratch buffers of every
+ * rank on a node stay in the last-level cache. */
+#define TRANSPOSE_STEP_KEYS ((uint64_t)1 << 17)
 
-/* ---- the pure part: bounds, plan, copies --------------------------------------------------- */
+/* ---- the pure part: bounds, steps, plan, copies ------------------------------------------- */
 
 uint64_t exchange_transpose_bound(uint64_t n, int p)
 {
@@ -70,6 +85,26 @@ uint64_t exchange_transpose_bound(uint64_t n, int p)
     /* floor(n/P + (P-1)/2) = floor((2n + P(P-1)) / 2P), computed without overflow. */
     uint64_t b = n / pp + (2 * (n % pp) + pp * (pp - 1)) / (2 * pp);
     return b < n ? b : n;
+}
+
+uint64_t exchange_transpose_steps(uint64_t n_max, uint64_t h, uint64_t step_keys)
+{
+    uint64_t m = n_max > h ? n_max : h;
+    step_keys = step_keys > 0 ? step_keys : 1;
+    return m / step_keys + (m % step_keys != 0);
+}
+
+void exchange_transpose_step(const uint64_t *matrix, int p, uint64_t k, uint64_t steps,
+                             uint64_t *part, uint64_t *first)
+{
+    for (size_t i = 0; i < (size_t)p * (size_t)p; i++) {
+        unsigned __int128 c = matrix[i];
+        uint64_t lo = (uint64_t)(c * k / steps), hi = (uint64_t)(c * (k + 1) / steps);
+        part[i] = hi - lo;
+        if (first != NULL) {
+            first[i] = lo;
+        }
+    }
 }
 
 void exchange_transpose_plan_free(struct exchange_transpose_plan *plan)
@@ -80,20 +115,26 @@ void exchange_transpose_plan_free(struct exchange_transpose_plan *plan)
     plan->off = NULL;
 }
 
-int exchange_transpose_plan_init(struct exchange_transpose_plan *plan, const uint64_t *matrix,
-                                 int p, int rank)
+int exchange_transpose_plan_init(struct exchange_transpose_plan *plan, int p, int rank)
 {
-    const uint64_t *c = matrix;
     memset(plan, 0, sizeof(*plan));
     plan->p = p;
     plan->rank = rank;
-    plan->matrix = matrix;
     plan->ptr = util_malloc((size_t)p * sizeof(*plan->ptr));
     plan->off = util_malloc((size_t)p * (size_t)p * sizeof(*plan->off));
     if (plan->ptr == NULL || plan->off == NULL) {
         exchange_transpose_plan_free(plan);
         return UTIL_ENOMEM;
     }
+    return UTIL_OK;
+}
+
+void exchange_transpose_plan_set(struct exchange_transpose_plan *plan, const uint64_t *matrix)
+{
+    const uint64_t *c = matrix;
+    int p = plan->p, rank = plan->rank;
+    plan->matrix = matrix;
+    plan->n = plan->n_max = plan->h = plan->max_bin1 = plan->max_bin2 = 0;
 
     /* n_max, h and n from the row and column sums. */
     for (int s = 0; s < p; s++) {
@@ -133,7 +174,6 @@ int exchange_transpose_plan_init(struct exchange_transpose_plan *plan, const uin
         }
     }
     plan->cross_keys = 2 * plan->n - own;
-    return UTIL_OK;
 }
 
 /* dst[t][m] = src[m * p + t] for rows m in [0, rows): one run's full rows, column t to bin
@@ -177,26 +217,28 @@ static void scatter_rows(uint64_t *const *src, uint64_t *dst, int p, uint64_t ro
 }
 
 void exchange_transpose_deal(const struct exchange_transpose_plan *plan, const uint64_t *send,
-                             uint64_t *bins, int threads)
+                             const uint64_t *run, uint64_t *bins, int threads)
 {
     int p = plan->p, s = plan->rank;
     const uint64_t *row = plan->matrix + (size_t)s * p;
     uint64_t *fill = plan->off; /* fill[b]: keys already in bin b */
     memset(fill, 0, (size_t)p * sizeof(*fill));
+    uint64_t at = 0;
     for (int j = 0; j < p; j++) {
         uint64_t c = row[j], q = c / (uint64_t)p, r = c % (uint64_t)p;
+        const uint64_t *src = send + (run != NULL ? run[j] : at);
+        at += c;
         /* Column t of the run (keys k = t, t + P, ...) goes to bin (s + j + t) mod P. */
         for (int t = 0; t < p; t++) {
             int b = (s + j + t) % p;
             plan->ptr[t] = bins + (uint64_t)b * plan->block1 + fill[b];
             fill[b] += q + ((uint64_t)t < r ? 1 : 0);
         }
-        gather_rows(send, plan->ptr, p, q, threads);
+        gather_rows(src, plan->ptr, p, q, threads);
         /* The last, partial row: its r keys go to the first r columns. */
         for (uint64_t t = 0; t < r; t++) {
-            plan->ptr[t][q] = send[q * (uint64_t)p + t];
+            plan->ptr[t][q] = src[q * (uint64_t)p + t];
         }
-        send += c;
     }
 }
 
@@ -227,94 +269,106 @@ void exchange_transpose_regroup(const struct exchange_transpose_plan *plan, cons
 }
 
 void exchange_transpose_unpack(const struct exchange_transpose_plan *plan, const uint64_t *in,
-                               uint64_t *recv, int threads)
+                               uint64_t *recv, const uint64_t *run, int threads)
 {
     int p = plan->p, j = plan->rank;
     const uint64_t *c = plan->matrix;
     uint64_t *used = plan->off; /* used[b]: keys of round-2 block b already unpacked */
     memset(used, 0, (size_t)p * sizeof(*used));
+    uint64_t at = 0;
     for (int s = 0; s < p; s++) {
         uint64_t n = c[(size_t)s * p + j], q = n / (uint64_t)p, r = n % (uint64_t)p;
+        uint64_t *dst = recv + (run != NULL ? run[s] : at);
+        at += n;
         /* Position t + mP of s's run came through rank (s + j + t) mod P as its m-th key. */
         for (int t = 0; t < p; t++) {
             int b = (s + j + t) % p;
             plan->ptr[t] = (uint64_t *)(in + (uint64_t)b * plan->block2 + used[b]);
             used[b] += q + ((uint64_t)t < r ? 1 : 0);
         }
-        scatter_rows(plan->ptr, recv, p, q, threads);
+        scatter_rows(plan->ptr, dst, p, q, threads);
         for (uint64_t t = 0; t < r; t++) {
-            recv[q * (uint64_t)p + t] = plan->ptr[t][q];
+            dst[q * (uint64_t)p + t] = plan->ptr[t][q];
         }
-        recv += n;
     }
 }
 
 /* ---- the MPI part ---------------------------------------------------------------------------- */
 
-/* One round: block b of sbuf (block keys at stride block) goes to rank b, block s of rbuf comes
- * from rank s. One MPI_Alltoall when the P blocks fit the int limit; otherwise several, each
- * moving a slice of at most limit/P keys of every block, through a datatype of the slice's
- * length whose extent is one whole block. Sets *chunked when it had to split. */
-static int transpose_round(const uint64_t *sbuf, uint64_t *rbuf, uint64_t block, uint64_t limit,
-                           int p, int rank, MPI_Comm comm, int *chunked)
+/* Keys per rank per step: small enough that a step's buffers stay in cache, and never more than
+ * the int limit allows for P blocks with their padding. SORTEX_TRANSPOSE_STEP overrides it (for
+ * measurements; a huge value gives the unpipelined algorithm). */
+static uint64_t step_keys(uint64_t limit, int p)
 {
-    if (block == 0) {
-        return UTIL_OK;
+    uint64_t keys = TRANSPOSE_STEP_KEYS;
+    const char *env = getenv("SORTEX_TRANSPOSE_STEP");
+    if (env != NULL && *env != '\0') {
+        uint64_t v = 0;
+        if (util_parse_count(env, &v) == UTIL_OK && v > 0) {
+            keys = v;
+        }
     }
-    if (block <= limit / (uint64_t)p) {
-        if (MPI_Alltoall(sbuf, (int)block, MPI_UINT64_T, rbuf, (int)block, MPI_UINT64_T, comm) !=
-            MPI_SUCCESS) {
-            return util_fail(UTIL_EMPI, "rank %d: exchange: MPI_Alltoall failed", rank);
-        }
-        return UTIL_OK;
-    }
-    *chunked = 1;
-    uint64_t width = limit / (uint64_t)p > 0 ? limit / (uint64_t)p : 1;
-    for (uint64_t off = 0; off < block; off += width) {
-        uint64_t w = block - off < width ? block - off : width;
-        MPI_Datatype piece, slice;
-        int rc = MPI_Type_contiguous((int)w, MPI_UINT64_T, &piece);
-        if (rc == MPI_SUCCESS) {
-            rc = MPI_Type_create_resized(piece, 0, (MPI_Aint)(block * sizeof(uint64_t)), &slice);
-            MPI_Type_free(&piece);
-        }
-        if (rc == MPI_SUCCESS) {
-            rc = MPI_Type_commit(&slice);
-            if (rc == MPI_SUCCESS) {
-                rc = MPI_Alltoall(sbuf + off, 1, slice, rbuf + off, 1, slice, comm);
-            }
-            MPI_Type_free(&slice);
-        }
-        if (rc != MPI_SUCCESS) {
-            return util_fail(UTIL_EMPI, "rank %d: exchange: chunked MPI_Alltoall failed", rank);
-        }
+    /* P blocks of a step hold at most step + P keys dealt plus P(P-1)/2 of padding. */
+    uint64_t pad = (uint64_t)p * ((uint64_t)p + 1) / 2;
+    uint64_t room = limit > pad ? limit - pad : 1;
+    return keys < room ? keys : room;
+}
+
+/* One round: block b of sbuf (block keys each) goes to rank b, block s of rbuf comes from s. */
+static int transpose_round(const uint64_t *sbuf, uint64_t *rbuf, uint64_t block, int rank,
+                           MPI_Comm comm)
+{
+    if (block > 0 && MPI_Alltoall(sbuf, (int)block, MPI_UINT64_T, rbuf, (int)block, MPI_UINT64_T,
+                                  comm) != MPI_SUCCESS) {
+        return util_fail(UTIL_EMPI, "rank %d: exchange: MPI_Alltoall failed", rank);
     }
     return UTIL_OK;
 }
 
-/* Fills the stats from the plan: what crossed between ranks, padding included. */
-static void transpose_stats(const struct exchange_transpose_plan *pl, int chunked,
+/* What the steps add up to, for the stats. */
+struct transpose_tally {
+    uint64_t blocks;    /* sum over steps of block1 + block2 */
+    uint64_t nonempty;  /* rounds with a non-empty block */
+    uint64_t cross;     /* keys that crossed between ranks, all ranks */
+    uint64_t block1, block2, bin1, bin2, n_max, h; /* maxima over steps */
+};
+
+static void tally_step(struct transpose_tally *t, const struct exchange_transpose_plan *pl)
+{
+    t->blocks += pl->block1 + pl->block2;
+    t->nonempty += (pl->block1 > 0) + (pl->block2 > 0);
+    t->cross += pl->cross_keys;
+#define TALLY_MAX(field, value) t->field = (value) > t->field ? (value) : t->field
+    TALLY_MAX(block1, pl->block1);
+    TALLY_MAX(block2, pl->block2);
+    TALLY_MAX(bin1, pl->max_bin1);
+    TALLY_MAX(bin2, pl->max_bin2);
+    TALLY_MAX(n_max, pl->n_max);
+    TALLY_MAX(h, pl->h);
+#undef TALLY_MAX
+}
+
+/* Fills the stats: what crossed between ranks, padding included. */
+static void transpose_stats(const struct transpose_tally *t, int p, uint64_t steps,
                             struct exchange_stats *st)
 {
-    uint64_t peers = (uint64_t)pl->p - 1;
-    uint64_t blocks = pl->block1 + pl->block2;
-    st->bytes_sent = peers * blocks * sizeof(uint64_t);
+    uint64_t peers = (uint64_t)p - 1;
+    st->bytes_sent = peers * t->blocks * sizeof(uint64_t);
     st->bytes_recv = st->bytes_sent;
-    st->messages = peers * ((pl->block1 > 0) + (pl->block2 > 0));
-    st->rounds = (pl->block1 > 0) + (pl->block2 > 0);
-    uint64_t big = pl->block1 > pl->block2 ? pl->block1 : pl->block2;
-    st->max_message = pl->p > 1 ? big * sizeof(uint64_t) : 0;
-    /* Same figures on every rank except the two max bins (the stats take the max over ranks). */
-    uint64_t all_blocks = (uint64_t)pl->p * peers * blocks;
-    exchange_stats_extra(st, "round1_bound", (double)pl->block1);
-    exchange_stats_extra(st, "round1_max_bin", (double)pl->max_bin1);
-    exchange_stats_extra(st, "round2_bound", (double)pl->block2);
-    exchange_stats_extra(st, "round2_max_bin", (double)pl->max_bin2);
+    st->messages = peers * t->nonempty;
+    st->rounds = t->nonempty;
+    uint64_t big = t->block1 > t->block2 ? t->block1 : t->block2;
+    st->max_message = peers > 0 ? big * sizeof(uint64_t) : 0;
+    /* The same figures on every rank except the two max bins (the stats take the max). */
+    exchange_stats_extra(st, "round1_bound", (double)t->block1);
+    exchange_stats_extra(st, "round1_max_bin", (double)t->bin1);
+    exchange_stats_extra(st, "round2_bound", (double)t->block2);
+    exchange_stats_extra(st, "round2_max_bin", (double)t->bin2);
     exchange_stats_extra(st, "padding_bytes",
-                         (double)((all_blocks - pl->cross_keys) * sizeof(uint64_t)));
-    exchange_stats_extra(st, "n_max", (double)pl->n_max);
-    exchange_stats_extra(st, "h", (double)pl->h);
-    exchange_stats_extra(st, "chunked", chunked ? 1.0 : 0.0);
+                         (double)(((uint64_t)p * peers * t->blocks - t->cross) * sizeof(uint64_t)));
+    exchange_stats_extra(st, "step_n_max", (double)t->n_max);
+    exchange_stats_extra(st, "step_h", (double)t->h);
+    exchange_stats_extra(st, "steps", (double)steps);
 }
 
 /* dst[0..n) = src[0..n) with the given threads (the one-rank exchange). */
@@ -338,47 +392,23 @@ static int agree(MPI_Comm comm, int rank, uint64_t v[2])
     return UTIL_OK;
 }
 
-static int transpose_run(const struct exchange_args *a)
+/* Gathers the count matrix and checks every rank's receive capacity against it, so that all
+ * ranks stop together when one is too small. all: [p * (p + 1)] space for the rows. */
+static int gather_counts(const struct exchange_args *a, int p, int rank, uint64_t *all,
+                         uint64_t *matrix)
 {
-    int rank, p, err = UTIL_OK, chunked = 0;
-    double t0 = util_now();
-    struct exchange_transpose_plan plan = {0};
-    uint64_t *scratch = NULL;
-    MPI_Comm_rank(a->comm, &rank);
-    MPI_Comm_size(a->comm, &p);
-    struct exchange_stats *st = a->stats;
-    memset(st, 0, sizeof(*st));
-    int threads = a->threads > 0 ? a->threads : 1;
-
-    /* Small buffers in one block: every rank's row (its counts, then its receive capacity),
-     * the count matrix, and this rank's row. The ranks agree on success and on the int limit
-     * before any collective that needs them. */
     size_t row_len = (size_t)p + 1;
-    uint64_t *all = util_malloc(((size_t)p * row_len + (size_t)p * (size_t)p + row_len) * sizeof(uint64_t));
-    uint64_t agreed[2] = {all != NULL, exchange_int_limit()};
-    if ((err = agree(a->comm, rank, agreed)) != UTIL_OK) {
-        goto fail;
-    }
-    if (!agreed[0]) {
-        err = all != NULL ? UTIL_ENOMEM
-                          : util_fail(UTIL_ENOMEM, "rank %d: exchange: out of memory", rank);
-        goto fail;
-    }
-    uint64_t limit = agreed[1];
-    uint64_t *matrix = all + (size_t)p * row_len, *row = matrix + (size_t)p * (size_t)p;
-
-    /* 0. The count matrix. */
+    uint64_t *row = matrix; /* this rank's row, sent from the matrix space before it is filled */
     memcpy(row, a->send_counts, (size_t)p * sizeof(uint64_t));
     row[p] = a->recv_cap;
-    if (MPI_Allgather(row, (int)row_len, MPI_UINT64_T, all, (int)row_len, MPI_UINT64_T, a->comm) !=
-        MPI_SUCCESS) {
-        err = util_fail(UTIL_EMPI, "rank %d: exchange: MPI_Allgather of counts failed", rank);
-        goto fail;
+    if (MPI_Allgather(row, (int)row_len, MPI_UINT64_T, all, (int)row_len, MPI_UINT64_T,
+                      a->comm) != MPI_SUCCESS) {
+        return util_fail(UTIL_EMPI, "rank %d: exchange: MPI_Allgather of counts failed", rank);
     }
     for (int s = 0; s < p; s++) {
         memcpy(matrix + (size_t)s * p, all + (size_t)s * row_len, (size_t)p * sizeof(uint64_t));
     }
-    /* Every rank checks every capacity, so that all stop together when one is too small. */
+    int err = UTIL_OK;
     for (int j = 0; j < p; j++) {
         uint64_t total = 0;
         for (int s = 0; s < p; s++) {
@@ -392,57 +422,106 @@ static int transpose_run(const struct exchange_args *a)
             }
         }
     }
-    if (err != UTIL_OK) {
+    return err;
+}
+
+static int transpose_run(const struct exchange_args *a)
+{
+    int rank, p, err = UTIL_OK;
+    double t0 = util_now();
+    struct exchange_transpose_plan plan = {0};
+    struct transpose_tally tally = {0};
+    uint64_t *scratch = NULL;
+    MPI_Comm_rank(a->comm, &rank);
+    MPI_Comm_size(a->comm, &p);
+    struct exchange_stats *st = a->stats;
+    memset(st, 0, sizeof(*st));
+    int threads = a->threads > 0 ? a->threads : 1;
+
+    /* Small buffers in one block: every rank's row (its counts, then its receive capacity); the
+     * count matrix; a step's matrix and the first key of each of its pieces; the send and
+     * receive displacements; a step's run offsets on both sides. The ranks agree on success
+     * and on the int limit before the first collective that needs them. */
+    size_t pp = (size_t)p * (size_t)p;
+    uint64_t *all = util_malloc(((size_t)p * ((size_t)p + 1) + 3 * pp + 4 * (size_t)p) *
+                                sizeof(uint64_t));
+    int ok = exchange_transpose_plan_init(&plan, p, rank) == UTIL_OK && all != NULL;
+    uint64_t agreed[2] = {(uint64_t)ok, exchange_int_limit()};
+    if ((err = agree(a->comm, rank, agreed)) != UTIL_OK) {
+        goto fail;
+    }
+    if (!agreed[0]) {
+        err = ok ? UTIL_ENOMEM : util_fail(UTIL_ENOMEM, "rank %d: exchange: out of memory", rank);
+        goto fail;
+    }
+    uint64_t *matrix = all + (size_t)p * ((size_t)p + 1), *part = matrix + pp, *first = part + pp;
+    uint64_t *sdispl = first + pp, *rdispl = sdispl + p, *srun = rdispl + p, *rrun = srun + p;
+
+    /* 0. The count matrix, and what every rank receives. */
+    if ((err = gather_counts(a, p, rank, all, matrix)) != UTIL_OK) {
         goto fail;
     }
     for (int s = 0; s < p; s++) {
         a->recv_counts[s] = matrix[(size_t)s * p + rank];
     }
+    exchange_displs(a->send_counts, p, sdispl);
+    exchange_displs(a->recv_counts, p, rdispl);
 
-    /* The plan and two buffers of `half` keys, each with room for either round: x, fresh
-     * scratch, and w: the receive buffer itself when it has room (its contents matter only after
-     * the unpack, and the caller has usually touched it already, which saves page faults), or a
-     * second scratch half. */
-    int ok = exchange_transpose_plan_init(&plan, matrix, p, rank) == UTIL_OK;
-    uint64_t half = (uint64_t)p * (plan.block1 > plan.block2 ? plan.block1 : plan.block2);
-    int in_recv = a->recv_cap >= half;
-    if (ok && p > 1 && half > 0) {
-        scratch = util_alloc_big((in_recv ? 1 : 2) * half * sizeof(uint64_t));
+    /* The steps, and scratch for the largest: two buffers of P blocks. A step's runs are at
+     * most a key longer than 1/steps of the whole ones, so its rows and columns are at most
+     * P longer than 1/steps of n_max and h. */
+    exchange_transpose_plan_set(&plan, matrix);
+    uint64_t most = plan.n_max > plan.h ? plan.n_max : plan.h;
+    uint64_t steps = p > 1 ? exchange_transpose_steps(plan.n_max, plan.h, step_keys(agreed[1], p))
+                           : 0;
+    uint64_t step_most = steps > 0 && most / steps + (uint64_t)p < most ? most / steps + (uint64_t)p
+                                                                        : most;
+    uint64_t half = (uint64_t)p * exchange_transpose_bound(step_most, p);
+    if (steps > 0) {
+        scratch = util_alloc_big(2 * half * sizeof(uint64_t));
         ok = scratch != NULL;
     }
     agreed[0] = (uint64_t)ok;
     if (p > 1 && (err = agree(a->comm, rank, agreed)) != UTIL_OK) {
         goto fail;
     }
-    if (!ok || !agreed[0]) {
+    if (!agreed[0]) {
         err = ok ? UTIL_ENOMEM
                  : util_fail(UTIL_ENOMEM, "rank %d: exchange: out of memory for %llu keys of scratch",
-                             rank, (unsigned long long)((in_recv ? 1 : 2) * half));
+                             rank, (unsigned long long)(2 * half));
         goto fail;
     }
 
     if (p == 1) {
         /* One rank: the exchange is a copy. */
         copy_keys(a->recv, a->send, a->send_counts[0], threads);
-    } else if (half > 0) {
-        /* 1.-5. Deal into w; round 1 w -> x; regroup x -> w; round 2 w -> x; unpack x -> recv. */
-        uint64_t *x = scratch, *w = in_recv ? a->recv : scratch + half;
-        /* Fault x in here: MPI's single-copy transfer into untouched pages faults them one at a
-         * time inside the kernel copy, measured 10x slower than touching them first. */
-        util_pretouch(x, half * sizeof(uint64_t), threads);
-        exchange_transpose_deal(&plan, a->send, w, threads);
-        err = transpose_round(w, x, plan.block1, limit, p, rank, a->comm, &chunked);
-        if (err != UTIL_OK) {
-            goto fail;
-        }
-        exchange_transpose_regroup(&plan, x, w, threads);
-        err = transpose_round(w, x, plan.block2, limit, p, rank, a->comm, &chunked);
-        if (err != UTIL_OK) {
-            goto fail;
-        }
-        exchange_transpose_unpack(&plan, x, a->recv, threads);
     }
-    transpose_stats(&plan, chunked, st);
+    /* Fault the scratch in here: single-copy transfers into untouched pages fault them inside
+     * the kernel's copy, which measured several times slower. */
+    uint64_t *x = scratch, *y = scratch + half;
+    util_pretouch(scratch, steps > 0 ? 2 * half * sizeof(uint64_t) : 0, threads);
+    for (uint64_t k = 0; k < steps; k++) {
+        /* Step k: piece k of every run. */
+        exchange_transpose_step(matrix, p, k, steps, part, first);
+        exchange_transpose_plan_set(&plan, part);
+        assert(plan.block1 * (uint64_t)p <= half && plan.block2 * (uint64_t)p <= half);
+        for (int j = 0; j < p; j++) {
+            srun[j] = sdispl[j] + first[(size_t)rank * p + j];
+            rrun[j] = rdispl[j] + first[(size_t)j * p + rank];
+        }
+        /* 1.-5. Deal into x; round 1 x -> y; regroup y -> x; round 2 x -> y; unpack y. */
+        exchange_transpose_deal(&plan, a->send, srun, x, threads);
+        if ((err = transpose_round(x, y, plan.block1, rank, a->comm)) != UTIL_OK) {
+            goto fail;
+        }
+        exchange_transpose_regroup(&plan, y, x, threads);
+        if ((err = transpose_round(x, y, plan.block2, rank, a->comm)) != UTIL_OK) {
+            goto fail;
+        }
+        exchange_transpose_unpack(&plan, y, a->recv, rrun, threads);
+        tally_step(&tally, &plan);
+    }
+    transpose_stats(&tally, p, steps, st);
 fail:
     st->seconds = util_now() - t0;
     util_free_big(scratch);

@@ -2,12 +2,13 @@
  * exchange/transpose.h: the pure part of the transpose back-end (internal header).
  *
  * Everything here is local arithmetic and local copies, no MPI: the dealing rule, the bin
- * bounds, and the three copies the back-end makes (deal, regroup, unpack). exchange/transpose.c
- * wraps them around two MPI_Alltoall rounds; tests/unit/test_transpose.c runs them for all P
- * ranks in one process, with memcpy standing in for the rounds, to check the bounds and that
- * every rank ends with exactly what alltoallv would deliver.
+ * bounds, the split of an exchange into steps, and the three copies the back-end makes (deal,
+ * regroup, unpack). exchange/transpose.c wraps them around two MPI_Alltoall rounds per step;
+ * tests/unit/test_transpose.c runs them for all P ranks in one process, with memcpy standing in
+ * for the rounds, to check the bounds and that every rank ends with exactly what alltoallv
+ * would deliver.
  *
- * Notation: P ranks; C[s][j] (the "count matrix", row-major, C[s * P + j]) is the number of keys
+ * Notation: P ranks; C[s][j] (a "count matrix", row-major, C[s * P + j]) is the number of keys
  * rank s sends to rank j. Round 1 moves bin b of every rank to rank b (block size block1);
  * round 2 moves bin j of every rank to rank j (block size block2).
  */
@@ -37,9 +38,27 @@ static inline uint64_t exchange_transpose_share(uint64_t c, int s, int j, int b,
 uint64_t exchange_transpose_bound(uint64_t n, int p);
 
 /**
- * Everything one rank needs to run its three copies, computed from the count matrix alone (so
- * every rank computes the same block sizes without communicating). Build it with
- * exchange_transpose_plan_init(); free it with exchange_transpose_plan_free().
+ * The number of steps an exchange is cut into so that no rank deals or receives more than
+ * about @step_keys keys per step: ceil(max(n_max, h) / step_keys), 0 when there are no keys.
+ * Every step then has at most step_keys + P keys on any rank (see exchange_transpose_step).
+ */
+uint64_t exchange_transpose_steps(uint64_t n_max, uint64_t h, uint64_t step_keys);
+
+/**
+ * Step @k of @steps: every run (s, j) of C is cut into @steps consecutive pieces as evenly as
+ * possible; piece k holds keys [C[s][j] k / steps, C[s][j] (k+1) / steps) of the run. Writes
+ * the piece lengths (a count matrix) to @part[p * p] and, when @first is not NULL, the index of
+ * each piece's first key within its run to @first[p * p].
+ */
+void exchange_transpose_step(const uint64_t *matrix, int p, uint64_t k, uint64_t steps,
+                             uint64_t *part, uint64_t *first);
+
+/**
+ * Everything one rank needs to run its three copies for one count matrix, computed from the
+ * matrix alone (so every rank computes the same block sizes without communicating). Allocate
+ * the workspace once with exchange_transpose_plan_init(), fill it for a matrix with
+ * exchange_transpose_plan_set() (as often as needed), free it with
+ * exchange_transpose_plan_free().
  */
 struct exchange_transpose_plan {
     int p, rank;
@@ -56,22 +75,20 @@ struct exchange_transpose_plan {
     uint64_t *off;          /* [p * p] workspace: segment offsets for the regroup */
 };
 
-/**
- * Builds the plan of rank @rank from the count matrix (borrowed: it must outlive the plan).
- * Returns 0 or UTIL_ENOMEM (without a message; the caller reports).
- */
-int exchange_transpose_plan_init(struct exchange_transpose_plan *plan, const uint64_t *matrix,
-                                 int p, int rank);
+/** Allocates the workspace of rank @rank's plan. Returns 0 or UTIL_ENOMEM (no message). */
+int exchange_transpose_plan_init(struct exchange_transpose_plan *plan, int p, int rank);
+/** Computes the plan's figures for @matrix (borrowed: it must outlive the use of the plan). */
+void exchange_transpose_plan_set(struct exchange_transpose_plan *plan, const uint64_t *matrix);
 /** Frees the plan's workspace; a zeroed plan is fine. */
 void exchange_transpose_plan_free(struct exchange_transpose_plan *plan);
 
 /**
- * Copy 1, on rank s: deals @send (keys grouped by destination, C[s][j] for destination j) into
- * p bins, bin b at bins + b * block1. Inside bin b the keys are grouped by destination, and each
- * destination's keys keep their send order.
+ * Copy 1, on rank s: deals the keys for every destination j (C[s][j] keys at send + @run[j],
+ * or back to back from @send when @run is NULL) into p bins, bin b at bins + b * block1. Inside
+ * bin b the keys are grouped by destination, and each destination's keys keep their order.
  */
 void exchange_transpose_deal(const struct exchange_transpose_plan *plan, const uint64_t *send,
-                             uint64_t *bins, int threads);
+                             const uint64_t *run, uint64_t *bins, int threads);
 
 /**
  * Copy 2, on rank b: regroups what round 1 delivered (block s at in + s * block1, from rank s,
@@ -82,10 +99,11 @@ void exchange_transpose_regroup(const struct exchange_transpose_plan *plan, cons
 
 /**
  * Copy 3, on rank j: unpacks what round 2 delivered (block b at in + b * block2, from rank b,
- * grouped by source) into @recv grouped by source, source 0 first, each source's keys in the
- * order that source sent them: the layout alltoallv delivers.
+ * grouped by source) into @recv: source s's C[s][j] keys at recv + @run[s] (back to back,
+ * source 0 first, when @run is NULL), each in the order that source sent them: the layout
+ * alltoallv delivers.
  */
 void exchange_transpose_unpack(const struct exchange_transpose_plan *plan, const uint64_t *in,
-                               uint64_t *recv, int threads);
+                               uint64_t *recv, const uint64_t *run, int threads);
 
 #endif

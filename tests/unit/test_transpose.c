@@ -6,8 +6,10 @@
  *    ranks without keys, and a matrix built to reach the bound exactly; for P = 2..9 and larger.
  *    Round 1 bins stay <= floor(n_max/P + (P-1)/2) <= n_max/P + P/2, round 2 bins <= the same
  *    in h; exhaustively over small count vectors too, where the bound is also shown reached.
- * 3. The whole exchange simulated in one process (memcpy for the two MPI_Alltoall rounds):
- *    every rank ends with exactly the layout alltoallv delivers, each source's run in order.
+ * 3. The split of an exchange into steps: pieces follow each other and add up to the runs.
+ * 4. The whole exchange simulated in one process (memcpy for the two MPI_Alltoall rounds), in
+ *    one step or many: every rank ends with exactly the layout alltoallv delivers, each
+ *    source's run in order.
  * Prints one line per group and exits 0 when everything holds, 1 otherwise.
  */
 #include <inttypes.h>
@@ -90,10 +92,11 @@ static long check_bounds(const uint64_t *c, int p, const char *what, long *gap2)
     struct exchange_transpose_plan plan;
     uint64_t max1 = 0, max2 = 0, n_max = 0, h = 0;
     for (int r = 0; r < p; r++) {
-        if (exchange_transpose_plan_init(&plan, c, p, r) != 0) {
+        if (exchange_transpose_plan_init(&plan, p, r) != 0) {
             fprintf(stderr, "out of memory\n");
             exit(2);
         }
+        exchange_transpose_plan_set(&plan, c);
         max1 = plan.max_bin1 > max1 ? plan.max_bin1 : max1;
         max2 = plan.max_bin2 > max2 ? plan.max_bin2 : max2;
         n_max = plan.n_max;
@@ -233,9 +236,10 @@ static void test_bounds_exhaustive(void)
                 x /= base;
             }
             struct exchange_transpose_plan plan;
-            if (exchange_transpose_plan_init(&plan, c, p, 0) != 0) {
+            if (exchange_transpose_plan_init(&plan, p, 0) != 0) {
                 exit(2);
             }
+            exchange_transpose_plan_set(&plan, c);
             CHECK(plan.max_bin1 <= exchange_transpose_bound(n, p),
                   "P=%d n=%" PRIu64 ": bin %" PRIu64 " > bound %" PRIu64, p, n, plan.max_bin1,
                   exchange_transpose_bound(n, p));
@@ -266,64 +270,81 @@ static uint64_t key_of(int s, int j, uint64_t k)
     return ((uint64_t)s << 48) | ((uint64_t)j << 32) | k;
 }
 
-/* Runs deal, round 1, regroup, round 2 and unpack for all P ranks of matrix c and compares every
- * rank's result with the alltoallv layout. */
-static void simulate(const uint64_t *c, int p, int threads, const char *what)
+/* Runs deal, round 1, regroup, round 2 and unpack for all P ranks of matrix c, in @steps steps
+ * as the back-end does, and compares every rank's result with the alltoallv layout. */
+static void simulate(const uint64_t *c, int p, uint64_t steps, int threads, const char *what)
 {
+    size_t pp = (size_t)p * (size_t)p;
     struct exchange_transpose_plan *plan = xcalloc((size_t)p, sizeof(*plan));
     uint64_t **send = xcalloc((size_t)p, sizeof(uint64_t *));
+    uint64_t **recv = xcalloc((size_t)p, sizeof(uint64_t *));
     uint64_t **x = xcalloc((size_t)p, sizeof(uint64_t *));
     uint64_t **y = xcalloc((size_t)p, sizeof(uint64_t *));
-    uint64_t **recv = xcalloc((size_t)p, sizeof(uint64_t *));
+    uint64_t *part = xcalloc(pp, sizeof(uint64_t)), *first = xcalloc(pp, sizeof(uint64_t));
+    uint64_t *sdispl = xcalloc(pp, sizeof(uint64_t)), *rdispl = xcalloc(pp, sizeof(uint64_t));
+    uint64_t *srun = xcalloc((size_t)p, sizeof(uint64_t)), *rrun = xcalloc((size_t)p, sizeof(uint64_t));
     for (int r = 0; r < p; r++) {
-        if (exchange_transpose_plan_init(&plan[r], c, p, r) != 0) {
+        if (exchange_transpose_plan_init(&plan[r], p, r) != 0) {
             exit(2);
         }
-    }
-    uint64_t b1 = plan[0].block1, b2 = plan[0].block2;
-    uint64_t half = (uint64_t)p * (b1 > b2 ? b1 : b2);
-    for (int r = 0; r < p; r++) {
         uint64_t row = 0, col = 0;
         for (int j = 0; j < p; j++) {
+            sdispl[(size_t)r * p + j] = row; /* where run (r, j) starts in rank r's send */
+            rdispl[(size_t)r * p + j] = col; /* where run (j, r) starts in rank r's recv */
             row += c[(size_t)r * p + j];
             col += c[(size_t)j * p + r];
         }
         send[r] = xcalloc(row, sizeof(uint64_t));
         recv[r] = xcalloc(col, sizeof(uint64_t));
-        x[r] = xcalloc(half, sizeof(uint64_t));
-        y[r] = xcalloc(half, sizeof(uint64_t));
+        memset(recv[r], 0xff, col * sizeof(uint64_t));
         uint64_t at = 0;
         for (int j = 0; j < p; j++) {
             for (uint64_t k = 0; k < c[(size_t)r * p + j]; k++) {
                 send[r][at++] = key_of(r, j, k);
             }
         }
-        CHECK(plan[r].block1 == b1 && plan[r].block2 == b2, "%s: ranks disagree on blocks", what);
     }
-    /* Padding is poisoned: a key read from it would show up in a result. */
-    for (int r = 0; r < p; r++) {
-        memset(x[r], 0xff, half * sizeof(uint64_t));
-    }
-    /* Round 1 stands in for MPI_Alltoall: block b of rank s to block s of rank b. */
-    for (int r = 0; r < p; r++) {
-        exchange_transpose_deal(&plan[r], send[r], x[r], threads);
-    }
-    for (int s = 0; s < p; s++) {
+    for (uint64_t k = 0; k < steps; k++) {
+        exchange_transpose_step(c, p, k, steps, part, first);
+        for (int r = 0; r < p; r++) {
+            exchange_transpose_plan_set(&plan[r], part);
+        }
+        uint64_t b1 = plan[0].block1, b2 = plan[0].block2;
+        uint64_t half = (uint64_t)p * (b1 > b2 ? b1 : b2);
+        for (int r = 0; r < p; r++) {
+            CHECK(plan[r].block1 == b1 && plan[r].block2 == b2, "%s: ranks disagree", what);
+            /* Scratch poisoned: a key read from padding would show up in a result. */
+            x[r] = xcalloc(half, sizeof(uint64_t));
+            y[r] = xcalloc(half, sizeof(uint64_t));
+            memset(x[r], 0xff, half * sizeof(uint64_t));
+            for (int j = 0; j < p; j++) {
+                srun[j] = sdispl[(size_t)r * p + j] + first[(size_t)r * p + j];
+            }
+            exchange_transpose_deal(&plan[r], send[r], steps > 1 ? srun : NULL, x[r], threads);
+        }
+        /* Round 1 stands in for MPI_Alltoall: block b of rank s to block s of rank b. */
+        for (int s = 0; s < p; s++) {
+            for (int b = 0; b < p; b++) {
+                memcpy(y[b] + (uint64_t)s * b1, x[s] + (uint64_t)b * b1, b1 * sizeof(uint64_t));
+            }
+        }
+        for (int r = 0; r < p; r++) {
+            memset(x[r], 0xff, half * sizeof(uint64_t));
+            exchange_transpose_regroup(&plan[r], y[r], x[r], threads);
+        }
         for (int b = 0; b < p; b++) {
-            memcpy(y[b] + (uint64_t)s * b1, x[s] + (uint64_t)b * b1, b1 * sizeof(uint64_t));
+            for (int j = 0; j < p; j++) {
+                memcpy(y[j] + (uint64_t)b * b2, x[b] + (uint64_t)j * b2, b2 * sizeof(uint64_t));
+            }
         }
-    }
-    for (int r = 0; r < p; r++) {
-        memset(x[r], 0xff, half * sizeof(uint64_t));
-        exchange_transpose_regroup(&plan[r], y[r], x[r], threads);
-    }
-    for (int b = 0; b < p; b++) {
-        for (int j = 0; j < p; j++) {
-            memcpy(y[j] + (uint64_t)b * b2, x[b] + (uint64_t)j * b2, b2 * sizeof(uint64_t));
+        for (int r = 0; r < p; r++) {
+            for (int s = 0; s < p; s++) {
+                rrun[s] = rdispl[(size_t)r * p + s] + first[(size_t)s * p + r];
+            }
+            exchange_transpose_unpack(&plan[r], y[r], recv[r], steps > 1 ? rrun : NULL, threads);
+            free(x[r]);
+            free(y[r]);
         }
-    }
-    for (int r = 0; r < p; r++) {
-        exchange_transpose_unpack(&plan[r], y[r], recv[r], threads);
     }
     /* The alltoallv layout: source 0's run first, each run in send order. */
     for (int j = 0; j < p; j++) {
@@ -332,8 +353,8 @@ static void simulate(const uint64_t *c, int p, int threads, const char *what)
         for (int s = 0; s < p && !bad; s++) {
             for (uint64_t k = 0; k < c[(size_t)s * p + j]; k++, at++) {
                 if (recv[j][at] != key_of(s, j, k)) {
-                    CHECK(0, "%s P=%d rank %d: key %" PRIu64 " is %#" PRIx64 ", want %#" PRIx64,
-                          what, p, j, at, recv[j][at], key_of(s, j, k));
+                    CHECK(0, "%s P=%d steps=%" PRIu64 " rank %d: key %" PRIu64 " is %#" PRIx64
+                          ", want %#" PRIx64, what, p, steps, j, at, recv[j][at], key_of(s, j, k));
                     bad = 1;
                     break;
                 }
@@ -343,8 +364,6 @@ static void simulate(const uint64_t *c, int p, int threads, const char *what)
     for (int r = 0; r < p; r++) {
         free(send[r]);
         free(recv[r]);
-        free(x[r]);
-        free(y[r]);
         exchange_transpose_plan_free(&plan[r]);
     }
     free(plan);
@@ -352,6 +371,55 @@ static void simulate(const uint64_t *c, int p, int threads, const char *what)
     free(recv);
     free(x);
     free(y);
+    free(part);
+    free(first);
+    free(sdispl);
+    free(rdispl);
+    free(srun);
+    free(rrun);
+}
+
+/* The split into steps: pieces add up to the runs, follow each other, and no step gives a rank
+ * more than 1/steps of its keys plus P. */
+static void test_steps(void)
+{
+    int cases = 0;
+    CHECK(exchange_transpose_steps(0, 0, 100) == 0, "no keys, no steps");
+    CHECK(exchange_transpose_steps(100, 7, 100) == 1, "one full step");
+    CHECK(exchange_transpose_steps(7, 101, 100) == 2, "h decides");
+    for (int p = 1; p <= 9; p++) {
+        size_t pp = (size_t)p * (size_t)p;
+        uint64_t *c = xcalloc(pp, sizeof(uint64_t)), *part = xcalloc(pp, sizeof(uint64_t));
+        uint64_t *first = xcalloc(pp, sizeof(uint64_t)), *sum = xcalloc(pp, sizeof(uint64_t));
+        for (int r = 0; r < 20; r++) {
+            random_matrix(c, p, r % 2 ? 50 : 100000);
+            uint64_t steps = 1 + rng() % 40;
+            memset(sum, 0, pp * sizeof(uint64_t));
+            for (uint64_t k = 0; k < steps; k++) {
+                exchange_transpose_step(c, p, k, steps, part, first);
+                for (int s = 0; s < p; s++) {
+                    uint64_t row = 0, whole = 0;
+                    for (int j = 0; j < p; j++) {
+                        size_t i = (size_t)s * p + j;
+                        CHECK(first[i] == sum[i], "P=%d step %" PRIu64 ": piece does not follow", p,
+                              k);
+                        sum[i] += part[i];
+                        row += part[i];
+                        whole += c[i];
+                    }
+                    CHECK(row <= whole / steps + (uint64_t)p, "P=%d: step row %" PRIu64 " too big",
+                          p, row);
+                }
+            }
+            CHECK(memcmp(sum, c, pp * sizeof(uint64_t)) == 0, "P=%d: pieces do not add up", p);
+            cases++;
+        }
+        free(c);
+        free(part);
+        free(first);
+        free(sum);
+    }
+    printf("ok steps: pieces add up, follow each other, and stay within 1/steps + P (%d)\n", cases);
 }
 
 static void test_simulated_exchange(void)
@@ -359,31 +427,35 @@ static void test_simulated_exchange(void)
     int cases = 0;
     for (int p = 1; p <= 9; p++) {
         uint64_t *c = xcalloc((size_t)p * p, sizeof(uint64_t));
-        simulate(c, p, 1, "empty");
+        simulate(c, p, 1, 1, "empty");
         for (uint64_t n = 1; n < (uint64_t)p + 2; n++) {
             all_to_one(c, p, n, p - 1);
-            simulate(c, p, 1, "few keys");
+            simulate(c, p, 1, 1, "few keys");
+            simulate(c, p, n, 1, "few keys, a step per key");
         }
         all_to_one(c, p, 100003, 0);
-        simulate(c, p, 2, "all-to-one");
+        simulate(c, p, 1, 2, "all-to-one");
+        simulate(c, p, 7, 1, "all-to-one in steps");
         staggered(c, p, 30011);
-        simulate(c, p, 2, "staggered");
+        simulate(c, p, 1, 2, "staggered");
+        simulate(c, p, 3, 2, "staggered in steps");
         tight(c, p, 7);
-        simulate(c, p, 1, "tight");
+        simulate(c, p, 1, 1, "tight");
         for (int r = 0; r < 30; r++) {
             random_matrix(c, p, r % 3 ? 300 : 40000);
-            simulate(c, p, 1 + r % 2, "random");
+            simulate(c, p, 1 + (uint64_t)(r % 4) * (r % 5), 1 + r % 2, "random");
         }
-        /* Large runs, so that the threaded tiles are used. */
+        /* Large runs, so that the threaded copies are used. */
         for (size_t i = 0; i < (size_t)p * p; i++) {
             c[i] = 50000 + rng() % 1000;
         }
-        simulate(c, p, 2, "large");
-        cases += 4 + p + 1 + 30 + 1;
+        simulate(c, p, 1, 2, "large");
+        simulate(c, p, 4, 2, "large in steps");
+        cases += 2 * (p + 1) + 1 + 2 + 2 + 1 + 30 + 2;
         free(c);
     }
-    printf("ok simulated exchange: every rank gets the alltoallv layout, runs in order (%d "
-           "matrices, P = 1..9)\n",
+    printf("ok simulated exchange: every rank gets the alltoallv layout, runs in order, in one "
+           "step or many (%d cases, P = 1..9)\n",
            cases);
 }
 
@@ -392,6 +464,7 @@ int main(void)
     test_share_matches_dealing();
     test_bounds();
     test_bounds_exhaustive();
+    test_steps();
     test_simulated_exchange();
     if (failures) {
         fprintf(stderr, "test_transpose: %d failures\n", failures);
