@@ -18,8 +18,9 @@
 #include <stdint.h>
 
 /**
- * The dealing rule. Rank s deals its c keys for destination j round-robin over P bins, key k
- * (k = 0, 1, ..., c-1 in send order) into bin (s + j + k) mod P. Returns how many of them land
+ * The dealing rule. Rank s deals its c keys for destination j over P bins starting at bin
+ * (s + j) mod P: as the paper's key-by-key rule (key k into bin (s + j + k) mod P) would, but
+ * in P consecutive pieces, piece t into bin (s + j + t) mod P. Returns how many of them land
  * in bin b: c / P, plus one when bin b is among the c mod P bins that get an extra key, which
  * are the bins (s + j), (s + j + 1), ... (mod P). Needs 0 <= s, j, b < p.
  */
@@ -71,8 +72,8 @@ struct exchange_transpose_plan {
     uint64_t max_bin1;      /* this rank's largest round-1 bin (<= block1) */
     uint64_t max_bin2;      /* this rank's largest round-2 bin (<= block2) */
     uint64_t cross_keys;    /* keys moved between different ranks, both rounds, all ranks */
-    uint64_t **ptr;         /* [p] workspace: one cursor per bin */
-    uint64_t *off;          /* [p * p] workspace: segment offsets for the regroup */
+    uint64_t *cur;          /* [p] workspace: one cursor per bin */
+    uint64_t *off;          /* [3 * p * p] workspace: piece offsets and lengths */
 };
 
 /** Allocates the workspace of rank @rank's plan. Returns 0 or UTIL_ENOMEM (no message). */
@@ -84,8 +85,8 @@ void exchange_transpose_plan_free(struct exchange_transpose_plan *plan);
 
 /**
  * Copy 1, on rank s: deals the keys for every destination j (C[s][j] keys at send + @run[j],
- * or back to back from @send when @run is NULL) into p bins, bin b at bins + b * block1. Inside
- * bin b the keys are grouped by destination, and each destination's keys keep their order.
+ * or back to back from @send when @run is NULL) into p bins, bin b at bins + b * block1. Bin b
+ * holds one consecutive piece of each destination's run, grouped by destination.
  */
 void exchange_transpose_deal(const struct exchange_transpose_plan *plan, const uint64_t *send,
                              const uint64_t *run, uint64_t *bins, int threads);
