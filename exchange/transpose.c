@@ -291,23 +291,25 @@ void exchange_transpose_unpack(const struct exchange_transpose_plan *plan, const
 
 /* ---- the MPI part ---------------------------------------------------------------------------- */
 
-/* Keys per rank per step: small enough that a step's buffers stay in cache, and never more than
- * the int limit allows for P blocks with their padding. SORTEX_TRANSPOSE_STEP overrides it (for
- * measurements; a huge value gives the unpipelined algorithm). */
-static uint64_t step_keys(uint64_t limit, int p)
+/* The step size asked for: SORTEX_TRANSPOSE_STEP (for measurements; a huge value gives the
+ * unpipelined algorithm) or TRANSPOSE_STEP_KEYS. */
+static uint64_t step_wanted(void)
 {
-    uint64_t keys = TRANSPOSE_STEP_KEYS;
     const char *env = getenv("SORTEX_TRANSPOSE_STEP");
-    if (env != NULL && *env != '\0') {
-        uint64_t v = 0;
-        if (util_parse_count(env, &v) == UTIL_OK && v > 0) {
-            keys = v;
-        }
+    uint64_t v = 0;
+    if (env != NULL && *env != '\0' && util_parse_count(env, &v) == UTIL_OK && v > 0) {
+        return v;
     }
-    /* P blocks of a step hold at most step + P keys dealt plus P(P-1)/2 of padding. */
+    return TRANSPOSE_STEP_KEYS;
+}
+
+/* Keys per rank per step: the agreed wish, cut so that P blocks of a step, which hold at most
+ * step + P keys dealt plus P(P-1)/2 of padding, fit the int limit. */
+static uint64_t step_keys(uint64_t wanted, uint64_t limit, int p)
+{
     uint64_t pad = (uint64_t)p * ((uint64_t)p + 1) / 2;
     uint64_t room = limit > pad ? limit - pad : 1;
-    return keys < room ? keys : room;
+    return wanted < room ? wanted : room;
 }
 
 /* One round: block b of sbuf (block keys each) goes to rank b, block s of rbuf comes from s. */
@@ -379,10 +381,11 @@ static void copy_keys(uint64_t *dst, const uint64_t *src, uint64_t n, int thread
     }
 }
 
-/* Agrees on {ok, limit} over all ranks (minimum of each); returns 0 or UTIL_EMPI. */
-static int agree(MPI_Comm comm, int rank, uint64_t v[2])
+/* Agrees on {ok, int limit, step size} over all ranks (the minimum of each), so that every rank
+ * runs the same steps even if their environments differ. Returns 0 or UTIL_EMPI. */
+static int agree(MPI_Comm comm, int rank, uint64_t v[3])
 {
-    if (MPI_Allreduce(MPI_IN_PLACE, v, 2, MPI_UINT64_T, MPI_MIN, comm) != MPI_SUCCESS) {
+    if (MPI_Allreduce(MPI_IN_PLACE, v, 3, MPI_UINT64_T, MPI_MIN, comm) != MPI_SUCCESS) {
         return util_fail(UTIL_EMPI, "rank %d: exchange: MPI_Allreduce failed", rank);
     }
     return UTIL_OK;
@@ -437,12 +440,12 @@ static int transpose_run(const struct exchange_args *a)
     /* Small buffers in one block: every rank's row (its counts, then its receive capacity); the
      * count matrix; a step's matrix and the first key of each of its pieces; the send and
      * receive displacements; a step's run offsets on both sides. The ranks agree on success
-     * and on the int limit before the first collective that needs them. */
+     * and on the int limit and step size before the first collective that needs them. */
     size_t pp = (size_t)p * (size_t)p;
     uint64_t *all = util_malloc(((size_t)p * ((size_t)p + 1) + 3 * pp + 4 * (size_t)p) *
                                 sizeof(uint64_t));
     int ok = exchange_transpose_plan_init(&plan, p, rank) == UTIL_OK && all != NULL;
-    uint64_t agreed[2] = {(uint64_t)ok, exchange_int_limit()};
+    uint64_t agreed[3] = {(uint64_t)ok, exchange_int_limit(), step_wanted()};
     if ((err = agree(a->comm, rank, agreed)) != UTIL_OK) {
         goto fail;
     }
@@ -468,7 +471,8 @@ static int transpose_run(const struct exchange_args *a)
      * P longer than 1/steps of n_max and h. */
     exchange_transpose_plan_set(&plan, matrix);
     uint64_t most = plan.n_max > plan.h ? plan.n_max : plan.h;
-    uint64_t steps = p > 1 ? exchange_transpose_steps(plan.n_max, plan.h, step_keys(agreed[1], p))
+    uint64_t steps = p > 1 ? exchange_transpose_steps(plan.n_max, plan.h,
+                                                     step_keys(agreed[2], agreed[1], p))
                            : 0;
     uint64_t step_most = steps > 0 && most / steps + (uint64_t)p < most ? most / steps + (uint64_t)p
                                                                         : most;
@@ -483,7 +487,7 @@ static int transpose_run(const struct exchange_args *a)
     }
     if (!agreed[0]) {
         err = ok ? UTIL_ENOMEM
-                 : util_fail(UTIL_ENOMEM, "rank %d: exchange: out of memory for %llu keys of scratch",
+                 : util_fail(UTIL_ENOMEM, "rank %d: exchange: out of memory for %llu scratch keys",
                              rank, (unsigned long long)(2 * half));
         goto fail;
     }

@@ -142,7 +142,8 @@ transpose_case() {
     transpose_case 4 "$(transpose_input uniform "$n" 4)"
     # Every key crosses at most twice; padding stays within the sort's imbalance allowance.
     run tstat '(e["bytes_sent"] - e["padding_bytes"] <= 2 * 8 * d["n"],
-               e["padding_bytes"] <= d["epsilon_bound"] * 8 * d["n"] + 8 * d["P"] ** 3 * e["steps"])'
+               e["padding_bytes"] <= d["epsilon_bound"] * 8 * d["n"]
+                                     + 8 * d["P"] ** 3 * e["steps"])'
     assert_output "(True, True)"
 }
 

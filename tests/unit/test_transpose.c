@@ -51,7 +51,7 @@ static void *xcalloc(size_t n, size_t size)
     return p;
 }
 
-/* ---- 1. the dealing rule ---------------------------------------------------------------------- */
+/* ---- 1. the dealing rule --------------------------------------------------------------------- */
 
 static void test_share_matches_dealing(void)
 {
@@ -82,7 +82,7 @@ static void test_share_matches_dealing(void)
     printf("ok share: the arithmetic count equals key-by-key dealing (%d cases)\n", cases);
 }
 
-/* ---- 2. the bounds ------------------------------------------------------------------------------ */
+/* ---- 2. the bounds --------------------------------------------------------------------------- */
 
 /* The largest round-1 and round-2 bins over all ranks of matrix c, checked against the bounds.
  * Returns the round-1 maximum minus its bound (0 when the bound is reached); the same for
@@ -262,7 +262,7 @@ static void test_bounds_exhaustive(void)
            vectors);
 }
 
-/* ---- 3. the exchange simulated in one process ---------------------------------------------------- */
+/* ---- 3. the exchange simulated in one process ------------------------------------------------ */
 
 /* A key that names where it came from: source, destination and position in the run. */
 static uint64_t key_of(int s, int j, uint64_t k)
@@ -282,7 +282,8 @@ static void simulate(const uint64_t *c, int p, uint64_t steps, int threads, cons
     uint64_t **y = xcalloc((size_t)p, sizeof(uint64_t *));
     uint64_t *part = xcalloc(pp, sizeof(uint64_t)), *first = xcalloc(pp, sizeof(uint64_t));
     uint64_t *sdispl = xcalloc(pp, sizeof(uint64_t)), *rdispl = xcalloc(pp, sizeof(uint64_t));
-    uint64_t *srun = xcalloc((size_t)p, sizeof(uint64_t)), *rrun = xcalloc((size_t)p, sizeof(uint64_t));
+    uint64_t *srun = xcalloc((size_t)p, sizeof(uint64_t));
+    uint64_t *rrun = xcalloc((size_t)p, sizeof(uint64_t));
     for (int r = 0; r < p; r++) {
         if (exchange_transpose_plan_init(&plan[r], p, r) != 0) {
             exit(2);
