@@ -202,7 +202,9 @@ static void copy_pieces(uint64_t *dst, const uint64_t *dst_off, const uint64_t *
 #pragma omp parallel for num_threads(threads) if (threads > 1 && total >= TRANSPOSE_PAR_KEYS)     \
     schedule(dynamic, 1)
     for (long i = 0; i < pieces; i++) {
-        memcpy(dst + dst_off[i], src + src_off[i], len[i] * sizeof(uint64_t));
+        if (len[i] > 0) {
+            memcpy(dst + dst_off[i], src + src_off[i], len[i] * sizeof(uint64_t));
+        }
     }
 }
 
@@ -254,8 +256,10 @@ void exchange_transpose_regroup(const struct exchange_transpose_plan *plan, cons
         uint64_t *dst = out + (uint64_t)j * plan->block2;
         for (int s = 0; s < p; s++) {
             uint64_t len = exchange_transpose_share(c[(size_t)s * p + j], s, j, b, p);
-            memcpy(dst, in + (uint64_t)s * plan->block1 + plan->off[(size_t)s * p + j],
-                   len * sizeof(uint64_t));
+            if (len > 0) {
+                memcpy(dst, in + (uint64_t)s * plan->block1 + plan->off[(size_t)s * p + j],
+                       len * sizeof(uint64_t));
+            }
             dst += len;
         }
     }
@@ -392,12 +396,12 @@ static int agree(MPI_Comm comm, int rank, uint64_t v[3])
 }
 
 /* Gathers the count matrix and checks every rank's receive capacity against it, so that all
- * ranks stop together when one is too small. all: [p * (p + 1)] space for the rows. */
-static int gather_counts(const struct exchange_args *a, int p, int rank, uint64_t *all,
-                         uint64_t *matrix)
+ * ranks stop together when one is too small. row: [p + 1] space for this rank's row; all:
+ * [p * (p + 1)] for every rank's. */
+static int gather_counts(const struct exchange_args *a, int p, int rank, uint64_t *row,
+                         uint64_t *all, uint64_t *matrix)
 {
     size_t row_len = (size_t)p + 1;
-    uint64_t *row = matrix; /* this rank's row, sent from the matrix space before it is filled */
     memcpy(row, a->send_counts, (size_t)p * sizeof(uint64_t));
     row[p] = a->recv_cap;
     if (MPI_Allgather(row, (int)row_len, MPI_UINT64_T, all, (int)row_len, MPI_UINT64_T,
@@ -439,10 +443,11 @@ static int transpose_run(const struct exchange_args *a)
 
     /* Small buffers in one block: every rank's row (its counts, then its receive capacity); the
      * count matrix; a step's matrix and the first key of each of its pieces; the send and
-     * receive displacements; a step's run offsets on both sides. The ranks agree on success
-     * and on the int limit and step size before the first collective that needs them. */
+     * receive displacements; a step's run offsets on both sides; this rank's row. The ranks
+     * agree on success and on the int limit and step size before the first collective that
+     * needs them. */
     size_t pp = (size_t)p * (size_t)p;
-    uint64_t *all = util_malloc(((size_t)p * ((size_t)p + 1) + 3 * pp + 4 * (size_t)p) *
+    uint64_t *all = util_malloc(((size_t)p * ((size_t)p + 1) + 3 * pp + 5 * (size_t)p + 1) *
                                 sizeof(uint64_t));
     int ok = exchange_transpose_plan_init(&plan, p, rank) == UTIL_OK && all != NULL;
     uint64_t agreed[3] = {(uint64_t)ok, exchange_int_limit(), step_wanted()};
@@ -455,9 +460,10 @@ static int transpose_run(const struct exchange_args *a)
     }
     uint64_t *matrix = all + (size_t)p * ((size_t)p + 1), *part = matrix + pp, *first = part + pp;
     uint64_t *sdispl = first + pp, *rdispl = sdispl + p, *srun = rdispl + p, *rrun = srun + p;
+    uint64_t *row = rrun + p;
 
     /* 0. The count matrix, and what every rank receives. */
-    if ((err = gather_counts(a, p, rank, all, matrix)) != UTIL_OK) {
+    if ((err = gather_counts(a, p, rank, row, all, matrix)) != UTIL_OK) {
         goto fail;
     }
     for (int s = 0; s < p; s++) {
