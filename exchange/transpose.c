@@ -28,8 +28,10 @@
  * TRANSPOSE_STEP_KEYS keys per rank that stays in cache; only the deal's reads and the unpack's
  * writes touch memory. Each step is an instance of the algorithm above for its own count
  * matrix, so its bins obey the bounds for its own n_max and h (at most 1/steps of the whole
- * ones plus P), and its unpack puts its pieces where they belong in the runs. The price is
- * two MPI_Alltoall start-ups and P(P-1)/2 keys of padding per rank per step.
+ * ones plus P), and its unpack puts its pieces where they belong in the runs. Round 2 of step
+ * k and round 1 of step k+1 travel in the same MPI_Alltoall (each block holds the two bins
+ * side by side), so a step costs one synchronisation, still a regular fixed-block transpose.
+ * The price per step: one MPI_Alltoall start-up and up to P(P-1) keys of padding per rank.
  * SORTEX_TRANSPOSE_STEP=KEYS sets the step size (a huge value gives the unpipelined scheme).
  *
  * The bound (the paper's argument, made exact for integers; it uses only how many keys of
@@ -209,7 +211,7 @@ static void copy_pieces(uint64_t *dst, const uint64_t *dst_off, const uint64_t *
 }
 
 void exchange_transpose_deal(const struct exchange_transpose_plan *plan, const uint64_t *send,
-                             const uint64_t *run, uint64_t *bins, int threads)
+                             const uint64_t *run, uint64_t *bins, uint64_t stride, int threads)
 {
     int p = plan->p, s = plan->rank;
     const uint64_t *row = plan->matrix + (size_t)s * p;
@@ -227,7 +229,7 @@ void exchange_transpose_deal(const struct exchange_transpose_plan *plan, const u
             size_t i = (size_t)j * p + t;
             int b = (s + j + t) % p;
             len[i] = exchange_transpose_share(c, s, j, b, p);
-            to[i] = (uint64_t)b * plan->block1 + fill[b];
+            to[i] = (uint64_t)b * stride + fill[b];
             from[i] = src + piece_start(c, t, p);
             fill[b] += len[i];
             total += len[i];
@@ -237,7 +239,8 @@ void exchange_transpose_deal(const struct exchange_transpose_plan *plan, const u
 }
 
 void exchange_transpose_regroup(const struct exchange_transpose_plan *plan, const uint64_t *in,
-                                uint64_t *out, int threads)
+                                uint64_t in_stride, uint64_t *out, uint64_t out_stride,
+                                int threads)
 {
     int p = plan->p, b = plan->rank;
     const uint64_t *c = plan->matrix;
@@ -253,11 +256,11 @@ void exchange_transpose_regroup(const struct exchange_transpose_plan *plan, cons
 #pragma omp parallel for num_threads(threads) if (threads > 1 && plan->n >= TRANSPOSE_PAR_KEYS) \
     schedule(dynamic, 1)
     for (int j = 0; j < p; j++) {
-        uint64_t *dst = out + (uint64_t)j * plan->block2;
+        uint64_t *dst = out + (uint64_t)j * out_stride;
         for (int s = 0; s < p; s++) {
             uint64_t len = exchange_transpose_share(c[(size_t)s * p + j], s, j, b, p);
             if (len > 0) {
-                memcpy(dst, in + (uint64_t)s * plan->block1 + plan->off[(size_t)s * p + j],
+                memcpy(dst, in + (uint64_t)s * in_stride + plan->off[(size_t)s * p + j],
                        len * sizeof(uint64_t));
             }
             dst += len;
@@ -266,7 +269,8 @@ void exchange_transpose_regroup(const struct exchange_transpose_plan *plan, cons
 }
 
 void exchange_transpose_unpack(const struct exchange_transpose_plan *plan, const uint64_t *in,
-                               uint64_t *recv, const uint64_t *run, int threads)
+                               uint64_t in_stride, uint64_t *recv, const uint64_t *run,
+                               int threads)
 {
     int p = plan->p, j = plan->rank;
     const uint64_t *c = plan->matrix;
@@ -284,7 +288,7 @@ void exchange_transpose_unpack(const struct exchange_transpose_plan *plan, const
             size_t i = (size_t)s * p + t;
             int b = (s + j + t) % p;
             len[i] = exchange_transpose_share(n, s, j, b, p);
-            from[i] = (uint64_t)b * plan->block2 + used[b];
+            from[i] = (uint64_t)b * in_stride + used[b];
             to[i] = dst + piece_start(n, t, p);
             used[b] += len[i];
             total += len[i];
@@ -329,16 +333,15 @@ static int transpose_round(const uint64_t *sbuf, uint64_t *rbuf, uint64_t block,
 
 /* What the steps add up to, for the stats. */
 struct transpose_tally {
-    uint64_t blocks;    /* sum over steps of block1 + block2 */
-    uint64_t nonempty;  /* rounds with a non-empty block */
-    uint64_t cross;     /* keys that crossed between ranks, all ranks */
+    uint64_t blocks;  /* sum over MPI_Alltoall calls of the block size */
+    uint64_t calls;   /* MPI_Alltoall calls with a non-empty block */
+    uint64_t biggest; /* largest block of a call */
+    uint64_t cross;   /* keys that crossed between ranks, all ranks */
     uint64_t block1, block2, bin1, bin2, n_max, h; /* maxima over steps */
 };
 
 static void tally_step(struct transpose_tally *t, const struct exchange_transpose_plan *pl)
 {
-    t->blocks += pl->block1 + pl->block2;
-    t->nonempty += (pl->block1 > 0) + (pl->block2 > 0);
     t->cross += pl->cross_keys;
 #define TALLY_MAX(field, value) t->field = (value) > t->field ? (value) : t->field
     TALLY_MAX(block1, pl->block1);
@@ -350,6 +353,13 @@ static void tally_step(struct transpose_tally *t, const struct exchange_transpos
 #undef TALLY_MAX
 }
 
+static void tally_call(struct transpose_tally *t, uint64_t block)
+{
+    t->blocks += block;
+    t->calls += block > 0;
+    t->biggest = block > t->biggest ? block : t->biggest;
+}
+
 /* Fills the stats: what crossed between ranks, padding included. */
 static void transpose_stats(const struct transpose_tally *t, int p, uint64_t steps,
                             struct exchange_stats *st)
@@ -357,10 +367,9 @@ static void transpose_stats(const struct transpose_tally *t, int p, uint64_t ste
     uint64_t peers = (uint64_t)p - 1;
     st->bytes_sent = peers * t->blocks * sizeof(uint64_t);
     st->bytes_recv = st->bytes_sent;
-    st->messages = peers * t->nonempty;
-    st->rounds = t->nonempty;
-    uint64_t big = t->block1 > t->block2 ? t->block1 : t->block2;
-    st->max_message = peers > 0 ? big * sizeof(uint64_t) : 0;
+    st->messages = peers * t->calls;
+    st->rounds = t->calls;
+    st->max_message = peers > 0 ? t->biggest * sizeof(uint64_t) : 0;
     /* The same figures on every rank except the two max bins (the stats take the max). */
     exchange_stats_extra(st, "round1_bound", (double)t->block1);
     exchange_stats_extra(st, "round1_max_bin", (double)t->bin1);
@@ -428,11 +437,25 @@ static int gather_counts(const struct exchange_args *a, int p, int rank, uint64_
     return err;
 }
 
+/* The per-step state of transpose_run: a step's count matrix, where its pieces start in their
+ * runs, and its plan. */
+struct transpose_step {
+    uint64_t *part, *first;
+    struct exchange_transpose_plan plan;
+};
+
+/* Prepares step k of `steps` from the count matrix. */
+static void step_set(struct transpose_step *st, const uint64_t *matrix, uint64_t k, uint64_t steps)
+{
+    exchange_transpose_step(matrix, st->plan.p, k, steps, st->part, st->first);
+    exchange_transpose_plan_set(&st->plan, st->part);
+}
+
 static int transpose_run(const struct exchange_args *a)
 {
     int rank, p, err = UTIL_OK;
     double t0 = util_now();
-    struct exchange_transpose_plan plan = {0};
+    struct transpose_step step[2] = {{0}, {0}};
     struct transpose_tally tally = {0};
     uint64_t *scratch = NULL;
     MPI_Comm_rank(a->comm, &rank);
@@ -442,14 +465,15 @@ static int transpose_run(const struct exchange_args *a)
     int threads = a->threads > 0 ? a->threads : 1;
 
     /* Small buffers in one block: every rank's row (its counts, then its receive capacity); the
-     * count matrix; a step's matrix and the first key of each of its pieces; the send and
-     * receive displacements; a step's run offsets on both sides; this rank's row. The ranks
+     * count matrix; two steps' matrices and the first key of each of their pieces; the send
+     * and receive displacements; a step's run offsets on both sides; this rank's row. The ranks
      * agree on success and on the int limit and step size before the first collective that
      * needs them. */
     size_t pp = (size_t)p * (size_t)p;
-    uint64_t *all = util_malloc(((size_t)p * ((size_t)p + 1) + 3 * pp + 5 * (size_t)p + 1) *
+    uint64_t *all = util_malloc(((size_t)p * ((size_t)p + 1) + 5 * pp + 5 * (size_t)p + 1) *
                                 sizeof(uint64_t));
-    int ok = exchange_transpose_plan_init(&plan, p, rank) == UTIL_OK && all != NULL;
+    int ok = exchange_transpose_plan_init(&step[0].plan, p, rank) == UTIL_OK;
+    ok = exchange_transpose_plan_init(&step[1].plan, p, rank) == UTIL_OK && ok && all != NULL;
     uint64_t agreed[3] = {(uint64_t)ok, exchange_int_limit(), step_wanted()};
     if ((err = agree(a->comm, rank, agreed)) != UTIL_OK) {
         goto fail;
@@ -458,9 +482,13 @@ static int transpose_run(const struct exchange_args *a)
         err = ok ? UTIL_ENOMEM : util_fail(UTIL_ENOMEM, "rank %d: exchange: out of memory", rank);
         goto fail;
     }
-    uint64_t *matrix = all + (size_t)p * ((size_t)p + 1), *part = matrix + pp, *first = part + pp;
-    uint64_t *sdispl = first + pp, *rdispl = sdispl + p, *srun = rdispl + p, *rrun = srun + p;
-    uint64_t *row = rrun + p;
+    uint64_t *matrix = all + (size_t)p * ((size_t)p + 1);
+    step[0].part = matrix + pp;
+    step[0].first = step[0].part + pp;
+    step[1].part = step[0].first + pp;
+    step[1].first = step[1].part + pp;
+    uint64_t *sdispl = step[1].first + pp, *rdispl = sdispl + p, *srun = rdispl + p;
+    uint64_t *rrun = srun + p, *row = rrun + p;
 
     /* 0. The count matrix, and what every rank receives. */
     if ((err = gather_counts(a, p, rank, row, all, matrix)) != UTIL_OK) {
@@ -472,19 +500,20 @@ static int transpose_run(const struct exchange_args *a)
     exchange_displs(a->send_counts, p, sdispl);
     exchange_displs(a->recv_counts, p, rdispl);
 
-    /* The steps, and scratch for the largest: two buffers of P blocks. A step's runs are at
-     * most a key longer than 1/steps of the whole ones, so its rows and columns are at most
-     * P longer than 1/steps of n_max and h. */
-    exchange_transpose_plan_set(&plan, matrix);
-    uint64_t most = plan.n_max > plan.h ? plan.n_max : plan.h;
-    uint64_t steps = p > 1 ? exchange_transpose_steps(plan.n_max, plan.h,
+    /* The steps, and scratch for them: three buffers (one to send, two to receive) of P blocks
+     * of two bins each. A step's runs are at most a key longer than 1/steps of the whole ones,
+     * so its rows and columns are at most P longer than 1/steps of n_max and h, and its bins
+     * at most the bound of that. */
+    exchange_transpose_plan_set(&step[0].plan, matrix);
+    uint64_t most = step[0].plan.n_max > step[0].plan.h ? step[0].plan.n_max : step[0].plan.h;
+    uint64_t steps = p > 1 ? exchange_transpose_steps(step[0].plan.n_max, step[0].plan.h,
                                                      step_keys(agreed[2], agreed[1], p))
                            : 0;
     uint64_t step_most = steps > 0 && most / steps + (uint64_t)p < most ? most / steps + (uint64_t)p
                                                                         : most;
-    uint64_t half = (uint64_t)p * exchange_transpose_bound(step_most, p);
+    uint64_t buf = 2 * (uint64_t)p * exchange_transpose_bound(step_most, p);
     if (steps > 0) {
-        scratch = util_alloc_big(2 * half * sizeof(uint64_t));
+        scratch = util_alloc_big(3 * buf * sizeof(uint64_t));
         ok = scratch != NULL;
     }
     agreed[0] = (uint64_t)ok;
@@ -494,7 +523,7 @@ static int transpose_run(const struct exchange_args *a)
     if (!agreed[0]) {
         err = ok ? UTIL_ENOMEM
                  : util_fail(UTIL_ENOMEM, "rank %d: exchange: out of memory for %llu scratch keys",
-                             rank, (unsigned long long)(2 * half));
+                             rank, (unsigned long long)(3 * buf));
         goto fail;
     }
 
@@ -504,34 +533,60 @@ static int transpose_run(const struct exchange_args *a)
     }
     /* Fault the scratch in here: single-copy transfers into untouched pages fault them inside
      * the kernel's copy, which measured several times slower. */
-    uint64_t *x = scratch, *y = scratch + half;
-    util_pretouch(scratch, steps > 0 ? 2 * half * sizeof(uint64_t) : 0, threads);
-    for (uint64_t k = 0; k < steps; k++) {
-        /* Step k: piece k of every run. */
-        exchange_transpose_step(matrix, p, k, steps, part, first);
-        exchange_transpose_plan_set(&plan, part);
-        assert(plan.block1 * (uint64_t)p <= half && plan.block2 * (uint64_t)p <= half);
+    util_pretouch(scratch, steps > 0 ? 3 * buf * sizeof(uint64_t) : 0, threads);
+    uint64_t *sbuf = scratch, *rbuf[2] = {scratch + buf, scratch + 2 * buf};
+
+    /* The pipeline: one MPI_Alltoall per step carries round 2 of step k and round 1 of step
+     * k+1 side by side (block r to rank r: bin r of step k+1's deal, then bin r of step k's
+     * regroup), so the steps cost one synchronisation each. First round 1 of step 0 alone. */
+    uint64_t in_stride = 0; /* stride of the blocks holding the current step's round 1 */
+    if (steps > 0) {
+        step_set(&step[0], matrix, 0, steps);
         for (int j = 0; j < p; j++) {
-            srun[j] = sdispl[j] + first[(size_t)rank * p + j];
-            rrun[j] = rdispl[j] + first[(size_t)j * p + rank];
+            srun[j] = sdispl[j] + step[0].first[(size_t)rank * p + j];
         }
-        /* 1.-5. Deal into x; round 1 x -> y; regroup y -> x; round 2 x -> y; unpack y. */
-        exchange_transpose_deal(&plan, a->send, srun, x, threads);
-        if ((err = transpose_round(x, y, plan.block1, rank, a->comm)) != UTIL_OK) {
+        in_stride = step[0].plan.block1;
+        exchange_transpose_deal(&step[0].plan, a->send, srun, sbuf, in_stride, threads);
+        if ((err = transpose_round(sbuf, rbuf[0], in_stride, rank, a->comm)) != UTIL_OK) {
             goto fail;
         }
-        exchange_transpose_regroup(&plan, y, x, threads);
-        if ((err = transpose_round(x, y, plan.block2, rank, a->comm)) != UTIL_OK) {
+        tally_call(&tally, in_stride);
+    }
+    for (uint64_t k = 0; k < steps; k++) {
+        struct transpose_step *cur = &step[k % 2], *next = &step[(k + 1) % 2];
+        uint64_t *in = rbuf[k % 2], *out = rbuf[(k + 1) % 2];
+        /* The next step's deal goes first in every block, this step's regroup after it. */
+        uint64_t b1 = 0;
+        if (k + 1 < steps) {
+            step_set(next, matrix, k + 1, steps);
+            b1 = next->plan.block1;
+        }
+        uint64_t block = b1 + cur->plan.block2;
+        assert(block * (uint64_t)p <= buf);
+        exchange_transpose_regroup(&cur->plan, in, in_stride, sbuf + b1, block, threads);
+        if (k + 1 < steps) {
+            for (int j = 0; j < p; j++) {
+                srun[j] = sdispl[j] + next->first[(size_t)rank * p + j];
+            }
+            exchange_transpose_deal(&next->plan, a->send, srun, sbuf, block, threads);
+        }
+        if ((err = transpose_round(sbuf, out, block, rank, a->comm)) != UTIL_OK) {
             goto fail;
         }
-        exchange_transpose_unpack(&plan, y, a->recv, rrun, threads);
-        tally_step(&tally, &plan);
+        tally_call(&tally, block);
+        for (int s = 0; s < p; s++) {
+            rrun[s] = rdispl[s] + cur->first[(size_t)s * p + rank];
+        }
+        exchange_transpose_unpack(&cur->plan, out + b1, block, a->recv, rrun, threads);
+        tally_step(&tally, &cur->plan);
+        in_stride = block;
     }
     transpose_stats(&tally, p, steps, st);
 fail:
     st->seconds = util_now() - t0;
     util_free_big(scratch);
-    exchange_transpose_plan_free(&plan);
+    exchange_transpose_plan_free(&step[0].plan);
+    exchange_transpose_plan_free(&step[1].plan);
     util_free(all);
     return err;
 }

@@ -85,26 +85,30 @@ void exchange_transpose_plan_free(struct exchange_transpose_plan *plan);
 
 /**
  * Copy 1, on rank s: deals the keys for every destination j (C[s][j] keys at send + @run[j],
- * or back to back from @send when @run is NULL) into p bins, bin b at bins + b * block1. Bin b
- * holds one consecutive piece of each destination's run, grouped by destination.
+ * or back to back from @send when @run is NULL) into p bins, bin b at bins + b * @stride
+ * (stride >= block1). Bin b holds one consecutive piece of each destination's run, grouped by
+ * destination.
  */
 void exchange_transpose_deal(const struct exchange_transpose_plan *plan, const uint64_t *send,
-                             const uint64_t *run, uint64_t *bins, int threads);
+                             const uint64_t *run, uint64_t *bins, uint64_t stride, int threads);
 
 /**
- * Copy 2, on rank b: regroups what round 1 delivered (block s at in + s * block1, from rank s,
- * grouped by destination) into round-2 bins (bin j at out + j * block2), grouped by source.
+ * Copy 2, on rank b: regroups what round 1 delivered (from rank s at in + s * @in_stride,
+ * grouped by destination) into round-2 bins (bin j at out + j * @out_stride, stride >=
+ * block2), grouped by source.
  */
 void exchange_transpose_regroup(const struct exchange_transpose_plan *plan, const uint64_t *in,
-                                uint64_t *out, int threads);
+                                uint64_t in_stride, uint64_t *out, uint64_t out_stride,
+                                int threads);
 
 /**
- * Copy 3, on rank j: unpacks what round 2 delivered (block b at in + b * block2, from rank b,
+ * Copy 3, on rank j: unpacks what round 2 delivered (from rank b at in + b * @in_stride,
  * grouped by source) into @recv: source s's C[s][j] keys at recv + @run[s] (back to back,
  * source 0 first, when @run is NULL), each in the order that source sent them: the layout
  * alltoallv delivers.
  */
 void exchange_transpose_unpack(const struct exchange_transpose_plan *plan, const uint64_t *in,
-                               uint64_t *recv, const uint64_t *run, int threads);
+                               uint64_t in_stride, uint64_t *recv, const uint64_t *run,
+                               int threads);
 
 #endif

@@ -321,7 +321,7 @@ static void simulate(const uint64_t *c, int p, uint64_t steps, int threads, cons
             for (int j = 0; j < p; j++) {
                 srun[j] = sdispl[(size_t)r * p + j] + first[(size_t)r * p + j];
             }
-            exchange_transpose_deal(&plan[r], send[r], steps > 1 ? srun : NULL, x[r], threads);
+            exchange_transpose_deal(&plan[r], send[r], steps > 1 ? srun : NULL, x[r], b1, threads);
         }
         /* Round 1 stands in for MPI_Alltoall: block b of rank s to block s of rank b. */
         for (int s = 0; s < p; s++) {
@@ -331,7 +331,7 @@ static void simulate(const uint64_t *c, int p, uint64_t steps, int threads, cons
         }
         for (int r = 0; r < p; r++) {
             memset(x[r], 0xff, half * sizeof(uint64_t));
-            exchange_transpose_regroup(&plan[r], y[r], x[r], threads);
+            exchange_transpose_regroup(&plan[r], y[r], b1, x[r], b2, threads);
         }
         for (int b = 0; b < p; b++) {
             for (int j = 0; j < p; j++) {
@@ -342,7 +342,8 @@ static void simulate(const uint64_t *c, int p, uint64_t steps, int threads, cons
             for (int s = 0; s < p; s++) {
                 rrun[s] = rdispl[(size_t)r * p + s] + first[(size_t)s * p + r];
             }
-            exchange_transpose_unpack(&plan[r], y[r], recv[r], steps > 1 ? rrun : NULL, threads);
+            exchange_transpose_unpack(&plan[r], y[r], b2, recv[r], steps > 1 ? rrun : NULL,
+                                      threads);
             free(x[r]);
             free(y[r]);
         }
