@@ -271,8 +271,11 @@ static uint64_t key_of(int s, int j, uint64_t k)
 }
 
 /* Runs deal, round 1, regroup, round 2 and unpack for all P ranks of matrix c, in @steps steps
- * as the back-end does, and compares every rank's result with the alltoallv layout. */
-static void simulate(const uint64_t *c, int p, uint64_t steps, int threads, const char *what)
+ * as the back-end does, and compares every rank's result with the alltoallv layout. @wide: the
+ * back-end's layout, where every block has room for both bins (stride block1 + block2) and the
+ * round-2 bin sits behind the round-1 bin; otherwise blocks are exactly one bin wide. */
+static void simulate_layout(const uint64_t *c, int p, uint64_t steps, int threads, int wide,
+                            const char *what)
 {
     size_t pp = (size_t)p * (size_t)p;
     struct exchange_transpose_plan *plan = xcalloc((size_t)p, sizeof(*plan));
@@ -311,7 +314,8 @@ static void simulate(const uint64_t *c, int p, uint64_t steps, int threads, cons
             exchange_transpose_plan_set(&plan[r], part);
         }
         uint64_t b1 = plan[0].block1, b2 = plan[0].block2;
-        uint64_t half = (uint64_t)p * (b1 > b2 ? b1 : b2);
+        uint64_t s1 = wide ? b1 + b2 : b1, s2 = wide ? b1 + b2 : b2, off2 = wide ? b1 : 0;
+        uint64_t half = (uint64_t)p * (b1 + b2);
         for (int r = 0; r < p; r++) {
             CHECK(plan[r].block1 == b1 && plan[r].block2 == b2, "%s: ranks disagree", what);
             /* Scratch poisoned: a key read from padding would show up in a result. */
@@ -321,28 +325,29 @@ static void simulate(const uint64_t *c, int p, uint64_t steps, int threads, cons
             for (int j = 0; j < p; j++) {
                 srun[j] = sdispl[(size_t)r * p + j] + first[(size_t)r * p + j];
             }
-            exchange_transpose_deal(&plan[r], send[r], steps > 1 ? srun : NULL, x[r], b1, threads);
+            exchange_transpose_deal(&plan[r], send[r], steps > 1 ? srun : NULL, x[r], s1, threads);
         }
         /* Round 1 stands in for MPI_Alltoall: block b of rank s to block s of rank b. */
         for (int s = 0; s < p; s++) {
             for (int b = 0; b < p; b++) {
-                memcpy(y[b] + (uint64_t)s * b1, x[s] + (uint64_t)b * b1, b1 * sizeof(uint64_t));
+                memcpy(y[b] + (uint64_t)s * s1, x[s] + (uint64_t)b * s1, b1 * sizeof(uint64_t));
             }
         }
         for (int r = 0; r < p; r++) {
             memset(x[r], 0xff, half * sizeof(uint64_t));
-            exchange_transpose_regroup(&plan[r], y[r], b1, x[r], b2, threads);
+            exchange_transpose_regroup(&plan[r], y[r], s1, x[r] + off2, s2, threads);
         }
         for (int b = 0; b < p; b++) {
             for (int j = 0; j < p; j++) {
-                memcpy(y[j] + (uint64_t)b * b2, x[b] + (uint64_t)j * b2, b2 * sizeof(uint64_t));
+                memcpy(y[j] + (uint64_t)b * s2 + off2, x[b] + (uint64_t)j * s2 + off2,
+                       b2 * sizeof(uint64_t));
             }
         }
         for (int r = 0; r < p; r++) {
             for (int s = 0; s < p; s++) {
                 rrun[s] = rdispl[(size_t)r * p + s] + first[(size_t)s * p + r];
             }
-            exchange_transpose_unpack(&plan[r], y[r], b2, recv[r], steps > 1 ? rrun : NULL,
+            exchange_transpose_unpack(&plan[r], y[r] + off2, s2, recv[r], steps > 1 ? rrun : NULL,
                                       threads);
             free(x[r]);
             free(y[r]);
@@ -355,8 +360,9 @@ static void simulate(const uint64_t *c, int p, uint64_t steps, int threads, cons
         for (int s = 0; s < p && !bad; s++) {
             for (uint64_t k = 0; k < c[(size_t)s * p + j]; k++, at++) {
                 if (recv[j][at] != key_of(s, j, k)) {
-                    CHECK(0, "%s P=%d steps=%" PRIu64 " rank %d: key %" PRIu64 " is %#" PRIx64
-                          ", want %#" PRIx64, what, p, steps, j, at, recv[j][at], key_of(s, j, k));
+                    CHECK(0, "%s P=%d steps=%" PRIu64 " wide=%d rank %d: key %" PRIu64
+                          " is %#" PRIx64 ", want %#" PRIx64, what, p, steps, wide, j, at,
+                          recv[j][at], key_of(s, j, k));
                     bad = 1;
                     break;
                 }
@@ -379,6 +385,13 @@ static void simulate(const uint64_t *c, int p, uint64_t steps, int threads, cons
     free(rdispl);
     free(srun);
     free(rrun);
+}
+
+/* Both layouts of the exchange. */
+static void simulate(const uint64_t *c, int p, uint64_t steps, int threads, const char *what)
+{
+    simulate_layout(c, p, steps, threads, 0, what);
+    simulate_layout(c, p, steps, threads, 1, what);
 }
 
 /* The split into steps: pieces add up to the runs, follow each other, and no step gives a rank
