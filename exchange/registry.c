@@ -13,6 +13,7 @@ extern const struct exchange_ops exchange_pairwise;
 extern const struct exchange_ops exchange_shift;
 extern const struct exchange_ops exchange_grid;
 extern const struct exchange_ops exchange_hypercube;
+extern const struct exchange_ops exchange_transpose;
 
 /* One line per back-end; the first is the default. */
 static const struct exchange_ops *const registry[] = {
@@ -24,6 +25,7 @@ static const struct exchange_ops *const registry[] = {
     &exchange_shift,
     &exchange_grid,
     &exchange_hypercube,
+    &exchange_transpose,
     NULL,
 };
 

@@ -1,0 +1,177 @@
+#!/usr/bin/env bats
+# The transpose exchange back-end: its unit test, its bin bounds seen through --stats, its
+# steps and large-count path, and output byte-identical to the alltoallv reference.
+bats_require_minimum_version 1.5.0
+load helper
+
+# Process counts of the bound checks: odd and even, powers of two and not.
+TPS=(2 3 4 5 6 7 8)
+# Distributions every case runs on (names as sortex-gen spells them).
+TDISTS=(uniform staggered zero)
+
+# py_input DIST N P: prints the path of an input made by python3, cached for the test file.
+# uniform: random 64-bit keys; zero: all keys equal; staggered: rank i's slice uniform in
+# bucket 2i+1 (i < P/2) or 2i-P (mod P) of [0, 2^64) cut into P.
+py_input() {
+    local dist=$1 n=$2 p=$3
+    local f=$BATS_FILE_TMPDIR/py-$dist-$n-$p.bin
+    if [[ ! -f $f ]]; then
+        python3 - "$dist" "$n" "$p" "$f" <<'PY' || return 1
+import random, struct, sys
+dist, n, p, out = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+rnd = random.Random(n * 31 + p)
+w = 2**64 // p
+if dist == "uniform":
+    v = [rnd.getrandbits(64) for _ in range(n)]
+elif dist == "zero":
+    v = [0] * n
+elif dist == "staggered":
+    v = []
+    for i in range(p):
+        t = (2 * i + 1 if i < p // 2 else 2 * i - p) % p
+        v += [t * w + rnd.randrange(w) for _ in range(i * n // p, (i + 1) * n // p)]
+else:
+    sys.exit("py_input: unknown distribution " + dist)
+open(out, "wb").write(struct.pack("<%dQ" % len(v), *v))
+PY
+    fi
+    echo "$f"
+}
+
+# transpose_input DIST N P: the inputs of this file. Switching to sortex-gen is this one line:
+# gen_input "$@" instead of py_input "$@".
+transpose_input() {
+    py_input "$@"
+}
+
+# sorted_check IN OUT: OUT holds exactly the keys of IN, in order (python3, u64 keys).
+sorted_check() {
+    python3 - "$1" "$2" <<'PY'
+import struct, sys
+a, b = (open(f, "rb").read() for f in sys.argv[1:3])
+a = struct.unpack("<%dQ" % (len(a) // 8), a)
+b = struct.unpack("<%dQ" % (len(b) // 8), b)
+if sorted(a) != list(b):
+    sys.exit("output is not the sorted input (%d keys in, %d out)" % (len(a), len(b)))
+PY
+}
+
+# bounds_check P: in the last transpose stats, each round's largest bin is within the block
+# size it used, and that block within the paper's bound n_max/P + P/2 (round 1) and
+# h/P + P/2 (round 2), n_max and h being the most keys a rank sends and receives in a step.
+bounds_check() {
+    python3 - "$BATS_TEST_TMPDIR/stats.json" "$1" <<'PY'
+import json, sys
+e = json.load(open(sys.argv[1]))["exchange_stats"]; p = int(sys.argv[2])
+for r, total in (("round1", e["step_n_max"]), ("round2", e["step_h"])):
+    big, bound = e[r + "_max_bin"], e[r + "_bound"]
+    if not big <= bound <= total / p + p / 2:
+        sys.exit(f"{r}: largest bin {big}, block {bound}, paper bound {total / p + p / 2} (P={p})")
+if e["padding_bytes"] < 0 or e["rounds"] > e["steps"] + 1:
+    sys.exit(f"odd stats: {e}")
+PY
+}
+
+# tstat EXPR: a python expression on the last transpose stats (d: the document, e: its
+# exchange_stats).
+tstat() {
+    python3 -c "import json, sys
+d = json.load(open(sys.argv[1])); e = d['exchange_stats']
+print($1)" "$BATS_TEST_TMPDIR/stats.json"
+}
+
+# transpose_case NP IN [sortex options...]: sorts IN on NP ranks with transpose and with
+# alltoallv; both outputs must be byte-identical and the sorted input; the transpose stats are
+# left in $BATS_TEST_TMPDIR/stats.json and its bounds checked.
+transpose_case() {
+    local np=$1 in=$2
+    shift 2
+    local x out
+    for x in alltoallv transpose; do
+        out=$BATS_TEST_TMPDIR/out-$x.bin
+        rm -f "$out"
+        if ! mpi "$np" "$SORTEX" --input "$in" --output "$out" --exchange "$x" \
+            --stats "$BATS_TEST_TMPDIR/stats-$x.json" "$@" >"$BATS_TEST_TMPDIR/sort.log" 2>&1; then
+            echo "sort failed: P=$np exchange=$x input=$in $*" >&2
+            cat "$BATS_TEST_TMPDIR/sort.log" >&2
+            return 1
+        fi
+    done
+    cp "$BATS_TEST_TMPDIR/stats-transpose.json" "$BATS_TEST_TMPDIR/stats.json"
+    cmp "$BATS_TEST_TMPDIR/out-alltoallv.bin" "$BATS_TEST_TMPDIR/out-transpose.bin" ||
+        { echo "transpose and alltoallv differ: P=$np input=$in $*" >&2; return 1; }
+    sorted_check "$in" "$BATS_TEST_TMPDIR/out-transpose.bin" ||
+        { echo "not sorted: P=$np input=$in $*" >&2; return 1; }
+    bounds_check "$np" || { echo "bounds: P=$np input=$in $*" >&2; return 1; }
+}
+
+@test "the dealing rule, the bin bounds and the simulated exchange pass their unit test" {
+    run "$SORTEX_BUILD/tests/test_transpose"
+    assert_success
+    assert_output --partial "test_transpose: all passed"
+}
+
+@test "transpose is listed among the back-ends" {
+    run backends
+    assert_success
+    assert_line transpose
+}
+
+@test "transpose sorts like alltoallv and keeps both rounds within their bounds at P = 2..8" {
+    local np dist
+    for np in "${TPS[@]}"; do
+        for dist in "${TDISTS[@]}"; do
+            transpose_case "$np" "$(transpose_input "$dist" 100003 "$np")"
+        done
+    done
+}
+
+@test "transpose handles one rank, no keys, one key and fewer keys than ranks" {
+    local np n
+    for np in 1 2 3 5 8; do
+        for n in $(printf '%s\n' 0 1 $((np - 1)) 1000 | sort -un); do
+            transpose_case "$np" "$(transpose_input uniform "$n" "$np")"
+        done
+    done
+    # Fewer keys than ranks: most ranks send nothing and one receives everything.
+    transpose_case 7 "$(transpose_input zero 5 7)"
+}
+
+@test "transpose moves about twice the data, padding included, on a balanced input" {
+    local n=200000
+    transpose_case 4 "$(transpose_input uniform "$n" 4)"
+    # Every key crosses at most twice; padding stays within the sort's imbalance allowance.
+    run tstat '(e["bytes_sent"] - e["padding_bytes"] <= 2 * 8 * d["n"],
+               e["padding_bytes"] <= d["epsilon_bound"] * 8 * d["n"]
+                                     + 8 * d["P"] ** 3 * e["steps"])'
+    assert_output "(True, True)"
+}
+
+@test "large exchanges run in steps, each within its own bounds" {
+    local np
+    for np in 2 5 8; do
+        SORTEX_TRANSPOSE_STEP=5000 transpose_case "$np" "$(transpose_input uniform 100003 "$np")"
+        # One MPI_Alltoall per step carries both rounds (round 1 of the first step goes alone).
+        run tstat '(e["steps"] > 1, e["rounds"] == e["steps"] + 1)'
+        assert_output "(True, True)"
+    done
+    SORTEX_TRANSPOSE_STEP=3000 transpose_case 4 "$(transpose_input staggered 100003 4)"
+    SORTEX_TRANSPOSE_STEP=1 transpose_case 3 "$(transpose_input zero 300 3)"
+}
+
+@test "counts beyond the MPI int limit only make the steps smaller, same output" {
+    local np
+    for np in 3 4 8; do
+        SORTEX_INT_LIMIT=1000 transpose_case "$np" "$(transpose_input uniform 100003 "$np")"
+        # Every Alltoall hands MPI at most the limit: P blocks of at most round2_bound keys.
+        run tstat '(e["steps"] >= 10, d["P"] * max(e["round1_bound"], e["round2_bound"]) <= 1000)'
+        assert_output "(True, True)"
+    done
+    # A limit below P(P+1)/2: steps of one key.
+    SORTEX_INT_LIMIT=3 transpose_case 5 "$(transpose_input staggered 2000 5)"
+}
+
+@test "transpose sorts 2,000,000 keys at odd and even process counts" {
+    transpose_case 5 "$(transpose_input uniform 2000000 5)"
+    transpose_case 4 "$(transpose_input staggered 2000000 4)"
+}
