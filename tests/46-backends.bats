@@ -120,39 +120,6 @@ stat_of() {
     assert_success
 }
 
-@test "each back-end sorts 0, 1, P-1 and 1000 keys exactly as alltoallv at P = 1..8" {
-    local np n
-    for np in "${PS[@]}"; do
-        for n in $(printf '%s\n' 0 1 $((np - 1)) 1000 | sort -un); do
-            same_as_alltoallv "$np" "$(keys_file uniform "$n" "$np")"
-        done
-    done
-}
-
-@test "each back-end sorts 100,003 uniform keys exactly as alltoallv at P = 1..8" {
-    local np
-    for np in "${PS[@]}"; do
-        same_as_alltoallv "$np" "$(keys_file uniform 100003 "$np")"
-    done
-}
-
-@test "each back-end matches alltoallv on all-equal, one-range-per-rank and few-valued keys" {
-    local np kind
-    for kind in equal narrow few; do
-        for np in 3 5 7 8; do
-            same_as_alltoallv "$np" "$(keys_file "$kind" 100003 "$np")"
-        done
-    done
-    # Fewer keys than ranks, skewed.
-    same_as_alltoallv 7 "$(keys_file narrow 5 7)"
-    same_as_alltoallv 8 "$(keys_file equal 3 8)"
-}
-
-@test "each back-end matches alltoallv on 2,000,000 keys at P = 5 and 8" {
-    same_as_alltoallv 5 "$(keys_file uniform 2000000 5)"
-    same_as_alltoallv 8 "$(keys_file narrow 2000000 8)"
-}
-
 @test "with the int limit lowered to 1000 every back-end chunks and still matches alltoallv" {
     SORTEX_INT_LIMIT=1000 same_as_alltoallv 4 "$(keys_file uniform 100003 4)"
     run stat_of pairwise 'e["chunked"]'
