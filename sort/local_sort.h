@@ -54,7 +54,7 @@ extern "C" {
  * are detected in one read-only pass (reverse input is then reversed in place).
  *
  * Returns 0, or UTIL_EUSAGE when @threads < 1 or a pointer is NULL while @n > 1. It does not
- * fail for lack of memory: when its small bookkeeping arrays (a few hundred KiB at most) cannot
+ * fail for lack of memory: when its small bookkeeping arrays (~40 KiB per thread) cannot
  * be allocated it finishes the sort on one thread, which needs none. Never exits, prints
  * nothing.
  */
@@ -67,7 +67,8 @@ int sortex_local_sort(uint64_t *keys, uint64_t *scratch, size_t n, int threads);
  * where run r-1 ends; each run must be sorted ascending (not checked). @out receives all
  * sum(run_counts) keys in ascending order; it must not overlap @in. The output is split into
  * @threads equal parts by exact multi-sequence selection, so the parts are independent and
- * balanced whatever the duplicates; each part is merged with a loser tree.
+ * balanced whatever the duplicates; each part is merged with a loser tree (a branch-free
+ * two-way merge when only two runs are left in it).
  *
  * Returns 0, UTIL_EUSAGE when @runs < 0, @threads < 1 or a needed pointer is NULL, or
  * UTIL_ENOMEM when its small bookkeeping arrays cannot be allocated (checked before any key is
