@@ -532,9 +532,13 @@ static int transpose_run(const struct exchange_args *a)
         /* One rank: the exchange is a copy. */
         copy_keys(a->recv, a->send, a->send_counts[0], threads);
     }
-    /* Fault the scratch in here: single-copy transfers into untouched pages fault them inside
-     * the kernel's copy, which measured several times slower. */
+    /* Fault the scratch and the receive buffer in here, all at once: single-copy transfers into
+     * untouched pages fault them inside the kernel's copy (measured several times slower), and
+     * faults taken during the unpacks hold up every step's synchronisation (an untouched receive
+     * buffer measured 0.12-0.87 s against 0.11-0.17 s pre-faulted, 2^24 keys on 8 ranks). */
+    uint64_t received = rdispl[p - 1] + a->recv_counts[p - 1];
     util_pretouch(scratch, steps > 0 ? 3 * buf * sizeof(uint64_t) : 0, threads);
+    util_pretouch(a->recv, steps > 0 ? received * sizeof(uint64_t) : 0, threads);
     uint64_t *sbuf = scratch, *rbuf[2] = {scratch + buf, scratch + 2 * buf};
 
     /* The pipeline: one MPI_Alltoall per step carries round 2 of step k and round 1 of step
