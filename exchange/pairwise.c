@@ -21,17 +21,23 @@
  * its final place in the receive buffer (no scratch), in chunks of at most exchange_int_limit()
  * keys. A pair with nothing to send either way skips its round.
  *
- * Synchronous rounds (one blocking MPI_Sendrecv each, the seeds' model) pay off when pieces
- * are large: each rank streams to one peer at a time. When all of a rank's pieces are below
- * ROUNDS_ASYNC_BELOW they travel eagerly anyway, and waiting at every round only costs one
- * wake-up per round (measured: 1.2-1.4x alltoallv at 1-16 KiB per pair on 8 ranks sharing 2
- * cores); such a rank posts all its rounds at once, non-blocking, in the same schedule order.
- * Ranks decide this alone: every pair meets once per direction, so matching never depends on
- * timing. Cost: (P-1) or P rounds of alpha + beta * (largest piece of the round); every byte
- * moved once.
+ * Synchronous rounds (one blocking MPI_Sendrecv each, the seeds' model) let each rank stream
+ * to one peer at a time, which pays off for large pieces when every rank has a core of its own.
+ * Otherwise a rank posts all its rounds at once, non-blocking, in the same schedule order:
+ *   - when all its pieces are below ROUNDS_ASYNC_BELOW they travel eagerly anyway and waiting
+ *     at every round only costs one wake-up per round (measured: 1.2-1.4x alltoallv at 1-16 KiB
+ *     per pair on 8 ranks sharing 2 cores);
+ *   - when the node is oversubscribed (more ranks on it than cores), a blocking round waits for
+ *     the partner to be scheduled, a scheduler rotation per round (measured: 8-12x alltoallv at
+ *     2 MiB per pair on 8 ranks sharing 2 cores, against ~1x posting at once).
+ * SORTEX_ROUNDS=sync or async overrides the choice (for tests and measurements). Ranks decide
+ * alone: every pair meets once per direction, so matching never depends on timing.
+ * Cost: (P-1) or P rounds of alpha + beta * (largest piece of the round); every byte moved once.
  */
 #include "exchange/exchange.h"
 
+#include <omp.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "exchange/bundle.h"
@@ -42,6 +48,22 @@
 
 /* Below this piece size a rank posts all its rounds at once (see above). */
 #define ROUNDS_ASYNC_BELOW (64u << 10)
+
+/* Whether this rank posts all its rounds at once (see above); biggest: its largest piece. */
+static int rounds_async(uint64_t biggest)
+{
+    const char *force = getenv("SORTEX_ROUNDS");
+    if (force != NULL && strcmp(force, "sync") == 0) {
+        return 0;
+    }
+    if (force != NULL && strcmp(force, "async") == 0) {
+        return 1;
+    }
+    /* Open MPI names the ranks sharing this node; without it assume a core each. */
+    const char *local = getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+    int oversubscribed = local != NULL && atoi(local) > omp_get_num_procs();
+    return oversubscribed || biggest * sizeof(uint64_t) < ROUNDS_ASYNC_BELOW;
+}
 
 enum round_schedule {
     SCHEDULE_FACTOR, /* the 1-factorization: one peer per round, both directions */
@@ -99,7 +121,7 @@ static int rounds_run(const struct exchange_args *a, enum round_schedule schedul
         biggest = a->send_counts[q] > biggest && q != rank ? a->send_counts[q] : biggest;
         biggest = a->recv_counts[q] > biggest && q != rank ? a->recv_counts[q] : biggest;
     }
-    int async = biggest * sizeof(uint64_t) < ROUNDS_ASYNC_BELOW;
+    int async = rounds_async(biggest);
     for (int i = 0; i < rounds && size > 1; i++) {
         int to, from;
         if (schedule == SCHEDULE_FACTOR) {

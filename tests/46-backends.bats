@@ -118,6 +118,14 @@ stat_of() {
     SORTEX_INT_LIMIT=7 SORTEX_SCATTER_MIN=0 run mpi 5 "$SORTEX_BUILD/tests/test_backends_mpi" \
         "${BACKENDS[@]}"
     assert_success
+    # Blocking rounds (taken only with a core per rank, so forced here) and posted ones.
+    for np in 3 8; do
+        SORTEX_ROUNDS=sync SORTEX_INT_LIMIT=1000 run mpi "$np" \
+            "$SORTEX_BUILD/tests/test_backends_mpi" pairwise shift
+        assert_success
+        SORTEX_ROUNDS=async run mpi "$np" "$SORTEX_BUILD/tests/test_backends_mpi" pairwise shift
+        assert_success
+    done
 }
 
 @test "with the int limit lowered to 1000 every back-end chunks and still matches alltoallv" {
@@ -131,13 +139,14 @@ stat_of() {
     SORTEX_INT_LIMIT=1000 same_as_alltoallv 3 "$(keys_file equal 20000 3)"
 }
 
-@test "with every bundle scattered grid and hypercube still match alltoallv" {
+@test "with every bundle scattered and with blocking rounds every back-end matches alltoallv" {
     local np
     for np in 3 5 8; do
         SORTEX_SCATTER_MIN=0 same_as_alltoallv "$np" "$(keys_file uniform 100003 "$np")"
         run stat_of hypercube 'e["scattered_bundles"] > 0'
         assert_output "True"
     done
+    SORTEX_ROUNDS=sync same_as_alltoallv 7 "$(keys_file narrow 2000000 7)"
 }
 
 @test "the stats show each schedule's rounds and the volume it forwards" {
