@@ -56,6 +56,8 @@ struct sort_job {
     uint64_t stage_cap;
 
     struct sortex_stats *stats;
+    struct sortex_config cfg_default;  /* used when the caller passes no config */
+    struct sortex_stats stats_local;   /* used when the caller wants no stats */
 };
 
 /* Phases. Each returns 0 or a negative util error code after reporting it (with the rank). */

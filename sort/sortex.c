@@ -156,11 +156,17 @@ static int run_phase(struct sort_job *job, enum sortex_phase phase, int (*fn)(st
     return err;
 }
 
-/* Sets up what every sort needs: the private communicator, threads, epsilon, the back-end. */
+/* Sets up what every sort needs: the private communicator, threads, epsilon, the back-end.
+ * cfg and stats may be NULL (defaults, no stats). All ranks agree on the outcome. */
 static int job_init(struct sort_job *job, MPI_Comm comm, const struct sortex_config *cfg,
                     struct sortex_stats *stats)
 {
     memset(job, 0, sizeof(*job));
+    if (cfg == NULL) {
+        sortex_config_default(&job->cfg_default);
+        cfg = &job->cfg_default;
+    }
+    stats = stats ? stats : &job->stats_local;
     memset(stats, 0, sizeof(*stats));
     job->cfg = cfg;
     job->stats = stats;
@@ -178,10 +184,12 @@ static int job_init(struct sort_job *job, MPI_Comm comm, const struct sortex_con
     job->send_counts = util_calloc(p, sizeof(uint64_t));
     job->recv_counts = util_calloc(p, sizeof(uint64_t));
     job->splitters = util_calloc(p, sizeof(struct sort_tuple));
+    int err = UTIL_OK;
     if (!job->send_counts || !job->recv_counts || !job->splitters) {
-        return util_fail(UTIL_ENOMEM, "rank %d: out of memory", job->rank);
+        err = util_fail(UTIL_ENOMEM, "rank %d: out of memory", job->rank);
     }
-    return UTIL_OK;
+    omp_set_num_threads(job->threads);
+    return agree(job, err);
 }
 
 static void job_free(struct sort_job *job)
@@ -261,19 +269,11 @@ static void finish_stats(struct sort_job *job)
 int sortex_sort(MPI_Comm comm, uint64_t **keys, uint64_t *n, const struct sortex_config *cfg,
                 struct sortex_stats *stats)
 {
-    struct sortex_config defaults;
-    struct sortex_stats local_stats;
     struct sort_job job;
-    if (cfg == NULL) {
-        sortex_config_default(&defaults);
-        cfg = &defaults;
-    }
-    int err = job_init(&job, comm, cfg, stats ? stats : &local_stats);
-    err = job.comm != MPI_COMM_NULL ? agree(&job, err) : err;
+    int err = job_init(&job, comm, cfg, stats);
     if (err != UTIL_OK) {
         goto done;
     }
-    omp_set_num_threads(job.threads);
     job.a = *keys;
     job.cap_a = *n;
     job.n_local = *n;
@@ -339,27 +339,19 @@ static int check_paths(struct sort_job *job, uint64_t *bytes)
 int sortex_sort_file(MPI_Comm comm, const char *in_path, const char *out_path,
                      const struct sortex_config *cfg, struct sortex_stats *stats)
 {
-    struct sortex_config defaults;
-    struct sortex_stats local_stats;
     struct sort_job job;
     uint64_t bytes = 0;
-    if (cfg == NULL) {
-        sortex_config_default(&defaults);
-        cfg = &defaults;
-    }
-    int err = job_init(&job, comm, cfg, stats ? stats : &local_stats);
-    err = job.comm != MPI_COMM_NULL ? agree(&job, err) : err;
+    int err = job_init(&job, comm, cfg, stats);
     if (err != UTIL_OK) {
         goto done;
     }
-    omp_set_num_threads(job.threads);
     job.in_path = in_path;
     job.out_path = out_path;
     if ((err = check_paths(&job, &bytes)) != UTIL_OK) {
         goto done;
     }
     job.n_total = bytes / 8;
-    if (cfg->io != SORTEX_IO_MPIIO &&
+    if (job.cfg->io != SORTEX_IO_MPIIO &&
         (err = run_phase(&job, SORTEX_PHASE_READ, sort_root_load)) != UTIL_OK) {
         goto done;
     }
