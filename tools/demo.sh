@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${SORTEX_BIN:-$PWD/bin}
 NP=${DEMO_NP:-4}
-N=${DEMO_N:-8000000}
+N=${DEMO_N:-4000000}
 DISTS=${DEMO_DISTS:-"uniform staggered zero dd npb"}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 
