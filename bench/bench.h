@@ -18,6 +18,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "datagen/datagen.h"
 #include "exchange/exchange.h"
 
 #ifdef __cplusplus
@@ -32,14 +33,21 @@ struct bench_spec;
  */
 typedef int bench_row_fn(const struct bench_spec *spec, int src, uint64_t *row);
 
+/**
+ * Fills matrix[src * P + dst] (zeroed by the caller) with the whole matrix, for patterns whose
+ * rows cannot be computed one at a time. Returns 0, UTIL_ENOMEM or UTIL_EUSAGE (one line).
+ */
+typedef int bench_matrix_fn(const struct bench_spec *spec, uint64_t *matrix);
+
 /** One count-matrix pattern. */
 struct bench_pattern {
     const char *name;       /* "onehot" */
     const char *summary;    /* one line for --patterns help */
     const char *param_name; /* what NAME:X sets ("percent"), or NULL when it takes none */
     double param_default, param_min, param_max;
-    int param_integral; /* 1: the parameter must be a whole number */
-    bench_row_fn *row;
+    int param_integral;      /* 1: the parameter must be a whole number */
+    bench_row_fn *row;       /* one row at a time; or NULL and: */
+    bench_matrix_fn *matrix; /* the whole matrix at once, costly ('all' leaves these out) */
 };
 
 /** A pattern instance: the pattern, its parameter and the matrix size. */
@@ -49,6 +57,7 @@ struct bench_spec {
     int ranks;     /* P */
     uint64_t keys; /* V: keys each rank sends, its own block included */
     uint64_t seed;
+    const struct datagen_dist *dist; /* the 'sort' pattern's input distribution */
 };
 
 /** The registry: a NULL-terminated table of every pattern, in the order 'all' runs them. */
@@ -59,24 +68,28 @@ const struct bench_pattern *bench_pattern_find(const char *name);
 void bench_pattern_print_help(FILE *out);
 
 /**
- * Parses "NAME" or "NAME:PARAM" into spec->pattern and spec->param (other fields untouched).
+ * Parses "NAME" or "NAME:PARAM" into spec->pattern and spec->param, or for 'sort' the
+ * distribution "sort:DIST" into spec->dist (other fields untouched).
  * Returns 0, or UTIL_EUSAGE after printing one error line (unknown name with the valid ones,
  * a parameter out of range, a parameter given to a pattern that takes none).
  */
 int bench_spec_parse(const char *text, struct bench_spec *spec);
 
-/** Writes "NAME" or "NAME:PARAM" (the parameter as %g) into buf. */
+/** Writes "NAME" or "NAME:PARAM" (the parameter as %g, or the distribution) into buf. */
 void bench_spec_label(const struct bench_spec *spec, char *buf, size_t cap);
+/** Writes the PARAM part alone ("" for a pattern without one) into buf. */
+void bench_spec_param(const struct bench_spec *spec, char *buf, size_t cap);
 
 /**
  * Fills row[0..spec->ranks) with the counts of rank src (0 <= src < P); sums to spec->keys.
- * Returns 0 or UTIL_ENOMEM (no message).
+ * Returns 0 or UTIL_ENOMEM (no message), or a whole-matrix pattern's error.
  */
 int bench_spec_row(const struct bench_spec *spec, int src, uint64_t *row);
 
 /**
  * Fills matrix[src * P + dst] with the whole P x P count matrix. The caller owns matrix (room
- * for P * P counts). Returns 0 or UTIL_ENOMEM (no message).
+ * for P * P counts). Returns 0 or UTIL_ENOMEM (no message), or a whole-matrix pattern's error
+ * (one line printed).
  */
 int bench_spec_matrix(const struct bench_spec *spec, uint64_t *matrix);
 
@@ -131,8 +144,7 @@ extern const char bench_xbench_columns[];
  * the buffers would not fit in the node's memory, or another negative util error code (a
  * back-end failure, out of memory), agreed by all ranks.
  */
-int bench_xbench_run(MPI_Comm comm, const struct bench_xbench_config *cfg, FILE *out,
-                     int *invalid);
+int bench_xbench_run(MPI_Comm comm, const struct bench_xbench_config *cfg, FILE *out, int *invalid);
 
 #ifdef __cplusplus
 }

@@ -12,6 +12,11 @@
  * lower-bound instance of Sanders and Solis-Oba ("How helpers hasten h-relations", section 2.5):
  * P = 3k PEs in 3-cycles, every PE sending its whole volume to its successor in the cycle, where
  * direct delivery needs 3h/2 steps and forwarding 6h/5.
+ *
+ * 'sort:DIST' is the matrix itself rather than a picture of it: the counts a P-rank sortex run
+ * hands its exchange for the datagen input DIST of P x V keys (exchange_model_sort_counts(), the
+ * sort's sampling and bucketing without MPI), so that back-ends can be timed on the nine inputs
+ * of the sample sort literature in isolation from the rest of the sort.
  */
 #include "bench/bench.h"
 
@@ -19,6 +24,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <omp.h>
+
+#include "exchange/model.h"
 #include "util/alloc.h"
 #include "util/util.h"
 
@@ -262,39 +270,110 @@ static int row_oddcycle(const struct bench_spec *s, int src, uint64_t *row)
     return UTIL_OK;
 }
 
+/* The counts the sort's exchange sees on a datagen input of P x V keys (default parameters, the
+ * pattern's seed). */
+static int matrix_sort(const struct bench_spec *s, uint64_t *matrix)
+{
+    struct datagen_params dp;
+    datagen_params_init(&dp);
+    dp.dist = s->dist;
+    dp.n = (uint64_t)s->ranks * s->keys;
+    dp.ranks = (uint64_t)s->ranks;
+    dp.seed = s->seed;
+    if (dp.n == 0) {
+        return UTIL_OK;
+    }
+    int err = datagen_check(&dp);
+    if (err != UTIL_OK) {
+        return err;
+    }
+    return exchange_model_sort_counts(&dp, 0, 0, omp_get_max_threads(), matrix);
+}
+
 static const struct bench_pattern pattern_uniform = {
-    "uniform", "[U] uniform random keys: multinomial(V, 1/P) counts", NULL, 0, 0, 0, 0,
-    row_uniform};
+    "uniform", "[U] uniform random keys: multinomial(V, 1/P) counts", NULL, 0, 0, 0, 0, row_uniform,
+    NULL};
 static const struct bench_pattern pattern_random = {
-    "random", "random weights in [0,1) per (src, dst): irregular rows and columns", NULL, 0, 0, 0,
-    0, row_random};
+    "random", "random weights in [0,1) per (src, dst): irregular rows and columns",
+    NULL,     0,
+    0,        0,
+    0,        row_random,
+    NULL};
 static const struct bench_pattern pattern_onehot = {
-    "onehot", "PARAM percent of every rank's volume to rank 0, the rest in equal blocks (incast)",
-    "percent", 50, 0, 100, 0, row_onehot};
+    "onehot",  "PARAM percent of every rank's volume to rank 0, the rest in equal blocks (incast)",
+    "percent", 50,
+    0,         100,
+    0,         row_onehot,
+    NULL};
 static const struct bench_pattern pattern_zipf = {
-    "zipf", "rank i sends weight 1/(r+1)^PARAM to rank i+1+r: skewed rows, balanced columns",
-    "exponent", 1.0, 0, 16, 0, row_zipf};
+    "zipf",     "rank i sends weight 1/(r+1)^PARAM to rank i+1+r: skewed rows, balanced columns",
+    "exponent", 1.0,
+    0,          16,
+    0,          row_zipf,
+    NULL};
 static const struct bench_pattern pattern_staggered = {
-    "staggered", "[S] a permutation: rank i < P/2 to 2i+1, the others to 2(i - P/2)", NULL, 0, 0,
-    0, 0, row_staggered};
+    "staggered", "[S] a permutation: rank i < P/2 to 2i+1, the others to 2(i - P/2)",
+    NULL,        0,
+    0,           0,
+    0,           row_staggered,
+    NULL};
 static const struct bench_pattern pattern_ggroup = {
     "ggroup", "[g-G] equal blocks to the PARAM ranks of the group half the machine away",
-    "groups", 2, 1, 1 << 20, 1, row_ggroup};
+    "groups", 2,
+    1,        1 << 20,
+    1,        row_ggroup,
+    NULL};
 static const struct bench_pattern pattern_bucket = {
-    "bucket", "[B] bucket-sorted input: exactly equal blocks (the regular all-to-all)", NULL, 0, 0,
-    0, 0, row_bucket};
+    "bucket", "[B] bucket-sorted input: exactly equal blocks (the regular all-to-all)",
+    NULL,     0,
+    0,        0,
+    0,        row_bucket,
+    NULL};
 static const struct bench_pattern pattern_sparse = {
-    "sparse", "PARAM random destinations per rank with random weights, nothing elsewhere",
-    "destinations", 2, 1, 1 << 20, 1, row_sparse};
+    "sparse",
+    "PARAM random destinations per rank with random weights, nothing elsewhere",
+    "destinations",
+    2,
+    1,
+    1 << 20,
+    1,
+    row_sparse,
+    NULL};
 static const struct bench_pattern pattern_oddcycle = {
-    "oddcycle", "3-cycles 3t -> 3t+1 -> 3t+2 -> 3t, all volume to the successor (h-relation "
-                "lower bound)",
-    NULL, 0, 0, 0, 0, row_oddcycle};
+    "oddcycle",
+    "3-cycles 3t -> 3t+1 -> 3t+2 -> 3t, all volume to the successor (h-relation "
+    "lower bound)",
+    NULL,
+    0,
+    0,
+    0,
+    0,
+    row_oddcycle,
+    NULL};
+static const struct bench_pattern pattern_sort = {
+    "sort",
+    "what the sort's exchange sees on the datagen input PARAM of P x V keys (not in 'all')",
+    "distribution",
+    0,
+    0,
+    0,
+    0,
+    NULL,
+    matrix_sort};
 
-/* One line per pattern; 'all' runs them in this order. */
+/* One line per pattern; 'all' runs the row patterns in this order. */
 static const struct bench_pattern *const registry[] = {
-    &pattern_uniform, &pattern_random,  &pattern_onehot, &pattern_zipf,     &pattern_staggered,
-    &pattern_ggroup,  &pattern_bucket,  &pattern_sparse, &pattern_oddcycle, NULL,
+    &pattern_uniform,
+    &pattern_random,
+    &pattern_onehot,
+    &pattern_zipf,
+    &pattern_staggered,
+    &pattern_ggroup,
+    &pattern_bucket,
+    &pattern_sparse,
+    &pattern_oddcycle,
+    &pattern_sort,
+    NULL,
 };
 
 const struct bench_pattern *const *bench_pattern_list(void)
@@ -324,7 +403,11 @@ void bench_pattern_print_help(FILE *out)
             (void)snprintf(name, sizeof(name), "%s", p->name);
         }
         fprintf(out, "%-21s %s", name, p->summary);
-        if (p->param_name != NULL) {
+        if (p->matrix != NULL) {
+            char names[512];
+            datagen_names(names, sizeof(names));
+            fprintf(out, " [%s]", names);
+        } else if (p->param_name != NULL) {
             fprintf(out, " [%.10g; %.10g..%.10g]", p->param_default, p->param_min, p->param_max);
         }
         fputc('\n', out);
@@ -354,6 +437,17 @@ int bench_spec_parse(const char *text, struct bench_spec *spec)
     }
     spec->pattern = p;
     spec->param = p->param_default;
+    spec->dist = NULL;
+    if (p->matrix != NULL) {
+        spec->dist = colon != NULL ? datagen_find(colon + 1) : NULL;
+        if (spec->dist == NULL) {
+            char names[512];
+            datagen_names(names, sizeof(names));
+            return util_error("%s needs a distribution, %s:NAME (%s); valid: %s", p->name, p->name,
+                              text, names);
+        }
+        return UTIL_OK;
+    }
     if (colon != NULL) {
         if (p->param_name == NULL) {
             return util_error("pattern %s takes no parameter (%s)", p->name, text);
@@ -368,23 +462,47 @@ int bench_spec_parse(const char *text, struct bench_spec *spec)
     return UTIL_OK;
 }
 
+void bench_spec_param(const struct bench_spec *spec, char *buf, size_t cap)
+{
+    if (spec->dist != NULL) {
+        (void)snprintf(buf, cap, "%s", spec->dist->name);
+    } else if (spec->pattern->param_name != NULL) {
+        (void)snprintf(buf, cap, "%g", spec->param);
+    } else if (cap > 0) {
+        buf[0] = '\0';
+    }
+}
+
 void bench_spec_label(const struct bench_spec *spec, char *buf, size_t cap)
 {
-    if (spec->pattern->param_name != NULL) {
-        (void)snprintf(buf, cap, "%s:%g", spec->pattern->name, spec->param);
-    } else {
-        (void)snprintf(buf, cap, "%s", spec->pattern->name);
-    }
+    char param[64];
+    bench_spec_param(spec, param, sizeof(param));
+    (void)snprintf(buf, cap, "%s%s%s", spec->pattern->name, param[0] ? ":" : "", param);
 }
 
 int bench_spec_row(const struct bench_spec *spec, int src, uint64_t *row)
 {
-    memset(row, 0, (size_t)spec->ranks * sizeof(uint64_t));
+    size_t P = (size_t)spec->ranks;
+    if (spec->pattern->matrix != NULL) {
+        uint64_t *m = util_calloc(P * P, sizeof(*m));
+        if (m == NULL) {
+            return UTIL_ENOMEM;
+        }
+        int err = spec->pattern->matrix(spec, m);
+        memcpy(row, m + (size_t)src * P, P * sizeof(*row));
+        util_free(m);
+        return err;
+    }
+    memset(row, 0, P * sizeof(uint64_t));
     return spec->pattern->row(spec, src, row);
 }
 
 int bench_spec_matrix(const struct bench_spec *spec, uint64_t *matrix)
 {
+    if (spec->pattern->matrix != NULL) {
+        memset(matrix, 0, (size_t)spec->ranks * (size_t)spec->ranks * sizeof(*matrix));
+        return spec->pattern->matrix(spec, matrix);
+    }
     for (int i = 0; i < spec->ranks; i++) {
         int err = bench_spec_row(spec, i, matrix + (size_t)i * (size_t)spec->ranks);
         if (err != UTIL_OK) {

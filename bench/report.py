@@ -144,8 +144,9 @@ class Plots:
 # ---- the analyses (shared by the plots and the README) -----------------------------------------
 
 def exchange_data(results):
-    """Exchange rows grouped by file: sizes files (several volumes) and skew files (sweeps)."""
-    sizes, skew, invalid = [], [], 0
+    """Exchange rows grouped by file: sizes files (several volumes), skew files (sweeps) and
+    dists files (the sort's own count matrices on datagen inputs, pattern 'sort')."""
+    sizes, skew, dists, invalid = [], [], [], 0
     for name, meta, rows in load_suite(results, "exchange"):
         good = [r for r in rows if r.get("valid") == "1"]
         invalid += len(rows) - len(good)
@@ -156,11 +157,34 @@ def exchange_data(results):
         params = {(r["pattern"], r["param"]) for r in good if r["pattern"] in ("onehot", "zipf")}
         entry = {"file": name, "meta": meta, "rows": good, "P": P, "volumes": volumes,
                  "backends": list(dict.fromkeys(r["backend"] for r in good))}
-        if len(volumes) > 1 or len(params) <= 2:
+        if all(r["pattern"] == "sort" for r in good):
+            dists.append(entry)
+        elif len(volumes) > 1 or len(params) <= 2:
             sizes.append(entry)
         if len(params) > 2:
             skew.append(entry)
-    return sizes, skew, invalid
+    dists.sort(key=lambda e: e["P"])
+    return sizes, skew, dists, invalid
+
+
+def dists_summary(entry, base="alltoallv"):
+    """Per back-end of a dists file at its largest volume: {backend: (times by input, spread,
+    worst ratio to base, its input, median ratio to base)}."""
+    rows, vol = entry["rows"], entry["volumes"][-1]
+    inputs = list(dict.fromkeys(r["param"] for r in rows))
+    t = {b: {d: t_of(rows, backend=b, param=d, bytes_per_rank=vol) for d in inputs}
+         for b in entry["backends"]}
+    out = {}
+    for b in entry["backends"]:
+        ts = {d: x for d, x in t[b].items() if x}
+        if not ts:
+            continue
+        spread = max(ts.values()) / min(ts.values())
+        rs = {d: x / t[base][d] for d, x in ts.items() if t.get(base, {}).get(d)}
+        worst = max(rs, key=rs.get) if rs else None
+        out[b] = (ts, spread, rs[worst] if worst else None, worst,
+                  median(list(rs.values())) if rs else None)
+    return inputs, out
 
 
 def t_of(rows, **want):
@@ -171,10 +195,11 @@ def t_of(rows, **want):
 
 
 def sort_groups(rows):
-    """Medians over launches of verified runs, keyed by (backend, dist, n, P, threads)."""
+    """Medians over launches of verified runs with MPI-IO (root I/O has its own table), keyed
+    by (backend, dist, n, P, threads)."""
     groups = {}
     for r in rows:
-        if r.get("status") != "verified":
+        if r.get("status") != "verified" or r.get("io", "mpiio") not in ("", "mpiio"):
             continue
         key = (r["backend"], r["dist"], int(r["n"]), int(r["P"]), int(r["threads"]))
         groups.setdefault(key, []).append(r)
@@ -221,7 +246,7 @@ def localsort_data(results):
 
 def cmd_tables(results, outdir):
     plots = Plots(outdir)
-    sizes, skew, _ = exchange_data(results)
+    sizes, skew, dists, _ = exchange_data(results)
 
     for e in sizes:
         P, rows, bks = e["P"], e["rows"], e["backends"]
@@ -244,16 +269,34 @@ def cmd_tables(results, outdir):
                   "Exchange time per pattern, %s per rank, P = %d" % (fmt_bytes(top), P),
                   "", "median time (ms), slowest rank")
 
-    # Time vs P: equal blocks at the largest volume every sizes file has.
-    common = set.intersection(*[set(e["volumes"]) for e in sizes]) if sizes else set()
-    if len(sizes) > 1 and common:
+    # Time vs P: equal blocks at the largest volume every sizes file that goes to 1 MiB has.
+    big = [e for e in sizes if e["volumes"][-1] >= 1 << 20]
+    common = set.intersection(*[set(e["volumes"]) for e in big]) if big else set()
+    if len(big) > 1 and common:
         vol = max(common)
-        bks = list(dict.fromkeys(b for e in sizes for b in e["backends"]))
+        bks = list(dict.fromkeys(b for e in big for b in e["backends"]))
         data = [(e["P"], [t_of(e["rows"], backend=b, pattern="bucket", bytes_per_rank=vol)
-                          for b in bks]) for e in sorted(sizes, key=lambda e: e["P"])]
+                          for b in bks]) for e in sorted(big, key=lambda e: e["P"])]
         plots.add("lines", "exchange_time_vs_p", "P", bks, data,
                   "Exchange time vs P, equal blocks (bucket), %s per rank" % fmt_bytes(vol),
                   "P (ranks)", "median time (s), slowest rank")
+
+    # The sort's own matrices: time per input at each P, and the spread over inputs vs P.
+    for e in dists:
+        inputs, summ = dists_summary(e)
+        bks = [b for b in e["backends"] if b in summ]
+        plots.add("clustered", "exchange_dists_p%d" % e["P"], "input", bks,
+                  [(d, [summ[b][0].get(d, 0) * 1e3 or None for b in bks]) for d in inputs],
+                  "Exchange time on the sort's count matrices, %s per rank, P = %d" % (
+                      fmt_bytes(e["volumes"][-1]), e["P"]), "datagen input",
+                  "median time (ms), slowest rank")
+    if len(dists) > 1:
+        bks = list(dict.fromkeys(b for e in dists for b in e["backends"]))
+        summs = [(e["P"], dists_summary(e)[1]) for e in dists]
+        plots.add("lines", "exchange_dists_spread", "P", bks,
+                  [(P, [sm[b][1] if b in sm else None for b in bks]) for P, sm in summs],
+                  "Spread of exchange time over the nine inputs (slowest / fastest)",
+                  "P (ranks)", "max / min over inputs")
 
     for e in skew:
         P, rows, bks = e["P"], e["rows"], e["backends"]
@@ -397,8 +440,8 @@ def status_table(doc, status):
 
 
 def readme_exchange(doc, results):
-    sizes, skew, invalid = exchange_data(results)
-    if not sizes and not skew:
+    sizes, skew, dists, invalid = exchange_data(results)
+    if not sizes and not skew and not dists:
         doc.p("No exchange results.")
         return
     doc.p("`sortex-xbench` runs every registered back-end on the same synthetic count matrices",
@@ -465,6 +508,27 @@ def readme_exchange(doc, results):
                   "A spread near 1 means the back-end's cost does not depend on the shape of the",
                   "count matrix; a large one means skew or incast dominates it (or, when only the",
                   "medians spread, that the machine was busy).")
+        if len(e["volumes"]) > 2 and any(r["pattern"] == "bucket" for r in rows):
+            vt = []
+            for v in e["volumes"]:
+                ts = {b: t_of(rows, backend=b, pattern="bucket", bytes_per_rank=v) for b in bks}
+                have = [(t, b) for b, t in ts.items() if t]
+                best = min(have)[1] if have else None
+                vt.append(["%s (%s)" % (fmt_bytes(v), fmt_bytes(v // P))] + [
+                    ("**%s**" if b == best else "%s") % fmt_time(ts[b]) for b in bks])
+            doc.p("Equal blocks (`bucket`) at every volume, median time; fastest in bold:")
+            doc.table(["per rank (per pair)"] + bks, vt)
+            base = "alltoallv" if "alltoallv" in bks else bks[0]
+            for b in bks:
+                if b == base:
+                    continue
+                faster = [v for v in e["volumes"]
+                          if all((t_of(rows, backend=b, pattern=pat, bytes_per_rank=v) or 1e9)
+                                 < (t_of(rows, backend=base, pattern=pat, bytes_per_rank=v) or 0)
+                                 for pat in {r["pattern"] for r in rows})]
+                if faster:
+                    doc.p("`%s` beat `%s` on every pattern at %s per pair (P = %d)." % (
+                        b, base, ", ".join(fmt_bytes(v // P) for v in faster), P))
         small = e["volumes"][0]
         if small != top:
             b0 = bks[0]
@@ -480,6 +544,8 @@ def readme_exchange(doc, results):
                           fmt_time(t_med), fmt_time(t_min), fmt_bytes(top),
                           top / 2**20 / t_med))
     doc.image(results, "exchange_time_vs_p", "exchange time vs P")
+    if dists:
+        readme_dists(doc, results, dists)
     for e in skew:
         P, rows, bks = e["P"], e["rows"], e["backends"]
         vol = e["volumes"][-1]
@@ -503,6 +569,70 @@ def readme_exchange(doc, results):
                              % (z[-1][0], times(z[-1][1] / z[0][1]), z[0][0]))
             if parts:
                 doc.p("`%s`: %s." % (b, "; ".join(parts)))
+
+
+def readme_dists(doc, results, dists):
+    doc.h(3, "The sort's own count matrices: nine inputs, P = %d..%d" % (dists[0]["P"],
+                                                                         dists[-1]["P"]))
+    doc.p("Pattern `sort:DIST`: the count matrix a P-rank `sortex` run hands its exchange on the",
+          "datagen input DIST of P × V keys (sampling and bucketing as the sort does them), for",
+          "the nine inputs of the sample sort literature. This is where a back-end's",
+          "sensitivity to skew shows on the data the product actually moves. Spread: slowest /",
+          "fastest median time over the nine inputs; ratio: a back-end's median over",
+          "`alltoallv`'s on the same input (worst input in brackets, median over inputs after",
+          "the slash).")
+    doc.image(results, "exchange_dists_spread", "spread of exchange time over the nine inputs")
+    bks = list(dict.fromkeys(b for e in dists for b in e["backends"]))
+    summs = [(e, dists_summary(e)[1]) for e in dists]
+    head = ["back-end"] + ["P = %d (%s)" % (e["P"], fmt_bytes(e["volumes"][-1])) for e in dists]
+    doc.p("Spread over the nine inputs (max / min):")
+    doc.table(head, [[b] + ["%.2f" % sm[b][1] if b in sm else "-" for _, sm in summs]
+                     for b in bks])
+    doc.p("Time relative to `alltoallv` on the same input, worst (input) / median over inputs:")
+    doc.table(head, [[b] + ["%.2f (%s) / %.2f" % (sm[b][2], sm[b][3], sm[b][4])
+                            if b in sm and sm[b][2] else "-" for _, sm in summs]
+                     for b in bks if b != "alltoallv"])
+    flat = []
+    for e, sm in summs:
+        if "alltoallv" in sm:
+            best = min(sm, key=lambda b: sm[b][1])
+            flat.append("P = %d: `%s` %.2f (alltoallv %.2f)" % (e["P"], best, sm[best][1],
+                                                                 sm["alltoallv"][1]))
+    if flat:
+        doc.p("Least sensitive to the input at each P: %s." % "; ".join(flat))
+    for e in dists:
+        doc.image(results, "exchange_dists_p%d" % e["P"], "exchange per input, P = %d" % e["P"])
+
+
+def readme_io(doc, results, rows):
+    """--io mpiio, root and rootv side by side, where the sort suite ran them."""
+    g = {}
+    for r in rows:
+        if r.get("status") == "verified" and r.get("io"):
+            g.setdefault((int(r["P"]), int(r["n"]), r["dist"], r["backend"]), {}).setdefault(
+                r["io"], []).append(r)
+    cases = sorted(k for k, v in g.items() if len(v) > 1)
+    if not cases:
+        return
+    ios = ["mpiio", "root", "rootv"]
+    doc.h(3, "Input and output: MPI-IO against root I/O")
+    doc.p("`--io mpiio`: every rank reads and writes its own slice; `--io root`: rank 0 reads",
+          "and writes everything, spread and collected by the combining binomial tree of seed",
+          "001; `--io rootv`: the same through `MPI_Scatterv`/`MPI_Gatherv`. Medians over",
+          "launches: total time, and read + write (the phases that differ).")
+    table = []
+    for (P, n, d, b) in cases:
+        cell = []
+        for io in ios:
+            rs = g[(P, n, d, b)].get(io)
+            if not rs:
+                cell.append("-")
+                continue
+            tot = median([num(r["total_s"]) for r in rs])
+            rw = median([num(r["read_s"]) + num(r["write_s"]) for r in rs])
+            cell.append("%s (%s)" % (fmt_time(tot), fmt_time(rw)))
+        table.append(["%d" % P, fmt_n(n), d] + cell)
+    doc.table(["P", "n", "input"] + ["%s: total (read + write)" % io for io in ios], table)
 
 
 def readme_sort(doc, results):
@@ -570,6 +700,7 @@ def readme_sort(doc, results):
         doc.p("Peak memory: %.1f bytes per key summed over ranks at n = %s (goal: at most %.1f,"
               " i.e. 2.2× the 8-byte input, plus Open MPI's own baseline, which dominates at"
               " small n)." % (u["bytes_per_key"], fmt_n(n), MEM_GOAL_BYTES_PER_KEY))
+    readme_io(doc, results, rows)
     ps = sorted({k[3] for k in groups if k[0] == bks[0] and k[1] == "uniform" and k[4] == 1
                  and k[2] == n})
     if len(ps) > 1:

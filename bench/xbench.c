@@ -49,18 +49,35 @@ double bench_median(double *v, int n)
 
 /* What one (pattern, volume) case asks of this rank, and its global shape. */
 struct plan {
-    uint64_t *row;        /* [P] keys this rank sends to each rank */
-    uint64_t *col;        /* [P] keys this rank must receive from each rank */
-    uint64_t recv_total;  /* sum of col */
-    uint64_t h_bytes;     /* max over ranks of bytes sent to plus received from other ranks */
+    uint64_t *row;         /* [P] keys this rank sends to each rank */
+    uint64_t *col;         /* [P] keys this rank must receive from each rank */
+    uint64_t recv_total;   /* sum of col */
+    uint64_t h_bytes;      /* max over ranks of bytes sent to plus received from other ranks */
     double recv_imbalance; /* max column sum / mean column sum */
 };
 
-/* Computes the matrix of spec into matrix[P*P] and this rank's part of it into pl. */
-static int plan_case(const struct bench_spec *spec, int me, uint64_t *matrix, struct plan *pl)
+static int agree_alloc(MPI_Comm comm, int ok, int rank, const char *what);
+
+/*
+ * Computes the matrix of spec into matrix[P*P] and this rank's part of it into pl. Collective:
+ * a row pattern is computed by every rank, a costly whole-matrix one (a sort's counts) by rank 0
+ * and broadcast. Returns an error agreed by all ranks.
+ */
+static int plan_case(MPI_Comm comm, const struct bench_spec *spec, int me, uint64_t *matrix,
+                     struct plan *pl)
 {
-    int P = spec->ranks;
-    int err = bench_spec_matrix(spec, matrix);
+    int P = spec->ranks, err = UTIL_OK;
+    if (spec->pattern->matrix != NULL) {
+        if (me == 0) {
+            err = bench_spec_matrix(spec, matrix);
+        }
+        MPI_Bcast(&err, 1, MPI_INT, 0, comm);
+        if (err == UTIL_OK) {
+            MPI_Bcast(matrix, P * P, MPI_UINT64_T, 0, comm);
+        }
+    } else {
+        err = agree_alloc(comm, bench_spec_matrix(spec, matrix) == UTIL_OK, me, "pattern weights");
+    }
     if (err != UTIL_OK) {
         return err;
     }
@@ -118,8 +135,8 @@ static void poison(uint64_t *buf, uint64_t n, int threads)
 
 /* Checks what arrived: counts per source, then every key. Returns the number of wrong keys
  * (a wrong count counts as its whole block) and the first source found wrong in *bad_src. */
-static uint64_t check_recv(const uint64_t *recv, const uint64_t *got, const struct plan *pl,
-                           int P, int me, uint64_t seed, int threads, int *bad_src)
+static uint64_t check_recv(const uint64_t *recv, const uint64_t *got, const struct plan *pl, int P,
+                           int me, uint64_t seed, int threads, int *bad_src)
 {
     uint64_t wrong = 0, off = 0;
     *bad_src = -1;
@@ -149,8 +166,8 @@ static uint64_t check_recv(const uint64_t *recv, const uint64_t *got, const stru
 }
 
 /* The largest receive area this rank needs over every case, in keys. */
-static int size_recv(const struct bench_xbench_config *cfg, int P, int me, uint64_t *matrix,
-                     struct plan *pl, uint64_t *need)
+static int size_recv(MPI_Comm comm, const struct bench_xbench_config *cfg, int P, int me,
+                     uint64_t *matrix, struct plan *pl, uint64_t *need)
 {
     *need = 0;
     for (int i = 0; i < cfg->nspecs; i++) {
@@ -159,7 +176,7 @@ static int size_recv(const struct bench_xbench_config *cfg, int P, int me, uint6
             spec.ranks = P;
             spec.keys = cfg->bytes[b] / sizeof(uint64_t);
             spec.seed = cfg->seed;
-            int err = plan_case(&spec, me, matrix, pl);
+            int err = plan_case(comm, &spec, me, matrix, pl);
             if (err != UTIL_OK) {
                 return err;
             }
@@ -231,8 +248,8 @@ static int run_case(MPI_Comm comm, const struct bench_xbench_config *cfg,
         for (int b = 0; b < nb; b++) {
             const struct exchange_ops *ops = cfg->backends[b];
             struct exchange_stats st;
-            struct exchange_args args = {comm,           cfg->threads, send, pl->row, recv,
-                                         recv_cap,       recv_counts,  &st};
+            struct exchange_args args = {comm, cfg->threads, send,        pl->row,
+                                         recv, recv_cap,     recv_counts, &st};
             poison(recv, pl->recv_total, cfg->threads);
             memset(recv_counts, 0, (size_t)P * sizeof(uint64_t));
 
@@ -253,8 +270,8 @@ static int run_case(MPI_Comm comm, const struct bench_xbench_config *cfg,
 
             /* The check, outside the timed region. */
             int bad_src;
-            uint64_t wrong = check_recv(recv, recv_counts, pl, P, rank, cfg->seed, cfg->threads,
-                                        &bad_src);
+            uint64_t wrong =
+                check_recv(recv, recv_counts, pl, P, rank, cfg->seed, cfg->threads, &bad_src);
             if (wrong != 0 && !bad[b]) {
                 util_fail(UTIL_EUSAGE,
                           "rank %d: back-end %s delivered %llu wrong keys on %s with %llu "
@@ -291,21 +308,18 @@ static int run_case(MPI_Comm comm, const struct bench_xbench_config *cfg,
         }
         double med = bench_median(tx, reps), fast = bench_median(tn, reps);
         uint64_t bytes = spec->keys * sizeof(uint64_t);
-        char param[32] = "";
-        if (spec->pattern->param_name != NULL) {
-            (void)snprintf(param, sizeof(param), "%g", spec->param);
-        }
+        char param[64];
+        bench_spec_param(spec, param, sizeof(param));
         fprintf(out,
                 "%s,%s,%s,%d,%d,%llu,%d,%.9f,%.9f,%.9f,%.9f,%.3f,%llu,%.4f,%llu,%llu,%llu,%llu,"
                 "%d\n",
                 cfg->backends[b]->name, spec->pattern->name, param, P, cfg->threads,
                 (unsigned long long)bytes, reps, med, lo, hi, fast,
-                med > 0 ? (double)bytes / 1048576.0 / med : 0.0,
-                (unsigned long long)pl->h_bytes, pl->recv_imbalance, sums[0], sums[1], maxes[0],
-                maxes[1], bad[b] ? 0 : 1);
+                med > 0 ? (double)bytes / 1048576.0 / med : 0.0, (unsigned long long)pl->h_bytes,
+                pl->recv_imbalance, sums[0], sums[1], maxes[0], maxes[1], bad[b] ? 0 : 1);
         if (cfg->verbose) {
-            fprintf(stderr, "%s: %-14s %11llu B  %-12s median %.6f s  %s\n", util_progname(),
-                    label, (unsigned long long)bytes, cfg->backends[b]->name, med,
+            fprintf(stderr, "%s: %-14s %11llu B  %-12s median %.6f s  %s\n", util_progname(), label,
+                    (unsigned long long)bytes, cfg->backends[b]->name, med,
                     bad[b] ? "WRONG DATA" : "checked");
         }
     }
@@ -316,8 +330,7 @@ fail:
     return err;
 }
 
-int bench_xbench_run(MPI_Comm comm, const struct bench_xbench_config *cfg, FILE *out,
-                     int *invalid)
+int bench_xbench_run(MPI_Comm comm, const struct bench_xbench_config *cfg, FILE *out, int *invalid)
 {
     int rank, P, err = UTIL_OK;
     MPI_Comm_rank(comm, &rank);
@@ -342,8 +355,7 @@ int bench_xbench_run(MPI_Comm comm, const struct bench_xbench_config *cfg, FILE 
         uint64_t k = cfg->bytes[b] / sizeof(uint64_t);
         send_keys = k > send_keys ? k : send_keys;
     }
-    err = size_recv(cfg, P, rank, matrix, &pl, &recv_keys);
-    if ((err = agree_alloc(comm, err == UTIL_OK, rank, "pattern weights")) != UTIL_OK) {
+    if ((err = size_recv(comm, cfg, P, rank, matrix, &pl, &recv_keys)) != UTIL_OK) {
         goto fail;
     }
     if ((err = check_memory(comm, (send_keys + recv_keys) * sizeof(uint64_t), rank)) != UTIL_OK) {
@@ -366,8 +378,7 @@ int bench_xbench_run(MPI_Comm comm, const struct bench_xbench_config *cfg, FILE 
             spec.ranks = P;
             spec.keys = cfg->bytes[b] / sizeof(uint64_t);
             spec.seed = cfg->seed;
-            err = plan_case(&spec, rank, matrix, &pl);
-            if ((err = agree_alloc(comm, err == UTIL_OK, rank, "pattern weights")) != UTIL_OK) {
+            if ((err = plan_case(comm, &spec, rank, matrix, &pl)) != UTIL_OK) {
                 break;
             }
             err = run_case(comm, cfg, &spec, &pl, send, recv, recv_keys, recv_counts, times,

@@ -125,17 +125,21 @@ static int parse_backends(const char *text, struct cli *cli)
     return UTIL_OK;
 }
 
-/* --patterns: 'all' (every pattern at its default parameter) or NAME[:PARAM] items. */
+/* --patterns: 'all' (every row pattern at its default parameter) or NAME[:PARAM] items. */
 static int parse_patterns(const char *text, struct cli *cli)
 {
     char buf[1024], *items[MAX_ITEMS];
     int n;
     if (strcmp(text, "all") == 0) {
         const struct bench_pattern *const *all = bench_pattern_list();
-        for (cli->nspecs = 0; all[cli->nspecs] != NULL && cli->nspecs < MAX_ITEMS;) {
-            struct bench_spec *s = &cli->specs[cli->nspecs++];
-            s->pattern = all[cli->nspecs - 1];
-            s->param = s->pattern->param_default;
+        cli->nspecs = 0;
+        for (int i = 0; all[i] != NULL && cli->nspecs < MAX_ITEMS; i++) {
+            if (all[i]->row != NULL) {
+                struct bench_spec *s = &cli->specs[cli->nspecs++];
+                s->pattern = all[i];
+                s->param = s->pattern->param_default;
+                s->dist = NULL;
+            }
         }
         return UTIL_OK;
     }
@@ -323,16 +327,15 @@ static int print_matrices(const struct cli *cli, int P, FILE *out)
         spec.ranks = P;
         spec.keys = cli->bytes[0] / sizeof(uint64_t);
         spec.seed = cli->seed;
-        if (bench_spec_matrix(&spec, m) != UTIL_OK) {
+        int err = bench_spec_matrix(&spec, m);
+        if (err != UTIL_OK) {
             util_free(m);
-            return util_fail(UTIL_ENOMEM, "out of memory for pattern weights");
+            return err == UTIL_ENOMEM ? util_fail(err, "out of memory for pattern weights") : err;
         }
+        char param[64];
+        bench_spec_param(&spec, param, sizeof(param));
         for (int s = 0; s < P; s++) {
-            fprintf(out, "%s,", spec.pattern->name);
-            if (spec.pattern->param_name != NULL) {
-                fprintf(out, "%g", spec.param);
-            }
-            fprintf(out, ",%d", s);
+            fprintf(out, "%s,%s,%d", spec.pattern->name, param, s);
             for (int j = 0; j < P; j++) {
                 fprintf(out, ",%llu", (unsigned long long)m[(size_t)s * (size_t)P + (size_t)j]);
             }

@@ -922,8 +922,7 @@ int exchange_model_sort_counts(const struct datagen_params *dp, double epsilon, 
     /* The sample size, and the sort's own refusal of too many samples. */
     uint64_t s = oversample;
     if (s == 0) {
-        s = (uint64_t)ceil((double)(p + 1) / (epsilon > 0 ? epsilon : 0.1));
-        s = s < 256 ? 256 : s;
+        s = sortex_default_oversample((int)p, epsilon > 0 ? epsilon : 0.1);
     }
     unsigned __int128 total = (unsigned __int128)s * p;
     if (total * 2 > INT_MAX) {

@@ -96,7 +96,7 @@ static void usage(FILE *f)
             "  -n, --n N              keys of the --dist input (K M G powers of ten, Ki Mi Gi\n"
             "                         of two)\n"
             "  -e, --epsilon E        the sort's imbalance bound, 0.001..10 [0.1]\n"
-            "  -s, --oversample S     the sort's samples per bucket [max(16, ceil((P+1)/E))]\n"
+            "  -s, --oversample S     the sort's samples per bucket [max(256, ceil((P+1)/E))]\n"
             "  -p, --pattern NAME     a synthetic matrix, NAME or NAME:PARAM; 'help' lists them\n"
             "                         (aliases: permutation = staggered, lowerbound = oddcycle,\n"
             "                         the 3-cycle lower-bound instance of the h-relation paper)\n"

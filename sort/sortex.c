@@ -215,15 +215,20 @@ static uint64_t output_bound(const struct sort_job *job)
     return bound >= (long double)job->n_total ? job->n_total : (uint64_t)bound;
 }
 
+uint64_t sortex_default_oversample(int p, double epsilon)
+{
+    /* At least 256: the sample phase costs well under a millisecond at that size for small P,
+     * and the tighter bound, (P+1)/256, keeps small jobs within 1-2%. */
+    uint64_t s = (uint64_t)ceil((double)(p + 1) / epsilon);
+    return s < 256 ? 256 : s;
+}
+
 /* Chooses the oversampling factor: the user's, or the smallest that guarantees epsilon. */
 static void choose_oversample(struct sort_job *job)
 {
     uint64_t s = job->cfg->oversample;
     if (s == 0) {
-        /* At least 256: the sample phase costs well under a millisecond at that size for
-         * small P, and the tighter bound, (P+1)/256, keeps small jobs within 1-2%. */
-        s = (uint64_t)ceil((double)(job->size + 1) / job->epsilon);
-        s = s < 256 ? 256 : s;
+        s = sortex_default_oversample(job->size, job->epsilon);
     }
     job->oversample = s;
     job->stats->oversample = s;

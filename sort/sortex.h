@@ -105,6 +105,13 @@ uint64_t *sortex_alloc_keys(uint64_t n);
 void sortex_free_keys(uint64_t *keys);
 
 /**
+ * The default oversampling factor for P ranks and imbalance bound epsilon (> 0): the smallest
+ * that guarantees it, ceil((P+1)/epsilon), and at least 256. Pure; the schedule simulator uses
+ * it to model the sort's counts.
+ */
+uint64_t sortex_default_oversample(int p, double epsilon);
+
+/**
  * Sorts the keys distributed over comm. Collective: every rank of comm calls it.
  *
  * *keys must come from sortex_alloc_keys() and hold *n keys; ownership passes to the sort. On

@@ -65,6 +65,7 @@ csv_header() {
     local names pat p
     names=$(algos | paste -sd,)
     for pat in $("$SCHED" --pattern help | awk 'NR > 1 { sub(/:.*/, "", $1); print $1 }'); do
+        [[ $pat != sort ]] || pat=sort:npb # the one pattern whose parameter is a name
         for p in 5 8; do
             run -0 "$SCHED" --pattern "$pat" --ranks "$p" --volume 64Ki --csv
             [[ $(awk -F, 'NR > 1 { print $2 ":" $7 }' <<<"$output" | paste -sd,) == \

@@ -64,10 +64,30 @@ for r in rows:
 PY
 }
 
+@test "xbench sort:DIST is the sort's own count matrix: rows of V keys, as the simulator sees it" {
+    local d
+    for d in staggered zero wr; do
+        run_mpi 1 "$XBENCH" --matrix --ranks 5 --bytes 80000 --patterns "sort:$d" --seed 3
+        assert_success
+        python3 - "$output" "$d" <<'PY'
+import sys
+rows = [l.split(",") for l in sys.argv[1].splitlines() if l and not l.startswith("pattern")]
+assert len(rows) == 5 and all(r[:2] == ["sort", sys.argv[2]] for r in rows), rows
+for r in rows:
+    assert sum(int(c) for c in r[3:]) == 10000, r
+# Every rank receives at most (1 + 0.1) n/P + P keys: the sort's balance bound.
+for j in range(5):
+    assert sum(int(r[3 + j]) for r in rows) <= 1.1 * 10000 + 5, (j, rows)
+PY
+        # The same matrix as sortex-sched builds from the same input.
+        run "$SORTEX_BIN/sortex-sched" --dist "$d" --n 50000 --ranks 5 --seed 3 --matrix-out             "$BATS_TEST_TMPDIR/m.csv"
+    done
+}
+
 @test "xbench rejects bad flags with one error line and exit 2" {
     local args
     for args in "--patterns nosuch" "--patterns onehot:101" "--patterns bucket:3" \
-        "--bytes 12X" "--exchange nosuch" "--reps 0" "--bogus"; do
+        "--patterns sort" "--patterns sort:nosuch" "--bytes 12X" "--exchange nosuch" "--reps 0" "--bogus"; do
         # shellcheck disable=SC2086
         run_mpi 2 "$XBENCH" $args
         assert_failure 2
@@ -110,7 +130,7 @@ PY
     assert_file_exists "$res/README.md"
     assert_file_exists "$res/plots/exchange_patterns_p2.svg"
     assert_file_exists "$res/plots/exchange_patterns_p2.png"
-    check_xbench_csv "$res/exchange/sizes-p2.csv" 2 2 2
+    check_xbench_csv "$res/exchange/sizes-p2.csv" 2 3 2
     # The local-sort suite either ran or says why not.
     run python3 -c 'import json, sys; s = json.load(open(sys.argv[1]))["suites"]["localsort"];
 print(s["status"], s.get("reason", ""))' "$res/runs.json"
