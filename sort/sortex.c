@@ -325,7 +325,7 @@ static int check_paths(struct sort_job *job, uint64_t *bytes)
         if (!root && (strcmp(job->in_path, "-") == 0 || strcmp(job->out_path, "-") == 0)) {
             err = util_error("standard input and output need --io root or rootv (-)");
         } else if (!root || strcmp(job->in_path, "-") != 0) {
-            err = util_check_input(job->in_path, ksize, &msg[1]);
+            err = util_check_input(job->in_path, "input", ksize, &msg[1]);
         }
         if (err == UTIL_OK && (!root || strcmp(job->out_path, "-") != 0)) {
             err = util_check_output(job->out_path);

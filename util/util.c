@@ -166,26 +166,26 @@ double util_now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-int util_check_input(const char *path, size_t record, uint64_t *size)
+int util_check_input(const char *path, const char *what, size_t record, uint64_t *size)
 {
     struct stat st;
     if (path == NULL || *path == '\0') {
-        return util_error("no input file given");
+        return util_error("no %s file given", what);
     }
     if (stat(path, &st) != 0) {
-        return util_error("cannot open input: %s (%s)", strerror(errno), path);
+        return util_error("cannot open %s: %s (%s)", what, strerror(errno), path);
     }
     if (S_ISDIR(st.st_mode)) {
-        return util_error("input is a directory (%s)", path);
+        return util_error("%s is a directory (%s)", what, path);
     }
     if (!S_ISREG(st.st_mode)) {
-        return util_error("input is not a regular file (%s)", path);
+        return util_error("%s is not a regular file (%s)", what, path);
     }
     if (access(path, R_OK) != 0) {
-        return util_error("cannot read input: %s (%s)", strerror(errno), path);
+        return util_error("cannot read %s: %s (%s)", what, strerror(errno), path);
     }
     if ((uint64_t)st.st_size % record != 0) {
-        return util_error("input size %lld is not a multiple of %zu bytes (%s)",
+        return util_error("%s size %lld is not a multiple of %zu bytes (%s)", what,
                           (long long)st.st_size, record, path);
     }
     *size = (uint64_t)st.st_size;

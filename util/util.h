@@ -65,9 +65,10 @@ double util_now(void);
 
 /**
  * Checks that @path is an existing regular file whose size is a multiple of @record bytes and
- * stores the size. Prints one error line naming the problem and returns UTIL_EUSAGE otherwise.
+ * stores the size. Prints one error line naming the problem, and the file by its role @what
+ * ("input", "sorted file"), and returns UTIL_EUSAGE otherwise.
  */
-int util_check_input(const char *path, size_t record, uint64_t *size);
+int util_check_input(const char *path, const char *what, size_t record, uint64_t *size);
 
 /**
  * Checks that the directory that would hold @path exists and is writable, and that @path is not

@@ -70,8 +70,10 @@ static void seq_close(struct seq *s)
     memset(s, 0, sizeof(*s));
 }
 
-/* Checks and opens every file of @paths and lays out its blocks of @block_keys keys. */
-static int seq_open(struct seq *s, const char *const *paths, size_t n, size_t block_keys)
+/* Checks and opens every file of @paths (@what: their role, for messages) and lays out its
+ * blocks of @block_keys keys. */
+static int seq_open(struct seq *s, const char *const *paths, size_t n, const char *what,
+                    size_t block_keys)
 {
     int err = UTIL_OK;
     memset(s, 0, sizeof(*s));
@@ -95,13 +97,13 @@ static int seq_open(struct seq *s, const char *const *paths, size_t n, size_t bl
     s->block0[0] = 0;
     for (size_t i = 0; i < n; i++) {
         uint64_t size = 0;
-        err = util_check_input(paths[i], KEY_BYTES, &size);
+        err = util_check_input(paths[i], what, KEY_BYTES, &size);
         if (err != UTIL_OK) {
             goto fail;
         }
         s->fd[i] = open(paths[i], O_RDONLY | O_CLOEXEC);
         if (s->fd[i] < 0) {
-            err = util_error("cannot open input: %s (%s)", strerror(errno), paths[i]);
+            err = util_error("cannot open %s: %s (%s)", what, strerror(errno), paths[i]);
             goto fail;
         }
         /* Blocks are taken mostly in order: ask for aggressive readahead. */
@@ -320,12 +322,12 @@ int verify_files(const struct verify_config *cfg, struct verify_result *res)
     res->threads = threads;
 
     /* Open everything before reading anything: a missing input fails fast. */
-    err = seq_open(&sorted, cfg->sorted, cfg->n_sorted, block_keys);
+    err = seq_open(&sorted, cfg->sorted, cfg->n_sorted, "sorted file", block_keys);
     if (err != UTIL_OK) {
         goto fail;
     }
     if (cfg->n_inputs > 0) {
-        err = seq_open(&inputs, cfg->inputs, cfg->n_inputs, block_keys);
+        err = seq_open(&inputs, cfg->inputs, cfg->n_inputs, "input", block_keys);
         if (err != UTIL_OK) {
             goto fail;
         }
