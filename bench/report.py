@@ -658,6 +658,14 @@ def readme_io(doc, results, rows):
     doc.table(["P", "n", "input"] + ["%s: total (read + write)" % io for io in ios], table)
 
 
+def io_sentence(meta):
+    fs = meta.get("work_fs", "unknown")
+    if fs == "tmpfs":
+        return "Files live on tmpfs, so `read` and `write` measure memory, not a disk."
+    return ("Files live on %s: `read` and `write` hit the page cache, and a run that crosses the"
+            " kernel's dirty-page limit pays for writeback." % fs)
+
+
 def readme_sort(doc, results):
     data = load_suite(results, "sort")
     if not data:
@@ -670,8 +678,7 @@ def readme_sort(doc, results):
           "%s times with the back-ends interleaved; medians over launches of the slowest rank's" %
           meta.get("launches", "several"),
           "time per phase (from `--stats`). Every output was checked by `sortex-verify` against",
-          "its input, outside the timing. Files live in the page cache, so `read` and `write`",
-          "measure memory, not a disk.")
+          "its input, outside the timing.", io_sentence(meta))
     if fails:
         doc.p("**%d launches failed or did not verify and are left out:** %s." % (
             len(fails), ", ".join(
@@ -795,7 +802,7 @@ def cmd_readme(results):
     m = environment(doc, results)
     status_table(doc, status)
     modes = {s.get("mode") for s in status.get("suites", {}).values() if s.get("status") == "ran"}
-    if modes - {"full"}:
+    if modes - {"full", "cluster"}:
         doc.p("**Scale:** %s. Quick and smoke runs use small sizes and few repetitions: read them"
               " as a check that the suite works, not as measurements." % ", ".join(
                   sorted(m for m in modes if m)))
