@@ -219,13 +219,11 @@ def sort_failures(rows):
 
 
 def main_config(groups):
-    """The (P, threads) most cases were run at (2 x 1 when present)."""
-    counts = {}
-    for (_, _, _, P, T) in groups:
-        counts[(P, T)] = counts.get((P, T), 0) + 1
-    if (2, 1) in counts:
-        return (2, 1)
-    return max(counts, key=counts.get) if counts else None
+    """The (P, threads) with the most distributions (2 x 1 on a tie)."""
+    dists = {}
+    for (_, d, _, P, T) in groups:
+        dists.setdefault((P, T), set()).add(d)
+    return max(dists, key=lambda c: (len(dists[c]), c == (2, 1))) if dists else None
 
 
 def localsort_data(results):
@@ -742,10 +740,17 @@ def readme_sort(doc, results):
                   meta.get("cores", "?")))
 
 
+def skipped_reason(results, suite, default):
+    """Why a suite has no data: the reason runs.json recorded, else @default."""
+    s = load_status(results).get("suites", {}).get(suite, {})
+    return s.get("reason") if s.get("status") == "skipped" and s.get("reason") else default
+
+
 def readme_localsort(doc, results):
     ls = localsort_data(results)
     if not ls:
-        doc.p("No local-sort results (`bin/sortex-localsort` was not built when the suite ran).")
+        doc.p("No local-sort results: %s." % skipped_reason(
+            results, "localsort", "`bin/sortex-localsort` was not built when the suite ran"))
         return
     doc.image(results, "localsort_throughput", "local sort throughput")
     med = ls["med"]
@@ -772,7 +777,8 @@ def readme_localsort(doc, results):
 def readme_e2e(doc, results):
     data = load_suite(results, "e2e")
     if not data:
-        doc.p("No end-to-end results (the suite needs working `sortex-gen` and `sortex-verify`).")
+        doc.p("No end-to-end results: %s." % skipped_reason(
+            results, "e2e", "the suite needs working `sortex-gen` and `sortex-verify`"))
         return
     name, meta, rows = data[0]
     groups = sort_groups(rows)
@@ -811,13 +817,25 @@ def cmd_readme(results):
     loads = [x for x in loads if x is not None]
     cores = num(m.get("cores"), 0)
     if loads and cores:
-        busy = max(loads) > 0.5 * cores
-        doc.p("The 1-minute load average was %.1f to %.1f when the runs started, on %d cores:"
+        # Each figure includes the suite's own previous runs; the quietest start tells whether
+        # something else was running.
+        busy = min(loads) > 0.5 * cores
+        doc.p("The 1-minute load average was %.1f to %.1f when the runs started (the suite's own"
+              " previous runs included), on %d cores:"
               " %s Runs with more ranks × threads than cores are marked oversubscribed." % (
                   min(loads), max(loads), cores,
-                  "**the machine was busy with other work, so times are inflated and noisy;"
-                  " compare the minima, and treat these numbers as preliminary.**" if busy else
+                  "**the machine was busy (other work, or this suite's own previous runs still in"
+                  " the average), so times may be inflated and noisy; compare the minima.**"
+                  if busy else
                   "the machine was otherwise idle."))
+    if "cluster.sh" in m.get("launcher", ""):
+        doc.p("These runs used the emulated cluster (`tests/cluster/`): one rank per host, hosts"
+              " joined by TCP over veth links through a bridge, each link shaped by a token"
+              " bucket at the rate above. All hosts share this machine's 2 cores, memory and"
+              " file system, so TCP processing competes with the ranks for CPU, and the shared"
+              " file system makes MPI-IO look cheaper than on a real cluster. Many times fall"
+              " near multiples of 4 ms, the granularity of the shaped links here, so small"
+              " differences at small volumes mean little.")
     doc.h(2, "Exchange micro-benchmark")
     readme_exchange(doc, results)
     doc.h(2, "Sort")
