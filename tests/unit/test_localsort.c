@@ -31,24 +31,25 @@ static uint64_t mix(uint64_t x)
 }
 
 enum dist {
-    DIST_UNIFORM,  /* random 64-bit keys */
-    DIST_EQUAL,    /* one key repeated */
-    DIST_FEW,      /* 7 distinct random keys */
-    DIST_SORTED,   /* ascending with duplicates */
-    DIST_REVERSE,  /* descending with duplicates */
-    DIST_NEARLY,   /* ascending, then 1% of the keys swapped */
-    DIST_ADVERSARY,/* the top 5 bytes shared, random below */
-    DIST_LOW,      /* only the low 8 bits random */
-    DIST_HIGH,     /* only the top 8 bits random */
-    DIST_EXTREMES, /* only 0 and UINT64_MAX */
-    DIST_SKEWED,   /* 90% of the keys below 2^20, the rest anywhere: one huge bucket */
-    DIST_SPARSE,   /* random bits 3, 17, 40 and 63 only: varying bits far apart */
+    DIST_UNIFORM,   /* random 64-bit keys */
+    DIST_EQUAL,     /* one key repeated */
+    DIST_FEW,       /* 7 distinct random keys */
+    DIST_SORTED,    /* ascending with duplicates */
+    DIST_REVERSE,   /* descending with duplicates */
+    DIST_NEARLY,    /* ascending, then 1% of the keys swapped */
+    DIST_ADVERSARY, /* the top 5 bytes shared, random below */
+    DIST_LOW,       /* only the low 8 bits random */
+    DIST_HIGH,      /* only the top 8 bits random */
+    DIST_EXTREMES,  /* only 0 and UINT64_MAX */
+    DIST_SKEWED,    /* 90% of the keys below 2^20, the rest anywhere: one huge bucket */
+    DIST_SPARSE,    /* random bits 3, 17, 40 and 63 only: varying bits far apart */
+    DIST_BITS42,    /* the low 42 bits random: spread bits that save an LSD digit at 2^21 keys */
     DIST_COUNT
 };
 
 static const char *const dist_names[DIST_COUNT] = {
-    "uniform", "equal", "few",   "sorted",   "reverse", "nearly",
-    "radix-adversary", "low-bits", "high-bits", "extremes", "skewed", "sparse-bits",
+    "uniform",  "equal",     "few",      "sorted", "reverse",     "nearly", "radix-adversary",
+    "low-bits", "high-bits", "extremes", "skewed", "sparse-bits", "bits42",
 };
 
 static void generate(uint64_t *a, size_t n, enum dist d, uint64_t seed)
@@ -90,6 +91,9 @@ static void generate(uint64_t *a, size_t n, enum dist d, uint64_t seed)
         case DIST_SPARSE:
             a[i] = r & (1ULL << 3 | 1ULL << 17 | 1ULL << 40 | 1ULL << 63);
             break;
+        case DIST_BITS42:
+            a[i] = r & ((1ULL << 42) - 1);
+            break;
         case DIST_COUNT:
             break;
         }
@@ -125,8 +129,8 @@ static uint64_t *keys_alloc(size_t n)
 static bool fail(const char *what, const char *dist, size_t n, int threads, int rc, size_t at)
 {
     failures++;
-    fprintf(stderr, "FAIL %s: dist=%s n=%zu threads=%d rc=%d first difference at %zu\n", what,
-            dist, n, threads, rc, at);
+    fprintf(stderr, "FAIL %s: dist=%s n=%zu threads=%d rc=%d first difference at %zu\n", what, dist,
+            n, threads, rc, at);
     return false;
 }
 
@@ -201,6 +205,9 @@ static void group_large(void)
     static const size_t big[] = {10000000};
     sort_matrix(big, 1, DIST_UNIFORM, DIST_UNIFORM + 1);
     sort_matrix(big, 1, DIST_SKEWED, DIST_SKEWED + 1);
+    /* 2^21 keys of 42 bits: the spread takes 6 bits instead of 4 or 5 (4 LSD digits, not 5). */
+    static const size_t raised[] = {(size_t)1 << 21};
+    sort_matrix(raised, 1, DIST_BITS42, DIST_BITS42 + 1);
 }
 
 /* Buckets far above a thread's share (sorted by all threads together), with 1 to 4 threads. */
@@ -272,7 +279,7 @@ enum run_kind {
     RUNS_COUNT
 };
 
-static const char *const run_names[RUNS_COUNT] = {"equal", "skewed", "dups",
+static const char *const run_names[RUNS_COUNT] = {"equal",     "skewed",   "dups",
                                                   "all-equal", "extremes", "one-full"};
 
 /* Builds @runs sorted runs with @total keys in @in; fills @counts. */
@@ -391,8 +398,8 @@ int main(int argc, char **argv)
         const char *name;
         void (*run)(void);
     } groups[] = {
-        {"small", group_small},   {"thresholds", group_thresholds}, {"large", group_large},
-        {"skewed", group_skewed}, {"errors", group_errors},         {"merge", group_merge},
+        {"small", group_small},           {"thresholds", group_thresholds}, {"large", group_large},
+        {"skewed", group_skewed},         {"errors", group_errors},         {"merge", group_merge},
         {"merge-dups", group_merge_dups},
     };
     if (argc != 2) {
