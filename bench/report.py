@@ -602,26 +602,30 @@ def readme_dists(doc, results, dists):
         doc.image(results, "exchange_dists_p%d" % e["P"], "exchange per input, P = %d" % e["P"])
 
 
-def inmem_vs_local(doc, results, groups, backend):
+def inmem_vs_local(doc, results, rows, P=2, T=1):
     """The in-memory phases at the largest uniform n run at P = 2 x 1, against the one-process
-    local sort at 2 threads (the same cores)."""
-    ns = [k[2] for k in groups if k[0] == backend and k[1] == "uniform" and k[3:] == (2, 1)]
-    ls = localsort_data(results)
-    if not ns:
+    local sort at 2 threads (the same cores). Every back-end's launches count: they share every
+    in-memory phase but the exchange, and one machine hiccup then moves the median less."""
+    sel = [r for r in rows if r.get("status") == "verified" and r["dist"] == "uniform" and
+           r.get("io", "mpiio") in ("", "mpiio") and int(r["P"]) == P and
+           int(r["threads"]) == T and num(r.get("inmem_s"))]
+    if not sel:
         return
-    n = max(ns)
-    g = groups[(backend, "uniform", n, 2, 1)]
-    if not g["inmem_s"]:
-        return
-    rate = n / g["inmem_s"] / 1e6
+    n = max(int(r["n"]) for r in sel)
+    t = [num(r["inmem_s"]) for r in sel if int(r["n"]) == n]
+    med, best = median(t), min(t)
+    rate = n / med / 1e6
     text = ("In memory (local sort to finish, slowest rank per phase, summed), n = %s uniform, P"
-            " = 2 × 1 thread, `%s`: %s, %.1f Mkeys/s (goal: at most half of 2.5-3.3 s at 2^26)"
-            % (fmt_n(n), backend, fmt_time(g["inmem_s"]), rate))
+            " = %d × %d thread, over all %d launches of every back-end: median %s (%.1f Mkeys/s),"
+            " best %s (%.1f Mkeys/s); goal: at most half of the 2.5-3.3 s another MPI sorting"
+            " library took at 2^26" % (fmt_n(n), P, T, len(t), fmt_time(med), rate,
+                                       fmt_time(best), n / best / 1e6))
+    ls = localsort_data(results)
     local = ls and ls["med"].get(("sortex", "uniform", max(k[2] for k in ls["med"]), 2))
     if local:
         text += ("; the one-process local sort at 2 threads ran %.1f Mkeys/s, so the distributed"
-                 " in-memory sort reached %.2f× its throughput (goal ≥ 0.8×)" % (local,
-                                                                                   rate / local))
+                 " in-memory sort reached %.2f× its throughput on the median, %.2f× at best (goal"
+                 " ≥ 0.8×)" % (local, rate / local, n / best / 1e6 / local))
     doc.p(text + ".")
 
 
@@ -728,7 +732,7 @@ def readme_sort(doc, results):
         doc.p("Peak memory: %.1f bytes per key summed over ranks at n = %s (goal: at most %.1f,"
               " i.e. 2.2× the 8-byte input, plus Open MPI's own baseline, which dominates at"
               " small n)." % (u["bytes_per_key"], fmt_n(n), MEM_GOAL_BYTES_PER_KEY))
-    inmem_vs_local(doc, results, groups, bks[0])
+    inmem_vs_local(doc, results, rows)
     readme_io(doc, results, rows)
     ps = sorted({k[3] for k in groups if k[0] == bks[0] and k[1] == "uniform" and k[4] == 1
                  and k[2] == n})
