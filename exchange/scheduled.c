@@ -14,7 +14,9 @@
  * Why walking the transfers in step order cannot deadlock: take the pending transfer in the
  * earliest step; every earlier transfer of its two ranks is complete, so both have it as their
  * next one and it completes. Within a step a rank posts all its transfers (one in half-duplex,
- * a send and a receive in full-duplex) non-blocking and waits for them together.
+ * a send and a receive in full-duplex) non-blocking; it waits for a step only when
+ * SCHED_LOOKAHEAD younger steps are posted (with a window, every rank has posted the earliest
+ * unfinished step too, since all earlier ones are done, so the argument is unchanged).
  *
  * Cost: one all-gather of P^2 counts, the schedule computation on every rank (measured in the
  * stats as schedule_seconds), and one message per transfer. On one node every forwarded byte
@@ -28,6 +30,14 @@
 #include "util/alloc.h"
 #include "util/util.h"
 
+/*
+ * Steps a rank may have in flight. The schedule's steps are half-duplex (or one send and one
+ * receive); with the next step already posted, a full-duplex link carries both directions at
+ * once, as real networks do. Transfers still start in step order on every rank, so the
+ * deadlock argument above holds for the earliest unfinished step. Steps that forward run
+ * alone: they fill and drain the one forwarding buffer.
+ */
+#define SCHED_LOOKAHEAD 2
 /* Packets per rank's heaviest load the packet size aims for. */
 #define SCHED_TARGET_H 256
 /* Packets are whole multiples of this many bytes, so every fifth of a packet is whole keys. */
@@ -66,6 +76,23 @@ static int post_piece(char *buf, uint64_t bytes, int peer, int is_send, MPI_Comm
         }
         (*nreq)++;
     }
+    return UTIL_OK;
+}
+
+/* Waits for the @steps oldest of the *@inflight posted steps (their requests end at bound[]),
+ * and moves the younger steps' requests to the front. */
+static int wait_oldest(int steps, int *bound, int *inflight, MPI_Request *req, int *nreq)
+{
+    int upto = bound[steps - 1];
+    if (upto > 0 && MPI_Waitall(upto, req, MPI_STATUSES_IGNORE) != MPI_SUCCESS) {
+        return UTIL_EMPI;
+    }
+    memmove(req, req + upto, (size_t)(*nreq - upto) * sizeof(*req));
+    *nreq -= upto;
+    for (int i = steps; i < *inflight; i++) {
+        bound[i - steps] = bound[i] - upto;
+    }
+    *inflight -= steps;
     return UTIL_OK;
 }
 
@@ -151,14 +178,25 @@ static int scheduled_run(const struct exchange_args *a, const char *algo_name)
     memcpy(a->recv + rdispl[rank], a->send + sdispl[rank],
            a->send_counts[rank] * sizeof(uint64_t));
 
-    /* 4. Walk this rank's transfers step by step. */
+    /* 4. Walk this rank's transfers in step order, up to SCHED_LOOKAHEAD steps in flight. */
     const char *sendb = (const char *)a->send;
     char *recvb = (char *)a->recv;
     uint64_t first = s->rank_begin[rank], end = s->rank_begin[rank + 1];
+    int inflight = 0, bound[SCHED_LOOKAHEAD]; /* steps posted, not yet waited; their req ends */
     for (uint64_t k = first; k < end && err == UTIL_OK;) {
         uint64_t step = s->xfers[s->rank_xfers[k]].step;
-        nreq = 0;
-        for (; k < end && s->xfers[s->rank_xfers[k]].step == step; k++) {
+        /* A step that forwards reads or fills the one forwarding buffer: it runs alone. */
+        int forwards = 0;
+        for (uint64_t q = k; q < end && s->xfers[s->rank_xfers[q]].step == step; q++) {
+            forwards |= s->xfers[s->rank_xfers[q]].hop != EXCHANGE_SCHED_DIRECT;
+        }
+        if ((forwards && inflight > 0) || inflight == SCHED_LOOKAHEAD) {
+            err = wait_oldest(forwards ? inflight : 1, bound, &inflight, req, &nreq);
+            if (err != UTIL_OK) {
+                break;
+            }
+        }
+        for (; k < end && s->xfers[s->rank_xfers[k]].step == step && err == UTIL_OK; k++) {
             const struct exchange_sched_xfer *x = &s->xfers[s->rank_xfers[k]];
             uint64_t msg_keys = keys[(size_t)x->msg_src * p + x->msg_dst];
             uint64_t boff, blen;
@@ -184,9 +222,13 @@ static int scheduled_run(const struct exchange_args *a, const char *algo_name)
             err = post_piece(buf, blen, is_send ? (int)x->dst : (int)x->src, is_send, a->comm,
                              &req, &nreq, &capreq);
         }
-        if (nreq > 0 && MPI_Waitall(nreq, req, MPI_STATUSES_IGNORE) != MPI_SUCCESS) {
-            err = UTIL_EMPI;
+        bound[inflight++] = nreq;
+        if (err == UTIL_OK && forwards) {
+            err = wait_oldest(inflight, bound, &inflight, req, &nreq);
         }
+    }
+    if (err == UTIL_OK && inflight > 0) {
+        err = wait_oldest(inflight, bound, &inflight, req, &nreq);
     }
     if (err != UTIL_OK) {
         err = util_fail(err, "rank %d: exchange: %s step failed", rank, algo_name);
