@@ -19,8 +19,9 @@ out=${1:-$top/results/sched}
 [[ -x $sched ]] || { echo "sched-table: error: missing $sched (run make)" >&2; exit 1; }
 mkdir -p "$out"
 
-# The instances. Every rank sends VOLUME bytes (its own block included).
-volume=$((1 << 20))
+# The instances. Every rank sends VOLUME bytes (its own block included): enough that the
+# back-ends' packet rule gives h ~ 256 packets and not its 64 KiB floor at every P.
+volume=$((64 << 20))
 ps=(4 6 8 9 12 15 16 24 27 32 48 51 64 96 99 128 192 195 256 384 387 512 768 771 1024)
 algos=direct,forward,fullduplex
 # family: the pattern, and how packets are sized

@@ -55,27 +55,9 @@
 
 /* ---- the case ------------------------------------------------------------------------------ */
 
-/* Mirrors packet_size() of exchange/scheduled.c: h (bytes) over SCHED_TARGET_H = 256 packets,
- * rounded up to SCHED_PACKET_QUANTUM = 5 keys = 40 bytes. */
-#define MODEL_TARGET_H 256
-#define MODEL_QUANTUM  40
-
 uint64_t exchange_model_packet_bytes(int p, const uint64_t *bytes)
 {
-    uint64_t hmax = 0;
-    size_t n = (size_t)p;
-    for (size_t i = 0; i < n; i++) {
-        uint64_t load = 0;
-        for (size_t j = 0; j < n; j++) {
-            if (i != j) {
-                load += bytes[i * n + j] + bytes[j * n + i];
-            }
-        }
-        hmax = load > hmax ? load : hmax;
-    }
-    uint64_t s = hmax / MODEL_TARGET_H + (hmax % MODEL_TARGET_H != 0);
-    s = (s + MODEL_QUANTUM - 1) / MODEL_QUANTUM * MODEL_QUANTUM;
-    return s > 0 ? s : MODEL_QUANTUM;
+    return exchange_sched_packet_bytes(p, bytes, 1);
 }
 
 void exchange_model_case_free(struct exchange_model_case *c)

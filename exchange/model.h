@@ -67,10 +67,9 @@ void exchange_model_case_free(struct exchange_model_case *c);
 #define EXCHANGE_MODEL_MAX_P 4096
 
 /**
- * The packet size the MPI back-ends direct, forward and fullduplex choose for @bytes
- * (exchange/scheduled.c, packet_size()): the heaviest rank's bytes sent plus received, spread
- * over about 256 packets, rounded up to a multiple of 40 bytes (5 keys, so that a fifth of a
- * packet is whole keys), at least 40.
+ * The packet size the MPI back-ends direct, forward and fullduplex choose for the byte matrix
+ * @bytes: the same function they call, exchange_sched_packet_bytes() (the heaviest rank's bytes
+ * sent plus received over about 256 packets, at least 64 KiB, a multiple of 40 bytes).
  */
 uint64_t exchange_model_packet_bytes(int p, const uint64_t *bytes);
 

@@ -73,6 +73,32 @@ int exchange_sched_degrees(int p, const uint64_t *m, uint64_t *h, uint64_t *send
     return rc;
 }
 
+/* a + b, or UINT64_MAX when that overflows. */
+static uint64_t add_sat(uint64_t a, uint64_t b)
+{
+    return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+uint64_t exchange_sched_packet_bytes(int p, const uint64_t *m, uint64_t elem_bytes)
+{
+    uint64_t hmax = 0;
+    size_t n = p > 0 ? (size_t)p : 0;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t load = 0;
+        for (size_t j = 0; j < n; j++) {
+            if (i != j) {
+                load = add_sat(load, add_sat(m[i * n + j], m[j * n + i]));
+            }
+        }
+        hmax = load > hmax ? load : hmax;
+    }
+    uint64_t bytes = elem_bytes != 0 && hmax > UINT64_MAX / elem_bytes ? UINT64_MAX
+                                                                       : hmax * elem_bytes;
+    uint64_t s = bytes / EXCHANGE_SCHED_TARGET_H + (bytes % EXCHANGE_SCHED_TARGET_H != 0);
+    s = s > EXCHANGE_SCHED_MIN_PACKET ? s : EXCHANGE_SCHED_MIN_PACKET;
+    return (s + EXCHANGE_SCHED_QUANTUM - 1) / EXCHANGE_SCHED_QUANTUM * EXCHANGE_SCHED_QUANTUM;
+}
+
 uint64_t exchange_sched_packets(uint64_t msg_bytes, uint64_t packet_bytes)
 {
     return msg_bytes / packet_bytes + (msg_bytes % packet_bytes != 0);

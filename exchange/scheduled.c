@@ -7,8 +7,9 @@
  * then computes the same schedule deterministically (exchange/sched.h: direct §2.1 in
  * <= 3 ceil(h/2) steps, forwarding §2.2-2.4 in <= 6/5 (h+1) steps for even P, full-duplex
  * bipartite colouring in max(send, receive) steps) and walks its own transfers in step order.
- * A packet is a fixed number of bytes chosen from the data so that h is about SCHED_TARGET_H
- * packets; messages need not be multiples of it (the last packet is short). Forwarded pieces
+ * A packet is a fixed number of bytes chosen from the data (exchange_sched_packet_bytes(): h is
+ * about 256 packets, packets at least 64 KiB); messages need not be multiples of it (the last
+ * packet is short). Forwarded pieces
  * pass through a small buffer on the helping rank.
  *
  * Why walking the transfers in step order cannot deadlock: take the pending transfer in the
@@ -38,10 +39,6 @@
  * alone: they fill and drain the one forwarding buffer.
  */
 #define SCHED_LOOKAHEAD 2
-/* Packets per rank's heaviest load the packet size aims for. */
-#define SCHED_TARGET_H 256
-/* Packets are whole multiples of this many bytes, so every fifth of a packet is whole keys. */
-#define SCHED_PACKET_QUANTUM (5 * sizeof(uint64_t))
 
 /* Bytes in one MPI call: the int limit in keys, as bytes, and never above INT_MAX. */
 static uint64_t chunk_bytes(void)
@@ -96,25 +93,6 @@ static int wait_oldest(int steps, int *bound, int *inflight, MPI_Request *req, i
     return UTIL_OK;
 }
 
-/* The packet size: h (in bytes) spread over about SCHED_TARGET_H packets. */
-static uint64_t packet_size(int p, const uint64_t *keys)
-{
-    uint64_t hmax = 0;
-    for (int i = 0; i < p; i++) {
-        uint64_t load = 0;
-        for (int j = 0; j < p; j++) {
-            if (i != j) {
-                load += keys[(size_t)i * p + j] + keys[(size_t)j * p + i];
-            }
-        }
-        hmax = load > hmax ? load : hmax;
-    }
-    uint64_t bytes = hmax * sizeof(uint64_t);
-    uint64_t s = (bytes + SCHED_TARGET_H - 1) / SCHED_TARGET_H;
-    s = (s + SCHED_PACKET_QUANTUM - 1) / SCHED_PACKET_QUANTUM * SCHED_PACKET_QUANTUM;
-    return s > 0 ? s : SCHED_PACKET_QUANTUM;
-}
-
 static int scheduled_run(const struct exchange_args *a, const char *algo_name)
 {
     int rank, p, err = UTIL_OK;
@@ -154,7 +132,7 @@ static int scheduled_run(const struct exchange_args *a, const char *algo_name)
 
     /* 2. The same schedule on every rank, on the matrix in packets. */
     double ts = util_now();
-    uint64_t psize = packet_size(p, keys);
+    uint64_t psize = exchange_sched_packet_bytes(p, keys, sizeof(uint64_t));
     for (size_t k = 0; k < (size_t)p * p; k++) {
         pk[k] = exchange_sched_packets(keys[k] * sizeof(uint64_t), psize);
     }
