@@ -1,13 +1,20 @@
 /*
  * sort/finish.c: phase 7, the P sorted runs received (grouped by source in b) become the
  * rank's sorted slice: a threaded P-way merge into a, or a re-sort of b with a as scratch.
- * The merge was measured faster up to SORTEX_MERGE_MAX_RUNS runs (sort/local_sort.h).
+ * The merge was measured faster up to SORTEX_MERGE_MAX_RUNS runs (sort/local_sort.h). One rank
+ * has nothing to finish: its locally sorted keys in a are the result.
  */
 #include "sort/internal.h"
 #include "util/util.h"
 
 int sort_finish(struct sort_job *job)
 {
+    if (job->size == 1) {
+        job->out = job->a;
+        job->n_out = job->n_local;
+        job->stats->finish = "none";
+        return UTIL_OK;
+    }
     int err = sort_reserve(job, &job->a, &job->cap_a, job->n_recv);
     if (err != UTIL_OK) {
         return err;
@@ -17,7 +24,7 @@ int sort_finish(struct sort_job *job)
         mode = job->size <= SORTEX_MERGE_MAX_RUNS ? SORTEX_FINISH_MERGE : SORTEX_FINISH_SORT;
     }
     job->n_out = job->n_recv;
-    job->stats->finish_merged = mode == SORTEX_FINISH_MERGE;
+    job->stats->finish = mode == SORTEX_FINISH_MERGE ? "merge" : "sort";
     if (mode == SORTEX_FINISH_MERGE) {
         job->out = job->a;
         err = sortex_merge_runs(job->b, job->recv_counts, job->size, job->a, job->threads);

@@ -84,7 +84,7 @@ struct sortex_stats {
     uint64_t samples;       /* global: samples gathered */
     uint64_t oversample;    /* global: samples per bucket used */
     int threads;            /* threads per rank used */
-    int finish_merged;      /* 1 if finish merged runs, 0 if it re-sorted */
+    const char *finish;     /* what finish did: "merge", "sort", or "none" (one rank) */
     long peak_rss_kib;      /* this rank's peak resident set (getrusage) */
     uint64_t buffer_bytes;  /* this rank's key buffers */
     struct exchange_stats exchange; /* this rank's exchange */

@@ -129,7 +129,7 @@ int sortex_stats_write_json(MPI_Comm comm, const struct sortex_config *cfg,
                "\"samples\": %llu, \"epsilon_bound\": %.6f, \"finish\": \"%s\",\n",
             (unsigned long long)st->n_total, p, st->threads, cfg->epsilon > 0 ? cfg->epsilon : 0.1,
             (unsigned long long)st->oversample, (unsigned long long)st->samples, st->epsilon_bound,
-            st->finish_merged ? "merge" : "sort");
+            st->finish ? st->finish : "none");
     fprintf(f, " \"phases\": {");
     for (int i = 0; i < SORTEX_PHASE_COUNT; i++) {
         print_spread(f, sortex_phase_name((enum sortex_phase)i), phase[i],
