@@ -148,8 +148,11 @@ bench-quick: deps
 	@$(MAKE) --no-print-directory all
 	@SORTEX_BIN=$(abspath $(BIN)) bench/run --quick
 
+# Every results set bench/run wrote: this machine's, and the emulated clusters' if present.
 plots:
-	@bench/plots.sh
+	@for d in results results/cluster results/cluster-half; do \
+	    if [ -f $$d/runs.json ]; then bench/plots.sh $$d || exit 1; fi; \
+	done
 
 lint:
 	@$(MAKE) --no-print-directory -B WERROR=1 all unit

@@ -845,13 +845,17 @@ def cmd_readme(results):
                   if busy else
                   "the machine was otherwise idle."))
     if "cluster.sh" in m.get("launcher", ""):
+        half = "half-duplex" in m.get("launcher", "")
         doc.p("These runs used the emulated cluster (`tests/cluster/`): one rank per host, hosts"
               " joined by TCP over veth links through a bridge, each link shaped by a token"
-              " bucket at the rate above. All hosts share this machine's 2 cores, memory and"
+              " bucket at the rate above%s. All hosts share this machine's 2 cores, memory and"
               " file system, so TCP processing competes with the ranks for CPU, and the shared"
               " file system makes MPI-IO look cheaper than on a real cluster. Many times fall"
               " near multiples of 4 ms, the granularity of the shaped links here, so small"
-              " differences at small volumes mean little.")
+              " differences at small volumes mean little." % (
+                  ", one bucket for both directions: a host's sends and receives together stay"
+                  " within the rate (half duplex, the model of the h-relation paper)" if half
+                  else " in each direction"))
     doc.h(2, "Exchange micro-benchmark")
     readme_exchange(doc, results)
     doc.h(2, "Sort")

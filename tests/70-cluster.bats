@@ -109,6 +109,10 @@ start_probe() {
     assert_output --partial "--hosts must be 1..200 (0)"
     run -2 "$CLUSTER" up --hosts 2 --subnet 8.8.8
     assert_output --partial "must be private"
+    run -2 "$CLUSTER" up --hosts 2 --duplex third
+    assert_output --partial "--duplex must be full or half (third)"
+    run -2 "$CLUSTER" up --hosts 2 --duplex half
+    assert_output --partial "--duplex half needs --rate"
     run -2 env -u CLUSTER_STATE "$CLUSTER" counters
     assert_output --partial "no cluster given"
 }
@@ -203,6 +207,24 @@ start_probe() {
     # 10 MiB each way over 50 Mbit/s takes 1.68 s at best; loose bounds keep this stable.
     echo "# 20 MiB exchange: ${fast} s unlimited, ${slow} s at 50mbit (1.68 s ideal)" >&3
     awk -v f="$fast" -v s="$slow" 'BEGIN { exit !(s >= 1.2 && s > 2 * f) }'
+}
+
+@test "a half-duplex link shares its rate between what a host sends and what it receives" {
+    local full half
+    cluster_up --hosts 2 --slots 1 --rate 50mbit
+    run -0 timeout 60 "$CLUSTER_MPIRUN" -np 2 "$PROBE" --mib 10
+    full=$(awk '/^alltoall mib/ { print $NF }' <<<"$output")
+    "$CLUSTER" down
+    cluster_up --hosts 2 --slots 1 --rate 50mbit --duplex half
+    run -0 "$CLUSTER" status
+    assert_output --partial "(half duplex)"
+    run -0 timeout 60 "$CLUSTER_MPIRUN" -np 2 "$PROBE" --mib 10
+    assert_line "alltoall ok"
+    half=$(awk '/^alltoall mib/ { print $NF }' <<<"$output")
+    # Each host sends 10 MiB and receives 10 MiB: 1.68 s at best when the directions have a
+    # rate each, 3.36 s when they share one. Loose bounds keep this stable.
+    echo "# 20 MiB exchange at 50mbit: ${full} s full duplex, ${half} s half duplex" >&3
+    awk -v f="$full" -v h="$half" 'BEGIN { exit !(h >= 2.4 && h > 1.4 * f) }'
 }
 
 @test "runs two clusters side by side with the same subnet without collisions" {

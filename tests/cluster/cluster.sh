@@ -18,6 +18,8 @@
 #   --hosts N        number of hosts (1..200, required)
 #   --slots S        MPI slots per host in the hostfile (default 2)
 #   --rate RATE      limit every link, both directions, with tc tbf (e.g. 100mbit; default none)
+#   --duplex MODE    full (default): RATE each way; half: RATE for both directions together,
+#                    a host's sends and receives sharing one token bucket (needs --rate)
 #   --prefix PFX     namespace prefix, [a-z][a-z0-9]{0,9} (default: "sx" + 4 random hex digits)
 #   --subnet A.B.C   the /24 the hosts live in, only inside the namespaces (default 10.213.0)
 #   --state DIR      where the state files go (default ${TMPDIR:-/tmp}/sortex-cluster.PFX)
@@ -119,6 +121,11 @@ cmd_check() {
             why="tc tbf not available inside a namespace"
         elif ! ip netns exec "$ns" unshare --uts -- hostname "$ns" 2>/dev/null; then
             why="cannot create a UTS namespace (unshare --uts) inside a network namespace"
+        elif ! ip -n "$ns" link add ifb1 type ifb 2>/dev/null ||
+            ! tc -n "$ns" qdisc add dev p1 clsact 2>/dev/null ||
+            ! tc -n "$ns" filter add dev p1 ingress protocol all u32 match u32 0 0 \
+                action mirred egress redirect dev ifb1 2>/dev/null; then
+            CHECK_HALF="no (ifb, clsact, u32 or mirred missing: --duplex half unavailable)"
         fi
         ip netns del "$ns" 2>/dev/null || true
     fi
@@ -129,13 +136,15 @@ cmd_check() {
         echo "cluster: unavailable: $why" >&2
         return 1
     fi
-    echo "cluster: network namespaces, veth, bridge, tbf and UTS namespaces work here"
+    echo "cluster: network namespaces, veth, bridge, tbf and UTS namespaces work here;" \
+        "half-duplex links: ${CHECK_HALF:-yes}"
 }
 
 # ---- up ---------------------------------------------------------------------------------------
 UP_HOSTS=
 UP_SLOTS=2
 UP_RATE=
+UP_DUPLEX=full
 UP_PREFIX=
 UP_SUBNET=10.213.0
 UP_OWNER=
@@ -149,6 +158,7 @@ parse_up() {
             --hosts) UP_HOSTS=${2:-}; shift 2 || usage "--hosts needs a value" ;;
             --slots) UP_SLOTS=${2:-}; shift 2 || usage "--slots needs a value" ;;
             --rate) UP_RATE=${2:-}; shift 2 || usage "--rate needs a value" ;;
+            --duplex) UP_DUPLEX=${2:-}; shift 2 || usage "--duplex needs a value" ;;
             --prefix) UP_PREFIX=${2:-}; shift 2 || usage "--prefix needs a value" ;;
             --subnet) UP_SUBNET=${2:-}; shift 2 || usage "--subnet needs a value" ;;
             --state) STATE=${2:-}; shift 2 || usage "--state needs a value" ;;
@@ -168,6 +178,9 @@ validate_up() {
     fi
     [[ -z $UP_RATE || $UP_RATE =~ ^[0-9]+(\.[0-9]+)?[kKmMgG]?(bit|bps)$ ]] ||
         usage "--rate must look like 100mbit ($UP_RATE)"
+    [[ $UP_DUPLEX == full || $UP_DUPLEX == half ]] ||
+        usage "--duplex must be full or half ($UP_DUPLEX)"
+    [[ $UP_DUPLEX == full || -n $UP_RATE ]] || usage "--duplex half needs --rate"
     [[ $UP_SUBNET =~ ^([0-9]{1,3})\.([0-9]{1,3})\.([0-9]{1,3})$ ]] ||
         usage "--subnet must be the first three octets, like 10.213.0 ($UP_SUBNET)"
     # Private ranges only: the subnet must never look like anything reachable.
@@ -199,6 +212,24 @@ limit_rate() {
     tc -n "$ns" qdisc add dev "$dev" root tbf rate "$rate" burst 256kb latency 50ms
 }
 
+# Makes the link of host i half-duplex at the switch: both directions through port pI (ingress:
+# what the host sends; egress: what it receives) are redirected into one ifb device whose tbf
+# they share, so the host's sends plus receives stay within the rate, as in the half-duplex
+# model of the h-relation paper (seed 004). After the ifb's queue, packets go on where they were
+# going. u32 with an empty match is the match-all filter every kernel with tc filters has.
+half_duplex() {
+    local sw=$1 i=$2 rate=$3
+    ip -n "$sw" link add "ifb$i" type ifb
+    ip -n "$sw" link set "ifb$i" up
+    limit_rate "$sw" "ifb$i" "$rate"
+    tc -n "$sw" qdisc add dev "p$i" clsact
+    local dir
+    for dir in ingress egress; do
+        tc -n "$sw" filter add dev "p$i" "$dir" protocol all u32 match u32 0 0 \
+            action mirred egress redirect dev "ifb$i"
+    done
+}
+
 # Writes the state files: env (sourceable), hostfile, hosts, and the mpirun/exec wrappers.
 write_state() {
     local pfx=$1 n=$2 i hosts=""
@@ -216,6 +247,7 @@ write_state() {
         printf 'CLUSTER_NP=%q\n' $((n * UP_SLOTS))
         printf 'CLUSTER_SUBNET=%q\n' "$UP_SUBNET.0/24"
         printf 'CLUSTER_RATE=%q\n' "$UP_RATE"
+        printf 'CLUSTER_DUPLEX=%q\n' "$UP_DUPLEX"
         printf 'CLUSTER_HOSTFILE=%q\n' "$STATE/hostfile"
         printf 'CLUSTER_MPIRUN=%q\n' "$STATE/mpirun"
         printf 'CLUSTER_EXEC=%q\n' "$STATE/exec"
@@ -279,7 +311,9 @@ do_up() {
         ip -n "$sw" link set "p$i" up
         ip -n "$ns" addr add "$UP_SUBNET.$i/24" dev eth0
         ip -n "$ns" link set eth0 up
-        if [[ -n $UP_RATE ]]; then
+        if [[ -n $UP_RATE && $UP_DUPLEX == half ]]; then
+            half_duplex "$sw" "$i" "$UP_RATE"
+        elif [[ -n $UP_RATE ]]; then
             limit_rate "$ns" eth0 "$UP_RATE"
             limit_rate "$sw" "p$i" "$UP_RATE"
         fi
@@ -555,7 +589,8 @@ cmd_status() {
     load_state
     local i ns link qdisc
     echo "cluster $CLUSTER_PREFIX: $CLUSTER_NHOSTS hosts x $CLUSTER_SLOTS slots," \
-        "subnet $CLUSTER_SUBNET, rate ${CLUSTER_RATE:-unlimited}, state $CLUSTER_STATE"
+        "subnet $CLUSTER_SUBNET, rate ${CLUSTER_RATE:-unlimited}" \
+        "${CLUSTER_RATE:+(${CLUSTER_DUPLEX:-full} duplex)}, state $CLUSTER_STATE"
     for ((i = 1; i <= CLUSTER_NHOSTS; i++)); do
         ns=$(host_ns "$CLUSTER_PREFIX" "$i")
         link=$(ip -n "$CLUSTER_SWITCH" -br link show "p$i" | awk '{ print $2 }')
