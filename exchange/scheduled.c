@@ -16,13 +16,14 @@
  * earliest step; every earlier transfer of its two ranks is complete, so both have it as their
  * next one and it completes. Within a step a rank posts all its transfers (one in half-duplex,
  * a send and a receive in full-duplex) non-blocking; it waits for a step only when
- * SCHED_LOOKAHEAD younger steps are posted (with a window, every rank has posted the earliest
+ * the look-ahead's number of younger steps are posted (with a window, every rank has posted the earliest
  * unfinished step too, since all earlier ones are done, so the argument is unchanged).
  *
  * Cost: one all-gather of P^2 counts, the schedule computation on every rank (measured in the
  * stats as schedule_seconds), and one message per transfer. On one node every forwarded byte
  * is an extra memory copy; the schedules pay off where links, not memory, are the bottleneck.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "exchange/exchange.h"
@@ -39,6 +40,24 @@
  * alone: they fill and drain the one forwarding buffer.
  */
 #define SCHED_LOOKAHEAD 2
+/* The most steps SORTEX_SCHED_LOOKAHEAD may ask for. */
+#define SCHED_LOOKAHEAD_MAX 8
+
+/*
+ * Steps in flight: SCHED_LOOKAHEAD, or SORTEX_SCHED_LOOKAHEAD=1..8 for measurements. With 1 every
+ * step completes before the next starts, which is the paper's model executed literally: on
+ * half-duplex links (tests/cluster: --duplex half) the schedules' step counts then become their
+ * times, so forward against direct can be measured where the theorems apply. Ranks may differ.
+ */
+static int lookahead(void)
+{
+    const char *env = getenv("SORTEX_SCHED_LOOKAHEAD");
+    long v = 0;
+    if (env != NULL && util_parse_int(env, 1, SCHED_LOOKAHEAD_MAX, &v) == UTIL_OK) {
+        return (int)v;
+    }
+    return SCHED_LOOKAHEAD;
+}
 
 /* Bytes in one MPI call: the int limit in keys, as bytes, and never above INT_MAX. */
 static uint64_t chunk_bytes(void)
@@ -156,11 +175,12 @@ static int scheduled_run(const struct exchange_args *a, const char *algo_name)
     memcpy(a->recv + rdispl[rank], a->send + sdispl[rank],
            a->send_counts[rank] * sizeof(uint64_t));
 
-    /* 4. Walk this rank's transfers in step order, up to SCHED_LOOKAHEAD steps in flight. */
+    /* 4. Walk this rank's transfers in step order, up to `window` steps in flight. */
     const char *sendb = (const char *)a->send;
     char *recvb = (char *)a->recv;
     uint64_t first = s->rank_begin[rank], end = s->rank_begin[rank + 1];
-    int inflight = 0, bound[SCHED_LOOKAHEAD]; /* steps posted, not yet waited; their req ends */
+    int window = lookahead();
+    int inflight = 0, bound[SCHED_LOOKAHEAD_MAX]; /* steps posted, not waited; their req ends */
     for (uint64_t k = first; k < end && err == UTIL_OK;) {
         uint64_t step = s->xfers[s->rank_xfers[k]].step;
         /* A step that forwards reads or fills the one forwarding buffer: it runs alone. */
@@ -168,7 +188,7 @@ static int scheduled_run(const struct exchange_args *a, const char *algo_name)
         for (uint64_t q = k; q < end && s->xfers[s->rank_xfers[q]].step == step; q++) {
             forwards |= s->xfers[s->rank_xfers[q]].hop != EXCHANGE_SCHED_DIRECT;
         }
-        if ((forwards && inflight > 0) || inflight == SCHED_LOOKAHEAD) {
+        if ((forwards && inflight > 0) || inflight == window) {
             err = wait_oldest(forwards ? inflight : 1, bound, &inflight, req, &nreq);
             if (err != UTIL_OK) {
                 break;

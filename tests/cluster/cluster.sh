@@ -304,6 +304,9 @@ do_up() {
         ip netns add "$ns"
         UP_MADE+=("$ns")
         ip netns exec "$ns" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1
+        # No slow start after idle, as clusters tune TCP: otherwise every message after a pause
+        # (each step of a scheduled exchange) restarts at a small window, ~20 ms per step here.
+        ip netns exec "$ns" sysctl -qw net.ipv4.tcp_slow_start_after_idle=0
         ip -n "$ns" link set lo up
         # The cable: both ends are created inside the namespaces, never in the root one.
         ip -n "$sw" link add "p$i" type veth peer name eth0 netns "$ns"
