@@ -15,6 +15,7 @@ import glob
 import io
 import json
 import os
+import re
 import statistics
 import sys
 
@@ -155,8 +156,13 @@ def exchange_data(results):
         P = int(good[0]["P"])
         volumes = sorted({int(r["bytes_per_rank"]) for r in good})
         params = {(r["pattern"], r["param"]) for r in good if r["pattern"] in ("onehot", "zipf")}
+        variant = meta.get("variant", "")
+        # Plots are named by P, or by the file when the run is a variant (another setting of
+        # the same back-ends at a P that may also have a plain run).
+        tag = "p%d" % P if not variant else re.sub(r"[^a-z0-9]+", "_", name.lower())
         entry = {"file": name, "meta": meta, "rows": good, "P": P, "volumes": volumes,
-                 "backends": list(dict.fromkeys(r["backend"] for r in good))}
+                 "backends": list(dict.fromkeys(r["backend"] for r in good)),
+                 "variant": variant, "tag": tag}
         if all(r["pattern"] == "sort" for r in good):
             dists.append(entry)
         elif len(volumes) > 1 or len(params) <= 2:
@@ -253,8 +259,9 @@ def cmd_tables(results, outdir):
             data = [(v / 1024.0,
                      [t_of(rows, backend=b, pattern=pat, bytes_per_rank=v) for b in bks])
                     for v in e["volumes"]]
-            plots.add("lines", "exchange_time_vs_bytes_p%d" % P, "kib", bks, data,
-                      "Exchange time vs volume, pattern %s, P = %d" % (pat, P),
+            plots.add("lines", "exchange_time_vs_bytes_" + e["tag"], "kib", bks, data,
+                      "Exchange time vs volume, pattern %s, P = %d%s" % (
+                          pat, P, ", " + e["variant"] if e["variant"] else ""),
                       "KiB sent per rank", "median time (s), slowest rank", 2, 10)
         top = e["volumes"][-1]
         labels = list(dict.fromkeys(pattern_label(r) for r in rows))
@@ -263,12 +270,13 @@ def cmd_tables(results, outdir):
             vals = [median([num(r["t_med"]) for r in rows if pattern_label(r) == lab and
                             r["backend"] == b and int(r["bytes_per_rank"]) == top]) for b in bks]
             data.append((lab, [v * 1e3 if v is not None else None for v in vals]))
-        plots.add("clustered", "exchange_patterns_p%d" % P, "pattern", bks, data,
-                  "Exchange time per pattern, %s per rank, P = %d" % (fmt_bytes(top), P),
+        plots.add("clustered", "exchange_patterns_" + e["tag"], "pattern", bks, data,
+                  "Exchange time per pattern, %s per rank, P = %d%s" % (
+                      fmt_bytes(top), P, ", " + e["variant"] if e["variant"] else ""),
                   "", "median time (ms), slowest rank")
 
     # Time vs P: equal blocks at the largest volume every sizes file that goes to 1 MiB has.
-    big = [e for e in sizes if e["volumes"][-1] >= 1 << 20]
+    big = [e for e in sizes if e["volumes"][-1] >= 1 << 20 and not e["variant"]]
     common = set.intersection(*[set(e["volumes"]) for e in big]) if big else set()
     if len(big) > 1 and common:
         vol = max(common)
@@ -456,9 +464,11 @@ def readme_exchange(doc, results):
         P, rows, bks = e["P"], e["rows"], e["backends"]
         top = e["volumes"][-1]
         over = e["meta"].get("oversubscribed") == "yes"
-        doc.h(3, "P = %d%s" % (P, " (oversubscribed: more ranks than cores)" if over else ""))
-        doc.image(results, "exchange_patterns_p%d" % P, "exchange time per pattern, P = %d" % P)
-        doc.image(results, "exchange_time_vs_bytes_p%d" % P, "exchange time vs volume, P = %d" % P)
+        doc.h(3, "P = %d%s%s" % (P, ", " + e["variant"] if e["variant"] else "",
+                                " (oversubscribed: more ranks than cores)" if over else ""))
+        doc.image(results, "exchange_patterns_" + e["tag"], "exchange time per pattern, P = %d" % P)
+        doc.image(results, "exchange_time_vs_bytes_" + e["tag"],
+                  "exchange time vs volume, P = %d" % P)
         labels = list(dict.fromkeys(pattern_label(r) for r in rows))
         table, wins, spread, spread_min = [], {b: 0 for b in bks}, {}, {}
         for lab in labels:
