@@ -293,6 +293,9 @@ static int parse(int argc, char **argv, struct cli *cli, int quiet)
         case ':':
             BAD("option needs a value (%s)", argv[optind - 1]);
         default:
+            if (optopt != 0) {
+                BAD("unknown option (-%c); see --help", optopt);
+            }
             BAD("unknown option (%s); see --help", argv[optind - 1]);
         }
     }

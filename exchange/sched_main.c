@@ -337,6 +337,9 @@ static int parse(int argc, char **argv, struct cli *cli)
         case ':':
             return util_error("option needs a value (%s)", argv[optind - 1]);
         default:
+            if (optopt != 0) {
+                return util_error("unknown option (-%c); see --help", optopt);
+            }
             return util_error("unknown option (%s); see --help", argv[optind - 1]);
         }
     }

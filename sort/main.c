@@ -46,7 +46,8 @@ static void usage(FILE *f)
             "  -V, --version          version, commit and MPI library\n"
             "\n"
             "exit codes: 0 sorted; 2 usage error or bad input/output (nothing written);\n"
-            "            3 runtime failure (I/O, memory, MPI; no output file is left behind)\n");
+            "            3 runtime failure (I/O, memory, MPI; no output file is left behind,\n"
+            "            except when only the --stats file failed after the sort succeeded)\n");
 }
 
 enum {
@@ -198,6 +199,9 @@ static int parse(int argc, char **argv, struct cli *cli, int quiet)
         case ':':
             BAD("option needs a value (%s)", argv[optind - 1]);
         default:
+            if (optopt != 0) {
+                BAD("unknown option (-%c); see --help", optopt);
+            }
             BAD("unknown option (%s); see --help", argv[optind - 1]);
         }
     }
@@ -210,10 +214,30 @@ static int parse(int argc, char **argv, struct cli *cli, int quiet)
     if (cli->output == NULL) {
         BAD("--output is required (see --help)");
     }
-    if (cli->stats != NULL && strcmp(cli->stats, "-") != 0 && util_check_output(cli->stats)) {
+#undef BAD
+    return UTIL_OK;
+}
+
+/* Rank 0 alone checks the --stats path (other ranks may not see the same file system, and one
+ * line is enough): a writable place, and neither the input, the output nor the output's stream. */
+static int check_stats(const struct cli *cli)
+{
+    const char *s = cli->stats;
+    if (s == NULL) {
+        return UTIL_OK;
+    }
+    if (strcmp(s, "-") == 0) {
+        return strcmp(cli->output, "-") == 0
+                   ? util_error("--stats - and --output - would share standard output")
+                   : UTIL_OK;
+    }
+    if (util_check_output(s) != UTIL_OK) {
         return UTIL_EUSAGE; /* util_check_output printed the reason */
     }
-#undef BAD
+    if (util_same_file(s, cli->input) || util_same_file(s, cli->output) ||
+        strcmp(s, cli->input) == 0 || strcmp(s, cli->output) == 0) {
+        return util_error("--stats names the input or the output file (%s)", s);
+    }
     return UTIL_OK;
 }
 
@@ -229,6 +253,12 @@ int main(int argc, char **argv)
     }
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     int err = parse(argc, argv, &cli, rank != 0);
+    if (err == UTIL_OK && !cli.done) {
+        if (rank == 0) {
+            err = check_stats(&cli);
+        }
+        MPI_Bcast(&err, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    }
     if (err == UTIL_OK && !cli.done) {
         err = sortex_sort_file(MPI_COMM_WORLD, cli.input, cli.output, &cli.cfg, &stats);
         if (err == UTIL_OK && cli.stats != NULL) {

@@ -2,8 +2,10 @@
  * sort/stats.c: the --stats JSON document and the -v summary. Both are collective: per-rank
  * figures are reduced (min/avg/max) or gathered to rank 0, which prints.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "sort/internal.h"
 #include "util/alloc.h"
@@ -89,6 +91,7 @@ int sortex_stats_write_json(MPI_Comm comm, const struct sortex_config *cfg,
     char host[MPI_MAX_PROCESSOR_NAME] = "";
     int hlen = 0;
     MPI_Get_processor_name(host, &hlen);
+    char *tmp = NULL;
     long *rss_all = rank == 0 ? util_malloc((size_t)p * sizeof(long)) : NULL;
     char *hosts = rank == 0 ? util_malloc((size_t)p * MPI_MAX_PROCESSOR_NAME) : NULL;
     uint64_t *nout_all = rank == 0 ? util_malloc((size_t)p * sizeof(uint64_t)) : NULL;
@@ -106,9 +109,13 @@ int sortex_stats_write_json(MPI_Comm comm, const struct sortex_config *cfg,
         goto done;
     }
 
-    FILE *f = strcmp(path, "-") == 0 ? stdout : fopen(path, "w");
+    /* A file appears whole or not at all: written under a temporary name, renamed at the end. */
+    int to_stdout = strcmp(path, "-") == 0;
+    tmp = to_stdout ? NULL : util_temp_name(path, "stats");
+    FILE *f = to_stdout ? stdout : tmp ? fopen(tmp, "w") : NULL;
     if (f == NULL) {
-        err = util_fail(UTIL_EIO, "cannot write the stats file (%s)", path);
+        err = util_fail(UTIL_EIO, "cannot write the stats file: %s (%s)",
+                        tmp ? strerror(errno) : "out of memory", path);
         goto done;
     }
     char lib[MPI_MAX_LIBRARY_VERSION_STRING];
@@ -154,10 +161,17 @@ int sortex_stats_write_json(MPI_Comm comm, const struct sortex_config *cfg,
                 rss_all[r]);
     }
     fprintf(f, "]}\n");
-    if (f != stdout && fclose(f) != 0) {
-        err = util_fail(UTIL_EIO, "cannot write the stats file (%s)", path);
+    if (!to_stdout) {
+        int bad = ferror(f);
+        bad = fclose(f) != 0 || bad;
+        if (bad || rename(tmp, path) != 0) {
+            err = util_fail(UTIL_EIO, "cannot write the stats file: %s (%s)", strerror(errno),
+                            path);
+            (void)unlink(tmp);
+        }
     }
 done:
+    util_free(tmp);
     util_free(rss_all);
     util_free(hosts);
     util_free(nout_all);

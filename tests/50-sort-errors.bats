@@ -60,6 +60,40 @@ expect_usage_error() {
     assert_equal "$(checksum "$IN")" "$SUM"
 }
 
+@test "an output that is a symbolic link, a FIFO or a device is refused and left as it was" {
+    local target=$BATS_TEST_TMPDIR/target.bin
+    echo keep >"$target"
+    ln -s "$target" "$BATS_TEST_TMPDIR/link.bin"
+    run --separate-stderr timeout 60 mpirun -q -np 3 --oversubscribe "$SORTEX" --input "$IN" \
+        --output "$BATS_TEST_TMPDIR/link.bin"
+    assert_equal "$status" 2
+    assert_regex "$stderr" "^sortex: error: output is a symbolic link; name its target"
+    assert_link_exists "$BATS_TEST_TMPDIR/link.bin"
+    assert_equal "$(cat "$target")" keep
+    mkfifo "$BATS_TEST_TMPDIR/fifo"
+    run --separate-stderr timeout 60 mpirun -q -np 2 --oversubscribe "$SORTEX" --input "$IN" \
+        --output "$BATS_TEST_TMPDIR/fifo"
+    assert_equal "$status" 2
+    assert_regex "$stderr" "^sortex: error: output exists and is not a regular file"
+    assert_fifo_exists "$BATS_TEST_TMPDIR/fifo"
+    # As root a rename over /dev/null would replace the device with a data file.
+    run --separate-stderr timeout 60 mpirun -q -np 2 --oversubscribe "$SORTEX" --input "$IN" \
+        --output /dev/null
+    assert_equal "$status" 2
+    assert_character_exists /dev/null
+    assert_equal "$(checksum "$IN")" "$SUM"
+}
+
+@test "--stats naming the input or the output, or a bad place, is refused once" {
+    expect_usage_error "--stats names the input or the output" --input "$IN" --output "$OUT" \
+        --stats "$IN"
+    expect_usage_error "--stats names the input or the output" --input "$IN" --output "$OUT" \
+        --stats "$OUT"
+    expect_usage_error "output directory does not exist" --input "$IN" --output "$OUT" \
+        --stats "$BATS_TEST_TMPDIR/no/dir/s.json"
+    expect_usage_error "share standard output" --io root --input "$IN" --output - --stats -
+}
+
 @test "an unknown back-end is refused with the list of valid ones" {
     expect_usage_error "unknown exchange back-end \\(bogus\\); valid: alltoallv" \
         --input "$IN" --output "$OUT" --exchange bogus
@@ -88,6 +122,7 @@ expect_usage_error() {
 
 @test "unknown flags, stray arguments and missing values are refused" {
     expect_usage_error "unknown option \\(--bogus\\)" --input "$IN" --output "$OUT" --bogus
+    expect_usage_error "unknown option \\(-Z\\)" -i "$IN" -o "$OUT" -Zv
     expect_usage_error "unexpected argument \\(stray\\)" --input "$IN" --output "$OUT" stray
     expect_usage_error "--output is required" --input "$IN"
     expect_usage_error "needs a value" --input "$IN" --output

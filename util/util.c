@@ -98,8 +98,8 @@ int util_parse_count(const char *s, uint64_t *out)
         char *e2 = NULL;
         errno = 0;
         long ex = strtol(end + 1, &e2, 10);
-        if (e2 == end + 1 || errno == ERANGE || ex < 0 || ex > 19 || end[1] == '+' ||
-            end[1] == '-' || end[1] == ' ') {
+        if (e2 == end + 1 || errno == ERANGE || ex < 0 || ex > 19 || end[1] < '0' ||
+            end[1] > '9') {
             return UTIL_EUSAGE;
         }
         for (long i = 0; i < ex; i++) {
@@ -147,6 +147,10 @@ int util_parse_int(const char *s, long lo, long hi, long *out)
 int util_parse_double(const char *s, double lo, double hi, double *out)
 {
     if (s == NULL || (*s != '-' && *s != '.' && (*s < '0' || *s > '9'))) {
+        return UTIL_EUSAGE;
+    }
+    /* Decimal only: strtod would also take hex floats (0x1p-3), "inf" and "nan". */
+    if (strpbrk(s, "xXpPiInN") != NULL) {
         return UTIL_EUSAGE;
     }
     char *end = NULL;
@@ -215,8 +219,18 @@ int util_check_output(const char *path)
     if (path[strlen(path) - 1] == '/') {
         return util_error("output is a directory (%s)", path);
     }
-    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
-        return util_error("output is a directory (%s)", path);
+    /* The output is replaced by renaming a new file over it: that must never turn a device, a
+     * FIFO or a socket into a data file, nor replace a symbolic link instead of its target. */
+    if (lstat(path, &st) == 0) {
+        if (S_ISLNK(st.st_mode)) {
+            return util_error("output is a symbolic link; name its target instead (%s)", path);
+        }
+        if (S_ISDIR(st.st_mode)) {
+            return util_error("output is a directory (%s)", path);
+        }
+        if (!S_ISREG(st.st_mode)) {
+            return util_error("output exists and is not a regular file (%s)", path);
+        }
     }
     dir_of(path, dir, sizeof(dir));
     if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {

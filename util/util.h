@@ -71,8 +71,10 @@ double util_now(void);
 int util_check_input(const char *path, const char *what, size_t record, uint64_t *size);
 
 /**
- * Checks that the directory that would hold @path exists and is writable, and that @path is not
- * a directory. Prints one error line and returns UTIL_EUSAGE otherwise.
+ * Checks that the directory that would hold @path exists and is writable, and that @path, if it
+ * exists, is a regular file (not a directory, symbolic link, device, FIFO or socket: outputs are
+ * renamed into place, which would replace such a file instead of writing into it). Prints one
+ * error line and returns UTIL_EUSAGE otherwise.
  */
 int util_check_output(const char *path);
 
