@@ -18,22 +18,25 @@
 #include "util/alloc.h"
 #include "util/util.h"
 
-/* The large-count path: every pair of ranks exchanges its block in chunks of <= limit keys. */
-static int exchange_chunked(const struct exchange_args *a, const uint64_t *sdispl,
-                            const uint64_t *rdispl, uint64_t limit, int rank, int size)
+/* Requests the large-count path posts on this rank: one per chunk of <= limit keys. */
+static uint64_t chunked_requests(const struct exchange_args *a, uint64_t limit, int rank, int size)
 {
-    int err = UTIL_OK;
     uint64_t nreq = 0;
     for (int p = 0; p < size; p++) {
         if (p != rank) {
             nreq += (a->send_counts[p] + limit - 1) / limit + (a->recv_counts[p] + limit - 1) / limit;
         }
     }
-    MPI_Request *req = util_malloc(nreq * sizeof(*req));
-    if (req == NULL) {
-        return util_fail(UTIL_ENOMEM, "rank %d: exchange: out of memory for %llu requests", rank,
-                         (unsigned long long)nreq);
-    }
+    return nreq;
+}
+
+/* The large-count path: every pair of ranks exchanges its block in chunks of <= limit keys,
+ * with room for chunked_requests() requests in req. */
+static int exchange_chunked(const struct exchange_args *a, const uint64_t *sdispl,
+                            const uint64_t *rdispl, uint64_t limit, int rank, int size,
+                            MPI_Request *req)
+{
+    int err = UTIL_OK;
     uint64_t r = 0;
     /* Receives first, then sends in shift order so that peers do not all hit rank 0 at once. */
     for (int i = 1; i < size; i++) {
@@ -57,7 +60,6 @@ static int exchange_chunked(const struct exchange_args *a, const uint64_t *sdisp
     if (MPI_Waitall((int)r, req, MPI_STATUSES_IGNORE) != MPI_SUCCESS) {
         err = util_fail(UTIL_EMPI, "rank %d: exchange: MPI_Waitall failed", rank);
     }
-    util_free(req);
     return err;
 }
 
@@ -65,6 +67,8 @@ static int alltoallv_run(const struct exchange_args *a)
 {
     int rank, size, err = UTIL_OK;
     double t0 = util_now();
+    uint64_t *drain = NULL;
+    MPI_Request *req = NULL;
     MPI_Comm_rank(a->comm, &rank);
     MPI_Comm_size(a->comm, &size);
     struct exchange_stats *st = a->stats;
@@ -86,16 +90,33 @@ static int alltoallv_run(const struct exchange_args *a)
     }
     uint64_t sent = exchange_displs(a->send_counts, size, sdispl);
     uint64_t recvd = exchange_displs(a->recv_counts, size, rdispl);
-    if (recvd > a->recv_cap) {
-        err = util_fail(UTIL_EUSAGE, "rank %d: exchange: receive buffer too small (%llu > %llu)",
-                        rank, (unsigned long long)recvd, (unsigned long long)a->recv_cap);
+    /* Refused or not, take part (into a buffer thrown away after), so no peer waits. */
+    struct exchange_args to = *a;
+    int refused = UTIL_OK;
+    to.recv = exchange_recv_target(a, recvd, rank, &drain, &refused);
+    if (to.recv == NULL) {
+        err = refused;
         goto fail;
     }
+    a = &to;
 
-    /* 2. Keys: one MPI_Alltoallv when every count and displacement fits the int limit. */
+    /* 2. Keys: one MPI_Alltoallv when every count and displacement fits the int limit, else
+     * chunks; the ranks agree on which, and on having room for the chunks' requests, before
+     * any key moves. */
     uint64_t limit = exchange_int_limit();
-    int fits = sent <= limit && recvd <= limit ? 1 : 0;
-    MPI_Allreduce(MPI_IN_PLACE, &fits, 1, MPI_INT, MPI_MIN, a->comm);
+    uint64_t nreq = chunked_requests(a, limit, rank, size);
+    req = util_malloc((nreq ? nreq : 1) * sizeof(*req));
+    if (req == NULL) {
+        err = util_fail(UTIL_ENOMEM, "rank %d: exchange: out of memory for %llu requests", rank,
+                        (unsigned long long)nreq);
+    }
+    int agreed[2] = {sent <= limit && recvd <= limit, req != NULL};
+    MPI_Allreduce(MPI_IN_PLACE, agreed, 2, MPI_INT, MPI_MIN, a->comm);
+    int fits = agreed[0];
+    if (!agreed[1]) {
+        err = err != UTIL_OK ? err : UTIL_ENOMEM; /* reported by the rank that failed */
+        goto fail;
+    }
     if (fits) {
         int *sc = ibuf, *sd = ibuf + size, *rc = ibuf + 2 * size, *rd = ibuf + 3 * size;
         for (int p = 0; p < size; p++) {
@@ -110,7 +131,7 @@ static int alltoallv_run(const struct exchange_args *a)
             goto fail;
         }
     } else {
-        err = exchange_chunked(a, sdispl, rdispl, limit, rank, size);
+        err = exchange_chunked(a, sdispl, rdispl, limit, rank, size, req);
         if (err != UTIL_OK) {
             goto fail;
         }
@@ -129,8 +150,11 @@ static int alltoallv_run(const struct exchange_args *a)
     }
     st->rounds = 1;
     exchange_stats_extra(st, "chunked", fits ? 0.0 : 1.0);
+    err = refused;
 fail:
     st->seconds = util_now() - t0;
+    util_free(drain);
+    util_free(req);
     util_free(sdispl);
     util_free(ibuf);
     return err;

@@ -56,7 +56,10 @@ struct exchange_args {
  * Runs one exchange. Collective over args->comm: every rank calls it with the same back-end.
  * Returns 0, or a negative util error code (UTIL_EUSAGE when recv_cap is too small, UTIL_EMPI,
  * UTIL_ENOMEM) after reporting once, with the rank, on stderr. Handles P = 1, empty buckets,
- * the rank's own bucket, and counts beyond INT_MAX.
+ * the rank's own bucket, and counts beyond INT_MAX. A rank whose recv_cap is too small still
+ * takes part to the end (it receives into a buffer it throws away, see exchange_recv_target()),
+ * so no peer waits for it; the others may return 0, and callers agree on the outcome afterwards,
+ * as the sort does after every phase.
  */
 typedef int exchange_run_fn(const struct exchange_args *args);
 
@@ -82,6 +85,15 @@ void exchange_print_help(FILE *out);
  * without 16 GiB messages.
  */
 uint64_t exchange_int_limit(void);
+
+/**
+ * Where a rank receives @need keys: args->recv when they fit recv_cap. Otherwise it reports the
+ * refusal (once, with @rank), sets *@err to UTIL_EUSAGE, and returns a new buffer of @need keys
+ * (in *@drain, for the caller to free) to receive into and throw away, so that the rank still
+ * takes part and no peer blocks. NULL only when that buffer cannot be allocated.
+ */
+uint64_t *exchange_recv_target(const struct exchange_args *args, uint64_t need, int rank,
+                               uint64_t **drain, int *err);
 
 /** Adds a back-end specific figure to stats->extra (ignored when full). */
 void exchange_stats_extra(struct exchange_stats *stats, const char *name, double value);

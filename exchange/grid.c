@@ -54,6 +54,8 @@ struct grid {
     struct bundle_io io;
     struct bundle_scratch stage1, stage2, land1, land2, hop;
     uint64_t forwarded; /* keys sent on in phase 2 that came from other ranks */
+    uint64_t *drain;    /* the throw-away result of a refused (too small) receive buffer */
+    int refused;        /* UTIL_EUSAGE when the receive buffer was too small */
 };
 
 /* Receives the first messages of the bundles from peers[0..n) (tag), one after the other, into
@@ -223,7 +225,8 @@ static int phase_cols(struct grid *gr, int *peers, uint64_t *sizes)
     return UTIL_OK;
 }
 
-/* The result, by source: counts first, so that a too small buffer is refused before copying. */
+/* The result, by source: counts first, so that a too small buffer is refused before copying;
+ * refused, the pieces still arrive (into gr->drain, thrown away) so that no sender waits. */
 static int place(struct grid *gr, int size)
 {
     const struct exchange_args *a = gr->a;
@@ -232,11 +235,11 @@ static int place(struct grid *gr, int size)
         a->recv_counts[s] = gr->mine[s].n;
         total += gr->mine[s].n;
     }
-    if (total > a->recv_cap) {
-        return util_fail(UTIL_EUSAGE, "rank %d: exchange: receive buffer too small (%llu > %llu)",
-                         gr->rank, (unsigned long long)total, (unsigned long long)a->recv_cap);
+    uint64_t *dst = exchange_recv_target(a, total, gr->rank, &gr->drain, &gr->refused);
+    if (dst == NULL) {
+        return gr->refused;
     }
-    return exchange_bundle_place(&gr->io, gr->mine, size, a->recv);
+    return exchange_bundle_place(&gr->io, gr->mine, size, dst);
 }
 
 static int grid_run(const struct exchange_args *a)
@@ -279,6 +282,7 @@ static int grid_run(const struct exchange_args *a)
         goto fail;
     }
     err = exchange_bundle_wait(&gr.io);
+    err = err == UTIL_OK ? gr.refused : err;
     a->stats->rounds = (uint64_t)((gr.g.cols > 1) + (gr.g.rows > 1));
     exchange_stats_extra(a->stats, "grid_rows", gr.g.rows);
     exchange_stats_extra(a->stats, "grid_cols", gr.g.cols);
@@ -298,6 +302,7 @@ fail:
     util_free(gr.out);
     util_free(gr.list);
     util_free(gr.final);
+    util_free(gr.drain);
     return err;
 }
 

@@ -58,6 +58,8 @@ struct cube {
     struct bundle_io io;
     struct bundle_scratch *stage, *land, *hop; /* one each per step */
     uint64_t forwarded; /* keys sent that came from other ranks */
+    uint64_t *drain;    /* the throw-away result of a refused (too small) receive buffer */
+    int refused;        /* UTIL_EUSAGE when the receive buffer was too small */
 };
 
 /* Sends list[0..n) to peer as step t's bundle. */
@@ -98,7 +100,8 @@ static int recv_step(struct cube *cu, int peer, int t, size_t n)
     return err == UTIL_OK ? exchange_bundle_wait_recvs(&cu->io) : err;
 }
 
-/* Lays out mine[] as the result (counts first, so a too small buffer is refused early). */
+/* Lays out mine[] as the result (counts first, so a too small buffer is refused early; refused,
+ * the pieces still arrive, into cu->drain, thrown away, so that no sender waits). */
 static int place(struct cube *cu)
 {
     const struct exchange_args *a = cu->a;
@@ -107,11 +110,11 @@ static int place(struct cube *cu)
         a->recv_counts[s] = cu->mine[s].n;
         total += cu->mine[s].n;
     }
-    if (total > a->recv_cap) {
-        return util_fail(UTIL_EUSAGE, "rank %d: exchange: receive buffer too small (%llu > %llu)",
-                         cu->rank, (unsigned long long)total, (unsigned long long)a->recv_cap);
+    uint64_t *dst = exchange_recv_target(a, total, cu->rank, &cu->drain, &cu->refused);
+    if (dst == NULL) {
+        return cu->refused;
     }
-    return exchange_bundle_place(&cu->io, cu->mine, cu->size, a->recv);
+    return exchange_bundle_place(&cu->io, cu->mine, cu->size, dst);
 }
 
 /* A folded rank: everything to its node first, its own pieces back from it last. */
@@ -309,6 +312,7 @@ static int hypercube_run(const struct exchange_args *a)
     if (err == UTIL_OK) {
         err = exchange_bundle_wait(&cu.io);
     }
+    err = err == UTIL_OK ? cu.refused : err;
     if (err == UTIL_OK) {
         exchange_stats_extra(a->stats, "cube_dim", cu.dim);
         exchange_stats_extra(a->stats, "folded_ranks", cu.size - cu.q);
@@ -328,6 +332,7 @@ fail:
     util_free(pieces);
     util_free(cu.list);
     util_free(cu.final);
+    util_free(cu.drain);
     return err;
 }
 

@@ -97,17 +97,10 @@ static int rounds_run(const struct exchange_args *a, enum round_schedule schedul
     }
     exchange_displs(a->send_counts, size, sdispl);
     uint64_t recvd = exchange_displs(a->recv_counts, size, rdispl), limit = exchange_int_limit();
-    uint64_t *recv = a->recv;
-    if (recvd > a->recv_cap) {
-        /* Refuse, but still take part in the rounds (into a buffer thrown away after), so that
-         * no peer waits forever and no agreement round is needed when all is well. */
-        err = util_fail(UTIL_EUSAGE, "rank %d: exchange: receive buffer too small (%llu > %llu)",
-                        rank, (unsigned long long)recvd, (unsigned long long)a->recv_cap);
-        drain = util_malloc(recvd * sizeof(uint64_t));
-        if (drain == NULL) {
-            goto fail;
-        }
-        recv = drain;
+    /* Refused or not, take part in every round (into a buffer thrown away after). */
+    uint64_t *recv = exchange_recv_target(a, recvd, rank, &drain, &err);
+    if (recv == NULL) {
+        goto fail;
     }
 
     /* 2. The own bucket. */

@@ -5,6 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/alloc.h"
+#include "util/util.h"
+
 extern const struct exchange_ops exchange_alltoallv;
 extern const struct exchange_ops exchange_direct;
 extern const struct exchange_ops exchange_forward;
@@ -76,6 +79,18 @@ uint64_t exchange_int_limit(void)
         }
     }
     return 2147483647ULL;
+}
+
+uint64_t *exchange_recv_target(const struct exchange_args *args, uint64_t need, int rank,
+                               uint64_t **drain, int *err)
+{
+    if (need <= args->recv_cap) {
+        return args->recv;
+    }
+    *err = util_fail(UTIL_EUSAGE, "rank %d: exchange: receive buffer too small (%llu > %llu)",
+                     rank, (unsigned long long)need, (unsigned long long)args->recv_cap);
+    *drain = util_malloc(need * sizeof(uint64_t));
+    return *drain;
 }
 
 void exchange_stats_extra(struct exchange_stats *stats, const char *name, double value)

@@ -123,6 +123,7 @@ static int scheduled_run(const struct exchange_args *a, const char *algo_name)
     const struct exchange_sched_algo *algo = exchange_sched_lookup(algo_name);
     struct exchange_sched *s = NULL;
     char *fwd = NULL;
+    uint64_t *drain = NULL;
     int capreq = 8, nreq = 0;
     MPI_Request *req = util_malloc((size_t)capreq * sizeof(MPI_Request));
     uint64_t *keys = util_malloc((size_t)p * p * sizeof(uint64_t));
@@ -144,8 +145,12 @@ static int scheduled_run(const struct exchange_args *a, const char *algo_name)
         a->recv_counts[i] = keys[(size_t)i * p + rank];
     }
     exchange_displs(a->send_counts, p, sdispl);
-    if (exchange_displs(a->recv_counts, p, rdispl) > a->recv_cap) {
-        err = util_fail(UTIL_EUSAGE, "rank %d: exchange: receive buffer too small", rank);
+    /* Refused or not, walk the schedule (into a buffer thrown away after), so no peer waits. */
+    int refused = UTIL_OK;
+    uint64_t *recv = exchange_recv_target(a, exchange_displs(a->recv_counts, p, rdispl), rank,
+                                          &drain, &refused);
+    if (recv == NULL) {
+        err = refused;
         goto fail;
     }
 
@@ -172,12 +177,12 @@ static int scheduled_run(const struct exchange_args *a, const char *algo_name)
     }
 
     /* 3. The own bucket is a local copy. */
-    memcpy(a->recv + rdispl[rank], a->send + sdispl[rank],
+    memcpy(recv + rdispl[rank], a->send + sdispl[rank],
            a->send_counts[rank] * sizeof(uint64_t));
 
     /* 4. Walk this rank's transfers in step order, up to `window` steps in flight. */
     const char *sendb = (const char *)a->send;
-    char *recvb = (char *)a->recv;
+    char *recvb = (char *)recv;
     uint64_t first = s->rank_begin[rank], end = s->rank_begin[rank + 1];
     int window = lookahead();
     int inflight = 0, bound[SCHED_LOOKAHEAD_MAX]; /* steps posted, not waited; their req ends */
@@ -215,7 +220,7 @@ static int scheduled_run(const struct exchange_args *a, const char *algo_name)
                 buf = x->hop == EXCHANGE_SCHED_HOP1
                           ? fwd
                           : recvb + rdispl[x->msg_src] * sizeof(uint64_t) + boff;
-                st->bytes_recv += x->hop == EXCHANGE_SCHED_HOP1 ? 0 : blen;
+                st->bytes_recv += blen; /* forwarded pieces included, like bytes_sent */
             }
             err = post_piece(buf, blen, is_send ? (int)x->dst : (int)x->src, is_send, a->comm,
                              &req, &nreq, &capreq);
@@ -244,10 +249,12 @@ static int scheduled_run(const struct exchange_args *a, const char *algo_name)
     exchange_stats_extra(st, "steps_per_h", h ? steps / (double)h : 0.0);
     exchange_stats_extra(st, "bound_steps", algo->bound(p, h, smax, rmax));
     exchange_stats_extra(st, "schedule_seconds", sched_seconds);
+    err = refused;
 fail:
     st->seconds = util_now() - t0;
     exchange_sched_free(s);
     util_free(fwd);
+    util_free(drain);
     util_free(req);
     util_free(keys);
     util_free(pk);

@@ -96,9 +96,11 @@ stat_of() {
 }
 
 @test "every back-end delivers alltoallv's exact layout, pattern by pattern, at P = 1..8" {
+    # No names: every registered back-end, the reference and the scheduled ones included, each
+    # also refusing a receive buffer one key short on one rank without leaving a peer waiting.
     local np
     for np in "${PS[@]}"; do
-        run mpi "$np" "$SORTEX_BUILD/tests/test_backends_mpi" "${BACKENDS[@]}"
+        run mpi "$np" "$SORTEX_BUILD/tests/test_backends_mpi"
         assert_success
         refute_output --partial FAIL
     done
