@@ -51,7 +51,8 @@ struct sort_job {
 
     /* Files (sortex_sort_file only). */
     const char *in_path, *out_path;
-    char *tmp_path; /* identical on every rank */
+    char *tmp_path; /* identical on every rank, or NULL on every rank */
+    int tmp_created; /* rank 0: it created tmp_path (so it may remove it) */
     uint64_t *stage; /* root I/O: rank 0's whole input, inner tree nodes' bundles */
     uint64_t stage_cap;
 

@@ -13,7 +13,9 @@
  * arrives and never holds more than half the output besides its own slice.
  *
  * Memory: rank 0 holds the whole input once (standard input cannot be re-read); an inner tree
- * node holds its subtree's bundle while forwarding it.
+ * node holds its subtree's bundle while forwarding it. Every rank makes its room before the
+ * first message and all agree on it, so a rank short of memory fails the job cleanly instead of
+ * leaving its parent or children blocked.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -71,25 +73,48 @@ static int write_all(int fd, const void *buf, size_t bytes)
     return 0;
 }
 
-/* Reads the whole of fd into job->stage, growing it; returns bytes read or a negative errno. */
+/* read() of up to @len bytes, retried when interrupted; the count or a negative errno. */
+static ssize_t read_some(int fd, void *buf, size_t len)
+{
+    ssize_t r;
+    do {
+        r = read(fd, buf, len);
+    } while (r < 0 && errno == EINTR);
+    return r < 0 ? -errno : r;
+}
+
+/* Reads the whole of fd into job->stage, growing it; returns bytes read or a negative errno.
+ * A full buffer is grown only when a small probe read finds more data, so a file read with
+ * its size as @hint is held once, never copied into a bigger buffer. */
 static int64_t read_all(struct sort_job *job, int fd, uint64_t hint)
 {
     uint64_t bytes = 0, cap = hint > 0 ? hint : ((uint64_t)1 << 20);
+    char probe[4096];
     job->stage = util_alloc_big(cap);
     if (job->stage == NULL) {
         return -ENOMEM;
     }
     for (;;) {
         if (bytes == cap) {
-            /* Standard input of unknown size: double the buffer. */
+            ssize_t more = read_some(fd, probe, sizeof(probe));
+            if (more <= 0) {
+                if (more < 0) {
+                    return more;
+                }
+                break; /* end of input exactly at the buffer's end */
+            }
+            /* Standard input of unknown size, or a file that grew: double the buffer. */
             uint64_t *bigger = util_alloc_big(2 * cap);
             if (bigger == NULL) {
                 return -ENOMEM;
             }
             memcpy(bigger, job->stage, bytes);
+            memcpy((char *)bigger + bytes, probe, (size_t)more);
             util_free_big(job->stage);
             job->stage = bigger;
             cap *= 2;
+            bytes += (uint64_t)more;
+            continue;
         }
         ssize_t r = read(fd, (char *)job->stage + bytes, cap - bytes);
         if (r < 0 && errno == EINTR) {
@@ -146,6 +171,32 @@ int sort_root_load(struct sort_job *job)
     return (int)(int64_t)msg[0];
 }
 
+/* All ranks learn whether every one of them got its buffers (ok); a rank that did not has
+ * reported it. Returns 0 or UTIL_ENOMEM on every rank. */
+static int agree_room(struct sort_job *job, int ok)
+{
+    MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, job->comm);
+    return ok ? UTIL_OK : UTIL_ENOMEM;
+}
+
+/* Makes job->stage hold at least n keys (its contents are lost). Returns 1, or 0 after
+ * reporting that it could not. */
+static int stage_room(struct sort_job *job, uint64_t n, const char *phase)
+{
+    if (job->stage != NULL && job->stage_cap >= n) {
+        return 1;
+    }
+    util_free_big(job->stage);
+    job->stage = util_alloc_big((n ? n : 1) * sizeof(uint64_t));
+    job->stage_cap = job->stage ? n : 0;
+    if (job->stage == NULL) {
+        util_fail(UTIL_ENOMEM, "rank %d: %s: out of memory for %llu keys", job->rank, phase,
+                  (unsigned long long)n);
+        return 0;
+    }
+    return 1;
+}
+
 /* The smallest power of two >= p. */
 static int tree_span(int p)
 {
@@ -170,18 +221,15 @@ static int scatter_tree(struct sort_job *job)
     uint64_t bundle = sort_slice_begin(n, p, last) - first_key;
     const uint64_t *have = job->stage; /* the bundle, starting with my own slice */
     int err = UTIL_OK;
+    /* An inner node's room for its subtree's bundle, agreed before any key moves. */
+    int inner = r != 0 && last > r + 1;
+    if ((err = agree_room(job, !inner || stage_room(job, bundle, "read"))) != UTIL_OK) {
+        return err;
+    }
     if (r != 0) {
         if (last == r + 1) {
             /* A leaf receives straight into its key buffer. */
             return recv_keys(job->a, bundle, r - sub, job->comm);
-        }
-        if (job->stage_cap < bundle) {
-            util_free_big(job->stage);
-            job->stage = util_alloc_big((bundle ? bundle : 1) * sizeof(uint64_t));
-            job->stage_cap = bundle;
-            if (job->stage == NULL) {
-                return util_fail(UTIL_ENOMEM, "rank %d: read: out of memory", r);
-            }
         }
         if ((err = recv_keys(job->stage, bundle, r - sub, job->comm)) != UTIL_OK) {
             return err;
@@ -255,38 +303,29 @@ static int gather_tree(struct sort_job *job, int fd, const uint64_t *begin)
     int last = r + sub < p ? r + sub : p;
     uint64_t bundle = begin[last] - begin[r];
     uint64_t *buf = job->out;
+    /* Room first, agreed before any key moves: rank 0 for the largest bundle it receives (the
+     * one from rank span/2), an inner node for its subtree behind its own slice. */
+    uint64_t room = 0;
+    if (r == 0) {
+        for (int mask = 1; mask < span; mask <<= 1) {
+            if (mask < p) {
+                int l = 2 * mask < p ? 2 * mask : p;
+                room = begin[l] - begin[mask] > room ? begin[l] - begin[mask] : room;
+            }
+        }
+    } else if (last > r + 1) {
+        room = bundle;
+    }
+    if ((err = agree_room(job, room == 0 || stage_room(job, room, "write"))) != UTIL_OK) {
+        return err;
+    }
     if (r == 0) {
         int w = write_all(fd, job->out, job->n_out * sizeof(uint64_t));
         if (w != 0) {
             err = util_fail(UTIL_EIO, "rank 0: write: %s", strerror(-w));
         }
-        /* Room for the largest bundle rank 0 receives: the one from rank span/2. */
-        uint64_t most = 0;
-        for (int mask = 1; mask < span; mask <<= 1) {
-            if (mask < p) {
-                int l = 2 * mask < p ? 2 * mask : p;
-                most = begin[l] - begin[mask] > most ? begin[l] - begin[mask] : most;
-            }
-        }
-        if (most > 0 && job->stage_cap < most) {
-            util_free_big(job->stage);
-            job->stage = util_alloc_big(most * sizeof(uint64_t));
-            job->stage_cap = job->stage ? most : 0;
-            if (job->stage == NULL) {
-                return util_fail(UTIL_ENOMEM, "rank 0: write: out of memory");
-            }
-        }
         buf = job->stage;
     } else if (last > r + 1) {
-        /* An inner node collects its subtree behind its own slice. */
-        if (job->stage_cap < bundle) {
-            util_free_big(job->stage);
-            job->stage = util_alloc_big(bundle * sizeof(uint64_t));
-            job->stage_cap = job->stage ? bundle : 0;
-            if (job->stage == NULL) {
-                return util_fail(UTIL_ENOMEM, "rank %d: write: out of memory", r);
-            }
-        }
         memcpy(job->stage, job->out, job->n_out * sizeof(uint64_t));
         buf = job->stage;
     }

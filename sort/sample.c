@@ -51,7 +51,8 @@ int sort_sample(struct sort_job *job)
         s = (uint64_t)((total * job->n_local + job->n_total - 1) / job->n_total);
     }
     s = s < job->n_local ? s : job->n_local;
-    if (total * 2 > INT_MAX) {
+    /* Every rank rounds its share up, so the gathered words number at most 2 (T + P). */
+    if ((total + (unsigned)p) * 2 > INT_MAX) {
         err = util_fail(UTIL_EUSAGE, "rank %d: sample: %llu samples are too many (--oversample)",
                         job->rank, (unsigned long long)total);
         s = 0;
@@ -78,12 +79,18 @@ int sort_sample(struct sort_job *job)
     job->nsample = sum / 2;
     job->sample = util_malloc((job->nsample ? job->nsample : 1) * sizeof(struct sort_tuple));
     if (job->sample == NULL) {
-        /* Every rank must still take part in the collective; gather nothing. */
         err = util_fail(UTIL_ENOMEM, "rank %d: sample: out of memory", job->rank);
-    } else {
+    }
+    /* A rank without room cannot take part in the all-gather: all agree first, so that none
+     * waits in it for a rank that is not coming. */
+    int ok = job->sample != NULL;
+    MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, job->comm);
+    if (ok) {
         MPI_Allgatherv(mine, mycount, MPI_UINT64_T, job->sample, counts, displs, MPI_UINT64_T,
                        job->comm);
         qsort(job->sample, job->nsample, sizeof(struct sort_tuple), sort_tuple_cmp);
+    } else if (err == UTIL_OK) {
+        err = UTIL_ENOMEM; /* another rank's failure, reported there */
     }
     util_free(mine);
     util_free(counts);

@@ -276,10 +276,10 @@ int sortex_sort(MPI_Comm comm, uint64_t **keys, uint64_t *n, const struct sortex
 {
     struct sort_job job;
     int err = job_init(&job, comm, cfg, stats);
+    job.a = *keys; /* ours from here on, freed on failure as promised */
     if (err != UTIL_OK) {
         goto done;
     }
-    job.a = *keys;
     job.cap_a = *n;
     job.n_local = *n;
     job.stats->n_in = *n;

@@ -14,6 +14,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,14 +28,18 @@
 
 #define WRITE_CHUNK ((uint64_t)1 << 27)
 
-/* Rank 0 chooses the temporary name; every rank receives it. */
+/* Rank 0 chooses the temporary name; every rank receives it, and all agree that each has it,
+ * so that tmp_path is set on every rank or on none (the commit's collective depends on it). */
 static int share_temp_name(struct sort_job *job)
 {
     char name[4096] = "";
     if (job->rank == 0) {
         char tag[64];
-        (void)snprintf(tag, sizeof(tag), "%ld-%08lx", (long)getpid(),
-                       (unsigned long)(time(NULL) ^ (unsigned long)clock() ^ (unsigned long)rand()));
+        uint64_t r = 0;
+        if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != (ssize_t)sizeof(r)) {
+            r = (uint64_t)time(NULL) ^ ((uint64_t)clock() << 20) ^ (uint64_t)rand();
+        }
+        (void)snprintf(tag, sizeof(tag), "%ld-%016llx", (long)getpid(), (unsigned long long)r);
         char *t = util_temp_name(job->out_path, tag);
         if (t != NULL && strlen(t) < sizeof(name)) {
             memcpy(name, t, strlen(t) + 1);
@@ -46,10 +51,18 @@ static int share_temp_name(struct sort_job *job)
         return util_fail(UTIL_ENOMEM, "rank %d: write: cannot build a temporary name", job->rank);
     }
     job->tmp_path = util_malloc(strlen(name) + 1);
-    if (job->tmp_path == NULL) {
-        return util_fail(UTIL_ENOMEM, "rank %d: write: out of memory", job->rank);
+    int ok = job->tmp_path != NULL;
+    if (ok) {
+        memcpy(job->tmp_path, name, strlen(name) + 1);
     }
-    memcpy(job->tmp_path, name, strlen(name) + 1);
+    MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, job->comm);
+    if (!ok) {
+        int mine = job->tmp_path == NULL;
+        util_free(job->tmp_path);
+        job->tmp_path = NULL;
+        return mine ? util_fail(UTIL_ENOMEM, "rank %d: write: out of memory", job->rank)
+                    : UTIL_ENOMEM;
+    }
     return UTIL_OK;
 }
 
@@ -60,9 +73,11 @@ static int create_reserved(struct sort_job *job, uint64_t bytes)
     if (job->rank == 0) {
         int fd = open(job->tmp_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
         if (fd < 0) {
+            /* Not ours (O_EXCL): never to be removed by the commit. */
             err = util_fail(UTIL_EIO, "rank 0: write: cannot create %s: %s", job->tmp_path,
                             strerror(errno));
         } else {
+            job->tmp_created = 1;
             int rc = bytes ? fallocate(fd, 0, 0, (off_t)bytes) : 0;
             /* Filesystems without fallocate just skip the reservation. */
             if (rc != 0 && errno != EOPNOTSUPP && errno != ENOSYS) {
@@ -198,7 +213,7 @@ int sort_write_commit(struct sort_job *job, int err)
                                job->tmp_path, job->out_path, strerror(errno));
                 (void)unlink(job->tmp_path);
             }
-        } else if (unlink(job->tmp_path) != 0 && errno != ENOENT) {
+        } else if (job->tmp_created && unlink(job->tmp_path) != 0 && errno != ENOENT) {
             util_warn("cannot remove the temporary file %s: %s", job->tmp_path, strerror(errno));
         }
     }
