@@ -159,7 +159,8 @@ def exchange_data(results):
         variant = meta.get("variant", "")
         # Plots are named by P, or by the file when the run is a variant (another setting of
         # the same back-ends at a P that may also have a plain run).
-        tag = "p%d" % P if not variant else re.sub(r"[^a-z0-9]+", "_", name.lower())
+        stem = os.path.splitext(os.path.basename(name))[0]
+        tag = "p%d" % P if not variant else re.sub(r"[^a-z0-9]+", "_", stem.lower())
         entry = {"file": name, "meta": meta, "rows": good, "P": P, "volumes": volumes,
                  "backends": list(dict.fromkeys(r["backend"] for r in good)),
                  "variant": variant, "tag": tag}
@@ -545,12 +546,29 @@ def readme_exchange(doc, results):
             if sel[small] and sel[top]:
                 s_med, s_min = num(sel[small][0]["t_med"]), num(sel[small][0]["t_min"])
                 t_med, t_min = num(sel[top][0]["t_med"]), num(sel[top][0]["t_min"])
-                doc.p("Equal blocks with `%s`: %s median (%s minimum) at %s per rank, where"
-                      " start-up costs dominate, and %s median (%s minimum) at %s per rank,"
-                      " i.e. %.0f MiB/s per rank on the median." % (
+                doc.p("Equal blocks with `%s`: %s median (%s minimum) at %s per rank%s, and %s"
+                      " median (%s minimum) at %s per rank, i.e. %.0f MiB/s per rank on the"
+                      " median." % (
                           b0, fmt_time(s_med), fmt_time(s_min), fmt_bytes(small),
+                          ", where start-up costs dominate" if small <= 64 << 10 else "",
                           fmt_time(t_med), fmt_time(t_min), fmt_bytes(top),
                           top / 2**20 / t_med))
+        if "direct" in bks and "forward" in bks:
+            # The h-relation paper's claim: forwarding needs 6/5 (h+1) steps where direct
+            # delivery needs up to 3 ceil(h/2); 0.8 on its lower-bound instance (oddcycle).
+            ratios = []
+            for lab in labels:
+                td, tf = (median([num(r["t_med"]) for r in rows if pattern_label(r) == lab and
+                                  r["backend"] == b and int(r["bytes_per_rank"]) == top])
+                          for b in ("direct", "forward"))
+                if td and tf:
+                    ratios.append("`%s` %.2f" % (lab, tf / td))
+            if ratios:
+                doc.p("`forward` against `direct` (time ratio at %s per rank): %s. The schedules'"
+                      " theorems give forwarding 6/5 (h+1) steps against direct delivery's"
+                      " 3 ceil(h/2): a ratio of 0.8 on the lower-bound instance (`oddcycle`) when"
+                      " steps are the cost, as on half-duplex links one step at a time." % (
+                          fmt_bytes(top), ", ".join(ratios)))
     doc.image(results, "exchange_time_vs_p", "exchange time vs P")
     if dists:
         readme_dists(doc, results, dists)
