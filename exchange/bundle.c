@@ -88,8 +88,9 @@ int exchange_bundle_sendrecv(struct bundle_io *io, const uint64_t *sbuf, uint64_
     return UTIL_OK;
 }
 
-/* Makes room for `need` requests in *arr (capacity *cap). */
-static int reserve_reqs(MPI_Request **arr, size_t *cap, size_t need, int rank)
+/* Makes room for `need` requests in *arr (capacity *cap); aborts without memory (peers are
+ * already in the exchange). */
+static int reserve_reqs(MPI_Request **arr, size_t *cap, size_t need, MPI_Comm comm, int rank)
 {
     if (need <= *cap) {
         return UTIL_OK;
@@ -100,8 +101,7 @@ static int reserve_reqs(MPI_Request **arr, size_t *cap, size_t need, int rank)
     }
     MPI_Request *r = util_realloc(*arr, ncap * sizeof(*r));
     if (r == NULL) {
-        return util_fail(UTIL_ENOMEM, "rank %d: exchange: out of memory for %zu requests", rank,
-                         ncap);
+        exchange_abort_midway(comm, rank, "out of memory for requests");
     }
     *arr = r;
     *cap = ncap;
@@ -116,7 +116,7 @@ static int isend_chunks(struct bundle_io *io, const uint64_t *buf, uint64_t word
 {
     uint64_t lim = io->limit;
     uint64_t nchunks = terminated ? words / lim + 1 : (words + lim - 1) / lim;
-    int err = reserve_reqs(&io->req, &io->cap_req, io->nreq + nchunks, io->rank);
+    int err = reserve_reqs(&io->req, &io->cap_req, io->nreq + nchunks, io->comm, io->rank);
     if (err != UTIL_OK) {
         return err;
     }
@@ -139,7 +139,8 @@ static int irecv_chunks(struct bundle_io *io, uint64_t *buf, uint64_t n, int pee
 {
     uint64_t lim = io->limit;
     uint64_t nchunks = (n + lim - 1) / lim;
-    int err = reserve_reqs(&io->rreq, &io->cap_rreq, io->nrreq + nchunks, io->rank);
+    int err = reserve_reqs(&io->rreq, &io->cap_rreq, io->nrreq + nchunks, io->comm,
+                           io->rank);
     if (err != UTIL_OK) {
         return err;
     }
@@ -223,8 +224,7 @@ static int reserve_msgs(struct bundle_io *io, size_t need)
     }
     uint64_t *w = m != NULL ? util_realloc(io->msg_words, cap * sizeof(*w)) : NULL;
     if (w == NULL) {
-        return util_fail(UTIL_ENOMEM, "rank %d: exchange: out of memory for %zu messages",
-                         io->rank, cap);
+        exchange_abort_midway(io->comm, io->rank, "out of memory for matched messages");
     }
     io->msg_words = w;
     io->cap_msg = cap;
@@ -381,7 +381,7 @@ void exchange_bundle_copy(uint64_t *dst, const uint64_t *src, uint64_t n, int th
     }
 }
 
-int exchange_bundle_reserve(struct bundle_scratch *s, uint64_t n, int rank)
+int exchange_bundle_reserve(struct bundle_scratch *s, uint64_t n, const struct bundle_io *io)
 {
     if (s->keys != NULL && s->cap >= n) {
         return UTIL_OK;
@@ -393,8 +393,10 @@ int exchange_bundle_reserve(struct bundle_scratch *s, uint64_t n, int rank)
         s->keys = s->big ? util_alloc_big(bytes) : util_malloc(bytes ? bytes : 1);
     }
     if (s->keys == NULL) {
-        return util_fail(UTIL_ENOMEM, "rank %d: exchange: out of memory for %llu scratch keys",
-                         rank, (unsigned long long)n);
+        char what[96];
+        (void)snprintf(what, sizeof(what), "out of memory for %llu scratch keys",
+                       (unsigned long long)n);
+        exchange_abort_midway(io->comm, io->rank, what);
     }
     s->cap = n;
     return UTIL_OK;

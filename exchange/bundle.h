@@ -168,10 +168,11 @@ struct bundle_scratch {
 };
 
 /**
- * Makes s hold room for at least n keys (its old contents are lost when it grows). Returns 0
- * or UTIL_ENOMEM after reporting with rank.
+ * Makes s hold room for at least n keys (its old contents are lost when it grows). Returns 0;
+ * without memory it aborts the job (exchange_abort_midway() on io's communicator), since the
+ * peers of a bundle exchange are already waiting for this rank.
  */
-int exchange_bundle_reserve(struct bundle_scratch *s, uint64_t n, int rank);
+int exchange_bundle_reserve(struct bundle_scratch *s, uint64_t n, const struct bundle_io *io);
 
 /** Frees the buffer of s. */
 void exchange_bundle_release(struct bundle_scratch *s);

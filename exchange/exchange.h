@@ -90,10 +90,21 @@ uint64_t exchange_int_limit(void);
  * Where a rank receives @need keys: args->recv when they fit recv_cap. Otherwise it reports the
  * refusal (once, with @rank), sets *@err to UTIL_EUSAGE, and returns a new buffer of @need keys
  * (in *@drain, for the caller to free) to receive into and throw away, so that the rank still
- * takes part and no peer blocks. NULL only when that buffer cannot be allocated.
+ * takes part and no peer blocks. Never NULL: without memory for that buffer it aborts the job
+ * (exchange_abort_midway()).
  */
 uint64_t *exchange_recv_target(const struct exchange_args *args, uint64_t need, int rank,
                                uint64_t **drain, int *err);
+
+/**
+ * For a failure that a back-end cannot return from without leaving peers blocked: memory for a
+ * buffer it needs once its peers may already be sending to it or waiting for its messages
+ * (grid's and hypercube's landing and forwarding buffers, request arrays, the drain of a refused
+ * receive buffer). Prints "rank R: exchange: WHAT" as one error line and aborts the job
+ * (MPI_Abort with exit code 3). This is the one place the library does not return an error:
+ * a hung job holds a whole allocation of nodes, an aborted one gives them back at once.
+ */
+void exchange_abort_midway(MPI_Comm comm, int rank, const char *what) __attribute__((noreturn));
 
 /** Adds a back-end specific figure to stats->extra (ignored when full). */
 void exchange_stats_extra(struct exchange_stats *stats, const char *name, double value);

@@ -71,7 +71,7 @@ static int land(struct grid *gr, const int *peers, int n, int tag, struct bundle
         }
         total += sizes[i];
     }
-    if ((err = exchange_bundle_reserve(dst, total, gr->rank)) != UTIL_OK) {
+    if ((err = exchange_bundle_reserve(dst, total, &gr->io)) != UTIL_OK) {
         return err;
     }
     return exchange_bundle_recv(&gr->io, dst->keys);
@@ -107,7 +107,7 @@ static int phase_rows(struct grid *gr, int *peers, uint64_t *sizes)
             }
             stage += exchange_bundle_stage_words(&gr->io, gr->list, (size_t)n);
         }
-        if (pass == 0 && (err = exchange_bundle_reserve(&gr->stage1, need, gr->rank)) != UTIL_OK) {
+        if (pass == 0 && (err = exchange_bundle_reserve(&gr->stage1, need, &gr->io)) != UTIL_OK) {
             return err;
         }
     }
@@ -132,7 +132,7 @@ static int phase_rows(struct grid *gr, int *peers, uint64_t *sizes)
                                          gr->final);
         off += sizes[i];
     }
-    if ((err = exchange_bundle_reserve(&gr->hop, hop, gr->rank)) != UTIL_OK) {
+    if ((err = exchange_bundle_reserve(&gr->hop, hop, &gr->io)) != UTIL_OK) {
         return err;
     }
     uint64_t *next = gr->hop.keys;
@@ -188,7 +188,7 @@ static int phase_cols(struct grid *gr, int *peers, uint64_t *sizes)
             }
             stage += exchange_bundle_stage_words(&gr->io, gr->list, (size_t)nsrc);
         }
-        if (pass == 0 && (err = exchange_bundle_reserve(&gr->stage2, need, gr->rank)) != UTIL_OK) {
+        if (pass == 0 && (err = exchange_bundle_reserve(&gr->stage2, need, &gr->io)) != UTIL_OK) {
             return err;
         }
     }

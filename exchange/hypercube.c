@@ -66,7 +66,7 @@ struct cube {
 static int send_step(struct cube *cu, int peer, int t, size_t n)
 {
     uint64_t words = exchange_bundle_stage_words(&cu->io, cu->list, n);
-    int err = exchange_bundle_reserve(&cu->stage[t], words, cu->rank);
+    int err = exchange_bundle_reserve(&cu->stage[t], words, &cu->io);
     if (err == UTIL_OK) {
         err = exchange_bundle_send(&cu->io, peer, TAG_STEP(t), cu->list, cu->final, n,
                                    cu->stage[t].keys);
@@ -81,7 +81,7 @@ static int recv_step(struct cube *cu, int peer, int t, size_t n)
     uint64_t words;
     int err = exchange_bundle_probe(&cu->io, peer, TAG_STEP(t), &words);
     if (err == UTIL_OK) {
-        err = exchange_bundle_reserve(&cu->land[t], words, cu->rank);
+        err = exchange_bundle_reserve(&cu->land[t], words, &cu->io);
     }
     if (err == UTIL_OK) {
         err = exchange_bundle_recv(&cu->io, cu->land[t].keys);
@@ -91,7 +91,7 @@ static int recv_step(struct cube *cu, int peer, int t, size_t n)
     }
     const uint64_t *b = cu->land[t].keys;
     uint64_t hop = exchange_bundle_hop_words(b, words, n, cu->final);
-    if ((err = exchange_bundle_reserve(&cu->hop[t], hop, cu->rank)) != UTIL_OK) {
+    if ((err = exchange_bundle_reserve(&cu->hop[t], hop, &cu->io)) != UTIL_OK) {
         return err;
     }
     uint64_t *next = cu->hop[t].keys;

@@ -89,8 +89,20 @@ uint64_t *exchange_recv_target(const struct exchange_args *args, uint64_t need, 
     }
     *err = util_fail(UTIL_EUSAGE, "rank %d: exchange: receive buffer too small (%llu > %llu)",
                      rank, (unsigned long long)need, (unsigned long long)args->recv_cap);
-    *drain = util_malloc(need * sizeof(uint64_t));
+    *drain = util_malloc(need ? need * sizeof(uint64_t) : 1);
+    if (*drain == NULL) {
+        exchange_abort_midway(args->comm, rank, "out of memory to drain what peers send");
+    }
     return *drain;
+}
+
+void exchange_abort_midway(MPI_Comm comm, int rank, const char *what)
+{
+    util_fail(UTIL_ENOMEM, "rank %d: exchange: %s; peers may be waiting on this rank, so the "
+                           "job is aborted",
+              rank, what);
+    MPI_Abort(comm, UTIL_EXIT_RUNTIME);
+    abort(); /* MPI_Abort does not return; if it ever did, neither may this */
 }
 
 void exchange_stats_extra(struct exchange_stats *stats, const char *name, double value)

@@ -78,7 +78,9 @@ static int post_piece(char *buf, uint64_t bytes, int peer, int is_send, MPI_Comm
             int ncap = *capreq * 2;
             MPI_Request *r = util_realloc(*req, (size_t)ncap * sizeof(MPI_Request));
             if (r == NULL) {
-                return UTIL_ENOMEM;
+                int rank;
+                MPI_Comm_rank(comm, &rank);
+                exchange_abort_midway(comm, rank, "out of memory for requests");
             }
             *req = r;
             *capreq = ncap;
@@ -172,8 +174,7 @@ static int scheduled_run(const struct exchange_args *a, const char *algo_name)
     uint64_t fwd_bytes = (s->fwd_units_max * psize + 4) / 5 + sizeof(uint64_t);
     fwd = util_malloc(fwd_bytes);
     if (fwd == NULL) {
-        err = util_fail(UTIL_ENOMEM, "rank %d: exchange: out of memory", rank);
-        goto fail;
+        exchange_abort_midway(a->comm, rank, "out of memory for the forwarding buffer");
     }
 
     /* 3. The own bucket is a local copy. */
