@@ -842,6 +842,23 @@ def readme_e2e(doc, results):
                "P = 1 × 2: in memory", "P = 2 × 1: in memory", "in-memory throughput"], table)
 
 
+def readme_elsewhere(doc, results):
+    """Links to the result sets of the emulated cluster, which live in subdirectories."""
+    sets = [("cluster", "the same suites across the emulated cluster's hosts, over TCP links"
+             " with full-duplex rate limits"),
+            ("cluster-half", "exchanges on half-duplex links (a host's sends and receives share"
+             " one rate), as they run and with the scheduled back-ends one step at a time")]
+    have = [(d, what, load_status(os.path.join(results, d))) for d, what in sets
+            if os.path.exists(os.path.join(results, d, "README.md"))]
+    if not have:
+        return
+    doc.h(2, "Across hosts")
+    for d, what, st in have:
+        last = st.get("last_run", {})
+        doc.p("[`%s/README.md`](%s/README.md): %s (commit %s)." % (
+            d, d, what, (last.get("commit") or "unknown")[:12]))
+
+
 def cmd_readme(results):
     status = load_status(results)
     doc = Doc()
@@ -892,6 +909,7 @@ def cmd_readme(results):
     readme_localsort(doc, results)
     doc.h(2, "End to end: one process with 2 threads or 2 ranks with 1 thread")
     readme_e2e(doc, results)
+    readme_elsewhere(doc, results)
     doc.h(2, "Files")
     files = sorted(glob.glob(os.path.join(results, "*", "*.csv")))
     doc.p("Every CSV file starts with `# key: value` lines describing the machine, the build and"
