@@ -110,12 +110,13 @@ $(BUILD)/%.o: %.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
 
-# The commit goes into version.c through a header rewritten only when it changes.
+# The commit goes into version.c through a header rewritten only when it changes. "-dirty" means
+# uncommitted changes to the sources; results/ holds outputs and does not count.
 $(BUILD)/util/version.o: $(BUILD)/commit.h
 $(BUILD)/commit.h: FORCE
 	@mkdir -p $(@D)
 	@c=$$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown); \
-	 d=$$(git diff --quiet HEAD 2>/dev/null || echo -dirty); \
+	 d=$$(git diff --quiet HEAD -- . ':!results' 2>/dev/null || echo -dirty); \
 	 line="#define SORTEX_COMMIT \"$$c$$d\""; \
 	 [ -f $@ ] && [ "$$(cat $@)" = "$$line" ] || echo "$$line" > $@
 
