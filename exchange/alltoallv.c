@@ -77,8 +77,7 @@ static int alltoallv_run(const struct exchange_args *a)
     uint64_t *sdispl = util_malloc(2 * (size_t)size * sizeof(uint64_t));
     int *ibuf = util_malloc(4 * (size_t)size * sizeof(int));
     if (sdispl == NULL || ibuf == NULL) {
-        err = util_fail(UTIL_ENOMEM, "rank %d: exchange: out of memory", rank);
-        goto fail;
+        exchange_abort_midway(a->comm, rank, "out of memory for bookkeeping");
     }
     uint64_t *rdispl = sdispl + size;
 

@@ -100,7 +100,8 @@ uint64_t *exchange_recv_target(const struct exchange_args *args, uint64_t need, 
  * For a failure that a back-end cannot return from without leaving peers blocked: memory for a
  * buffer it needs once its peers may already be sending to it or waiting for its messages
  * (grid's and hypercube's landing and forwarding buffers, request arrays, the drain of a refused
- * receive buffer). Prints "rank R: exchange: WHAT" as one error line and aborts the job
+ * receive buffer, a schedule), or for the O(P) bookkeeping a back-end allocates before its first
+ * collective (agreeing on that allocation would cost every exchange one more collective). Prints "rank R: exchange: WHAT" as one error line and aborts the job
  * (MPI_Abort with exit code 3). This is the one place the library does not return an error:
  * a hung job holds a whole allocation of nodes, an aborted one gives them back at once.
  */

@@ -267,8 +267,7 @@ static int grid_run(const struct exchange_args *a)
     gr.list = util_malloc(p * sizeof(struct bundle_piece *));
     gr.final = util_malloc(p);
     if (peers == NULL || sizes == NULL || gr.out == NULL || gr.list == NULL || gr.final == NULL) {
-        err = util_fail(UTIL_ENOMEM, "rank %d: exchange: out of memory", gr.rank);
-        goto fail;
+        exchange_abort_midway(a->comm, gr.rank, "out of memory for bookkeeping");
     }
     gr.mine = gr.out + p;
     gr.held = gr.mine + p;

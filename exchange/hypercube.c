@@ -287,8 +287,7 @@ static int hypercube_run(const struct exchange_args *a)
     cu.final = util_malloc(cu.held_cap);
     struct bundle_scratch *scratch = util_calloc(3 * steps, sizeof(*scratch));
     if (sets == NULL || pieces == NULL || cu.list == NULL || cu.final == NULL || scratch == NULL) {
-        err = util_fail(UTIL_ENOMEM, "rank %d: exchange: out of memory", cu.rank);
-        goto fail;
+        exchange_abort_midway(a->comm, cu.rank, "out of memory for bookkeeping");
     }
     cu.src = sets;
     cu.dst = sets + p;
@@ -321,7 +320,6 @@ static int hypercube_run(const struct exchange_args *a)
                              (double)(cu.forwarded * sizeof(uint64_t)));
         exchange_stats_extra(a->stats, "scattered_bundles", (double)cu.io.scattered);
     }
-fail:
     a->stats->seconds = util_now() - t0;
     exchange_bundle_free(&cu.io);
     for (size_t i = 0; scratch != NULL && i < 3 * steps; i++) {

@@ -84,8 +84,7 @@ static int rounds_run(const struct exchange_args *a, enum round_schedule schedul
     exchange_bundle_init(&io, a->comm, a->threads, st);
     uint64_t *sdispl = util_malloc(2 * (size_t)size * sizeof(uint64_t));
     if (sdispl == NULL) {
-        err = util_fail(UTIL_ENOMEM, "rank %d: exchange: out of memory", rank);
-        goto fail;
+        exchange_abort_midway(a->comm, rank, "out of memory for bookkeeping");
     }
     uint64_t *rdispl = sdispl + size;
 

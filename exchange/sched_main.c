@@ -226,6 +226,7 @@ static int parse(int argc, char **argv, struct cli *cli)
     cli->volume = VOLUME_DEFAULT;
     cli->validate = 1;
     opterr = 0;
+    char opt[8]; /* an unknown short option, for the error line */
     while ((c = getopt_long(argc, argv, ":m:d:n:e:s:p:P:a:t:hV", longopts, NULL)) != -1) {
         switch (c) {
         case 'm':
@@ -337,10 +338,8 @@ static int parse(int argc, char **argv, struct cli *cli)
         case ':':
             return util_error("option needs a value (%s)", argv[optind - 1]);
         default:
-            if (optopt != 0) {
-                return util_error("unknown option (-%c); see --help", optopt);
-            }
-            return util_error("unknown option (%s); see --help", argv[optind - 1]);
+            return util_error("unknown option (%s); see --help",
+                              util_bad_option(argv, opt, sizeof(opt)));
         }
     }
     if (optind < argc) {

@@ -131,9 +131,12 @@ static int scheduled_run(const struct exchange_args *a, const char *algo_name)
     uint64_t *keys = util_malloc((size_t)p * p * sizeof(uint64_t));
     uint64_t *pk = util_malloc((size_t)p * p * sizeof(uint64_t));
     uint64_t *displ = util_malloc(2 * (size_t)p * sizeof(uint64_t));
-    if (algo == NULL || req == NULL || keys == NULL || pk == NULL || displ == NULL) {
-        err = util_fail(UTIL_ENOMEM, "rank %d: exchange: out of memory", rank);
+    if (algo == NULL) {
+        err = util_fail(UTIL_EUSAGE, "rank %d: exchange: no schedule named %s", rank, algo_name);
         goto fail;
+    }
+    if (req == NULL || keys == NULL || pk == NULL || displ == NULL) {
+        exchange_abort_midway(a->comm, rank, "out of memory for bookkeeping");
     }
     uint64_t *sdispl = displ, *rdispl = displ + p;
 
@@ -165,7 +168,12 @@ static int scheduled_run(const struct exchange_args *a, const char *algo_name)
     for (int i = 0; i < p; i++) {
         pk[(size_t)i * p + i] = 0;
     }
-    if ((err = algo->build(p, pk, &s)) != UTIL_OK) {
+    /* Every rank builds the same schedule from the same matrix, so any failure but memory
+     * happens on all of them alone; without memory, peers would wait for this rank's transfers. */
+    if ((err = algo->build(p, pk, &s)) == UTIL_ENOMEM) {
+        exchange_abort_midway(a->comm, rank, "out of memory for the schedule");
+    }
+    if (err != UTIL_OK) {
         err = util_fail(err, "rank %d: exchange: building the %s schedule failed", rank,
                         algo_name);
         goto fail;
