@@ -96,7 +96,8 @@ static int64_t read_all(struct sort_job *job, int fd, uint64_t hint)
     }
     for (;;) {
         if (bytes == cap) {
-            ssize_t more = read_some(fd, probe, sizeof(probe));
+            /* Never more than the buffer's size, so that after doubling it holds what came. */
+            ssize_t more = read_some(fd, probe, sizeof(probe) < cap ? sizeof(probe) : cap);
             if (more <= 0) {
                 if (more < 0) {
                     return more;
@@ -258,7 +259,11 @@ static int scatter_flat(struct sort_job *job)
     int p = job->size, err = UTIL_OK;
     int *counts = util_malloc(2 * (size_t)p * sizeof(int));
     if (counts == NULL) {
-        return util_fail(UTIL_ENOMEM, "rank %d: read: out of memory", job->rank);
+        util_fail(UTIL_ENOMEM, "rank %d: read: out of memory", job->rank);
+    }
+    if ((err = agree_room(job, counts != NULL)) != UTIL_OK) {
+        util_free(counts);
+        return err;
     }
     int *displs = counts + p;
     if (job->n_total > exchange_int_limit()) {
@@ -360,7 +365,11 @@ static int gather_flat(struct sort_job *job, int fd, const uint64_t *begin)
     int p = job->size, err = UTIL_OK;
     int *counts = util_malloc(2 * (size_t)p * sizeof(int));
     if (counts == NULL) {
-        return util_fail(UTIL_ENOMEM, "rank %d: write: out of memory", job->rank);
+        util_fail(UTIL_ENOMEM, "rank %d: write: out of memory", job->rank);
+    }
+    if ((err = agree_room(job, counts != NULL)) != UTIL_OK) {
+        util_free(counts);
+        return err;
     }
     int *displs = counts + p;
     for (int r = 0; r < p; r++) {
@@ -385,7 +394,12 @@ int sort_root_gather(struct sort_job *job, int fd)
     int p = job->size;
     uint64_t *begin = util_malloc(((size_t)p + 1) * sizeof(uint64_t));
     if (begin == NULL) {
-        return util_fail(UTIL_ENOMEM, "rank %d: write: out of memory", job->rank);
+        util_fail(UTIL_ENOMEM, "rank %d: write: out of memory", job->rank);
+    }
+    int err = agree_room(job, begin != NULL);
+    if (err != UTIL_OK) {
+        util_free(begin);
+        return err;
     }
     /* Where each rank's sorted slice starts in the output. */
     MPI_Allgather(&job->n_out, 1, MPI_UINT64_T, begin + 1, 1, MPI_UINT64_T, job->comm);
@@ -393,8 +407,8 @@ int sort_root_gather(struct sort_job *job, int fd)
     for (int r = 0; r < p; r++) {
         begin[r + 1] += begin[r];
     }
-    int err = job->cfg->io == SORTEX_IO_ROOT ? gather_tree(job, fd, begin)
-                                             : gather_flat(job, fd, begin);
+    err = job->cfg->io == SORTEX_IO_ROOT ? gather_tree(job, fd, begin)
+                                         : gather_flat(job, fd, begin);
     util_free(begin);
     return err;
 }

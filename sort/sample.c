@@ -38,30 +38,37 @@ int sort_sample(struct sort_job *job)
     int err = UTIL_OK;
     int p = job->size;
     struct sort_tuple *mine = NULL;
-    int *counts = util_malloc(2 * (size_t)p * sizeof(int));
-    if (counts == NULL) {
-        return util_fail(UTIL_ENOMEM, "rank %d: sample: out of memory", job->rank);
-    }
-    int *displs = counts + p;
 
     /* This rank's share of the T samples, drawn at the centres of equal gaps. */
     unsigned __int128 total = (unsigned __int128)job->oversample * (unsigned)p;
+    /* Every rank rounds its share up, so the gathered words number at most 2 (T + P). The same
+     * on every rank, so all return here together and rank 0 alone says why. */
+    if ((total + (unsigned)p) * 2 > INT_MAX) {
+        return job->rank == 0 ? util_fail(UTIL_EUSAGE,
+                                          "sample: %llu samples are too many (--oversample)",
+                                          (unsigned long long)total)
+                              : UTIL_EUSAGE;
+    }
     uint64_t s = 0;
     if (job->n_total > 0) {
         s = (uint64_t)((total * job->n_local + job->n_total - 1) / job->n_total);
     }
     s = s < job->n_local ? s : job->n_local;
-    /* Every rank rounds its share up, so the gathered words number at most 2 (T + P). */
-    if ((total + (unsigned)p) * 2 > INT_MAX) {
-        err = util_fail(UTIL_EUSAGE, "rank %d: sample: %llu samples are too many (--oversample)",
-                        job->rank, (unsigned long long)total);
-        s = 0;
-    }
+    int *counts = util_malloc(2 * (size_t)p * sizeof(int));
     mine = util_malloc((s ? s : 1) * sizeof(*mine));
-    if (mine == NULL) {
+    /* A rank without room for its sample or the counts cannot take part in the all-gathers:
+     * all agree first, so that none waits in one for a rank that is not coming. */
+    int ok = counts != NULL && mine != NULL;
+    if (!ok) {
         err = util_fail(UTIL_ENOMEM, "rank %d: sample: out of memory", job->rank);
-        s = 0;
     }
+    MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, job->comm);
+    if (!ok) {
+        util_free(mine);
+        util_free(counts);
+        return err != UTIL_OK ? err : UTIL_ENOMEM; /* another rank's failure, reported there */
+    }
+    int *displs = counts + p;
     for (uint64_t k = 0; k < s; k++) {
         uint64_t idx = (uint64_t)(((unsigned __int128)(2 * k + 1) * job->n_local) / (2 * s));
         mine[k].key = job->a[idx];
@@ -83,7 +90,7 @@ int sort_sample(struct sort_job *job)
     }
     /* A rank without room cannot take part in the all-gather: all agree first, so that none
      * waits in it for a rank that is not coming. */
-    int ok = job->sample != NULL;
+    ok = job->sample != NULL;
     MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, job->comm);
     if (ok) {
         MPI_Allgatherv(mine, mycount, MPI_UINT64_T, job->sample, counts, displs, MPI_UINT64_T,

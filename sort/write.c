@@ -48,7 +48,9 @@ static int share_temp_name(struct sort_job *job)
     }
     MPI_Bcast(name, sizeof(name), MPI_CHAR, 0, job->comm);
     if (name[0] == '\0') {
-        return util_fail(UTIL_ENOMEM, "rank %d: write: cannot build a temporary name", job->rank);
+        return job->rank == 0 ? util_fail(UTIL_ENOMEM, "write: cannot build a temporary name "
+                                                       "beside %s", job->out_path)
+                              : UTIL_ENOMEM;
     }
     job->tmp_path = util_malloc(strlen(name) + 1);
     int ok = job->tmp_path != NULL;
