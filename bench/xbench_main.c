@@ -4,6 +4,7 @@
  *
  * Every rank parses the same arguments; only rank 0 prints, so a mistake gives one line, not P.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <mpi.h>
 #include <stdlib.h>
@@ -210,6 +211,7 @@ static int parse(int argc, char **argv, struct cli *cli, int quiet)
     } while (0)
 #define BAD(...) return quiet ? UTIL_EUSAGE : util_error(__VA_ARGS__)
     const char *backends = "all", *patterns = "all", *bytes = "64Ki,1Mi,16Mi";
+    char opt[8]; /* an unknown short option, for the error line */
     while ((c = getopt_long(argc, argv, ":x:p:b:r:w:t:o:vhV", longopts, NULL)) != -1) {
         switch (c) {
         case 'x':
@@ -293,10 +295,7 @@ static int parse(int argc, char **argv, struct cli *cli, int quiet)
         case ':':
             BAD("option needs a value (%s)", argv[optind - 1]);
         default:
-            if (optopt != 0) {
-                BAD("unknown option (-%c); see --help", optopt);
-            }
-            BAD("unknown option (%s); see --help", argv[optind - 1]);
+            BAD("unknown option (%s); see --help", util_bad_option(argv, opt, sizeof(opt)));
         }
     }
     if (optind < argc) {
@@ -356,12 +355,16 @@ static FILE *open_output(const struct cli *cli, char **tmp)
     if (cli->output == NULL || strcmp(cli->output, "-") == 0) {
         return stdout;
     }
-    char tag[32];
-    (void)snprintf(tag, sizeof(tag), "%ld", (long)getpid());
-    *tmp = util_temp_name(cli->output, tag);
-    FILE *f = *tmp ? fopen(*tmp, "w") : NULL;
+    int fd = util_temp_create(cli->output, tmp);
+    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
     if (f == NULL) {
-        util_fail(UTIL_EIO, "cannot write the output (%s)", cli->output);
+        util_fail(UTIL_EIO, "cannot write the output: %s (%s)", strerror(errno), cli->output);
+        if (fd >= 0) {
+            (void)close(fd);
+            (void)unlink(*tmp);
+        }
+        util_free(*tmp);
+        *tmp = NULL;
     }
     return f;
 }

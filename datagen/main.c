@@ -272,6 +272,7 @@ static int parse_args(int argc, char **argv, struct datagen_params *p, struct cl
 {
     int c;
     opterr = 0; /* our own one-line messages */
+    char opt[8]; /* an unknown short option, for the error line */
     while ((c = getopt_long(argc, argv, ":d:n:o:t:lhV", long_options, NULL)) != -1) {
         int rc = UTIL_OK;
         switch (c) {
@@ -326,11 +327,7 @@ static int parse_args(int argc, char **argv, struct datagen_params *p, struct cl
             rc = util_error("option needs a value (%s)", argv[optind - 1]);
             break;
         case '?':
-            if (optopt != 0) {
-                rc = util_error("unknown option (-%c)", optopt);
-            } else {
-                rc = util_error("unknown option (%s)", argv[optind - 1]);
-            }
+            rc = util_error("unknown option (%s)", util_bad_option(argv, opt, sizeof(opt)));
             break;
         default:
             if (c >= OPT_PARAM && c < OPT_PARAM + DATAGEN_P_COUNT) {

@@ -23,7 +23,6 @@
 #include "util/util.h"
 
 #define WRITE_BLOCK     ((uint64_t)1 << 19) /* keys a block: 4 MiB */
-#define TEMP_ATTEMPTS   100
 #define PROGRESS_PERIOD 0.25 /* seconds between updates on a terminal */
 
 /* The temporary file being written, for datagen_write_temp() (a signal handler reads it). */
@@ -54,34 +53,6 @@ static int write_all(int fd, const void *buf, size_t len, off_t off)
         off += w;
     }
     return 0;
-}
-
-/* Creates the temporary file beside path: "." NAME ".sortex-tmp." PID.ATTEMPT, never reusing an
- * existing one. Returns the descriptor and stores the malloc'd name, or -1 (errno set). */
-static int create_temp(const char *path, char **name)
-{
-    for (int attempt = 0; attempt < TEMP_ATTEMPTS; attempt++) {
-        char tag[48];
-        (void)snprintf(tag, sizeof(tag), "%ld.%d", (long)getpid(), attempt);
-        char *tmp = util_temp_name(path, tag);
-        if (tmp == NULL) {
-            errno = ENOMEM;
-            return -1;
-        }
-        int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-        if (fd >= 0) {
-            *name = tmp;
-            return fd;
-        }
-        int e = errno;
-        util_free(tmp);
-        if (e != EEXIST) {
-            errno = e;
-            return -1;
-        }
-    }
-    errno = EEXIST;
-    return -1;
 }
 
 /* Progress on stderr: a rewritten line on a terminal, else one line a second. */
@@ -121,7 +92,7 @@ int datagen_write(const struct datagen_params *p, const char *path,
     opts = opts != NULL ? opts : &defaults;
     int threads = opts->threads > 0 ? opts->threads : omp_get_max_threads();
     char *tmp = NULL;
-    int fd = create_temp(path, &tmp);
+    int fd = util_temp_create(path, &tmp);
     if (fd < 0) {
         return util_error("cannot create output: %s (%s)", strerror(errno), path);
     }

@@ -97,6 +97,7 @@ static int parse(int argc, char **argv, struct cli *cli, int quiet)
     opterr = 0;
     sortex_config_default(&cli->cfg);
 #define BAD(...) return quiet ? UTIL_EUSAGE : util_error(__VA_ARGS__)
+    char opt[8]; /* an unknown short option, for the error line */
     while ((c = getopt_long(argc, argv, ":i:o:x:t:s:e:vhV", longopts, NULL)) != -1) {
         switch (c) {
         case 'i':
@@ -199,10 +200,7 @@ static int parse(int argc, char **argv, struct cli *cli, int quiet)
         case ':':
             BAD("option needs a value (%s)", argv[optind - 1]);
         default:
-            if (optopt != 0) {
-                BAD("unknown option (-%c); see --help", optopt);
-            }
-            BAD("unknown option (%s); see --help", argv[optind - 1]);
+            BAD("unknown option (%s); see --help", util_bad_option(argv, opt, sizeof(opt)));
         }
     }
     if (optind < argc) {
@@ -234,7 +232,8 @@ static int check_stats(const struct cli *cli)
     if (util_check_output(s) != UTIL_OK) {
         return UTIL_EUSAGE; /* util_check_output printed the reason */
     }
-    if (util_same_file(s, cli->input) || util_same_file(s, cli->output) ||
+    bool to_stdout = strcmp(cli->output, "-") == 0;
+    if (util_same_file(s, cli->input) || (!to_stdout && util_same_path(s, cli->output)) ||
         strcmp(s, cli->input) == 0 || strcmp(s, cli->output) == 0) {
         return util_error("--stats names the input or the output file (%s)", s);
     }

@@ -111,11 +111,14 @@ int sortex_stats_write_json(MPI_Comm comm, const struct sortex_config *cfg,
 
     /* A file appears whole or not at all: written under a temporary name, renamed at the end. */
     int to_stdout = strcmp(path, "-") == 0;
-    tmp = to_stdout ? NULL : util_temp_name(path, "stats");
-    FILE *f = to_stdout ? stdout : tmp ? fopen(tmp, "w") : NULL;
+    int fd = to_stdout ? -1 : util_temp_create(path, &tmp);
+    FILE *f = to_stdout ? stdout : fd >= 0 ? fdopen(fd, "w") : NULL;
     if (f == NULL) {
-        err = util_fail(UTIL_EIO, "cannot write the stats file: %s (%s)",
-                        tmp ? strerror(errno) : "out of memory", path);
+        err = util_fail(UTIL_EIO, "cannot write the stats file: %s (%s)", strerror(errno), path);
+        if (fd >= 0) {
+            (void)close(fd);
+            (void)unlink(tmp);
+        }
         goto done;
     }
     char lib[MPI_MAX_LIBRARY_VERSION_STRING];

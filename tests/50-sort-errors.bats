@@ -89,6 +89,9 @@ expect_usage_error() {
         --stats "$IN"
     expect_usage_error "--stats names the input or the output" --input "$IN" --output "$OUT" \
         --stats "$OUT"
+    # Not there yet, but the same name in the same directory: it would replace the output.
+    expect_usage_error "--stats names the input or the output" --input "$IN" --output "$OUT" \
+        --stats "$BATS_TEST_TMPDIR/./out.bin"
     expect_usage_error "output directory does not exist" --input "$IN" --output "$OUT" \
         --stats "$BATS_TEST_TMPDIR/no/dir/s.json"
     expect_usage_error "share standard output" --io root --input "$IN" --output - --stats -
@@ -123,6 +126,7 @@ expect_usage_error() {
 @test "unknown flags, stray arguments and missing values are refused" {
     expect_usage_error "unknown option \\(--bogus\\)" --input "$IN" --output "$OUT" --bogus
     expect_usage_error "unknown option \\(-Z\\)" -i "$IN" -o "$OUT" -Zv
+    expect_usage_error "unknown option \\(--sync=1\\)" -i "$IN" -o "$OUT" --sync=1
     expect_usage_error "unexpected argument \\(stray\\)" --input "$IN" --output "$OUT" stray
     expect_usage_error "--output is required" --input "$IN"
     expect_usage_error "needs a value" --input "$IN" --output

@@ -1,7 +1,10 @@
 /* util/util.c: errors, number parsing, file checks and clocks (see util.h). */
 #include "util/util.h"
 
+#include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
@@ -242,10 +245,60 @@ int util_check_output(const char *path)
     return UTIL_OK;
 }
 
+const char *util_bad_option(char *const argv[], char *buf, size_t len)
+{
+    const char *arg = optind > 0 ? argv[optind - 1] : "";
+    bool long_with_value = strncmp(arg, "--", 2) == 0 && strchr(arg, '=') != NULL;
+    if (optopt <= 0 || optopt > 126 || !isprint(optopt) || long_with_value) {
+        return arg;
+    }
+    (void)snprintf(buf, len, "-%c", optopt);
+    return buf;
+}
+
+/* stat() of the directory holding @path (its text up to the last slash). */
+static int parent_stat(const char *path, struct stat *st)
+{
+    const char *slash = strrchr(path, '/');
+    if (slash == NULL) {
+        return stat(".", st);
+    }
+    size_t len = slash == path ? 1 : (size_t)(slash - path);
+    char *dir = util_malloc(len + 1);
+    if (dir == NULL) {
+        return -1;
+    }
+    memcpy(dir, path, len);
+    dir[len] = '\0';
+    int rc = stat(dir, st);
+    util_free(dir);
+    return rc;
+}
+
 bool util_same_file(const char *a, const char *b)
 {
     struct stat sa, sb;
     if (stat(a, &sa) != 0 || stat(b, &sb) != 0) {
+        return false;
+    }
+    return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+bool util_same_path(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    int ea = stat(a, &sa), eb = stat(b, &sb);
+    if (ea == 0 && eb == 0) {
+        return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+    }
+    if (ea == 0 || eb == 0) {
+        return false; /* one exists, the other does not */
+    }
+    /* Neither exists yet: the same name in the same directory would become the same file. */
+    const char *ba = strrchr(a, '/'), *bb = strrchr(b, '/');
+    ba = ba ? ba + 1 : a;
+    bb = bb ? bb + 1 : b;
+    if (strcmp(ba, bb) != 0 || parent_stat(a, &sa) != 0 || parent_stat(b, &sb) != 0) {
         return false;
     }
     return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
@@ -263,4 +316,34 @@ char *util_temp_name(const char *final, const char *tag)
     }
     (void)snprintf(name, len, "%.*s.%s.sortex-tmp.%s", (int)dirlen, final, base, tag);
     return name;
+}
+
+/* Attempts of util_temp_create() before it gives up (names left by crashed runs of this PID). */
+#define TEMP_ATTEMPTS 100
+
+int util_temp_create(const char *final, char **name)
+{
+    *name = NULL;
+    for (int attempt = 0; attempt < TEMP_ATTEMPTS; attempt++) {
+        char tag[48];
+        (void)snprintf(tag, sizeof(tag), "%ld.%d", (long)getpid(), attempt);
+        char *tmp = util_temp_name(final, tag);
+        if (tmp == NULL) {
+            errno = ENOMEM;
+            return -1;
+        }
+        int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+        if (fd >= 0) {
+            *name = tmp;
+            return fd;
+        }
+        int e = errno;
+        util_free(tmp);
+        if (e != EEXIST) {
+            errno = e;
+            return -1;
+        }
+    }
+    errno = EEXIST;
+    return -1;
 }

@@ -82,11 +82,33 @@ int util_check_output(const char *path);
 bool util_same_file(const char *a, const char *b);
 
 /**
+ * True when @a and @b name the same file, existing or to be created: util_same_file() if both
+ * exist, the same name in the same directory if neither does yet (so two outputs given as
+ * "out" and "./out" are caught before either is written).
+ */
+bool util_same_path(const char *a, const char *b);
+
+/**
  * Builds the temporary name used while @final is being written: ".NAME.sortex-tmp.XXXXXX" in the
  * same directory (so the closing rename is atomic), where XXXXXX is @tag. Returns a malloc'd
  * string (util_free) or NULL.
  */
 char *util_temp_name(const char *final, const char *tag);
+
+/**
+ * Creates a new temporary file beside @final (util_temp_name() with tag "PID.ATTEMPT"), never
+ * opening an existing file or following a link: O_CREAT | O_EXCL, another attempt on EEXIST.
+ * Returns the write descriptor and stores the malloc'd name in *@name (util_free), or -1 with
+ * errno set. Only a file created here may be unlinked by the caller on failure.
+ */
+int util_temp_create(const char *final, char **name);
+
+/**
+ * After getopt_long() returned '?': the text naming the offending option, "-x" for an unknown
+ * short option (built in @buf), else the argument itself ("--nope", "--sync=1": getopt sets
+ * optopt to a long option's value when it is given one it does not take).
+ */
+const char *util_bad_option(char *const argv[], char *buf, size_t len);
 
 /** Version banner for --version: version, commit, MPI library, allocator. */
 void util_print_version(FILE *out);

@@ -81,6 +81,7 @@ int main(int argc, char **argv)
     /* Options. */
     int c;
     opterr = 0; /* our own one-line messages */
+    char opt[8]; /* an unknown short option, for the error line */
     while ((c = getopt_long(argc, argv, ":i:pt:T:b:jhV", longopts, NULL)) != -1) {
         switch (c) {
         case 'i':
@@ -125,12 +126,7 @@ int main(int argc, char **argv)
             util_error("option needs a value (%s)", argv[optind - 1]);
             goto out;
         default:
-            /* optopt names an unknown short option; a long one is the argument itself. */
-            if (optopt != 0) {
-                util_error("unknown option, see --help (-%c)", optopt);
-            } else {
-                util_error("unknown option, see --help (%s)", argv[optind - 1]);
-            }
+            util_error("unknown option, see --help (%s)", util_bad_option(argv, opt, sizeof(opt)));
             goto out;
         }
     }
