@@ -66,7 +66,7 @@ load_end=$(cut -d' ' -f1 /proc/loadavg)
 
 # The machine, the build and the run, as '# key: value' lines.
 commit=$(git -C "$top" rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
-git -C "$top" diff --quiet HEAD 2>/dev/null || commit="$commit-dirty"
+git -C "$top" diff --quiet HEAD -- . ':!results' 2>/dev/null || commit="$commit-dirty"
 {
     echo "# suite: sched-table"
     echo "# date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
