@@ -355,16 +355,9 @@ static FILE *open_output(const struct cli *cli, char **tmp)
     if (cli->output == NULL || strcmp(cli->output, "-") == 0) {
         return stdout;
     }
-    int fd = util_temp_create(cli->output, tmp);
-    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+    FILE *f = util_temp_fopen(cli->output, tmp);
     if (f == NULL) {
         util_fail(UTIL_EIO, "cannot write the output: %s (%s)", strerror(errno), cli->output);
-        if (fd >= 0) {
-            (void)close(fd);
-            (void)unlink(*tmp);
-        }
-        util_free(*tmp);
-        *tmp = NULL;
     }
     return f;
 }

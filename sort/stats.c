@@ -111,14 +111,9 @@ int sortex_stats_write_json(MPI_Comm comm, const struct sortex_config *cfg,
 
     /* A file appears whole or not at all: written under a temporary name, renamed at the end. */
     int to_stdout = strcmp(path, "-") == 0;
-    int fd = to_stdout ? -1 : util_temp_create(path, &tmp);
-    FILE *f = to_stdout ? stdout : fd >= 0 ? fdopen(fd, "w") : NULL;
+    FILE *f = to_stdout ? stdout : util_temp_fopen(path, &tmp);
     if (f == NULL) {
         err = util_fail(UTIL_EIO, "cannot write the stats file: %s (%s)", strerror(errno), path);
-        if (fd >= 0) {
-            (void)close(fd);
-            (void)unlink(tmp);
-        }
         goto done;
     }
     char lib[MPI_MAX_LIBRARY_VERSION_STRING];

@@ -347,3 +347,18 @@ int util_temp_create(const char *final, char **name)
     errno = EEXIST;
     return -1;
 }
+
+FILE *util_temp_fopen(const char *final, char **name)
+{
+    int fd = util_temp_create(final, name);
+    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+    if (f == NULL && fd >= 0) {
+        int e = errno;
+        (void)close(fd);
+        (void)unlink(*name);
+        util_free(*name);
+        *name = NULL;
+        errno = e;
+    }
+    return f;
+}

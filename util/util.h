@@ -103,6 +103,9 @@ char *util_temp_name(const char *final, const char *tag);
  */
 int util_temp_create(const char *final, char **name);
 
+/** util_temp_create() as a stdio stream, or NULL with errno set (and nothing left behind). */
+FILE *util_temp_fopen(const char *final, char **name);
+
 /**
  * After getopt_long() returned '?': the text naming the offending option, "-x" for an unknown
  * short option (built in @buf), else the argument itself ("--nope", "--sync=1": getopt sets
