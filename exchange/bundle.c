@@ -16,11 +16,15 @@
 #define BUNDLE_BIG_SCRATCH_BYTES (1u << 20)
 /* Default payload from which a bundle is sent scattered rather than packed. */
 #define BUNDLE_SCATTER_MIN_DEFAULT (64u << 10)
+/* Default eager chunk of a short first message (bundle.h): Open MPI's shared-memory transport
+ * sends up to 4 KiB (its match header included) eagerly and anything longer by a rendezvous,
+ * which measured here cost more than a second eager message. */
+#define BUNDLE_EAGER_BYTES_DEFAULT 4032u
 
-/* The scatter threshold: SORTEX_SCATTER_MIN bytes when set to a number (0: always scatter). */
-static uint64_t scatter_min(void)
+/* The value of environment variable @name when set to a number, else @dflt. */
+static uint64_t env_bytes(const char *name, uint64_t dflt)
 {
-    const char *s = getenv("SORTEX_SCATTER_MIN");
+    const char *s = getenv(name);
     if (s != NULL && *s != '\0') {
         char *end = NULL;
         unsigned long long v = strtoull(s, &end, 10);
@@ -28,7 +32,7 @@ static uint64_t scatter_min(void)
             return v;
         }
     }
-    return BUNDLE_SCATTER_MIN_DEFAULT;
+    return dflt;
 }
 
 void exchange_bundle_init(struct bundle_io *io, MPI_Comm comm, int threads,
@@ -39,7 +43,10 @@ void exchange_bundle_init(struct bundle_io *io, MPI_Comm comm, int threads,
     io->threads = threads;
     io->stats = stats;
     io->limit = exchange_int_limit();
-    io->scatter_min = scatter_min();
+    io->scatter_min = env_bytes("SORTEX_SCATTER_MIN", BUNDLE_SCATTER_MIN_DEFAULT);
+    uint64_t eager = env_bytes("SORTEX_EAGER_BYTES", BUNDLE_EAGER_BYTES_DEFAULT);
+    eager /= sizeof(uint64_t);
+    io->eager = eager < io->limit ? eager : 0;
     MPI_Comm_rank(comm, &io->rank);
 }
 
@@ -109,12 +116,16 @@ static int reserve_reqs(MPI_Request **arr, size_t *cap, size_t need, MPI_Comm co
 }
 
 /* Posts the sends of words [buf, buf + words) to peer: exact chunks of at most the limit, plus,
- * when `terminated`, an ending chunk shorter than the limit (empty if need be) so that a
- * receiver that does not know the size finds the end. */
+ * when `terminated`, an ending chunk shorter than the chunk size (empty if need be) so that a
+ * receiver that does not know the size finds the end. A terminated message shorter than
+ * BUNDLE_EAGER_CHUNKS eager chunks is cut into eager chunks instead (bundle.h). */
 static int isend_chunks(struct bundle_io *io, const uint64_t *buf, uint64_t words, int peer,
                         int tag, int terminated)
 {
     uint64_t lim = io->limit;
+    if (terminated && io->eager > 0 && words < BUNDLE_EAGER_CHUNKS * io->eager) {
+        lim = io->eager;
+    }
     uint64_t nchunks = terminated ? words / lim + 1 : (words + lim - 1) / lim;
     int err = reserve_reqs(&io->req, &io->cap_req, io->nreq + nchunks, io->comm, io->rank);
     if (err != UTIL_OK) {
@@ -233,7 +244,7 @@ static int reserve_msgs(struct bundle_io *io, size_t need)
 
 int exchange_bundle_probe(struct bundle_io *io, int peer, int tag, uint64_t *words)
 {
-    uint64_t total = 0;
+    uint64_t total = 0, chunk = 0; /* chunk: the message's chunk size, told by its first */
     for (;;) {
         MPI_Status st;
         int count = 0;
@@ -248,7 +259,10 @@ int exchange_bundle_probe(struct bundle_io *io, int peer, int tag, uint64_t *wor
         }
         io->msg_words[io->nmsg++] = (uint64_t)count;
         total += (uint64_t)count;
-        if ((uint64_t)count < io->limit) {
+        if (chunk == 0) {
+            chunk = io->eager > 0 && (uint64_t)count == io->eager ? io->eager : io->limit;
+        }
+        if ((uint64_t)count != chunk) {
             break; /* the short chunk ends the message */
         }
     }

@@ -26,6 +26,15 @@
  * a sender's chunks in order (MPI's non-overtaking rule), so its whole size is known before any
  * of it is received. A piece, whose size the header announced, is cut into exact chunks.
  *
+ * A short first message (under BUNDLE_EAGER_CHUNKS eager chunks) is cut the same way into
+ * chunks of exactly `eager` words (SORTEX_EAGER_BYTES, 4032 bytes by default; 0: never): MPI
+ * libraries send short messages eagerly and longer ones by a rendezvous, a round trip before
+ * any data moves, and a packed bundle just over that limit (grid and hypercube at ~1 KiB per
+ * pair) measured faster as two eager messages than as one rendezvous. The first chunk's size
+ * tells the receiver which cut it is (eager < limit, and a limit-cut message is longer than
+ * BUNDLE_EAGER_CHUNKS eager chunks), so both sides need only the same setting, as they have
+ * when every rank gets the same environment.
+ *
  * Tags: a step uses tag (first messages), tag + 1 (forwarded pieces) and tag + 2 (final
  * pieces); successive steps use tags three apart, so that a late piece never matches another
  * step's receive. Pieces from one sender under one tag are received in header order.
@@ -42,12 +51,16 @@
 /** Tags one bundle step occupies (tag, tag + 1, tag + 2). */
 #define BUNDLE_TAGS_PER_STEP 3
 
+/** First messages shorter than this many eager chunks are cut into eager chunks. */
+#define BUNDLE_EAGER_CHUNKS 4
+
 /** The pending requests and the matched-but-unreceived messages of a rank, plus accounting. */
 struct bundle_io {
     MPI_Comm comm;
     int rank;
     int threads;                  /* OpenMP threads for copies */
     uint64_t limit;               /* largest count of one MPI call, in keys */
+    uint64_t eager;               /* eager chunk of short first messages, in keys (0: none) */
     uint64_t scatter_min;         /* payload bytes from which a bundle goes scattered */
     struct exchange_stats *stats; /* messages, bytes and the largest message are added here */
     MPI_Request *req;             /* sends, until exchange_bundle_wait() */

@@ -596,6 +596,10 @@ static int model_fullduplex(const struct exchange_model_case *c, struct exchange
  * this many bytes travels packed (header and pieces in one message), a larger one scattered
  * (the header, then every non-empty piece as its own message). */
 #define MODEL_SCATTER_MIN ((uint64_t)64 << 10)
+/* Mirrors BUNDLE_EAGER_BYTES_DEFAULT (exchange/bundle.c) and BUNDLE_EAGER_CHUNKS (bundle.h): a first
+ * message shorter than 4 eager chunks travels as chunks of 4032 bytes and a shorter last one. */
+#define MODEL_EAGER_BYTES ((uint64_t)4032)
+#define MODEL_EAGER_CHUNKS 4
 
 /* The bundle being collected for one peer: payload bytes, pieces (one header count each),
  * non-empty pieces and the largest piece. */
@@ -611,14 +615,27 @@ static void bundle_add(struct bundle *b, uint64_t piece)
     b->largest = max_u64(b->largest, piece);
 }
 
+/* Sends the first message of a bundle, @b bytes, as exchange/bundle.c cuts it. */
+static void bundle_first(struct rounds *w, int src, int dst, uint64_t b)
+{
+    if (b >= MODEL_EAGER_CHUNKS * MODEL_EAGER_BYTES) {
+        rounds_msg(w, src, dst, b);
+        return;
+    }
+    for (; b >= MODEL_EAGER_BYTES; b -= MODEL_EAGER_BYTES) {
+        rounds_msg(w, src, dst, MODEL_EAGER_BYTES);
+    }
+    rounds_msg(w, src, dst, b); /* the shorter last chunk (empty after exact chunks) */
+}
+
 /* Sends bundle @b from @src to @dst in the current round, packed or scattered; clears it. */
 static void bundle_send(struct rounds *w, int src, int dst, struct bundle *b)
 {
     uint64_t header = HEADER_BYTES * b->pieces;
     if (b->bytes < MODEL_SCATTER_MIN) {
-        rounds_msg(w, src, dst, header + b->bytes);
+        bundle_first(w, src, dst, header + b->bytes);
     } else {
-        rounds_msg(w, src, dst, header);
+        bundle_first(w, src, dst, header);
         /* The pieces as messages of their own: account their bytes and start-ups at once. */
         w->sent[src] += b->bytes;
         w->recv[dst] += b->bytes;

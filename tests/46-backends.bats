@@ -120,6 +120,18 @@ stat_of() {
     SORTEX_INT_LIMIT=7 SORTEX_SCATTER_MIN=0 run mpi 5 "$SORTEX_BUILD/tests/test_backends_mpi" \
         "${BACKENDS[@]}"
     assert_success
+    # Short first messages cut into eager chunks of 8 keys: alone, under a limit they share with
+    # messages cut at the limit, and under a limit below them (no eager cut at all).
+    for np in 3 8; do
+        SORTEX_EAGER_BYTES=64 run mpi "$np" "$SORTEX_BUILD/tests/test_backends_mpi" grid hypercube
+        assert_success
+    done
+    SORTEX_EAGER_BYTES=64 SORTEX_INT_LIMIT=20 run mpi 5 "$SORTEX_BUILD/tests/test_backends_mpi" \
+        grid hypercube
+    assert_success
+    SORTEX_EAGER_BYTES=64 SORTEX_INT_LIMIT=5 run mpi 6 "$SORTEX_BUILD/tests/test_backends_mpi" \
+        grid hypercube
+    assert_success
     # Blocking rounds (taken only with a core per rank, so forced here) and posted ones.
     for np in 3 8; do
         SORTEX_ROUNDS=sync SORTEX_INT_LIMIT=1000 run mpi "$np" \
