@@ -102,10 +102,6 @@ static int rounds_run(const struct exchange_args *a, enum round_schedule schedul
         goto fail;
     }
 
-    /* 2. The own bucket. */
-    exchange_bundle_copy(recv + rdispl[rank], a->send + sdispl[rank], a->send_counts[rank],
-                         a->threads);
-
     /* 3. The rounds, each one MPI_Sendrecv (more only beyond the int limit). */
     int rounds = schedule == SCHEDULE_FACTOR ? topo_factor_rounds(size) : size - 1, chunked = 0;
     uint64_t biggest = 0;
@@ -134,6 +130,9 @@ static int rounds_run(const struct exchange_args *a, enum round_schedule schedul
             goto fail;
         }
     }
+    /* 2. The own bucket, while the posted rounds move. */
+    exchange_bundle_copy(recv + rdispl[rank], a->send + sdispl[rank], a->send_counts[rank],
+                         a->threads);
     if (async) {
         int rc = exchange_bundle_wait_recvs(&io);
         rc = rc == UTIL_OK ? exchange_bundle_wait(&io) : rc;
