@@ -187,11 +187,22 @@ def dists_summary(entry, base="alltoallv"):
         if not ts:
             continue
         spread = max(ts.values()) / min(ts.values())
-        rs = {d: x / t[base][d] for d, x in ts.items() if t.get(base, {}).get(d)}
+        # Paired ratios (xbench's ratio_med) where the file has them, else ratios of medians.
+        rs = {d: (base == "alltoallv" and paired_ratio(rows, b, d, vol)) or x / t[base][d]
+              for d, x in ts.items() if t.get(base, {}).get(d)}
         worst = max(rs, key=rs.get) if rs else None
         out[b] = (ts, spread, rs[worst] if worst else None, worst,
                   median(list(rs.values())) if rs else None)
     return inputs, out
+
+
+def paired_ratio(rows, backend, param, vol):
+    """xbench's ratio_med for one row: the median over repetitions of the row's time over
+    alltoallv's in the same repetition; None in files written before it existed."""
+    for r in rows:
+        if (r["backend"], r["param"], int(r["bytes_per_rank"])) == (backend, param, vol):
+            return num(r.get("ratio_med")) or None
+    return None
 
 
 def t_of(rows, **want):
@@ -600,13 +611,16 @@ def readme_exchange(doc, results):
 def readme_dists(doc, results, dists):
     doc.h(3, "The sort's own count matrices: nine inputs, P = %d..%d" % (dists[0]["P"],
                                                                          dists[-1]["P"]))
+    paired = all(num(r.get("ratio_med")) for e in dists for r in e["rows"])
     doc.p("Pattern `sort:DIST`: the count matrix a P-rank `sortex` run hands its exchange on the",
           "datagen input DIST of P × V keys (sampling and bucketing as the sort does them), for",
           "the nine inputs of the sample sort literature. This is where a back-end's",
           "sensitivity to skew shows on the data the product actually moves. Spread: slowest /",
-          "fastest median time over the nine inputs; ratio: a back-end's median over",
-          "`alltoallv`'s on the same input (worst input in brackets, median over inputs after",
-          "the slash).")
+          "fastest median time over the nine inputs; ratio: %s (worst input in brackets, median"
+          " over inputs after the slash)." % (
+              "the median over repetitions of a back-end's time over `alltoallv`'s in the same"
+              " repetition, run moments apart, so that the machine's slow drifts cancel" if paired
+              else "a back-end's median over `alltoallv`'s on the same input"))
     doc.image(results, "exchange_dists_spread", "spread of exchange time over the nine inputs")
     bks = list(dict.fromkeys(b for e in dists for b in e["backends"]))
     summs = [(e, dists_summary(e)[1]) for e in dists]

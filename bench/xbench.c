@@ -25,7 +25,8 @@
 
 const char bench_xbench_columns[] =
     "backend,pattern,param,P,threads,bytes_per_rank,reps,t_med,t_min,t_max,t_fast_med,"
-    "mib_per_s,h_bytes,recv_imbalance,moved_bytes,messages,rounds,max_message,valid";
+    "mib_per_s,h_bytes,recv_imbalance,moved_bytes,messages,rounds,max_message,valid,"
+    "ratio_med";
 
 /* A value no key takes in practice (keys are hashes): what the receive area holds before a run. */
 #define POISON_BYTE 0xA5
@@ -237,7 +238,10 @@ static int run_case(MPI_Comm comm, const struct bench_xbench_config *cfg,
     MPI_Comm_rank(comm, &rank);
     struct exchange_stats *last = util_calloc((size_t)nb, sizeof(*last));
     int *bad = util_calloc((size_t)nb, sizeof(int));
-    if ((err = agree_alloc(comm, last && bad, rank, "the results")) != UTIL_OK) {
+    double *rmed = util_calloc((size_t)nb, sizeof(double));
+    double *ratio = util_calloc((size_t)reps, sizeof(double));
+    if ((err = agree_alloc(comm, last && bad && rmed && ratio, rank, "the results")) !=
+        UTIL_OK) {
         goto fail;
     }
     char label[64];
@@ -290,6 +294,21 @@ static int run_case(MPI_Comm comm, const struct bench_xbench_config *cfg,
         }
     }
 
+    /* Paired ratios first (the medians below sort the times in place): each repetition's time
+     * over alltoallv's in the same repetition, run moments apart, so that the machine's slow
+     * drifts cancel out of the comparison; their median per back-end, -1 without alltoallv. */
+    int ref = -1;
+    for (int b = 0; b < nb; b++) {
+        ref = ref < 0 && strcmp(cfg->backends[b]->name, "alltoallv") == 0 ? b : ref;
+    }
+    for (int b = 0; b < nb && rank == 0; b++) {
+        double *tx = tmax + (size_t)b * (size_t)reps, *tr = tmax + (size_t)ref * (size_t)reps;
+        for (int r = 0; r < reps && ref >= 0; r++) {
+            ratio[r] = tr[r] > 0 ? tx[r] / tr[r] : 0;
+        }
+        rmed[b] = ref >= 0 ? bench_median(ratio, reps) : -1;
+    }
+
     /* One row per back-end: times over repetitions, exchange figures over ranks. */
     for (int b = 0; b < nb; b++) {
         unsigned long long sums[2] = {last[b].bytes_sent, last[b].messages};
@@ -312,11 +331,15 @@ static int run_case(MPI_Comm comm, const struct bench_xbench_config *cfg,
         bench_spec_param(spec, param, sizeof(param));
         fprintf(out,
                 "%s,%s,%s,%d,%d,%llu,%d,%.9f,%.9f,%.9f,%.9f,%.3f,%llu,%.4f,%llu,%llu,%llu,%llu,"
-                "%d\n",
+                "%d,",
                 cfg->backends[b]->name, spec->pattern->name, param, P, cfg->threads,
                 (unsigned long long)bytes, reps, med, lo, hi, fast,
                 med > 0 ? (double)bytes / 1048576.0 / med : 0.0, (unsigned long long)pl->h_bytes,
                 pl->recv_imbalance, sums[0], sums[1], maxes[0], maxes[1], bad[b] ? 0 : 1);
+        if (rmed[b] >= 0) {
+            fprintf(out, "%.4f", rmed[b]);
+        }
+        fputc('\n', out);
         if (cfg->verbose) {
             fprintf(stderr, "%s: %-14s %11llu B  %-12s median %.6f s  %s\n", util_progname(), label,
                     (unsigned long long)bytes, cfg->backends[b]->name, med,
@@ -327,6 +350,8 @@ static int run_case(MPI_Comm comm, const struct bench_xbench_config *cfg,
 fail:
     util_free(last);
     util_free(bad);
+    util_free(rmed);
+    util_free(ratio);
     return err;
 }
 

@@ -51,6 +51,8 @@ static void usage(FILE *f)
             "Times: per repetition the slowest rank's, barrier to barrier; t_med, t_min, t_max\n"
             "over repetitions; t_fast_med the median of the fastest rank's. Back-ends run\n"
             "interleaved (A B C A B C ...) on buffers allocated once, on huge pages, pre-touched.\n"
+            "ratio_med: the median over repetitions of the time over alltoallv's in the same\n"
+            "repetition (empty when alltoallv is not run).\n"
             "\n"
             "exit codes: 0 every exchange delivered exactly what was sent; 1 some did not\n"
             "            (valid=0 rows); 2 usage error; 3 runtime failure (memory, MPI,\n"

@@ -29,7 +29,8 @@ for key in ("date", "commit", "cpu", "cores", "memory_gib", "mpi", "compiler", "
 assert meta["P"] == str(np), meta["P"]
 assert meta["oversubscribed"] in ("yes", "no")
 columns = ("backend,pattern,param,P,threads,bytes_per_rank,reps,t_med,t_min,t_max,t_fast_med,"
-           "mib_per_s,h_bytes,recv_imbalance,moved_bytes,messages,rounds,max_message,valid")
+           "mib_per_s,h_bytes,recv_imbalance,moved_bytes,messages,rounds,max_message,valid,"
+           "ratio_med")
 assert body[0].strip() == columns, body[0]
 rows = list(csv.DictReader(io.StringIO("".join(body))))
 assert len(rows) == len(backends) * patterns * volumes, (len(rows), backends)
@@ -38,6 +39,9 @@ for r in rows:
     assert None not in r.values() and None not in r, r
     assert r["P"] == str(np) and r["valid"] == "1", r
     assert float(r["t_min"]) <= float(r["t_med"]) <= float(r["t_max"]), r
+    # Paired with alltoallv's repetitions: 1 against itself, a positive ratio for the others.
+    ratio = float(r["ratio_med"])
+    assert ratio == 1.0 if r["backend"] == "alltoallv" else ratio > 0, r
 PY
 }
 
