@@ -23,20 +23,15 @@
  *
  * Synchronous rounds (one blocking MPI_Sendrecv each, the seeds' model) let each rank stream
  * to one peer at a time, which pays off for large pieces when every rank has a core of its own.
- * Otherwise a rank posts all its rounds at once, non-blocking, in the same schedule order:
- *   - when all its pieces are below ROUNDS_ASYNC_BELOW they travel eagerly anyway and waiting
- *     at every round only costs one wake-up per round (measured: 1.2-1.4x alltoallv at 1-16 KiB
- *     per pair on 8 ranks sharing 2 cores);
- *   - when the node is oversubscribed (more ranks on it than cores), a blocking round waits for
- *     the partner to be scheduled, a scheduler rotation per round (measured: 8-12x alltoallv at
- *     2 MiB per pair on 8 ranks sharing 2 cores, against ~1x posting at once).
- * SORTEX_ROUNDS=sync or async overrides the choice (for tests and measurements). Ranks decide
- * alone: every pair meets once per direction, so matching never depends on timing.
+ * Otherwise (small pieces, or an oversubscribed node: exchange_post_all()) a rank posts all its
+ * rounds at once, non-blocking, in the same schedule order. SORTEX_ROUNDS=sync or async
+ * overrides the choice (for tests and measurements). Ranks decide alone: every pair meets once
+ * per direction, so matching never depends on timing.
+ *
  * Cost: (P-1) or P rounds of alpha + beta * (largest piece of the round); every byte moved once.
  */
 #include "exchange/exchange.h"
 
-#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -45,9 +40,6 @@
 #include "exchange/topo.h"
 #include "util/alloc.h"
 #include "util/util.h"
-
-/* Below this piece size a rank posts all its rounds at once (see above). */
-#define ROUNDS_ASYNC_BELOW (64u << 10)
 
 /* Whether this rank posts all its rounds at once (see above); biggest: its largest piece. */
 static int rounds_async(uint64_t biggest)
@@ -59,10 +51,7 @@ static int rounds_async(uint64_t biggest)
     if (force != NULL && strcmp(force, "async") == 0) {
         return 1;
     }
-    /* Open MPI names the ranks sharing this node; without it assume a core each. */
-    const char *local = getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
-    int oversubscribed = local != NULL && atoi(local) > omp_get_num_procs();
-    return oversubscribed || biggest * sizeof(uint64_t) < ROUNDS_ASYNC_BELOW;
+    return exchange_post_all(biggest * sizeof(uint64_t));
 }
 
 enum round_schedule {

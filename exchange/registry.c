@@ -1,6 +1,7 @@
 /* exchange/registry.c: the table of exchange back-ends (see exchange.h). */
 #include "exchange/exchange.h"
 
+#include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -103,6 +104,13 @@ void exchange_abort_midway(MPI_Comm comm, int rank, const char *what)
               rank, what);
     MPI_Abort(comm, UTIL_EXIT_RUNTIME);
     abort(); /* MPI_Abort does not return; if it ever did, neither may this */
+}
+
+int exchange_post_all(uint64_t largest)
+{
+    const char *local = getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+    int oversubscribed = local != NULL && atoi(local) > omp_get_num_procs();
+    return oversubscribed || largest < EXCHANGE_POST_ALL_BELOW;
 }
 
 void exchange_stats_extra(struct exchange_stats *stats, const char *name, double value)

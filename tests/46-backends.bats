@@ -132,6 +132,15 @@ stat_of() {
     SORTEX_EAGER_BYTES=64 SORTEX_INT_LIMIT=5 run mpi 6 "$SORTEX_BUILD/tests/test_backends_mpi" \
         grid hypercube
     assert_success
+    # Scheduled steps one or two at a time (taken only with a core per rank and large pieces,
+    # so forced here) as well as all at once.
+    for np in 3 5; do
+        for w in 1 2; do
+            SORTEX_SCHED_LOOKAHEAD=$w run mpi "$np" "$SORTEX_BUILD/tests/test_backends_mpi" \
+                direct forward fullduplex
+            assert_success
+        done
+    done
     # Blocking rounds (taken only with a core per rank, so forced here) and posted ones.
     for np in 3 8; do
         SORTEX_ROUNDS=sync SORTEX_INT_LIMIT=1000 run mpi "$np" \
