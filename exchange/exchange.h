@@ -101,13 +101,14 @@ uint64_t *exchange_recv_target(const struct exchange_args *args, uint64_t need, 
  * buffer it needs once its peers may already be sending to it or waiting for its messages
  * (grid's and hypercube's landing and forwarding buffers, request arrays, the drain of a refused
  * receive buffer, a schedule), or for the O(P) bookkeeping a back-end allocates before its first
- * collective (agreeing on that allocation would cost every exchange one more collective). Prints "rank R: exchange: WHAT" as one error line and aborts the job
- * (MPI_Abort with exit code 3). This is the one place the library does not return an error:
+ * collective (agreeing on that allocation would cost every exchange one more collective).
+ * Prints "rank R: exchange: WHAT" as one error line and aborts the job (MPI_Abort with exit
+ * code 3). This is the one place the library does not return an error:
  * a hung job holds a whole allocation of nodes, an aborted one gives them back at once.
  */
 void exchange_abort_midway(MPI_Comm comm, int rank, const char *what) __attribute__((noreturn));
 
-/** Pieces below this many bytes travel eagerly in common MPI libraries (see exchange_post_all()). */
+/** Largest piece, in bytes, below which exchange_post_all() says yes on any node. */
 #define EXCHANGE_POST_ALL_BELOW (64u << 10)
 
 /**

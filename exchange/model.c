@@ -596,8 +596,9 @@ static int model_fullduplex(const struct exchange_model_case *c, struct exchange
  * this many bytes travels packed (header and pieces in one message), a larger one scattered
  * (the header, then every non-empty piece as its own message). */
 #define MODEL_SCATTER_MIN ((uint64_t)64 << 10)
-/* Mirrors BUNDLE_EAGER_BYTES_DEFAULT (exchange/bundle.c) and BUNDLE_EAGER_CHUNKS (bundle.h): a first
- * message shorter than 4 eager chunks travels as chunks of 4032 bytes and a shorter last one. */
+/* Mirrors BUNDLE_EAGER_BYTES_DEFAULT (exchange/bundle.c) and BUNDLE_EAGER_CHUNKS (bundle.h):
+ * a first message shorter than 4 eager chunks travels as chunks of 4032 bytes and a shorter
+ * last one. */
 #define MODEL_EAGER_BYTES ((uint64_t)4032)
 #define MODEL_EAGER_CHUNKS 4
 

@@ -91,7 +91,7 @@ static int rounds_run(const struct exchange_args *a, enum round_schedule schedul
         goto fail;
     }
 
-    /* 3. The rounds, each one MPI_Sendrecv (more only beyond the int limit). */
+    /* 2. The rounds, each one MPI_Sendrecv (more only beyond the int limit). */
     int rounds = schedule == SCHEDULE_FACTOR ? topo_factor_rounds(size) : size - 1, chunked = 0;
     uint64_t biggest = 0;
     for (int q = 0; q < size; q++) {
@@ -119,7 +119,7 @@ static int rounds_run(const struct exchange_args *a, enum round_schedule schedul
             goto fail;
         }
     }
-    /* 2. The own bucket, while the posted rounds move. */
+    /* 3. The own bucket, while the posted rounds move. */
     exchange_bundle_copy(recv + rdispl[rank], a->send + sdispl[rank], a->send_counts[rank],
                          a->threads);
     if (async) {
