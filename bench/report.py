@@ -961,7 +961,9 @@ def cmd_readme(results):
           " rank's time; `t_fast_med` the median of the fastest rank's; `h_bytes` the largest"
           " bytes any rank sends to plus receives from others; `recv_imbalance` the largest"
           " receive volume over the mean; `moved_bytes`, `messages` summed over ranks;"
-          " `valid` 1 when every key arrived intact. Sort columns: phase times are the slowest"
+          " `valid` 1 when every key arrived intact; `ratio_med` the median over repetitions of"
+          " the time over alltoallv's in the same repetition. Sort columns: phase times are the"
+          " slowest"
           " rank's; `inmem_s` sums local_sort to finish; `bytes_per_key` is the peak RSS summed"
           " over ranks divided by n.")
     path = os.path.join(results, "README.md")
