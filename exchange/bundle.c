@@ -21,18 +21,12 @@
  * which measured here cost more than a second eager message. */
 #define BUNDLE_EAGER_BYTES_DEFAULT 4032u
 
-/* The value of environment variable @name when set to a number, else @dflt. */
+/* The value of environment variable @name when it is a count (util_parse_count()), else @dflt. */
 static uint64_t env_bytes(const char *name, uint64_t dflt)
 {
+    uint64_t v = 0;
     const char *s = getenv(name);
-    if (s != NULL && *s != '\0') {
-        char *end = NULL;
-        unsigned long long v = strtoull(s, &end, 10);
-        if (*end == '\0') {
-            return v;
-        }
-    }
-    return dflt;
+    return s != NULL && util_parse_count(s, &v) == UTIL_OK ? v : dflt;
 }
 
 void exchange_bundle_init(struct bundle_io *io, MPI_Comm comm, int threads,
