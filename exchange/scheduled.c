@@ -9,21 +9,27 @@
  * bipartite colouring in max(send, receive) steps) and walks its own transfers in step order.
  * A packet is a fixed number of bytes chosen from the data (exchange_sched_packet_bytes(): h is
  * about 256 packets, packets at least 64 KiB); messages need not be multiples of it (the last
- * packet is short). Forwarded pieces pass through a small buffer on the helping rank.
+ * packet is short). Forwarded pieces pass through a ring buffer on the helping rank (below).
  *
- * Why walking the transfers in step order cannot deadlock: take the pending transfer in the
- * earliest step; every earlier transfer of its two ranks is complete, so both have it as their
- * next one and it completes. Within a step a rank posts all its transfers (one in half-duplex,
- * a send and a receive in full-duplex) non-blocking; it waits for a step only when the
- * look-ahead's number of younger steps are posted, or before a forwarding step. A rank that
- * waits has posted everything up to the step it waits in, and waits only for transfers of that
- * step or earlier ones, so both ranks of the earliest pending transfer have posted it and the
- * argument is unchanged, whatever the look-ahead.
+ * Why walking the transfers in step order cannot deadlock. Within a step a rank posts its
+ * transfers (one in half-duplex, a send and a receive in full-duplex) non-blocking, in the
+ * schedule's order, so every pair of ranks posts its messages to each other in the same order
+ * on both sides and they match whatever the timing (the second hops of forwarded pieces, which
+ * may leave late, have a tag of their own and keep their order: the ring's FIFO). A rank blocks
+ * only for transfers of steps before the one it is posting: the oldest step, when the
+ * look-ahead's number of younger steps are posted; a piece's first hop, before its second;
+ * the oldest piece, when the forwarding ring is full; and, once everything is posted, the
+ * rest. A second hop left pending is posted as soon as its first hop is in, at the latest when
+ * the rank next blocks. Now take the earliest step T with an unfinished transfer: every earlier
+ * transfer is complete, so no rank is blocked short of posting its part of step T; both ranks
+ * of each transfer of step T post it, and it completes. By induction every step does, whatever
+ * the look-ahead (ranks may even choose different ones).
  *
  * Cost: one all-gather of P^2 counts, the schedule computation on every rank (measured in the
  * stats as schedule_seconds), and one message per transfer. On one node every forwarded byte
  * is an extra memory copy; the schedules pay off where links, not memory, are the bottleneck.
  */
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -37,10 +43,10 @@
  * Steps a rank may have in flight. The schedule's steps are half-duplex (or one send and one
  * receive); with the next step already posted, a full-duplex link carries both directions at
  * once, as real networks do. Transfers still start in step order on every rank, so the
- * deadlock argument above holds for the earliest unfinished step. Steps that forward run
- * alone: they fill and drain the one forwarding buffer. With small pieces or an oversubscribed
- * node (exchange_post_all()) every step is posted at once instead (measured at P = 8 on 2
- * cores, 1 KiB per pair: direct 1.8-2.0x alltoallv with 2 steps in flight, 1.4x with 8).
+ * deadlock argument above holds for the earliest unfinished step. With small pieces or an
+ * oversubscribed node (exchange_post_all()) every step is posted at once instead (measured at
+ * P = 8 on 2 cores, 1 KiB per pair: direct 1.8-2.0x alltoallv with 2 steps in flight, 1.4x
+ * with 8).
  */
 #define SCHED_LOOKAHEAD 2
 /* The most steps SORTEX_SCHED_LOOKAHEAD may ask for. */
@@ -72,14 +78,14 @@ static uint64_t chunk_bytes(void)
 }
 
 /* Posts one piece as non-blocking messages of at most chunk_bytes() each. */
-static int post_piece(char *buf, uint64_t bytes, int peer, int is_send, MPI_Comm comm,
+static int post_piece(char *buf, uint64_t bytes, int peer, int is_send, int tag, MPI_Comm comm,
                       MPI_Request **req, int *nreq, int *capreq)
 {
     uint64_t chunk = chunk_bytes();
     for (uint64_t off = 0; off < bytes; off += chunk) {
         uint64_t c = bytes - off < chunk ? bytes - off : chunk;
         if (*nreq == *capreq) {
-            int ncap = *capreq * 2;
+            int ncap = *capreq > 0 ? *capreq * 2 : 2;
             MPI_Request *r = util_realloc(*req, (size_t)ncap * sizeof(MPI_Request));
             if (r == NULL) {
                 int rank;
@@ -89,10 +95,8 @@ static int post_piece(char *buf, uint64_t bytes, int peer, int is_send, MPI_Comm
             *req = r;
             *capreq = ncap;
         }
-        int rc = is_send ? MPI_Isend(buf + off, (int)c, MPI_BYTE, peer, EXCHANGE_TAG_SCHEDULE,
-                                     comm, &(*req)[*nreq])
-                         : MPI_Irecv(buf + off, (int)c, MPI_BYTE, peer, EXCHANGE_TAG_SCHEDULE,
-                                     comm, &(*req)[*nreq]);
+        int rc = is_send ? MPI_Isend(buf + off, (int)c, MPI_BYTE, peer, tag, comm, &(*req)[*nreq])
+                         : MPI_Irecv(buf + off, (int)c, MPI_BYTE, peer, tag, comm, &(*req)[*nreq]);
         if (rc != MPI_SUCCESS) {
             return UTIL_EMPI;
         }
@@ -118,6 +122,184 @@ static int wait_oldest(int steps, int *bound, int *inflight, MPI_Request *req, i
     return UTIL_OK;
 }
 
+/*
+ * The forwarding ring of a helping rank. In the schedule a helper holds one piece at a time:
+ * the piece's second hop comes in the step right after its first. Executed with steps in
+ * flight, the next piece may arrive before the last one has left, so every piece gets its own
+ * place in a ring buffer, and pieces leave in the order they arrive (a FIFO). One shared
+ * buffer instead made every forwarding step wait for all transfers in flight before and after
+ * it: forward took 1.5-1.8x alltoallv at P = 7 on 2 cores, against 1.0-1.2x for direct.
+ *
+ * Second hops travel under their own tag, so a helper may send them later than their place in
+ * the walk without disturbing the order in which its direct messages match. With every step
+ * in flight (window 0) it does: a second hop leaves as soon as its first hop is in, checked
+ * after every step, and the walk never waits for one. With a window, the second hop leaves at
+ * its place in the walk, after waiting for its first hop. Either way a full ring waits for its
+ * oldest piece to arrive, leave and be delivered.
+ */
+#define SCHED_FWD_RING_BYTES ((uint64_t)8 << 20) /* ring size, unless one piece is larger */
+#define SCHED_FWD_PIECES     64                  /* pieces in transit at most */
+
+struct fwd_piece {
+    uint64_t off, bytes; /* its place in the ring */
+    int peer;            /* where it goes, once its second hop is known (due) */
+    int due;
+    MPI_Request *req; /* its messages in (first hop), then out (second hop) */
+    int nreq, capreq;
+};
+
+struct fwd_ring {
+    char *buf;
+    uint64_t size, next;        /* bytes; where the next piece would go */
+    uint64_t taken, out, freed; /* pieces taken, sent on, and delivered, since the start */
+    uint64_t forwarded;         /* bytes sent on */
+    MPI_Comm comm;
+    struct fwd_piece piece[SCHED_FWD_PIECES]; /* piece i at i % SCHED_FWD_PIECES */
+};
+
+/* The bytes of transfer @x: *@off within its message, *@len (0 for a piece past the end of a
+ * short last packet). keys: the count matrix; psize: the packet size. */
+static void xfer_bytes(const struct exchange_sched_xfer *x, const uint64_t *keys, int p,
+                       uint64_t psize, uint64_t *off, uint64_t *len)
+{
+    uint64_t msg_keys = keys[(size_t)x->msg_src * p + x->msg_dst];
+    exchange_sched_bytes(msg_keys * sizeof(uint64_t), psize, x->off, x->len, off, len);
+}
+
+/* Sizes the ring of @rank for schedule @s: room for its largest piece, and for all the pieces it
+ * forwards when they fit in SCHED_FWD_RING_BYTES (or SORTEX_FWD_RING_BYTES, for the tests: 1
+ * holds one piece at a time). Returns 0 or UTIL_ENOMEM. */
+static int ring_init(struct fwd_ring *r, const struct exchange_sched *s, const uint64_t *keys,
+                     int rank, uint64_t psize, MPI_Comm comm)
+{
+    uint64_t total = 0, most = 0, off, len;
+    for (uint64_t k = s->rank_begin[rank]; k < s->rank_begin[rank + 1]; k++) {
+        const struct exchange_sched_xfer *x = &s->xfers[s->rank_xfers[k]];
+        if (x->hop == EXCHANGE_SCHED_HOP1 && x->dst == (uint32_t)rank) {
+            xfer_bytes(x, keys, s->p, psize, &off, &len);
+            total += len;
+            most = len > most ? len : most;
+        }
+    }
+    uint64_t cap = SCHED_FWD_RING_BYTES, v = 0;
+    const char *env = getenv("SORTEX_FWD_RING_BYTES");
+    if (env != NULL && *env != '\0' && util_parse_count(env, &v) == UTIL_OK && v > 0) {
+        cap = v;
+    }
+    r->comm = comm;
+    r->size = total < cap ? total : cap;
+    r->size = most > r->size ? most : r->size;
+    r->buf = r->size > 0 ? util_malloc(r->size) : NULL;
+    return r->size > 0 && r->buf == NULL ? UTIL_ENOMEM : UTIL_OK;
+}
+
+/* Sends on the oldest piece not yet sent, if its second hop is due and its first hop is in;
+ * @wait: wait for the first hop rather than check it. Sets *@sent; returns 0 or UTIL_EMPI. */
+static int ring_send_one(struct fwd_ring *r, int wait, int *sent)
+{
+    struct fwd_piece *f = &r->piece[r->out % SCHED_FWD_PIECES];
+    int in = 0;
+    *sent = 0;
+    if (r->out == r->taken || !f->due) {
+        return UTIL_OK;
+    }
+    if (f->nreq > 0 &&
+        (wait ? MPI_Waitall(f->nreq, f->req, MPI_STATUSES_IGNORE)
+              : MPI_Testall(f->nreq, f->req, &in, MPI_STATUSES_IGNORE)) != MPI_SUCCESS) {
+        return UTIL_EMPI;
+    }
+    if (!wait && !in && f->nreq > 0) {
+        return UTIL_OK;
+    }
+    f->nreq = 0;
+    r->out++;
+    r->forwarded += f->bytes;
+    *sent = 1;
+    return post_piece(r->buf + f->off, f->bytes, f->peer, 1, EXCHANGE_TAG_SCHEDULE_FWD, r->comm,
+                      &f->req, &f->nreq, &f->capreq);
+}
+
+/* Sends on every due piece whose first hop is in, oldest first; @wait: wait for the first hops
+ * instead of stopping at one not yet in. */
+static int ring_send(struct fwd_ring *r, int wait)
+{
+    int sent = 1, err = UTIL_OK;
+    while (sent && err == UTIL_OK) {
+        err = ring_send_one(r, wait, &sent);
+    }
+    return err;
+}
+
+/* Delivers the oldest piece (sending it on first if need be) and frees its place. Every piece
+ * older than the one being taken is due (the schedule's one piece in transit), so this ends. */
+static int ring_reclaim(struct fwd_ring *r)
+{
+    int sent = 1, err = UTIL_OK;
+    while (r->out == r->freed && sent && err == UTIL_OK) {
+        err = ring_send_one(r, 1, &sent);
+    }
+    assert(err != UTIL_OK || r->out > r->freed);
+    struct fwd_piece *f = &r->piece[r->freed % SCHED_FWD_PIECES];
+    if (err == UTIL_OK && f->nreq > 0 &&
+        MPI_Waitall(f->nreq, f->req, MPI_STATUSES_IGNORE) != MPI_SUCCESS) {
+        err = UTIL_EMPI;
+    }
+    f->nreq = 0;
+    r->freed++;
+    return err;
+}
+
+/* Makes room for a piece of @bytes (at most r->size), reclaiming the oldest pieces as needed,
+ * and returns it; NULL on an MPI error. */
+static struct fwd_piece *ring_take(struct fwd_ring *r, uint64_t bytes)
+{
+    for (;;) {
+        uint64_t count = r->taken - r->freed, at = count == 0 ? 0 : r->next, at_end = at;
+        int fits = count == 0;
+        if (count > 0 && count < SCHED_FWD_PIECES) {
+            /* In use: from the oldest piece's place up to `next`, going round. */
+            uint64_t tail = r->piece[r->freed % SCHED_FWD_PIECES].off;
+            if (at > tail) {
+                fits = r->size - at >= bytes || tail >= bytes;
+                at_end = r->size - at >= bytes ? at : 0;
+            } else if (at < tail) {
+                fits = tail - at >= bytes;
+            }
+        }
+        if (fits) {
+            struct fwd_piece *f = &r->piece[r->taken % SCHED_FWD_PIECES];
+            f->off = at_end;
+            f->bytes = bytes;
+            f->due = 0;
+            f->nreq = 0;
+            r->next = at_end + bytes;
+            r->taken++;
+            return f;
+        }
+        if (ring_reclaim(r) != UTIL_OK) {
+            return NULL;
+        }
+    }
+}
+
+/* Sends on and delivers every piece in transit. */
+static int ring_drain(struct fwd_ring *r)
+{
+    int err = ring_send(r, 1);
+    while (r->freed < r->taken && err == UTIL_OK) {
+        err = ring_reclaim(r);
+    }
+    return err;
+}
+
+static void ring_free(struct fwd_ring *r)
+{
+    for (size_t i = 0; i < SCHED_FWD_PIECES; i++) {
+        util_free(r->piece[i].req);
+    }
+    util_free(r->buf);
+}
+
 static int scheduled_run(const struct exchange_args *a, const char *algo_name)
 {
     int rank, p, err = UTIL_OK;
@@ -128,7 +310,8 @@ static int scheduled_run(const struct exchange_args *a, const char *algo_name)
     memset(st, 0, sizeof(*st));
     const struct exchange_sched_algo *algo = exchange_sched_lookup(algo_name);
     struct exchange_sched *s = NULL;
-    char *fwd = NULL;
+    struct fwd_ring ring;
+    memset(&ring, 0, sizeof(ring));
     uint64_t *drain = NULL;
     int capreq = 8, nreq = 0;
     MPI_Request *req = util_malloc((size_t)capreq * sizeof(MPI_Request));
@@ -156,8 +339,8 @@ static int scheduled_run(const struct exchange_args *a, const char *algo_name)
     exchange_displs(a->send_counts, p, sdispl);
     /* Refused or not, walk the schedule (into a buffer thrown away after), so no peer waits. */
     int refused = UTIL_OK;
-    uint64_t *recv = exchange_recv_target(a, exchange_displs(a->recv_counts, p, rdispl), rank,
-                                          &drain, &refused);
+    uint64_t *recv =
+        exchange_recv_target(a, exchange_displs(a->recv_counts, p, rdispl), rank, &drain, &refused);
     if (recv == NULL) {
         err = refused;
         goto fail;
@@ -178,20 +361,16 @@ static int scheduled_run(const struct exchange_args *a, const char *algo_name)
         exchange_abort_midway(a->comm, rank, "out of memory for the schedule");
     }
     if (err != UTIL_OK) {
-        err = util_fail(err, "rank %d: exchange: building the %s schedule failed", rank,
-                        algo_name);
+        err = util_fail(err, "rank %d: exchange: building the %s schedule failed", rank, algo_name);
         goto fail;
     }
     double sched_seconds = util_now() - ts;
-    uint64_t fwd_bytes = (s->fwd_units_max * psize + 4) / 5 + sizeof(uint64_t);
-    fwd = util_malloc(fwd_bytes);
-    if (fwd == NULL) {
+    if (ring_init(&ring, s, keys, rank, psize, a->comm) != UTIL_OK) {
         exchange_abort_midway(a->comm, rank, "out of memory for the forwarding buffer");
     }
 
     /* 3. The own bucket is a local copy. */
-    memcpy(recv + rdispl[rank], a->send + sdispl[rank],
-           a->send_counts[rank] * sizeof(uint64_t));
+    memcpy(recv + rdispl[rank], a->send + sdispl[rank], a->send_counts[rank] * sizeof(uint64_t));
 
     /* 4. Walk this rank's transfers in step order, up to `window` steps in flight. */
     const char *sendb = (const char *)a->send;
@@ -208,52 +387,58 @@ static int scheduled_run(const struct exchange_args *a, const char *algo_name)
     int inflight = 0, bound[SCHED_LOOKAHEAD_MAX]; /* steps posted, not waited; their req ends */
     for (uint64_t k = first; k < end && err == UTIL_OK;) {
         uint64_t step = s->xfers[s->rank_xfers[k]].step;
-        /* A step that forwards reads or fills the one forwarding buffer: it runs alone. */
-        int forwards = 0;
-        for (uint64_t q = k; q < end && s->xfers[s->rank_xfers[q]].step == step; q++) {
-            forwards |= s->xfers[s->rank_xfers[q]].hop != EXCHANGE_SCHED_DIRECT;
-        }
-        if ((forwards && inflight > 0) || (window > 0 && inflight == window)) {
-            err = wait_oldest(forwards ? inflight : 1, bound, &inflight, req, &nreq);
-            if (err != UTIL_OK) {
+        if (window > 0 && inflight == window) {
+            if ((err = wait_oldest(1, bound, &inflight, req, &nreq)) != UTIL_OK) {
                 break;
             }
         }
         for (; k < end && s->xfers[s->rank_xfers[k]].step == step && err == UTIL_OK; k++) {
             const struct exchange_sched_xfer *x = &s->xfers[s->rank_xfers[k]];
-            uint64_t msg_keys = keys[(size_t)x->msg_src * p + x->msg_dst];
             uint64_t boff, blen;
-            exchange_sched_bytes(msg_keys * sizeof(uint64_t), psize, x->off, x->len, &boff, &blen);
+            xfer_bytes(x, keys, p, psize, &boff, &blen);
             if (blen == 0) {
-                continue; /* a piece past the end of a short last packet */
+                continue; /* a piece past the end of a short last packet (both hops) */
             }
-            char *buf;
             int is_send = x->src == (uint32_t)rank;
+            int peer = is_send ? (int)x->dst : (int)x->src;
             if (is_send) {
-                buf = x->hop == EXCHANGE_SCHED_HOP2
-                          ? fwd
-                          : (char *)(sendb + sdispl[x->msg_dst] * sizeof(uint64_t) + boff);
                 st->bytes_sent += blen;
                 st->messages++;
                 st->max_message = blen > st->max_message ? blen : st->max_message;
             } else {
-                buf = x->hop == EXCHANGE_SCHED_HOP1
-                          ? fwd
-                          : recvb + rdispl[x->msg_src] * sizeof(uint64_t) + boff;
                 st->bytes_recv += blen; /* forwarded pieces included, like bytes_sent */
             }
-            err = post_piece(buf, blen, is_send ? (int)x->dst : (int)x->src, is_send, a->comm,
-                             &req, &nreq, &capreq);
+            if (x->hop == EXCHANGE_SCHED_HOP1 && !is_send) {
+                /* A piece to forward comes in: into its own place in the ring. */
+                struct fwd_piece *f = ring_take(&ring, blen);
+                err = f == NULL
+                          ? UTIL_EMPI
+                          : post_piece(ring.buf + f->off, blen, peer, 0, EXCHANGE_TAG_SCHEDULE,
+                                       a->comm, &f->req, &f->nreq, &f->capreq);
+            } else if (x->hop == EXCHANGE_SCHED_HOP2 && is_send) {
+                /* Its second hop: the newest piece of the ring. */
+                struct fwd_piece *f = &ring.piece[(ring.taken - 1) % SCHED_FWD_PIECES];
+                assert(ring.taken > ring.out && f->bytes == blen && !f->due);
+                f->due = 1;
+                f->peer = peer;
+                err = window > 0 ? ring_send(&ring, 1) : UTIL_OK;
+            } else {
+                int tag = x->hop == EXCHANGE_SCHED_HOP2 ? EXCHANGE_TAG_SCHEDULE_FWD
+                                                        : EXCHANGE_TAG_SCHEDULE;
+                char *buf = is_send ? (char *)(sendb + sdispl[x->msg_dst] * sizeof(uint64_t) + boff)
+                                    : recvb + rdispl[x->msg_src] * sizeof(uint64_t) + boff;
+                err = post_piece(buf, blen, peer, is_send, tag, a->comm, &req, &nreq, &capreq);
+            }
         }
         if (window == 0 && inflight > 0) {
             bound[0] = nreq;
         } else {
             bound[inflight++] = nreq;
         }
-        if (err == UTIL_OK && forwards) {
-            err = wait_oldest(inflight, bound, &inflight, req, &nreq);
-        }
+        /* Second hops whose first hop is in leave now. */
+        err = err == UTIL_OK && ring.out < ring.taken ? ring_send(&ring, 0) : err;
     }
+    err = err == UTIL_OK ? ring_drain(&ring) : err;
     if (err == UTIL_OK && inflight > 0) {
         err = wait_oldest(inflight, bound, &inflight, req, &nreq);
     }
@@ -273,11 +458,12 @@ static int scheduled_run(const struct exchange_args *a, const char *algo_name)
     exchange_stats_extra(st, "steps_per_h", h ? steps / (double)h : 0.0);
     exchange_stats_extra(st, "bound_steps", algo->bound(p, h, smax, rmax));
     exchange_stats_extra(st, "schedule_seconds", sched_seconds);
+    exchange_stats_extra(st, "forwarded_bytes", (double)ring.forwarded);
     err = refused;
 fail:
     st->seconds = util_now() - t0;
     exchange_sched_free(s);
-    util_free(fwd);
+    ring_free(&ring);
     util_free(drain);
     util_free(req);
     util_free(keys);
@@ -303,13 +489,15 @@ static int fullduplex_run(const struct exchange_args *a)
 
 const struct exchange_ops exchange_direct = {
     .name = "direct",
-    .summary = "half-duplex h-relation schedule, direct delivery, <= 3 ceil(h/2) steps (seed 004 2.1)",
+    .summary =
+        "half-duplex h-relation schedule, direct delivery, <= 3 ceil(h/2) steps (seed 004 2.1)",
     .run = direct_run,
 };
 
 const struct exchange_ops exchange_forward = {
     .name = "forward",
-    .summary = "half-duplex h-relation schedule with forwarding, ~6/5 (h+1) steps (seed 004 2.2-2.4)",
+    .summary =
+        "half-duplex h-relation schedule with forwarding, ~6/5 (h+1) steps (seed 004 2.2-2.4)",
     .run = forward_run,
 };
 

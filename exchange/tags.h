@@ -9,6 +9,7 @@ enum exchange_tag {
     EXCHANGE_TAG_ALLTOALLV_BIG = 101, /* alltoallv: chunked point-to-point beyond INT_MAX */
     EXCHANGE_TAG_TRANSPOSE = 201,     /* transpose: chunked rounds */
     EXCHANGE_TAG_SCHEDULE = 301,      /* direct, forward, fullduplex: scheduled steps */
+    EXCHANGE_TAG_SCHEDULE_FWD = 302,  /* forward: second hops of forwarded pieces */
     EXCHANGE_TAG_PAIRWISE = 401,      /* pairwise: 1-factor rounds */
     EXCHANGE_TAG_GRID = 501,          /* grid: row and column phases */
     EXCHANGE_TAG_HYPERCUBE = 601,     /* hypercube: dimension rounds */

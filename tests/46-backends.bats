@@ -141,6 +141,15 @@ stat_of() {
             assert_success
         done
     done
+    # Forwarded pieces through a ring that holds one at a time, so every piece waits for the
+    # last one to be delivered: with every step in flight and one step at a time.
+    for np in 5 7; do
+        for w in "" 1; do
+            SORTEX_FWD_RING_BYTES=1 SORTEX_SCHED_LOOKAHEAD=$w run mpi "$np" \
+                "$SORTEX_BUILD/tests/test_backends_mpi" forward
+            assert_success
+        done
+    done
     # Blocking rounds (taken only with a core per rank, so forced here) and posted ones.
     for np in 3 8; do
         SORTEX_ROUNDS=sync SORTEX_INT_LIMIT=1000 run mpi "$np" \
@@ -193,6 +202,24 @@ stat_of() {
     assert_output "5"
     run stat_of hypercube 'e["rounds"], e["folded_ranks"]'
     assert_output "4 1"
+}
+
+@test "forward sends pieces on through helpers and still matches alltoallv, whatever its ring" {
+    local np in ring w
+    for np in 5 7; do
+        in=$(keys_file uniform 400003 "$np")
+        sort_with "$np" alltoallv "$in"
+        mv "$BATS_TEST_TMPDIR/out-alltoallv.bin" "$BATS_TEST_TMPDIR/ref.bin"
+        for ring in "" 1 100000; do
+            for w in "" 1 2; do
+                SORTEX_FWD_RING_BYTES=$ring SORTEX_SCHED_LOOKAHEAD=$w sort_with "$np" forward "$in"
+                cmp "$BATS_TEST_TMPDIR/ref.bin" "$BATS_TEST_TMPDIR/out-forward.bin"
+                # Helpers forwarded something: the schedule has odd cycles at these sizes.
+                run stat_of forward 'e["forwarded_bytes"] > 0'
+                assert_output "True"
+            done
+        done
+    done
 }
 
 @test "--exchange help lists pairwise, shift, grid and hypercube with a summary each" {
