@@ -21,14 +21,6 @@
  * which measured here cost more than a second eager message. */
 #define BUNDLE_EAGER_BYTES_DEFAULT 4032u
 
-/* The value of environment variable @name when it is a count (util_parse_count()), else @dflt. */
-static uint64_t env_bytes(const char *name, uint64_t dflt)
-{
-    uint64_t v = 0;
-    const char *s = getenv(name);
-    return s != NULL && util_parse_count(s, &v) == UTIL_OK ? v : dflt;
-}
-
 void exchange_bundle_init(struct bundle_io *io, MPI_Comm comm, int threads,
                           struct exchange_stats *stats)
 {
@@ -37,8 +29,8 @@ void exchange_bundle_init(struct bundle_io *io, MPI_Comm comm, int threads,
     io->threads = threads;
     io->stats = stats;
     io->limit = exchange_int_limit();
-    io->scatter_min = env_bytes("SORTEX_SCATTER_MIN", BUNDLE_SCATTER_MIN_DEFAULT);
-    uint64_t eager = env_bytes("SORTEX_EAGER_BYTES", BUNDLE_EAGER_BYTES_DEFAULT);
+    io->scatter_min = util_env_count("SORTEX_SCATTER_MIN", BUNDLE_SCATTER_MIN_DEFAULT);
+    uint64_t eager = util_env_count("SORTEX_EAGER_BYTES", BUNDLE_EAGER_BYTES_DEFAULT);
     eager /= sizeof(uint64_t);
     io->eager = eager < io->limit ? eager : 0;
     MPI_Comm_rank(comm, &io->rank);

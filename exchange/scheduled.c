@@ -181,11 +181,8 @@ static int ring_init(struct fwd_ring *r, const struct exchange_sched *s, const u
             most = len > most ? len : most;
         }
     }
-    uint64_t cap = SCHED_FWD_RING_BYTES, v = 0;
-    const char *env = getenv("SORTEX_FWD_RING_BYTES");
-    if (env != NULL && *env != '\0' && util_parse_count(env, &v) == UTIL_OK && v > 0) {
-        cap = v;
-    }
+    uint64_t cap = util_env_count("SORTEX_FWD_RING_BYTES", SCHED_FWD_RING_BYTES);
+    cap = cap > 0 ? cap : SCHED_FWD_RING_BYTES;
     r->comm = comm;
     r->size = total < cap ? total : cap;
     r->size = most > r->size ? most : r->size;

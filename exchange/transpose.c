@@ -304,12 +304,8 @@ void exchange_transpose_unpack(const struct exchange_transpose_plan *plan, const
  * unpipelined algorithm) or TRANSPOSE_STEP_KEYS. */
 static uint64_t step_wanted(void)
 {
-    const char *env = getenv("SORTEX_TRANSPOSE_STEP");
-    uint64_t v = 0;
-    if (env != NULL && *env != '\0' && util_parse_count(env, &v) == UTIL_OK && v > 0) {
-        return v;
-    }
-    return TRANSPOSE_STEP_KEYS;
+    uint64_t v = util_env_count("SORTEX_TRANSPOSE_STEP", TRANSPOSE_STEP_KEYS);
+    return v > 0 ? v : TRANSPOSE_STEP_KEYS;
 }
 
 /* Keys per rank per step: the agreed wish, cut so that P blocks of a step, which hold at most
