@@ -56,7 +56,8 @@ static int exchange_chunked(const struct exchange_args *a, const uint64_t *sdisp
         }
     }
     /* The own block is a local copy. */
-    memcpy(a->recv + rdispl[rank], a->send + sdispl[rank], a->send_counts[rank] * sizeof(uint64_t));
+    util_copy(a->recv + rdispl[rank], a->send + sdispl[rank],
+              a->send_counts[rank] * sizeof(uint64_t));
     if (MPI_Waitall((int)r, req, MPI_STATUSES_IGNORE) != MPI_SUCCESS) {
         err = util_fail(UTIL_EMPI, "rank %d: exchange: MPI_Waitall failed", rank);
     }

@@ -368,7 +368,7 @@ void exchange_bundle_copy(uint64_t *dst, const uint64_t *src, uint64_t n, int th
 {
     if (n < BUNDLE_PARALLEL_COPY_KEYS || threads <= 1) {
         if (n > 0) {
-            memcpy(dst, src, n * sizeof(uint64_t));
+            util_copy(dst, src, n * sizeof(uint64_t));
         }
         return;
     }
@@ -377,7 +377,7 @@ void exchange_bundle_copy(uint64_t *dst, const uint64_t *src, uint64_t n, int th
     for (int t = 0; t < threads; t++) {
         uint64_t lo = n * (uint64_t)t / (uint64_t)threads;
         uint64_t hi = n * (uint64_t)(t + 1) / (uint64_t)threads;
-        memcpy(dst + lo, src + lo, (hi - lo) * sizeof(uint64_t));
+        util_copy(dst + lo, src + lo, (hi - lo) * sizeof(uint64_t));
     }
 }
 

@@ -367,7 +367,7 @@ static int scheduled_run(const struct exchange_args *a, const char *algo_name)
     }
 
     /* 3. The own bucket is a local copy. */
-    memcpy(recv + rdispl[rank], a->send + sdispl[rank], a->send_counts[rank] * sizeof(uint64_t));
+    util_copy(recv + rdispl[rank], a->send + sdispl[rank], a->send_counts[rank] * sizeof(uint64_t));
 
     /* 4. Walk this rank's transfers in step order, up to `window` steps in flight. */
     const char *sendb = (const char *)a->send;

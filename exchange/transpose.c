@@ -206,7 +206,7 @@ static void copy_pieces(uint64_t *dst, const uint64_t *dst_off, const uint64_t *
     schedule(dynamic, 1)
     for (long i = 0; i < pieces; i++) {
         if (len[i] > 0) {
-            memcpy(dst + dst_off[i], src + src_off[i], len[i] * sizeof(uint64_t));
+            util_copy(dst + dst_off[i], src + src_off[i], len[i] * sizeof(uint64_t));
         }
     }
 }
@@ -261,8 +261,8 @@ void exchange_transpose_regroup(const struct exchange_transpose_plan *plan, cons
         for (int s = 0; s < p; s++) {
             uint64_t len = exchange_transpose_share(c[(size_t)s * p + j], s, j, b, p);
             if (len > 0) {
-                memcpy(dst, in + (uint64_t)s * in_stride + plan->off[(size_t)s * p + j],
-                       len * sizeof(uint64_t));
+                util_copy(dst, in + (uint64_t)s * in_stride + plan->off[(size_t)s * p + j],
+                          len * sizeof(uint64_t));
             }
             dst += len;
         }
@@ -387,7 +387,7 @@ static void copy_keys(uint64_t *dst, const uint64_t *src, uint64_t n, int thread
 #pragma omp parallel for num_threads(threads) if (threads > 1 && chunks > 1) schedule(static)
     for (uint64_t i = 0; i < chunks; i++) {
         uint64_t len = n - i * chunk < chunk ? n - i * chunk : chunk;
-        memcpy(dst + i * chunk, src + i * chunk, len * sizeof(uint64_t));
+        util_copy(dst + i * chunk, src + i * chunk, len * sizeof(uint64_t));
     }
 }
 

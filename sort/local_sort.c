@@ -86,14 +86,14 @@ static size_t part_begin(size_t n, size_t t, size_t parts)
 static void copy_keys(uint64_t *dst, const uint64_t *src, size_t n, int threads)
 {
     if (threads <= 1 || n < PAR_MIN_KEYS) {
-        memcpy(dst, src, n * sizeof(*src));
+        util_copy(dst, src, n * sizeof(*src));
         return;
     }
 #pragma omp parallel num_threads(threads)
     {
         size_t t = (size_t)omp_get_thread_num(), nt = (size_t)omp_get_num_threads();
         size_t lo = part_begin(n, t, nt), hi = part_begin(n, t + 1, nt);
-        memcpy(dst + lo, src + lo, (hi - lo) * sizeof(*src));
+        util_copy(dst + lo, src + lo, (hi - lo) * sizeof(*src));
     }
 }
 

@@ -133,9 +133,9 @@ static void merge_two(const uint64_t *a, size_t na, const uint64_t *b, size_t nb
         a += !take_b;
         b += take_b;
     }
-    memcpy(out, a, (size_t)(ae - a) * sizeof(*a));
+    util_copy(out, a, (size_t)(ae - a) * sizeof(*a));
     out += ae - a;
-    memcpy(out, b, (size_t)(be - b) * sizeof(*b));
+    util_copy(out, b, (size_t)(be - b) * sizeof(*b));
 }
 
 /* One source of the loser tree: its next key and the rest of its slice. */
@@ -232,7 +232,7 @@ static void merge_part(const uint64_t *in, const size_t *begin, int runs, const 
     }
 
     if (k == 1) {
-        memcpy(out, src[0].next, total * sizeof(*out));
+        util_copy(out, src[0].next, total * sizeof(*out));
     } else if (k == 2) {
         merge_two(src[0].next, (size_t)(src[0].end - src[0].next), src[1].next,
                   (size_t)(src[1].end - src[1].next), out);
@@ -270,7 +270,7 @@ int sortex_merge_runs(const uint64_t *in, const uint64_t *run_counts, int runs, 
         {
             size_t t = (size_t)omp_get_thread_num(), nt = (size_t)omp_get_num_threads();
             size_t lo = part_begin(total, t, nt), hi = part_begin(total, t + 1, nt);
-            memcpy(out + lo, in + lo, (hi - lo) * sizeof(*in));
+            util_copy(out + lo, in + lo, (hi - lo) * sizeof(*in));
         }
         return UTIL_OK;
     }

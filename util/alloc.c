@@ -13,6 +13,8 @@
 #endif
 
 #define HUGE_ALIGN ((size_t)2 << 20)
+/* Below glibc's 1 MiB limit for `rep movsb` on these machines (see util_copy in alloc.h). */
+#define UTIL_COPY_BLOCK ((size_t)512 << 10)
 
 void *util_malloc(size_t size)
 {
@@ -72,6 +74,16 @@ void util_pretouch(void *ptr, size_t size, int threads)
 #pragma omp parallel for num_threads(threads) schedule(static)
     for (size_t off = 0; off < size; off += page) {
         c[off] = 0;
+    }
+}
+
+void util_copy(void *dst, const void *src, size_t size)
+{
+    char *d = dst;
+    const char *s = src;
+    for (size_t off = 0; off < size; off += UTIL_COPY_BLOCK) {
+        size_t len = size - off < UTIL_COPY_BLOCK ? size - off : UTIL_COPY_BLOCK;
+        memcpy(d + off, s + off, len);
     }
 }
 

@@ -35,6 +35,14 @@ void util_free_big(void *ptr);
  */
 void util_pretouch(void *ptr, size_t size, int threads);
 
+/**
+ * memcpy() for big blocks: copies @size bytes in blocks of UTIL_COPY_BLOCK. glibc copies a
+ * block of up to 1 MiB with `rep movsb` and a bigger one with a vector loop; on the machines we
+ * measured, one 32-96 MiB memcpy ran 5-15% slower than the same copy in 512 KiB blocks (Open
+ * MPI copies its own block in 128 KiB blocks, which is where alltoallv got its edge).
+ */
+void util_copy(void *dst, const void *src, size_t size);
+
 /** Names the allocator in use, e.g. "jemalloc 5.3.0-0-g54eaed1d8b56" or "glibc malloc". */
 const char *util_allocator_name(void);
 
