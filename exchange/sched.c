@@ -428,6 +428,38 @@ fail:
     return rc;
 }
 
+int exchange_sched_joins(const struct exchange_sched *s, uint8_t *join)
+{
+    const uint64_t none = UINT64_MAX;
+    uint64_t *after_src = util_malloc((s->nxfers ? s->nxfers : 1) * sizeof(uint64_t));
+    if (after_src == NULL) {
+        return UTIL_ENOMEM;
+    }
+    /* Every transfer is in two walks: its sender's (noted first) and its receiver's. */
+    for (int r = 0; r < s->p; r++) {
+        for (uint64_t k = s->rank_begin[r]; k < s->rank_begin[r + 1]; k++) {
+            uint64_t i = s->rank_xfers[k];
+            if (s->xfers[i].src == (uint32_t)r) {
+                after_src[i] = k + 1 < s->rank_begin[r + 1] ? s->rank_xfers[k + 1] : none;
+            }
+        }
+    }
+    memset(join, 0, s->nxfers);
+    for (int r = 0; r < s->p; r++) {
+        for (uint64_t k = s->rank_begin[r]; k + 1 < s->rank_begin[r + 1]; k++) {
+            uint64_t i = s->rank_xfers[k], j = s->rank_xfers[k + 1];
+            const struct exchange_sched_xfer *x = &s->xfers[i], *y = &s->xfers[j];
+            if (x->dst == (uint32_t)r) {
+                join[i] = after_src[i] == j && x->hop == EXCHANGE_SCHED_DIRECT &&
+                          y->hop == EXCHANGE_SCHED_DIRECT && y->src == x->src && y->dst == x->dst &&
+                          y->off == x->off + x->len;
+            }
+        }
+    }
+    util_free(after_src);
+    return UTIL_OK;
+}
+
 void exchange_sched_print(FILE *out, const struct exchange_sched *s)
 {
     /* Header line, then each step with its duration and one line per transfer. */

@@ -183,6 +183,17 @@ uint64_t exchange_sched_packets(uint64_t msg_bytes, uint64_t packet_bytes);
 void exchange_sched_bytes(uint64_t msg_bytes, uint64_t packet_bytes, uint64_t off, uint64_t len,
                           uint64_t *byte_off, uint64_t *byte_len);
 
+/**
+ * Marks the transfers an executor may send as one message with the next: join[i] = 1 when
+ * transfer i moves a piece straight to its destination (DIRECT) and the transfer that follows it
+ * in its sender's walk and in its receiver's walk is the same one, also DIRECT between the same
+ * two PEs, continuing the piece (its first unit is i's last + 1); otherwise 0. Neither PE has
+ * anything to do between the two steps, so moving the second piece with the first delays no
+ * other transfer of either, and both PEs see the joined message at the same place in their walks.
+ * @join has s->nxfers entries. Returns 0 or UTIL_ENOMEM.
+ */
+int exchange_sched_joins(const struct exchange_sched *s, uint8_t *join);
+
 /** Prints @s readably, one line per transfer grouped by step (for debugging and tests). */
 void exchange_sched_print(FILE *out, const struct exchange_sched *s);
 

@@ -24,6 +24,13 @@ setup() {
     run -0 "$SCHED_TEST" validator
 }
 
+@test "joins into one message only pieces both ends see back to back, and every pair agrees" {
+    run -0 "$SCHED_TEST" joins
+    # Every schedule of the matrix families passes the same per-pair check, and joins happen.
+    run -0 "$SCHED_TEST" matrices 12 1
+    assert_output --regexp ', [1-9][0-9]* transfers joined to the next$'
+}
+
 @test "maps units of fifths of packets onto the bytes of messages with a short last packet" {
     run -0 "$SCHED_TEST" bytes
 }

@@ -222,6 +222,34 @@ stat_of() {
     done
 }
 
+@test "the scheduled back-ends join pieces only when every rank agrees, and match alltoallv" {
+    local np in b j
+    for np in 3 7; do
+        in=$(keys_file uniform 400003 "$np")
+        sort_with "$np" alltoallv "$in"
+        mv "$BATS_TEST_TMPDIR/out-alltoallv.bin" "$BATS_TEST_TMPDIR/ref.bin"
+        for b in direct forward fullduplex; do
+            for j in 1 0; do
+                SORTEX_SCHED_JOIN=$j sort_with "$np" "$b" "$in"
+                cmp "$BATS_TEST_TMPDIR/ref.bin" "$BATS_TEST_TMPDIR/out-$b.bin"
+                # Forward's fifths of packets run on at these sizes; nothing joins when told not.
+                if [[ $j == 0 || $b == forward ]]; then
+                    run stat_of "$b" 'e["joined_pieces"] > 0'
+                    assert_output "$([[ $j == 1 ]] && echo True || echo False)"
+                fi
+            done
+        done
+    done
+    # One rank that will not join: nobody does, and the pieces still match.
+    local out=$BATS_TEST_TMPDIR/out-mixed.bin stats=$BATS_TEST_TMPDIR/stats-mixed.json
+    mpi 1 env SORTEX_SCHED_JOIN=0 "$SORTEX" --input "$in" --output "$out" --exchange forward \
+        --stats "$stats" : -np 6 "$SORTEX" --input "$in" --output "$out" --exchange forward \
+        --stats "$stats"
+    cmp "$BATS_TEST_TMPDIR/ref.bin" "$out"
+    run stat_of mixed 'e["joined_pieces"]'
+    assert_output "0"
+}
+
 @test "--exchange help lists pairwise, shift, grid and hypercube with a summary each" {
     run "$SORTEX" --exchange help
     assert_success

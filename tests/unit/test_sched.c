@@ -5,6 +5,7 @@
  *                                   validity, the theorems' bounds, fullduplex exactness
  *   test_sched lowerbound           the 3-cycle instance of §2.5: direct 3h/2, forward ~6h/5
  *   test_sched validator            hand-made schedules the validator must accept or reject
+ *   test_sched joins                which transfers an executor may send as one message
  *   test_sched bytes                the packet / unit / byte mapping
  *   test_sched errors               bad arguments are refused with an error code
  *   test_sched time P MEAN [REPS]   scheduling time on random matrices (prints a table)
@@ -208,11 +209,139 @@ static void gen(enum family f, int p, uint64_t *m)
     }
 }
 
+/* ---- joined pieces -------------------------------------------------------------------------- */
+
+/* One message of an executor that sends joined pieces as one (exchange_sched_joins()). */
+struct jmsg {
+    uint32_t src, dst, ms, md;
+    uint64_t off, end;
+    uint8_t hop;
+};
+
+/* The messages of rank @r's walk, joined runs as one, into @out; returns their number. Checks
+ * that every joined run is one contiguous piece of one message over one direct hop. */
+static size_t walk_messages(const struct exchange_sched *s, const uint8_t *join, int r,
+                            struct jmsg *out, const char *what)
+{
+    size_t n = 0;
+    for (uint64_t k = s->rank_begin[r]; k < s->rank_begin[r + 1]; k++) {
+        const struct exchange_sched_xfer *x = &s->xfers[s->rank_xfers[k]];
+        struct jmsg msg = {x->src, x->dst, x->msg_src, x->msg_dst, x->off, x->off + x->len, x->hop};
+        while (join[s->rank_xfers[k]] && k + 1 < s->rank_begin[r + 1]) {
+            const struct exchange_sched_xfer *y = &s->xfers[s->rank_xfers[++k]];
+            CHECK(y->src == msg.src && y->dst == msg.dst && y->msg_src == msg.ms &&
+                      y->msg_dst == msg.md && y->off == msg.end && y->hop == msg.hop &&
+                      y->hop == EXCHANGE_SCHED_DIRECT,
+                  "%s %s: rank %d joins transfer %" PRIu64 " to one it does not continue", s->algo,
+                  what, r, s->rank_xfers[k]);
+            msg.end = y->off + y->len;
+        }
+        CHECK(!join[s->rank_xfers[k]] || k + 1 < s->rank_begin[r + 1],
+              "%s %s: rank %d joins its last transfer", s->algo, what, r);
+        out[n++] = msg;
+    }
+    return n;
+}
+
+static bool same_msg(const struct jmsg *a, const struct jmsg *b)
+{
+    return a->src == b->src && a->dst == b->dst && a->ms == b->ms && a->md == b->md &&
+           a->off == b->off && a->end == b->end && a->hop == b->hop;
+}
+
+/* Groups @n messages stably by their sender (@by_src) or receiver into @out; @start gets p + 1
+ * group offsets. */
+static void group_by(const struct jmsg *m, size_t n, int p, bool by_src, struct jmsg *out,
+                     size_t *start)
+{
+    memset(start, 0, ((size_t)p + 1) * sizeof(*start));
+    for (size_t i = 0; i < n; i++) {
+        start[(by_src ? m[i].src : m[i].dst) + 1]++;
+    }
+    for (int q = 0; q < p; q++) {
+        start[q + 1] += start[q];
+    }
+    for (size_t i = 0; i < n; i++) {
+        out[start[by_src ? m[i].src : m[i].dst]++] = m[i];
+    }
+    memmove(start + 1, start, (size_t)p * sizeof(*start));
+    start[0] = 0;
+}
+
+/*
+ * Joined pieces are safe to send as one message only if both ends of every pair see the same
+ * messages in the same order: for every ordered pair (a, b), the messages a sends to b in its
+ * walk equal, one by one, those b receives from a in its walk. Returns the transfers joined.
+ */
+static uint64_t check_joins(const struct exchange_sched *s, const char *what)
+{
+    size_t p = (size_t)s->p, most = 1;
+    uint64_t joined = 0;
+    uint8_t *join = util_malloc(s->nxfers + 1);
+    CHECK(exchange_sched_joins(s, join) == 0, "%s %s: joins failed", s->algo, what);
+    for (uint64_t i = 0; i < s->nxfers; i++) {
+        joined += join[i];
+    }
+    for (size_t r = 0; r < p; r++) {
+        size_t len = s->rank_begin[r + 1] - s->rank_begin[r];
+        most = len > most ? len : most;
+    }
+    /* Per rank: what it sends, grouped by receiver; what it receives, grouped by sender. */
+    struct jmsg *walk = util_malloc(most * sizeof(*walk));
+    struct jmsg **out = util_calloc(p, sizeof(*out)), **in = util_calloc(p, sizeof(*in));
+    size_t *out_at = util_malloc(p * (p + 1) * sizeof(size_t));
+    size_t *in_at = util_malloc(p * (p + 1) * sizeof(size_t));
+    for (size_t r = 0; r < p; r++) {
+        size_t n = walk_messages(s, join, (int)r, walk, what), ns = 0, nr = 0;
+        struct jmsg *sends = util_malloc((n + 1) * sizeof(*sends));
+        struct jmsg *recvs = util_malloc((n + 1) * sizeof(*recvs));
+        for (size_t i = 0; i < n; i++) {
+            if (walk[i].src == r) {
+                sends[ns++] = walk[i];
+            } else {
+                recvs[nr++] = walk[i];
+            }
+        }
+        out[r] = util_malloc((ns + 1) * sizeof(**out));
+        in[r] = util_malloc((nr + 1) * sizeof(**in));
+        group_by(sends, ns, (int)p, false, out[r], out_at + r * (p + 1));
+        group_by(recvs, nr, (int)p, true, in[r], in_at + r * (p + 1));
+        util_free(sends);
+        util_free(recvs);
+    }
+    for (size_t a = 0; a < p; a++) {
+        for (size_t b = 0; b < p; b++) {
+            const size_t *o = out_at + a * (p + 1), *i = in_at + b * (p + 1);
+            size_t n = o[b + 1] - o[b];
+            CHECK(n == i[a + 1] - i[a], "%s %s: %zu -> %zu: %zu messages sent, %zu received",
+                  s->algo, what, a, b, n, i[a + 1] - i[a]);
+            for (size_t k = 0; k < n && n == i[a + 1] - i[a]; k++) {
+                if (!same_msg(&out[a][o[b] + k], &in[b][i[a] + k])) {
+                    CHECK(false, "%s %s: %zu -> %zu: the ends disagree on message %zu", s->algo,
+                          what, a, b, k);
+                    break;
+                }
+            }
+        }
+    }
+    for (size_t r = 0; r < p; r++) {
+        util_free(out[r]);
+        util_free(in[r]);
+    }
+    util_free(out);
+    util_free(in);
+    util_free(out_at);
+    util_free(in_at);
+    util_free(walk);
+    util_free(join);
+    return joined;
+}
+
 /* ---- the bounds -------------------------------------------------------------------------- */
 
 /* Checks one schedule of @algo for m: validity and the bound of its theorem; its length. */
 static uint64_t check_one(const struct exchange_sched_algo *algo, int p, const uint64_t *m,
-                          const char *what, uint64_t *paper_misses)
+                          const char *what, uint64_t *paper_misses, uint64_t *joined)
 {
     struct exchange_sched *s = NULL;
     char why[256];
@@ -272,6 +401,7 @@ static uint64_t check_one(const struct exchange_sched_algo *algo, int p, const u
             break;
         }
     }
+    *joined += check_joins(s, what);
     /* Super-packets keep the schedule small: at most one class per regular-degree unit. */
     CHECK(s->matchings <= (strcmp(algo->name, "fullduplex") == 0 ? (smax > rmax ? smax : rmax) : c),
           "%s p=%d %s: %" PRIu64 " classes", algo->name, p, what, s->matchings);
@@ -282,7 +412,7 @@ static uint64_t check_one(const struct exchange_sched_algo *algo, int p, const u
 static int cmd_matrices(int pmax, int seeds)
 {
     uint64_t *m = util_malloc((size_t)pmax * (size_t)pmax * sizeof(*m));
-    uint64_t runs = 0, misses = 0;
+    uint64_t runs = 0, misses = 0, joined = 0;
     for (int p = 1; p <= pmax; p++) {
         /* Every p up to 16, then a spread of even and odd ones. */
         if (p > 16 && p % 7 != 0 && p % 8 != 0 && p != pmax) {
@@ -296,7 +426,7 @@ static int cmd_matrices(int pmax, int seeds)
                 snprintf(what, sizeof(what), "%s seed %d", family_name[f], seed);
                 uint64_t len[3];
                 for (size_t a = 0; a < 3; a++) {
-                    len[a] = check_one(exchange_sched_algos[a], p, m, what, &misses);
+                    len[a] = check_one(exchange_sched_algos[a], p, m, what, &misses, &joined);
                     runs++;
                 }
                 /* Forwarding never makes things worse than direct delivery. */
@@ -306,8 +436,9 @@ static int cmd_matrices(int pmax, int seeds)
         }
     }
     printf("%" PRIu64 " schedules checked, %" PRIu64
-           " odd-p odd-h forward schedules above the paper's unrounded (6/5 + 2/p)(h+1)\n",
-           runs, misses);
+           " odd-p odd-h forward schedules above the paper's unrounded (6/5 + 2/p)(h+1), %" PRIu64
+           " transfers joined to the next\n",
+           runs, misses, joined);
     util_free(m);
     return failures ? 1 : 0;
 }
@@ -506,6 +637,34 @@ static int cmd_validator(void)
     return failures ? 1 : 0;
 }
 
+/* Hand-made walks: which transfers may join and which may not. */
+static int cmd_joins(void)
+{
+    enum { D = EXCHANGE_SCHED_DIRECT, H1 = EXCHANGE_SCHED_HOP1, H2 = EXCHANGE_SCHED_HOP2 };
+    /* 0 -> 1 three times running: joins; then 2 -> 1 comes between, so the fourth piece of
+     * 0 -> 1 stands alone although 0 did nothing in between; then 0 -> 2 in two pieces with a
+     * gap; then 1 -> 2 forwarded pieces, which never join; then 1 -> 2 in two pieces with 1 -> 0
+     * between them, which 2 does not see. */
+    const struct hx x[] = {
+        {0, 0, 1, 0, 1, 0, 5, D},  {1, 0, 1, 0, 1, 5, 5, D},   {2, 0, 1, 0, 1, 10, 5, D},
+        {3, 2, 1, 2, 1, 0, 5, D},  {4, 0, 1, 0, 1, 15, 5, D},  {5, 0, 2, 0, 2, 0, 5, D},
+        {6, 0, 2, 0, 2, 10, 5, D}, {7, 0, 2, 0, 2, 5, 5, D},   {8, 1, 2, 1, 0, 0, 1, H1},
+        {9, 2, 0, 1, 0, 0, 1, H2}, {10, 1, 2, 1, 0, 1, 1, H1}, {11, 2, 0, 1, 0, 1, 1, H2},
+        {12, 1, 2, 1, 2, 0, 5, D}, {13, 1, 0, 1, 0, 0, 5, D},  {14, 1, 2, 1, 2, 5, 5, D},
+    };
+    const uint8_t want[] = {1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    size_t n = sizeof(x) / sizeof(x[0]);
+    struct exchange_sched *s = hand(3, EXCHANGE_SCHED_HALF_DUPLEX, x, n, n);
+    uint8_t join[sizeof(want)];
+    CHECK(exchange_sched_joins(s, join) == 0, "joins");
+    for (size_t i = 0; i < n; i++) {
+        CHECK(join[i] == want[i], "transfer %zu: join %d, want %d", i, join[i], want[i]);
+    }
+    CHECK(check_joins(s, "hand") == 2, "two joins");
+    exchange_sched_free(s);
+    return failures ? 1 : 0;
+}
+
 /* ---- bytes ------------------------------------------------------------------------------ */
 
 static int cmd_bytes(void)
@@ -622,6 +781,9 @@ int main(int argc, char **argv)
     if (strcmp(cmd, "validator") == 0) {
         return cmd_validator();
     }
+    if (strcmp(cmd, "joins") == 0) {
+        return cmd_joins();
+    }
     if (strcmp(cmd, "bytes") == 0) {
         return cmd_bytes();
     }
@@ -631,7 +793,8 @@ int main(int argc, char **argv)
     if (strcmp(cmd, "time") == 0 && argc >= 4) {
         return cmd_time(atoi(argv[2]), atof(argv[3]), argc > 4 ? atoi(argv[4]) : 3);
     }
-    fprintf(stderr, "usage: test_sched matrices PMAX SEEDS | lowerbound | validator | bytes | "
-                    "errors | time P MEAN [REPS]\n");
+    fprintf(stderr,
+            "usage: test_sched matrices PMAX SEEDS | lowerbound | validator | joins | bytes | "
+            "errors | time P MEAN [REPS]\n");
     return 2;
 }
