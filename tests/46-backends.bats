@@ -82,6 +82,16 @@ PY
     return "$failed"
 }
 
+# reference KIND N NP: sorts keys_file KIND N NP with alltoallv on NP ranks into
+# $BATS_TEST_TMPDIR/ref.bin and prints the input's path.
+reference() {
+    local in
+    in=$(keys_file "$1" "$2" "$3") || return 1
+    sort_with "$3" alltoallv "$in" || return 1
+    mv "$BATS_TEST_TMPDIR/out-alltoallv.bin" "$BATS_TEST_TMPDIR/ref.bin"
+    echo "$in"
+}
+
 # stat_of BACKEND EXPR: a value from that back-end's last stats file: a python expression on
 # d (the whole file) and e (its exchange_stats).
 stat_of() {
@@ -207,9 +217,7 @@ stat_of() {
 @test "forward sends pieces on through helpers and still matches alltoallv, whatever its ring" {
     local np in ring w
     for np in 5 7; do
-        in=$(keys_file uniform 400003 "$np")
-        sort_with "$np" alltoallv "$in"
-        mv "$BATS_TEST_TMPDIR/out-alltoallv.bin" "$BATS_TEST_TMPDIR/ref.bin"
+        in=$(reference uniform 400003 "$np")
         for ring in "" 1 100000; do
             for w in "" 1 2; do
                 SORTEX_FWD_RING_BYTES=$ring SORTEX_SCHED_LOOKAHEAD=$w sort_with "$np" forward "$in"
@@ -225,9 +233,7 @@ stat_of() {
 @test "the scheduled back-ends join pieces only when every rank agrees, and match alltoallv" {
     local np in b j
     for np in 3 7; do
-        in=$(keys_file uniform 400003 "$np")
-        sort_with "$np" alltoallv "$in"
-        mv "$BATS_TEST_TMPDIR/out-alltoallv.bin" "$BATS_TEST_TMPDIR/ref.bin"
+        in=$(reference uniform 400003 "$np")
         for b in direct forward fullduplex; do
             for j in 1 0; do
                 SORTEX_SCHED_JOIN=$j sort_with "$np" "$b" "$in"
