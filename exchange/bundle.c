@@ -29,9 +29,13 @@ void exchange_bundle_init(struct bundle_io *io, MPI_Comm comm, int threads,
     io->threads = threads;
     io->stats = stats;
     io->limit = exchange_int_limit();
-    io->scatter_min = util_env_count("SORTEX_SCATTER_MIN", BUNDLE_SCATTER_MIN_DEFAULT);
-    uint64_t eager = util_env_count("SORTEX_EAGER_BYTES", BUNDLE_EAGER_BYTES_DEFAULT);
-    eager /= sizeof(uint64_t);
+    /* Read once per process, like exchange_int_limit(). */
+    static uint64_t scatter_min = UINT64_MAX, eager = UINT64_MAX;
+    if (scatter_min == UINT64_MAX) {
+        scatter_min = util_env_count("SORTEX_SCATTER_MIN", BUNDLE_SCATTER_MIN_DEFAULT);
+        eager = util_env_count("SORTEX_EAGER_BYTES", BUNDLE_EAGER_BYTES_DEFAULT) / sizeof(uint64_t);
+    }
+    io->scatter_min = scatter_min;
     io->eager = eager < io->limit ? eager : 0;
     MPI_Comm_rank(comm, &io->rank);
 }
