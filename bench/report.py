@@ -435,7 +435,8 @@ def environment(doc, results):
                                          m.get("cflags", m.get("build", "?")))],
                 ["Allocator", m.get("allocator", "?")],
                 ["Transparent huge pages", m.get("thp", "?")],
-                ["Commit", m.get("commit", "?")],
+                ["Commit", ", ".join(sorted({c for x in ("exchange", "sort", "e2e", "localsort")
+                                             for c in suite_commits(results, x)})) or "?"],
                 ["Launcher", m.get("launcher", "mpirun --oversubscribe --bind-to none")],
             ])
             return m
@@ -443,18 +444,26 @@ def environment(doc, results):
     return {}
 
 
-def status_table(doc, status):
+def suite_commits(results, suite):
+    """The commits (12 hex digits, and -dirty for a build from a modified tree) that
+    RESULTS/suite/*.csv were measured on, sorted."""
+    return sorted({m["commit"][:12] + ("-dirty" if m["commit"].endswith("-dirty") else "")
+                   for _, m, _ in load_suite(results, suite) if m.get("commit")})
+
+
+def status_table(doc, status, results):
     rows = []
     for suite in ("exchange", "localsort", "sort", "e2e"):
         s = status.get("suites", {}).get(suite)
         if not s:
-            rows.append([suite, "not run", "", "", ""])
+            rows.append([suite, "not run", "", "", "", ""])
             continue
         what = s.get("reason", "") if s["status"] != "ran" else ", ".join(
             "`%s`" % f for f in s.get("files", []))
         rows.append([suite, s["status"], s.get("mode", ""), s.get("date", ""),
+                     ", ".join(suite_commits(results, suite)),
                      "%s s; %s" % (s.get("seconds", "?"), what)])
-    doc.table(["suite", "status", "scale", "date (UTC)", "time; files or reason"], rows)
+    doc.table(["suite", "status", "scale", "date (UTC)", "commit", "time; files or reason"], rows)
 
 
 def readme_exchange(doc, results):
@@ -909,7 +918,7 @@ def cmd_readme(results):
           "wrote; nothing here is edited by hand. Re-run everything with `make bench` (the full",
           "set) or `make bench-quick`; re-render the plots and this page with `make plots`.")
     m = environment(doc, results)
-    status_table(doc, status)
+    status_table(doc, status, results)
     modes = {s.get("mode") for s in status.get("suites", {}).values() if s.get("status") == "ran"}
     if modes - {"full", "cluster"}:
         doc.p("**Scale:** %s. Quick and smoke runs use small sizes and few repetitions: read them"
