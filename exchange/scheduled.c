@@ -34,8 +34,9 @@
  * for measurements) travels with the counts and holds only if every rank says so.
  *
  * Cost: one all-gather of P^2 counts, the schedule computation on every rank (measured in the
- * stats as schedule_seconds), and one message per transfer. On one node every forwarded byte
- * is an extra memory copy; the schedules pay off where links, not memory, are the bottleneck.
+ * stats as schedule_seconds), and one message per transfer or run of joined ones. On one node
+ * every forwarded byte is an extra memory copy; the schedules pay off where links, not memory,
+ * are the bottleneck.
  */
 #include <assert.h>
 #include <stdlib.h>
