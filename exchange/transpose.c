@@ -33,6 +33,14 @@
  * side by side), so a step costs one synchronisation, still a regular fixed-block transpose.
  * The price per step: one MPI_Alltoall start-up and up to P(P-1) keys of padding per rank.
  * SORTEX_TRANSPOSE_STEP=KEYS sets the step size (a huge value gives the unpipelined scheme).
+ * The pipeline hands cache-resident blocks from rank to rank, so it is only as fast as moving a
+ * cache line between the ranks' cores. On the 2-vCPU VMs we measured, that changes with where
+ * the host puts the vCPUs: a cache-line round trip between them took 50-125 ns at some times
+ * and 360-450 ns at others, for minutes at a time. P = 2, 32 MiB per rank, 26 launches, each
+ * between two round-trip probes: in the 19 with both probes near, transpose took 8.5-11.6 ms
+ * and alltoallv 3.4-4.1 ms; in the 3 with both far, transpose took 21.3-21.7 ms and alltoallv
+ * 2.6-3.1 ms (in the other 4 the placement changed). That is the "two modes" of the
+ * benchmark. Steps of 64 Ki keys were fastest in the near placement (16 Ki to 1 Mi tried).
  *
  * The bound (the paper's argument, made exact for integers; it uses only how many keys of
  * each run a bin gets). Rank s deals c_j keys for each destination j into P bins: every bin
