@@ -374,8 +374,50 @@ static void merge_matrix(const size_t *totals, size_t ntotals, int kind_from, in
     util_free_big(in);
 }
 
+/*
+ * Two runs of every pair of sizes up to 40 keys, one thread: the two-way merge works from both
+ * ends and switches to one end, then to a copy, where an input runs out. Keys are distinct and
+ * interleaved, from 4 values, or one run entirely below the other (either way round).
+ */
+static void merge_two_sizes(void)
+{
+    enum { MAX = 40 };
+    uint64_t in[2 * MAX], expect[2 * MAX], out[2 * MAX + 1];
+    for (int pattern = 0; pattern < 4; pattern++) {
+        for (size_t na = 0; na <= MAX; na++) {
+            for (size_t nb = 0; nb <= MAX; nb++) {
+                for (size_t i = 0; i < na + nb; i++) {
+                    uint64_t x = mix(na * 1000 + nb * 10 + (uint64_t)pattern + i * 7919);
+                    if (pattern == 1) {
+                        x %= 4;
+                    } else if (pattern >= 2) {
+                        /* Run a (the first na keys) below run b, or above it. */
+                        x = (x >> 8) + ((i < na) == (pattern == 2) ? 0 : (uint64_t)1 << 60);
+                    }
+                    in[i] = x;
+                }
+                qsort(in, na, sizeof(*in), cmp_u64);
+                qsort(in + na, nb, sizeof(*in), cmp_u64);
+                memcpy(expect, in, (na + nb) * sizeof(*in));
+                qsort(expect, na + nb, sizeof(*expect), cmp_u64);
+                uint64_t counts[2] = {na, nb};
+                out[na + nb] = 0x5a5a5a5a;
+                cases++;
+                int rc = sortex_merge_runs(in, counts, 2, out, 1);
+                if (rc != 0 || memcmp(out, expect, (na + nb) * sizeof(*out)) != 0 ||
+                    out[na + nb] != 0x5a5a5a5a) {
+                    failures++;
+                    fprintf(stderr, "FAIL merge of two runs: pattern=%d sizes %zu and %zu rc=%d\n",
+                            pattern, na, nb, rc);
+                }
+            }
+        }
+    }
+}
+
 static void group_merge(void)
 {
+    merge_two_sizes();
     /* Sizes smaller than the run count: every run count. */
     const size_t tiny[] = {0, 1, 5, 64, 1000};
     merge_matrix(tiny, sizeof(tiny) / sizeof(tiny[0]), 0, RUNS_COUNT, 1);
