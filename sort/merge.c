@@ -166,8 +166,9 @@ static void merge_back(const uint64_t *a, const uint64_t *ae, const uint64_t *b,
  * the (na + nb) / 2 smallest keys, the back the others, largest first. Every step of a merge
  * loads the keys its last comparison chose, so one end is a chain of dependent loads (~2.6 ns
  * a key here); two independent chains overlap (the bidirectional merge of merge-path sorts).
- * Ties go to a at the front and to b at the back, one order (key, run, position) seen from
- * both ends, so the two ends take complementary parts of each run and meet exactly.
+ * Each end is a complete merge of both whole inputs stopped after its count (the unchecked
+ * loop only runs as long as no input can run out), so the two halves are right as values.
+ * Ties go to a at the front and to b at the back, so the ends also meet exactly in each run.
  */
 static void merge_two(const uint64_t *a, size_t na, const uint64_t *b, size_t nb, uint64_t *out)
 {
