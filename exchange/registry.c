@@ -76,13 +76,8 @@ uint64_t exchange_int_limit(void)
 {
     static uint64_t limit; /* 0: not read yet */
     if (limit == 0) {
-        const char *s = getenv("SORTEX_INT_LIMIT");
-        limit = 2147483647ULL;
-        if (s != NULL && *s != '\0') {
-            char *end = NULL;
-            unsigned long long v = strtoull(s, &end, 10);
-            limit = *end == '\0' && v >= 1 && v <= 2147483647ULL ? v : limit;
-        }
+        uint64_t v = util_env_count("SORTEX_INT_LIMIT", 2147483647ULL);
+        limit = v >= 1 && v <= 2147483647ULL ? v : 2147483647ULL;
     }
     return limit;
 }
