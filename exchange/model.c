@@ -55,9 +55,9 @@
 
 /* ---- the case ------------------------------------------------------------------------------ */
 
-uint64_t exchange_model_packet_bytes(int p, const uint64_t *bytes)
+uint64_t exchange_model_packet_bytes(int p, const uint64_t *bytes, uint64_t target_h)
 {
-    return exchange_sched_packet_bytes(p, bytes, 1);
+    return exchange_sched_packet_bytes(p, bytes, 1, target_h);
 }
 
 void exchange_model_case_free(struct exchange_model_case *c)
@@ -98,7 +98,7 @@ int exchange_model_case_init(struct exchange_model_case *c, int p, const uint64_
     }
     c->h_bytes = h_bytes;
     c->total_bytes = total;
-    c->packet_bytes = packet_bytes > 0 ? packet_bytes : exchange_model_packet_bytes(p, bytes);
+    c->packet_bytes = packet_bytes > 0 ? packet_bytes : exchange_model_packet_bytes(p, bytes, 0);
     /* The packet matrix exactly as the executor builds it: ceil(b / S), diagonal 0. */
     c->packets = util_malloc(n * n * sizeof(uint64_t));
     if (c->packets == NULL) {

@@ -67,11 +67,12 @@ void exchange_model_case_free(struct exchange_model_case *c);
 #define EXCHANGE_MODEL_MAX_P 4096
 
 /**
- * The packet size the MPI back-ends direct, forward and fullduplex choose for the byte matrix
- * @bytes: the same function they call, exchange_sched_packet_bytes() (the heaviest rank's bytes
- * sent plus received over about 256 packets, at least 64 KiB, a multiple of 40 bytes).
+ * The packet size for the byte matrix @bytes by the rule of the MPI back-ends direct, forward and
+ * fullduplex: the same function they call, exchange_sched_packet_bytes() (the heaviest rank's
+ * bytes sent plus received over @target_h packets, at least 64 KiB, a multiple of 40 bytes).
+ * @target_h 0 is what the back-ends use (EXCHANGE_SCHED_TARGET_H).
  */
-uint64_t exchange_model_packet_bytes(int p, const uint64_t *bytes);
+uint64_t exchange_model_packet_bytes(int p, const uint64_t *bytes, uint64_t target_h);
 
 /** What one model says about one instance. Fields that do not apply are NAN (doubles). */
 struct exchange_model_result {

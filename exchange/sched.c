@@ -79,8 +79,10 @@ static uint64_t add_sat(uint64_t a, uint64_t b)
     return a > UINT64_MAX - b ? UINT64_MAX : a + b;
 }
 
-uint64_t exchange_sched_packet_bytes(int p, const uint64_t *m, uint64_t elem_bytes)
+uint64_t exchange_sched_packet_bytes(int p, const uint64_t *m, uint64_t elem_bytes,
+                                     uint64_t target_h)
 {
+    uint64_t th = target_h > 0 ? target_h : EXCHANGE_SCHED_TARGET_H;
     uint64_t hmax = 0;
     size_t n = p > 0 ? (size_t)p : 0;
     for (size_t i = 0; i < n; i++) {
@@ -94,7 +96,7 @@ uint64_t exchange_sched_packet_bytes(int p, const uint64_t *m, uint64_t elem_byt
     }
     uint64_t bytes = elem_bytes != 0 && hmax > UINT64_MAX / elem_bytes ? UINT64_MAX
                                                                        : hmax * elem_bytes;
-    uint64_t s = bytes / EXCHANGE_SCHED_TARGET_H + (bytes % EXCHANGE_SCHED_TARGET_H != 0);
+    uint64_t s = bytes / th + (bytes % th != 0);
     s = s > EXCHANGE_SCHED_MIN_PACKET ? s : EXCHANGE_SCHED_MIN_PACKET;
     return (s + EXCHANGE_SCHED_QUANTUM - 1) / EXCHANGE_SCHED_QUANTUM * EXCHANGE_SCHED_QUANTUM;
 }

@@ -150,27 +150,39 @@ int exchange_sched_validate(const struct exchange_sched *s, int p, const uint64_
 int exchange_sched_degrees(int p, const uint64_t *m, uint64_t *h, uint64_t *send_max,
                            uint64_t *recv_max);
 
-/** Packets the heaviest PE's load is cut into when the packet size is left to the data. */
-#define EXCHANGE_SCHED_TARGET_H 256
+/**
+ * Packets the heaviest PE's load is cut into when the packet size is left to the data. Every
+ * packet step costs a start-up and a hand-over between two PEs; finer packets only pay where the
+ * schedule is executed one step at a time on half-duplex links, where a message's short last
+ * packet leaves a step part idle. Measured on 2 cores (sortex-xbench, the sort's count matrices
+ * of the nine benchmark inputs, 16 MiB per rank, two launches of 9 repetitions): forward's median
+ * ratio to MPI_Alltoallv over the inputs with h cut into 256 / 64 / 32 / 16 packets was 1.36 /
+ * 1.19 / 1.10 / 1.06 at P = 7 and 1.19 / 1.17 / 1.09 / 1.04 at P = 5 (uniform at P = 7: 431
+ * messages in 208 rounds at 256, 194 in 92 at 32); at P = 3, 4 and 8, and for direct and
+ * fullduplex, it did not change beyond the noise. 32 keeps the short last packets' share of h
+ * small for the P of one node or a small cluster; sortex-sched --target-h shows finer ones.
+ */
+#define EXCHANGE_SCHED_TARGET_H 32
 /**
  * Smallest packet the data may choose, in bytes. Every packet step costs a message start-up and
  * a synchronisation of its two PEs, so tiny packets make small exchanges slow: at P = 8 with 64
  * KiB per rank, 512-byte packets (h / 256) took 5-10x as long as MPI_Alltoallv, 64 KiB packets
- * 1.2-1.5x; at 16 MiB per rank the floor is not reached. 64 KiB keeps a packet's start-up below
- * a tenth of its transfer time on shared memory and on networks of up to ~10 GB/s.
+ * 1.2-1.5x. 64 KiB keeps a packet's start-up below a tenth of its transfer time on shared memory
+ * and on networks of up to ~10 GB/s.
  */
 #define EXCHANGE_SCHED_MIN_PACKET ((uint64_t)64 << 10)
 /** Packet sizes are multiples of this many bytes: 5 keys, so a fifth of a packet is whole keys. */
 #define EXCHANGE_SCHED_QUANTUM ((uint64_t)5 * sizeof(uint64_t))
 
 /**
- * The packet size the scheduled back-ends use for the p x p matrix @m (row-major, in elements of
- * @elem_bytes bytes; the diagonal is ignored): the heaviest PE's bytes sent plus received over
- * EXCHANGE_SCHED_TARGET_H packets, at least EXCHANGE_SCHED_MIN_PACKET, rounded up to a multiple
- * of EXCHANGE_SCHED_QUANTUM. So h is about 256 packets for big exchanges and small for small
- * ones. Sums saturate instead of overflowing.
+ * The packet size for the p x p matrix @m (row-major, in elements of @elem_bytes bytes; the
+ * diagonal is ignored): the heaviest PE's bytes sent plus received over @target_h packets (0:
+ * EXCHANGE_SCHED_TARGET_H, what the MPI back-ends use), at least EXCHANGE_SCHED_MIN_PACKET,
+ * rounded up to a multiple of EXCHANGE_SCHED_QUANTUM. So h is about @target_h packets for big
+ * exchanges and small for small ones. Sums saturate instead of overflowing.
  */
-uint64_t exchange_sched_packet_bytes(int p, const uint64_t *m, uint64_t elem_bytes);
+uint64_t exchange_sched_packet_bytes(int p, const uint64_t *m, uint64_t elem_bytes,
+                                     uint64_t target_h);
 
 /** Number of packets of @packet_bytes bytes (> 0) for a message of @msg_bytes: ceil(b / S). */
 uint64_t exchange_sched_packets(uint64_t msg_bytes, uint64_t packet_bytes);

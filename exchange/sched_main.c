@@ -18,6 +18,7 @@
 #include "bench/bench.h"
 #include "datagen/datagen.h"
 #include "exchange/model.h"
+#include "exchange/sched.h"
 #include "util/alloc.h"
 #include "util/util.h"
 
@@ -45,6 +46,7 @@ enum {
     OPT_ALPHA,
     OPT_BETA,
     OPT_PACKET,
+    OPT_TARGET_H,
     OPT_CSV,
     OPT_PRINT_MATRIX,
     OPT_NO_VALIDATE,
@@ -62,7 +64,7 @@ static const struct {
 struct cli {
     const char *matrix, *dist, *pattern;
     int bytes_unit; /* --unit bytes */
-    uint64_t n, volume, seed, oversample, packet;
+    uint64_t n, volume, seed, oversample, packet, target_h;
     int seed_set, volume_set, n_set;
     long ranks, threads;
     double epsilon, alpha, beta;
@@ -110,8 +112,10 @@ static void usage(FILE *f)
             "      --alpha SECONDS    start-up time per message [%.1e, measured here]\n"
             "      --beta SECONDS     time per byte [%.1e = 1/(%.1f GB/s), measured here]\n"
             "      --packet BYTES     packet size of direct, forward and fullduplex [their\n"
-            "                         back-ends' rule: h bytes / 256, at least 64 KiB,\n"
+            "                         back-ends' rule: h bytes / %d, at least 64 KiB,\n"
             "                         rounded up to 40 bytes]\n"
+            "      --target-h H       the back-ends' rule with h bytes / H instead, 1..2^20\n"
+            "                         (fine packets, as where the paper's bounds are shown)\n"
             "      --csv              one CSV row per model instead of the table\n"
             "      --print-matrix     print the count matrix (CSV, as --matrix reads it) and exit\n"
             "      --no-validate      do not check the schedules with the validator\n"
@@ -141,7 +145,8 @@ static void usage(FILE *f)
             "exit codes: 0 success; 2 usage error (bad option or value, unreadable or malformed\n"
             "            matrix); 3 runtime failure (out of memory, an invalid schedule, MPI)\n",
             EXCHANGE_MODEL_MAX_P, EXCHANGE_MODEL_MAX_P, ALPHA_DEFAULT, BETA_DEFAULT,
-            1e-9 / BETA_DEFAULT, ALPHA_DEFAULT * 1e6, BETA_DEFAULT * 1e9, 1e-9 / BETA_DEFAULT);
+            1e-9 / BETA_DEFAULT, EXCHANGE_SCHED_TARGET_H, ALPHA_DEFAULT * 1e6, BETA_DEFAULT * 1e9,
+            1e-9 / BETA_DEFAULT);
 }
 
 static void print_algos(FILE *f)
@@ -209,6 +214,7 @@ static int parse(int argc, char **argv, struct cli *cli)
         {"alpha", required_argument, NULL, OPT_ALPHA},
         {"beta", required_argument, NULL, OPT_BETA},
         {"packet", required_argument, NULL, OPT_PACKET},
+        {"target-h", required_argument, NULL, OPT_TARGET_H},
         {"csv", no_argument, NULL, OPT_CSV},
         {"print-matrix", no_argument, NULL, OPT_PRINT_MATRIX},
         {"no-validate", no_argument, NULL, OPT_NO_VALIDATE},
@@ -310,6 +316,12 @@ static int parse(int argc, char **argv, struct cli *cli)
                 return util_error("--packet must be a byte count from 1 to 1Ti (%s)", optarg);
             }
             break;
+        case OPT_TARGET_H:
+            if (util_parse_int(optarg, 1, 1L << 20, &v) != UTIL_OK) {
+                return util_error("--target-h must be an integer from 1 to 1048576 (%s)", optarg);
+            }
+            cli->target_h = (uint64_t)v;
+            break;
         case OPT_CSV:
             cli->csv = 1;
             break;
@@ -347,6 +359,10 @@ static int parse(int argc, char **argv, struct cli *cli)
     }
     if (cli->ping_pong != NULL) {
         return UTIL_OK; /* measures; every other option is ignored */
+    }
+    if (cli->packet > 0 && cli->target_h > 0) {
+        return util_error("give --packet or --target-h, not both (%llu and %llu)",
+                          (unsigned long long)cli->packet, (unsigned long long)cli->target_h);
     }
     /* Exactly one input, and only the options that input reads. */
     int inputs = (cli->matrix != NULL) + (cli->dist != NULL) + (cli->pattern != NULL);
@@ -821,8 +837,10 @@ int main(int argc, char **argv)
         }
         bytes[k] = counts[k] * sizeof(uint64_t);
     }
+    uint64_t packet =
+        cli.target_h > 0 ? exchange_model_packet_bytes(p, bytes, cli.target_h) : cli.packet;
     if ((err = exchange_model_case_init(&mc, p, bytes, unit_bytes ? 1 : sizeof(uint64_t),
-                                        cli.packet)) != UTIL_OK) {
+                                        packet)) != UTIL_OK) {
         goto done;
     }
     mc.alpha = cli.alpha;

@@ -49,7 +49,7 @@ csv_header() {
     run -0 "$SCHED" --help
     local opt
     for opt in --matrix --unit --dist --n --epsilon --oversample --pattern --volume --ranks \
-        --seed --algos --alpha --beta --packet --csv --print-matrix --no-validate --threads \
+        --seed --algos --alpha --beta --packet --target-h --csv --print-matrix --no-validate --threads \
         --ping-pong --help --version; do
         assert_output --partial -- "$opt"
     done
@@ -76,19 +76,34 @@ csv_header() {
 }
 
 @test "takes 1.5 h direct and about 1.2 h forwarded on the lower-bound instance" {
-    # h/2 packets on every 3-cycle edge (a volume big enough for the back-ends' h ~ 256 packets
-    # rather than their 64 KiB packet floor): direct exactly 3h/2; forward exactly 6/5 h for even P,
-    # and for odd P between the paper's lower bound 6/5 (1 + 3/(5P - 3)) h and its upper bound
-    # (6/5 + 2/P)(h + 1): 1.2 within 0.1 at P = 9, within 0.03 from P = 63 on.
+    # h/2 packets on every 3-cycle edge, h = 256 (--target-h: the back-ends' rule with finer
+    # packets; the volume keeps them above its 64 KiB floor): direct exactly 3h/2; forward
+    # exactly 6/5 h for even P, and for odd P between the paper's lower bound
+    # 6/5 (1 + 3/(5P - 3)) h and its upper bound (6/5 + 2/P)(h + 1): 1.2 within 0.1 at P = 9,
+    # within 0.03 from P = 63 on.
     local p
     output=$(csv_header; for p in 6 9 48 63 99; do
-        sched_rows --pattern lowerbound --ranks "$p" --volume 64Mi --algos direct,forward ||
-            exit 1
+        sched_rows --pattern lowerbound --ranks "$p" --volume 64Mi --target-h 256 \
+            --algos direct,forward || exit 1
     done) || fail "a run failed"
     csv_all 'int(r["h_packets"]) == 256' \
         'r["algo"] != "direct" or abs(num(r["steps_per_h"]) - 1.5) < 1e-9' \
         'r["algo"] != "forward" or int(r["p"]) % 2 or abs(num(r["steps_per_h"]) - 1.2) < 1e-9' \
         'r["algo"] != "forward" or int(r["p"]) % 2 == 0 or (1.2 * (1 + 3 / (5 * int(r["p"]) - 3)) - 1e-6 <= num(r["steps_per_h"]) <= (1.2 + 2 / int(r["p"])) * 257 / 256)'
+}
+
+@test "packets: the back-ends cut h into 32 of them, --target-h into H, never below 64 KiB" {
+    # A permutation of 64 MiB messages: h = 128 MiB, so packets of 4 MiB (2^22 rounded up to 40
+    # bytes) and 16 of them per message; at 1 MiB per rank the 64 KiB floor gives h = 32 again.
+    output=$(csv_header
+        sched_rows --pattern staggered --ranks 6 --volume 64Mi --algos direct || exit 1
+        sched_rows --pattern staggered --ranks 6 --volume 64Mi --algos direct --target-h 256 ||
+            exit 1
+        sched_rows --pattern staggered --ranks 6 --volume 1Mi --algos direct --target-h 256 ||
+            exit 1) || fail "a run failed"
+    csv_all 'int(r["packet_bytes"]) % 40 == 0 and int(r["packet_bytes"]) >= 65536'
+    [[ $(cut -d, -f3,4 <<<"$output" | tail -n +2 | paste -sd' ') == \
+        "4194320,32 524320,256 65560,32" ]] || fail "packet_bytes,h_packets: $output"
 }
 
 @test "keeps every schedule within its bound and the transpose bins within theirs, random matrices" {
@@ -293,6 +308,8 @@ PY
         "--pattern random --ranks 4 --alpha fast"
         "--pattern random --ranks 4 --beta -1"
         "--pattern random --ranks 4 --volume 1Q"
+        "--pattern random --ranks 4 --target-h 0"
+        "--pattern random --ranks 4 --target-h 64 --packet 64Ki"
         "--pattern zipf:many --ranks 4"
         "--dist nosuch --n 100 --ranks 4"
         "--dist uniform --n 1e --ranks 4"
