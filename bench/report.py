@@ -451,6 +451,32 @@ def suite_commits(results, suite):
                    for _, m, _ in load_suite(results, suite) if m.get("commit")})
 
 
+# A launch that lost this much CPU time to other guests is called out (seconds of steal).
+STEAL_NOTABLE_S = 0.05
+
+
+def readme_steal(doc, status, results):
+    """What the hypervisor took from this machine during the runs, where bench/run recorded it."""
+    ran = [s for s in status.get("suites", {}).values()
+           if s.get("status") == "ran" and num(s.get("steal_s")) is not None]
+    if not ran:
+        return
+    launches = [num(r.get("steal_s")) for suite in ("sort", "e2e")
+                for _, _, rows in load_suite(results, suite) for r in rows]
+    launches = [x for x in launches if x is not None]
+    hit = sum(1 for x in launches if x >= STEAL_NOTABLE_S)
+    per_file = [num(x) for s in ran for x in s.get("steal_s_by_file", {}).values()]
+    per_file = [x for x in per_file if x is not None]
+    doc.p("Steal time (CPU time the host ran other guests while this machine's CPUs were ready to"
+          " run, from `/proc/stat`): %.1f s over the suites' %.0f s of wall time%s%s." % (
+              sum(num(s["steal_s"]) for s in ran), sum(num(s.get("seconds"), 0) for s in ran),
+              "; %.2f s at most in one exchange file's run (`runs.json` has each)" % max(per_file)
+              if per_file else "",
+              "; %d of %d sort launches lost %.2f s or more (column `steal_s` of their CSV files:"
+              " a slow launch with steal was slowed by a neighbour, not by the code)" % (
+                  hit, len(launches), STEAL_NOTABLE_S) if launches else ""))
+
+
 def status_table(doc, status, results):
     rows = []
     for suite in ("exchange", "localsort", "sort", "e2e"):
@@ -460,9 +486,11 @@ def status_table(doc, status, results):
             continue
         what = s.get("reason", "") if s["status"] != "ran" else ", ".join(
             "`%s`" % f for f in s.get("files", []))
+        steal = num(s.get("steal_s"))
         rows.append([suite, s["status"], s.get("mode", ""), s.get("date", ""),
                      ", ".join(suite_commits(results, suite)),
-                     "%s s; %s" % (s.get("seconds", "?"), what)])
+                     "%s s%s; %s" % (s.get("seconds", "?"),
+                                     " (steal %.1f s)" % steal if steal is not None else "", what)])
     doc.table(["suite", "status", "scale", "date (UTC)", "commit", "time; files or reason"], rows)
 
 
@@ -940,6 +968,7 @@ def cmd_readme(results):
                   " the average), so times may be inflated and noisy; compare the minima.**"
                   if busy else
                   "the machine was otherwise idle."))
+    readme_steal(doc, status, results)
     if "cluster.sh" in m.get("launcher", ""):
         half = "half-duplex" in m.get("launcher", "")
         doc.p("These runs used the emulated cluster (`tests/cluster/`): one rank per host, hosts"

@@ -142,6 +142,13 @@ PY
 print(s["status"], s.get("reason", ""))' "$res/runs.json"
     assert_success
     assert_output --regexp '^(ran|skipped .+)'
+    # Steal time during the suite and during each exchange file's run, and the README's summary.
+    run python3 -c 'import json, sys; s = json.load(open(sys.argv[1]))["suites"]["exchange"]
+assert s["steal_s"] >= 0 and s["steal_s_by_file"]["exchange/sizes-p2.csv"] >= 0, s' \
+        "$res/runs.json"
+    assert_success
+    run grep -c '^Steal time .* over the suites' "$res/README.md"
+    assert_output 1
 }
 
 @test "bench/run --smoke sorts with every back-end, verifies and records the phases" {
@@ -163,6 +170,8 @@ for suite in ("sort", "e2e"):
     for r in rows:
         for c in ("total_s", "local_sort_s", "exchange_s", "imbalance", "rss_sum_kib"):
             assert r[c] != "", (c, r)
+        # Steal time lost to other guests, where the kernel reports it (Linux does).
+        assert float(r["steal_s"]) >= 0, r
     if suite == "sort":
         assert {r["backend"] for r in rows} == backends
     else:
