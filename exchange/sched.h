@@ -161,8 +161,8 @@ int exchange_sched_degrees(int p, const uint64_t *m, uint64_t *h, uint64_t *send
  * messages in 208 rounds at 256, 194 in 92 at 32); at P = 3, 4 and 8, and for direct and
  * fullduplex, it did not change beyond the noise. Coarser packets make a message's short last
  * packet a larger share of h, but it costs only its own bytes: sortex-sched's alpha-beta times
- * (uniform, 16 MiB per rank) were the same at 32 and 256 packets for P = 7 to 32, and 40% lower
- * at 32 for P = 64 (fewer rounds). sortex-sched --target-h shows finer packets.
+ * (uniform, 16 MiB per rank) at 32 and 256 packets were within 3% for P = 7 to 32, and 32-42%
+ * lower at 32 for P = 64 (fewer rounds). sortex-sched --target-h shows finer packets.
  */
 #define EXCHANGE_SCHED_TARGET_H 32
 /**
