@@ -12,8 +12,6 @@
 
 /* Blocks larger than this are copied by several threads (below it one memcpy is faster). */
 #define BUNDLE_PARALLEL_COPY_KEYS (1u << 20)
-/* Scratch from this many bytes on goes on huge pages; below, the allocator's cached memory. */
-#define BUNDLE_BIG_SCRATCH_BYTES (1u << 20)
 /* Default payload from which a bundle is sent scattered rather than packed. */
 #define BUNDLE_SCATTER_MIN_DEFAULT (64u << 10)
 /* Default eager chunk of a short first message (bundle.h): Open MPI's shared-memory transport
@@ -392,9 +390,7 @@ int exchange_bundle_reserve(struct bundle_scratch *s, uint64_t n, const struct b
     }
     exchange_bundle_release(s);
     if (n <= SIZE_MAX / sizeof(uint64_t)) {
-        size_t bytes = n * sizeof(uint64_t);
-        s->big = bytes >= BUNDLE_BIG_SCRATCH_BYTES;
-        s->keys = s->big ? util_alloc_big(bytes) : util_malloc(bytes ? bytes : 1);
+        s->keys = util_alloc_scratch(n * sizeof(uint64_t));
     }
     if (s->keys == NULL) {
         char what[96];
@@ -408,12 +404,7 @@ int exchange_bundle_reserve(struct bundle_scratch *s, uint64_t n, const struct b
 
 void exchange_bundle_release(struct bundle_scratch *s)
 {
-    if (s->big) {
-        util_free_big(s->keys);
-    } else {
-        util_free(s->keys);
-    }
+    util_free_scratch(s->keys, s->cap * sizeof(uint64_t));
     s->keys = NULL;
     s->cap = 0;
-    s->big = 0;
 }

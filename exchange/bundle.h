@@ -169,15 +169,10 @@ int exchange_bundle_wait(struct bundle_io *io);
 /** Copies n keys, with up to threads OpenMP threads when the block is large. */
 void exchange_bundle_copy(uint64_t *dst, const uint64_t *src, uint64_t n, int threads);
 
-/**
- * A scratch buffer of keys, grown without keeping its contents: from util_alloc_big() (huge
- * pages) when large, from util_malloc() when small, where a fresh 2 MiB page to fault in and
- * zero would cost more than the exchange itself.
- */
+/** A scratch buffer of keys (util_alloc_scratch()), grown without keeping its contents. */
 struct bundle_scratch {
     uint64_t *keys;
     uint64_t cap;
-    int big; /* keys came from util_alloc_big() */
 };
 
 /**

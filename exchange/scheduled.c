@@ -146,6 +146,14 @@ static int wait_oldest(int steps, int *bound, int *inflight, MPI_Request *req, i
  * after every step, and the walk never waits for one. With a window, the second hop leaves at
  * its place in the walk, after waiting for its first hop. Either way a full ring waits for its
  * oldest piece to arrive, leave and be delivered.
+ *
+ * The ring is scratch memory (util_alloc_scratch()): on huge pages once it holds 1 MiB, where
+ * the single-copy transfers in and out of it pin and fault far fewer pages. Measured with
+ * sortex-xbench on 2 cores (the sort's matrices of the nine benchmark inputs, 16 MiB per rank,
+ * 9 repetitions, two launches against the malloc'ed ring, interleaved): on staggered, where 18%
+ * of the bytes are forwarded, forward's median ratio to alltoallv fell from 1.45-1.54 to
+ * 1.22-1.30 at P = 6 and from 1.38-1.39 to 1.18-1.26 at P = 7; elsewhere, P = 3 to 8, it moved
+ * within the noise.
  */
 #define SCHED_FWD_RING_BYTES ((uint64_t)8 << 20) /* ring size, unless one piece is larger */
 #define SCHED_FWD_PIECES     64                  /* pieces in transit at most */
@@ -196,7 +204,7 @@ static int ring_init(struct fwd_ring *r, const struct exchange_sched *s, const u
     r->comm = comm;
     r->size = total < cap ? total : cap;
     r->size = most > r->size ? most : r->size;
-    r->buf = r->size > 0 ? util_malloc(r->size) : NULL;
+    r->buf = r->size > 0 ? util_alloc_scratch(r->size) : NULL;
     return r->size > 0 && r->buf == NULL ? UTIL_ENOMEM : UTIL_OK;
 }
 
@@ -304,7 +312,7 @@ static void ring_free(struct fwd_ring *r)
     for (size_t i = 0; i < SCHED_FWD_PIECES; i++) {
         util_free(r->piece[i].req);
     }
-    util_free(r->buf);
+    util_free_scratch(r->buf, r->size);
 }
 
 static int scheduled_run(const struct exchange_args *a, const char *algo_name)

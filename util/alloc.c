@@ -64,6 +64,20 @@ void util_free_big(void *ptr)
     free(ptr);
 }
 
+void *util_alloc_scratch(size_t size)
+{
+    return size >= UTIL_SCRATCH_BIG_BYTES ? util_alloc_big(size) : util_malloc(size);
+}
+
+void util_free_scratch(void *ptr, size_t size)
+{
+    if (size >= UTIL_SCRATCH_BIG_BYTES) {
+        util_free_big(ptr);
+    } else {
+        util_free(ptr);
+    }
+}
+
 void util_pretouch(void *ptr, size_t size, int threads)
 {
     char *c = ptr;

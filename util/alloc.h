@@ -29,6 +29,19 @@ void *util_alloc_big(size_t size);
 /** Frees a buffer from util_alloc_big(); NULL is fine. */
 void util_free_big(void *ptr);
 
+/** Size from which util_alloc_scratch() takes huge pages. */
+#define UTIL_SCRATCH_BIG_BYTES ((size_t)1 << 20)
+
+/**
+ * A scratch buffer of @size bytes, not touched: from util_alloc_big() (huge pages) from
+ * UTIL_SCRATCH_BIG_BYTES on, from util_malloc() below, where a fresh 2 MiB page to fault in and
+ * zero would cost more than what the buffer is for. Returns NULL (errno = ENOMEM) on failure.
+ * Free it with util_free_scratch() and the same @size.
+ */
+void *util_alloc_scratch(size_t size);
+/** Frees a buffer of @size bytes from util_alloc_scratch(); NULL is fine. */
+void util_free_scratch(void *ptr, size_t size);
+
 /**
  * Touches every page of @ptr[0..size) with @threads OpenMP threads so that page faults are
  * paid here, in parallel, and not inside a timed phase.
