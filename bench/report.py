@@ -702,9 +702,13 @@ def inmem_vs_local(doc, results, rows, P=2, T=1):
     ls = localsort_data(results)
     local = ls and ls["med"].get(("sortex", "uniform", max(k[2] for k in ls["med"]), 2))
     if local:
-        text += ("; the one-process local sort at 2 threads ran %.1f Mkeys/s, so the distributed"
-                 " in-memory sort reached %.2f× its throughput on the median, %.2f× at best (goal"
-                 " ≥ 0.8×)" % (local, rate / local, n / best / 1e6 / local))
+        # The local-sort suite ran at another time, not side by side with these launches: a
+        # reference only. The goal is judged in the end-to-end section, where P = 1 x 2 runs the
+        # local sort alone, launched alternately with P = 2 x 1 on the same file.
+        text += ("; against the local-sort suite's one process at 2 threads (%.1f Mkeys/s, run"
+                 " at another time, so a reference only: %.2f× on the median, %.2f× at best; the"
+                 " side-by-side figure for the goal of ≥ 0.8× is in the end-to-end section)"
+                 % (local, rate / local, n / best / 1e6 / local))
     doc.p(text + ".")
 
 
