@@ -21,7 +21,8 @@ mkdir -p "$out"
 
 # The instances. Every rank sends VOLUME bytes (its own block included): enough that the
 # back-ends' packet rule, asked for h ~ 256 packets (--target-h; the back-ends themselves cut h
-# into 32, coarser than the theorems need to show), stays above its 64 KiB floor at every P.
+# into 32, forward into 8, coarser than the theorems need to show), stays above its 64 KiB
+# floor at every P.
 volume=$((64 << 20))
 ps=(4 6 8 9 12 15 16 24 27 32 48 51 64 96 99 128 192 195 256 384 387 512 768 771 1024)
 algos=direct,forward,fullduplex

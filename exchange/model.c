@@ -98,6 +98,7 @@ int exchange_model_case_init(struct exchange_model_case *c, int p, const uint64_
     }
     c->h_bytes = h_bytes;
     c->total_bytes = total;
+    c->packet_fixed = packet_bytes > 0;
     c->packet_bytes = packet_bytes > 0 ? packet_bytes : exchange_model_packet_bytes(p, bytes, 0);
     /* The packet matrix exactly as the executor builds it: ceil(b / S), diagonal 0. */
     c->packets = util_malloc(n * n * sizeof(uint64_t));
@@ -120,11 +121,14 @@ int exchange_model_case_init(struct exchange_model_case *c, int p, const uint64_
 
 /* ---- shared helpers ------------------------------------------------------------------------ */
 
-static void result_init(struct exchange_model_result *r, const char *algo, const char *duplex)
+static void result_init(struct exchange_model_result *r, const struct exchange_model_case *c,
+                        const char *algo, const char *duplex)
 {
     memset(r, 0, sizeof(*r));
     r->algo = algo;
     r->duplex = duplex;
+    r->packet_bytes = c->packet_bytes;
+    r->h = c->h;
     r->steps = NAN;
     r->bound = NAN;
     r->sched_seconds = NAN;
@@ -511,11 +515,27 @@ static int model_scheduled(const struct exchange_model_case *c, struct exchange_
     struct exchange_sched *s = NULL;
     uint64_t *sends = NULL;
     struct async as = {NULL, NULL};
+    struct exchange_model_case own = {0};
     size_t n = (size_t)c->p;
     int err;
+    /* Without a packet size asked for, at the one this back-end would choose. */
+    uint64_t psize = c->packet_fixed ? c->packet_bytes
+                                     : exchange_model_packet_bytes(c->p, c->bytes, algo->target_h);
+    if (psize != c->packet_bytes) {
+        if ((err = exchange_model_case_init(&own, c->p, c->bytes, c->elem_bytes, psize)) !=
+            UTIL_OK) {
+            return err;
+        }
+        own.alpha = c->alpha;
+        own.beta = c->beta;
+        own.validate = c->validate;
+        c = &own;
+        r->packet_bytes = c->packet_bytes;
+        r->h = c->h;
+    }
     double t0 = util_now();
     if ((err = algo->build(c->p, c->packets, &s)) != UTIL_OK) {
-        return err; /* the builder reported it */
+        goto fail; /* the builder reported it */
     }
     r->sched_seconds = util_now() - t0;
     if (c->validate) {
@@ -566,12 +586,17 @@ static int model_scheduled(const struct exchange_model_case *c, struct exchange_
     detail(r, "xfers=%llu", (unsigned long long)s->nxfers);
     detail(r, "classes=%llu", (unsigned long long)s->matchings);
     detail(r, "forwarded_bytes=%llu", (unsigned long long)fwd_bytes);
+    if (c == &own) {
+        detail(r, "packet_bytes=%llu", (unsigned long long)c->packet_bytes);
+        detail(r, "h_packets=%llu", (unsigned long long)c->h);
+    }
     r->async_seconds = async_done(&as, c->p);
     as.ready = NULL;
 fail:
     util_free(as.ready);
     util_free(sends);
     exchange_sched_free(s);
+    exchange_model_case_free(&own);
     return err;
 }
 
@@ -792,7 +817,7 @@ fail:
 #define MODEL(var, nm, be, dup, sum, fn)                                                           \
     static int run_##var(const struct exchange_model_case *c, struct exchange_model_result *r)     \
     {                                                                                              \
-        result_init(r, nm, dup);                                                                   \
+        result_init(r, c, nm, dup);                                                                \
         return fn(c, r);                                                                           \
     }                                                                                              \
     static const struct exchange_model var = {nm, be, sum, run_##var}

@@ -41,7 +41,9 @@ struct exchange_model_case {
     int validate;          /* 1: check every schedule built with exchange_sched_validate() */
 
     /* Derived by exchange_model_case_init(). */
-    uint64_t packet_bytes; /* packet size S of the scheduled back-ends */
+    int packet_fixed;      /* 1: packet_bytes was asked for, and every scheduled model uses it;
+                            * 0: each uses its back-end's rule (forward's cuts h finer) */
+    uint64_t packet_bytes; /* packet size S: the one asked for, or direct's and fullduplex's */
     uint64_t *packets;     /* [p * p] ceil(bytes / S), diagonal 0; owned */
     uint64_t h;            /* packets: max over ranks of sent + received (diagonal excluded) */
     uint64_t send_max;     /* packets: largest row sum */
@@ -53,7 +55,8 @@ struct exchange_model_case {
 /**
  * Sets up @c for the @p x @p byte matrix @bytes (borrowed: it must outlive @c) whose back-ends
  * deal in elements of @elem_bytes bytes. @packet_bytes > 0 fixes the packet size of the
- * scheduled back-ends; 0 picks it as they do (exchange_model_packet_bytes()). alpha, beta and
+ * scheduled back-ends; 0 picks it as each of them does (exchange_model_packet_bytes(), with the
+ * target_h of its algorithm in exchange/sched.h; the case holds direct's). alpha, beta and
  * validate are left at 0 for the caller. Returns 0; UTIL_EUSAGE (one error line) when a row or
  * column sum overflows 64 bits or p is out of 1..EXCHANGE_MODEL_MAX_P; UTIL_ENOMEM.
  */
@@ -70,7 +73,7 @@ void exchange_model_case_free(struct exchange_model_case *c);
  * The packet size for the byte matrix @bytes by the rule of the MPI back-ends direct, forward and
  * fullduplex: the same function they call, exchange_sched_packet_bytes() (the heaviest rank's
  * bytes sent plus received over @target_h packets, at least 64 KiB, a multiple of 40 bytes).
- * @target_h 0 is what the back-ends use (EXCHANGE_SCHED_TARGET_H).
+ * @target_h 0 is EXCHANGE_SCHED_TARGET_H, what direct and fullduplex use.
  */
 uint64_t exchange_model_packet_bytes(int p, const uint64_t *bytes, uint64_t target_h);
 
@@ -80,6 +83,9 @@ struct exchange_model_result {
     const char *duplex;   /* "half" or "full": the port model its steps count in */
     uint64_t rounds;      /* communication rounds (steps of the schedule for direct & co.) */
     uint64_t startups;    /* the most messages one rank sends, over the whole exchange */
+    uint64_t packet_bytes; /* the packet size its steps count in: the case's, or for forward
+                            * without a fixed size, its back-end's own */
+    uint64_t h;            /* h in packets of packet_bytes */
     double steps;         /* length in packet steps of packet_bytes; NAN when meaningless */
     double bound;         /* the guaranteed bound on steps; NAN when there is none */
     uint64_t bytes_moved; /* bytes on links, all ranks: forwarding, padding, headers included */

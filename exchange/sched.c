@@ -505,14 +505,26 @@ static double bound_fullduplex(int p, uint64_t h, uint64_t send_max, uint64_t re
 }
 
 static const struct exchange_sched_algo algo_direct = {
-    "direct", "half-duplex, direct delivery by bipartite edge colouring: <= 3 ceil(h/2) steps",
-    exchange_sched_direct, EXCHANGE_SCHED_HALF_DUPLEX, bound_direct};
+    "direct",
+    "half-duplex, direct delivery by bipartite edge colouring: <= 3 ceil(h/2) steps",
+    exchange_sched_direct,
+    EXCHANGE_SCHED_HALF_DUPLEX,
+    bound_direct,
+    EXCHANGE_SCHED_TARGET_H};
 static const struct exchange_sched_algo algo_forward = {
-    "forward", "half-duplex, idle PEs forward fifths of packets: ~6/5 (h+1) steps",
-    exchange_sched_forward, EXCHANGE_SCHED_HALF_DUPLEX, bound_forward};
+    "forward",
+    "half-duplex, idle PEs forward fifths of packets: ~6/5 (h+1) steps",
+    exchange_sched_forward,
+    EXCHANGE_SCHED_HALF_DUPLEX,
+    bound_forward,
+    EXCHANGE_SCHED_TARGET_H_FORWARD};
 static const struct exchange_sched_algo algo_fullduplex = {
-    "fullduplex", "full-duplex, direct delivery: max(send, receive) steps, optimal",
-    exchange_sched_fullduplex, EXCHANGE_SCHED_FULL_DUPLEX, bound_fullduplex};
+    "fullduplex",
+    "full-duplex, direct delivery: max(send, receive) steps, optimal",
+    exchange_sched_fullduplex,
+    EXCHANGE_SCHED_FULL_DUPLEX,
+    bound_fullduplex,
+    EXCHANGE_SCHED_TARGET_H};
 
 const struct exchange_sched_algo *const exchange_sched_algos[] = {&algo_direct, &algo_forward,
                                                                   &algo_fullduplex, NULL};

@@ -151,20 +151,36 @@ int exchange_sched_degrees(int p, const uint64_t *m, uint64_t *h, uint64_t *send
                            uint64_t *recv_max);
 
 /**
- * Packets the heaviest PE's load is cut into when the packet size is left to the data. Every
- * packet step costs a start-up and a hand-over between two PEs; finer packets only pay where the
- * schedule is executed one step at a time on half-duplex links, where a message's short last
- * packet leaves a step part idle. Measured on 2 cores (sortex-xbench, the sort's count matrices
- * of the nine benchmark inputs, 16 MiB per rank, two launches of 9 repetitions): forward's median
- * ratio to MPI_Alltoallv over the inputs with h cut into 256 / 64 / 32 / 16 packets was 1.36 /
- * 1.19 / 1.10 / 1.06 at P = 7 and 1.19 / 1.17 / 1.09 / 1.04 at P = 5 (uniform at P = 7: 431
- * messages in 208 rounds at 256, 194 in 92 at 32); at P = 3, 4 and 8, and for direct and
- * fullduplex, it did not change beyond the noise. Coarser packets make a message's short last
- * packet a larger share of h, but it costs only its own bytes: sortex-sched's alpha-beta times
- * (uniform, 16 MiB per rank) at 32 and 256 packets were within 3% for P = 7 to 32, and 32-42%
- * lower at 32 for P = 64 (fewer rounds). sortex-sched --target-h shows finer packets.
+ * Packets the heaviest PE's load is cut into when the packet size is left to the data, by direct
+ * and fullduplex. Every packet step costs a start-up and a hand-over between two PEs; finer
+ * packets only pay where the schedule is executed one step at a time on half-duplex links, where a
+ * message's short last packet leaves a step part idle. Measured on 2 cores (sortex-xbench, the
+ * sort's count matrices of the nine benchmark inputs, 16 MiB per rank, two launches of 9
+ * repetitions): forward's median ratio to MPI_Alltoallv over the inputs with h cut into 256 / 64 /
+ * 32 / 16 packets was 1.36 / 1.19 / 1.10 / 1.06 at P = 7 and 1.19 / 1.17 / 1.09 / 1.04 at P = 5
+ * (uniform at P = 7: 431 messages in 208 rounds at 256, 194 in 92 at 32); at P = 3, 4 and 8, and
+ * for direct and fullduplex, it did not change beyond the noise. Coarser packets make a message's
+ * short last packet a larger share of h, but it costs only its own bytes: sortex-sched's alpha-beta
+ * times (uniform, 16 MiB per rank) at 32 and 256 packets were within 3% for P = 7 to 32, and 32-42%
+ * lower at 32 for P = 64 (fewer rounds). At 8 packets direct and fullduplex were faster on one node
+ * only at moderate volumes (random at P = 7, 4 MiB per rank: direct 1.23-1.24 to 1.02-1.10), where
+ * they already keep within 1.25x, and the model says links would lose: sortex-sched's async time
+ * for fullduplex on `random` at P = 5 to 8 is 16-25% longer at 8 than at 32, as messages of one
+ * packet each cannot be balanced by size. sortex-sched --target-h shows other packet sizes.
  */
 #define EXCHANGE_SCHED_TARGET_H 32
+/**
+ * The same for forward, whose transfers are fifths of packets: at 8 packets its pieces (h / 40)
+ * are about as large as direct's packets (h / 32), so it starts as many messages. Measured on 2
+ * cores (sortex-xbench, the sort's matrices of uniform, rd, dd and staggered and the patterns
+ * random and bucket, 4 and 16 MiB per rank, 7 repetitions, two launches of each build
+ * interleaved): forward's ratio to MPI_Alltoallv at 4 MiB per rank went from 1.40-1.71 to
+ * 1.04-1.09 on random at P = 5 (109 messages to 25), 1.51-1.69 to 1.18-1.23 at P = 7, from
+ * 1.43-1.59 to 0.97-1.04 on the sort's uniform at P = 7 (194 to 42), and from 1.36-1.45 to
+ * 1.02-1.09 on bucket at P = 5 and 7; at 16 MiB it was level or up to 0.2 lower; the odd cycles
+ * (the sort's staggered at P = 7: 76 messages either way) did not change beyond the noise.
+ */
+#define EXCHANGE_SCHED_TARGET_H_FORWARD 8
 /**
  * Smallest packet the data may choose, in bytes. Every packet step costs a message start-up and
  * a synchronisation of its two PEs, so tiny packets make small exchanges slow: at P = 8 with 64
@@ -179,9 +195,10 @@ int exchange_sched_degrees(int p, const uint64_t *m, uint64_t *h, uint64_t *send
 /**
  * The packet size for the p x p matrix @m (row-major, in elements of @elem_bytes bytes; the
  * diagonal is ignored): the heaviest PE's bytes sent plus received over @target_h packets (0:
- * EXCHANGE_SCHED_TARGET_H, what the MPI back-ends use), at least EXCHANGE_SCHED_MIN_PACKET,
- * rounded up to a multiple of EXCHANGE_SCHED_QUANTUM. So h is about @target_h packets for big
- * exchanges and small for small ones. Sums saturate instead of overflowing.
+ * EXCHANGE_SCHED_TARGET_H; each back-end passes its algorithm's target_h), at least
+ * EXCHANGE_SCHED_MIN_PACKET, rounded up to a multiple of EXCHANGE_SCHED_QUANTUM. So h is about
+ * @target_h packets for big exchanges and small for small ones. Sums saturate instead of
+ * overflowing.
  */
 uint64_t exchange_sched_packet_bytes(int p, const uint64_t *m, uint64_t elem_bytes,
                                      uint64_t target_h);
@@ -219,6 +236,9 @@ struct exchange_sched_algo {
     enum exchange_sched_model model;
     /** Guaranteed upper bound in steps for p PEs and the degree statistics of a matrix. */
     double (*bound)(int p, uint64_t h, uint64_t send_max, uint64_t recv_max);
+    /** Packets its executor cuts h into when the data chooses the packet size (the @target_h
+     * of exchange_sched_packet_bytes()). */
+    uint64_t target_h;
 };
 
 /** The algorithms, ending with NULL. */

@@ -112,9 +112,10 @@ static void usage(FILE *f)
             "      --alpha SECONDS    start-up time per message [%.1e, measured here]\n"
             "      --beta SECONDS     time per byte [%.1e = 1/(%.1f GB/s), measured here]\n"
             "      --packet BYTES     packet size of direct, forward and fullduplex [their\n"
-            "                         back-ends' rule: h bytes / %d, at least 64 KiB,\n"
-            "                         rounded up to 40 bytes]\n"
-            "      --target-h H       the back-ends' rule with h bytes / H instead, 1..2^20\n"
+            "                         back-ends' rule: h bytes / %d (forward: / %d), at\n"
+            "                         least 64 KiB, rounded up to 40 bytes]\n"
+            "      --target-h H       the back-ends' rule with h bytes / H instead, for all\n"
+            "                         three, 1..2^20\n"
             "                         (fine packets, as where the paper's bounds are shown)\n"
             "      --csv              one CSV row per model instead of the table\n"
             "      --print-matrix     print the count matrix (CSV, as --matrix reads it) and exit\n"
@@ -145,8 +146,8 @@ static void usage(FILE *f)
             "exit codes: 0 success; 2 usage error (bad option or value, unreadable or malformed\n"
             "            matrix); 3 runtime failure (out of memory, an invalid schedule, MPI)\n",
             EXCHANGE_MODEL_MAX_P, EXCHANGE_MODEL_MAX_P, ALPHA_DEFAULT, BETA_DEFAULT,
-            1e-9 / BETA_DEFAULT, EXCHANGE_SCHED_TARGET_H, ALPHA_DEFAULT * 1e6, BETA_DEFAULT * 1e9,
-            1e-9 / BETA_DEFAULT);
+            1e-9 / BETA_DEFAULT, EXCHANGE_SCHED_TARGET_H, EXCHANGE_SCHED_TARGET_H_FORWARD,
+            ALPHA_DEFAULT * 1e6, BETA_DEFAULT * 1e9, 1e-9 / BETA_DEFAULT);
 }
 
 static void print_algos(FILE *f)
@@ -662,9 +663,9 @@ static const char csv_columns[] =
 static void print_csv_row(FILE *f, const char *label, const struct exchange_model_case *c,
                           const struct exchange_model *m, const struct exchange_model_result *r)
 {
-    double per_h = c->h > 0 ? r->steps / (double)c->h : NAN;
+    double per_h = r->h > 0 ? r->steps / (double)r->h : NAN;
     fprintf(f, "%s,%d,%llu,%llu,%llu,%llu,%s,%s,%s,%llu,%llu", label, c->p,
-            (unsigned long long)c->packet_bytes, (unsigned long long)c->h,
+            (unsigned long long)r->packet_bytes, (unsigned long long)r->h,
             (unsigned long long)c->h_bytes, (unsigned long long)c->total_bytes, r->algo, m->backend,
             r->duplex, (unsigned long long)r->rounds, (unsigned long long)r->startups);
     csv_num(f, r->steps, 'g', 9);
@@ -688,6 +689,10 @@ static void print_table_head(FILE *f, const char *label, const struct exchange_m
     fprintf(f, "packets %s each: h = %llu packets (most sent %llu, most received %llu)\n",
             fmt_bytes(c->packet_bytes, b3, sizeof(b3)), (unsigned long long)c->h,
             (unsigned long long)c->send_max, (unsigned long long)c->recv_max);
+    if (!c->packet_fixed) {
+        fprintf(f, "        (forward's packets are its own, h / %d: see its packet_bytes below)\n",
+                (int)EXCHANGE_SCHED_TARGET_H_FORWARD);
+    }
     fprintf(f, "model   alpha = %.3g us per start-up, beta = %.3g ns/B (%.2f GB/s)\n\n",
             c->alpha * 1e6, c->beta * 1e9, c->beta > 0 ? 1e-9 / c->beta : 0.0);
     fprintf(f, "%-19s %-4s %6s %6s %9s %7s %9s %10s %10s %10s %10s %10s\n", "algorithm", "dupl",
@@ -695,11 +700,10 @@ static void print_table_head(FILE *f, const char *label, const struct exchange_m
             "sched");
 }
 
-static void print_table_row(FILE *f, const struct exchange_model_case *c,
-                            const struct exchange_model_result *r)
+static void print_table_row(FILE *f, const struct exchange_model_result *r)
 {
     char s1[32], s2[32], s3[32], s4[32], s5[32], s6[32], s7[32], s8[32];
-    double per_h = c->h > 0 ? r->steps / (double)c->h : NAN;
+    double per_h = r->h > 0 ? r->steps / (double)r->h : NAN;
     fprintf(f, "%-19s %-4s %6llu %6llu %9s %7s %9s %10s %10s %10s %10s %10s\n", r->algo, r->duplex,
             (unsigned long long)r->rounds, (unsigned long long)r->startups,
             fmt_num(r->steps, 1, s1, sizeof(s1)), fmt_num(per_h, 3, s2, sizeof(s2)),
@@ -861,7 +865,7 @@ int main(int argc, char **argv)
         if (cli.csv) {
             print_csv_row(stdout, label, &mc, cli.algos[a], &res[a]);
         } else {
-            print_table_row(stdout, &mc, &res[a]);
+            print_table_row(stdout, &res[a]);
         }
         fflush(stdout);
     }

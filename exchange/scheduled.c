@@ -8,8 +8,9 @@
  * <= 3 ceil(h/2) steps, forwarding §2.2-2.4 in <= 6/5 (h+1) steps for even P, full-duplex
  * bipartite colouring in max(send, receive) steps) and walks its own transfers in step order.
  * A packet is a fixed number of bytes chosen from the data (exchange_sched_packet_bytes(): h is
- * about 32 packets, packets at least 64 KiB); messages need not be multiples of it (the last
- * packet is short). Forwarded pieces pass through a ring buffer on the helping rank (below).
+ * about 32 packets for direct and fullduplex, 8 for forward, whose pieces are fifths; packets at
+ * least 64 KiB); messages need not be multiples of it (the last packet is short). Forwarded pieces
+ * pass through a ring buffer on the helping rank (below).
  *
  * Why walking the transfers in step order cannot deadlock. Within a step a rank posts its
  * transfers (one in half-duplex, a send and a receive in full-duplex) non-blocking, in the
@@ -373,7 +374,7 @@ static int scheduled_run(const struct exchange_args *a, const char *algo_name)
 
     /* 2. The same schedule on every rank, on the matrix in packets. */
     double ts = util_now();
-    uint64_t psize = exchange_sched_packet_bytes(p, keys, sizeof(uint64_t), 0);
+    uint64_t psize = exchange_sched_packet_bytes(p, keys, sizeof(uint64_t), algo->target_h);
     for (size_t k = 0; k < (size_t)p * p; k++) {
         pk[k] = exchange_sched_packets(keys[k] * sizeof(uint64_t), psize);
     }

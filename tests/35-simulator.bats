@@ -92,18 +92,21 @@ csv_header() {
         'r["algo"] != "forward" or int(r["p"]) % 2 == 0 or (1.2 * (1 + 3 / (5 * int(r["p"]) - 3)) - 1e-6 <= num(r["steps_per_h"]) <= (1.2 + 2 / int(r["p"])) * 257 / 256)'
 }
 
-@test "packets: the back-ends cut h into 32 of them, --target-h into H, never below 64 KiB" {
+@test "packets: direct and fullduplex cut h into 32, forward into 8, --target-h into H, >= 64 KiB" {
     # A permutation of 64 MiB messages: h = 128 MiB, so packets of 4 MiB (2^22 rounded up to 40
-    # bytes) and 16 of them per message; at 1 MiB per rank the 64 KiB floor gives h = 32 again.
+    # bytes) and 16 of them per message, 16 MiB and 4 for forward; --target-h holds for all
+    # three; at 1 MiB per rank the 64 KiB floor gives h = 32 again.
     output=$(csv_header
-        sched_rows --pattern staggered --ranks 6 --volume 64Mi --algos direct || exit 1
-        sched_rows --pattern staggered --ranks 6 --volume 64Mi --algos direct --target-h 256 ||
+        sched_rows --pattern staggered --ranks 6 --volume 64Mi --algos direct,forward,fullduplex ||
             exit 1
+        sched_rows --pattern staggered --ranks 6 --volume 64Mi --algos direct,forward,fullduplex \
+            --target-h 256 || exit 1
         sched_rows --pattern staggered --ranks 6 --volume 1Mi --algos direct --target-h 256 ||
             exit 1) || fail "a run failed"
     csv_all 'int(r["packet_bytes"]) % 40 == 0 and int(r["packet_bytes"]) >= 65536'
     [[ $(cut -d, -f3,4 <<<"$output" | tail -n +2 | paste -sd' ') == \
-        "4194320,32 524320,256 65560,32" ]] || fail "packet_bytes,h_packets: $output"
+        "4194320,32 16777240,8 4194320,32 524320,256 524320,256 524320,256 65560,32" ]] ||
+        fail "packet_bytes,h_packets: $output"
 }
 
 @test "keeps every schedule within its bound and the transpose bins within theirs, random matrices" {
@@ -275,6 +278,26 @@ assert cols == [r["n_out"] for r in d["ranks"]], (sys.argv[3], cols, d["ranks"])
 off = sum(m[i][j] for i in range(p) for j in range(p) if i != j)
 assert 8 * off == d["exchange_stats"]["bytes_sent"], (sys.argv[3], off)
 PY
+    done
+}
+
+@test "models direct, forward and fullduplex at the packet size, h and length of a real run" {
+    # 400000 keys on 3 ranks: h is about 1.4 MB, so direct and fullduplex sit on the 64 KiB
+    # floor while forward's h / 8 is above it; the sorts' stats must say what the model says.
+    local algo
+    for algo in direct forward fullduplex; do
+        sort_case 3 "$algo" uniform 400000 || fail "sort failed"
+        "$SCHED" --dist uniform --n 400000 --ranks 3 --seed 1 --csv --algos "$algo" \
+            >"$BATS_TEST_TMPDIR/model.csv" || fail "sortex-sched failed"
+        python3 - "$BATS_TEST_TMPDIR/model.csv" "$BATS_TEST_TMPDIR/stats.json" "$algo" <<'PY' ||
+import csv, json, sys
+r = next(csv.DictReader(open(sys.argv[1])))
+x = json.load(open(sys.argv[2]))["exchange_stats"]
+got = (x["packet_bytes"], x["h_packets"], x["rounds"], x["steps"])
+want = (int(r["packet_bytes"]), int(r["h_packets"]), int(r["rounds"]), float(r["steps"]))
+assert got == want, (sys.argv[3], "run", got, "model", want)
+PY
+            fail "$algo: the model differs from the run"
     done
 }
 
