@@ -519,8 +519,9 @@ static int model_scheduled(const struct exchange_model_case *c, struct exchange_
     size_t n = (size_t)c->p;
     int err;
     /* Without a packet size asked for, at the one this back-end would choose. */
-    uint64_t psize = c->packet_fixed ? c->packet_bytes
-                                     : exchange_model_packet_bytes(c->p, c->bytes, algo->target_h);
+    int own_rule = !c->packet_fixed && algo->target_h != EXCHANGE_SCHED_TARGET_H;
+    uint64_t psize =
+        own_rule ? exchange_model_packet_bytes(c->p, c->bytes, algo->target_h) : c->packet_bytes;
     if (psize != c->packet_bytes) {
         if ((err = exchange_model_case_init(&own, c->p, c->bytes, c->elem_bytes, psize)) !=
             UTIL_OK) {
@@ -586,9 +587,9 @@ static int model_scheduled(const struct exchange_model_case *c, struct exchange_
     detail(r, "xfers=%llu", (unsigned long long)s->nxfers);
     detail(r, "classes=%llu", (unsigned long long)s->matchings);
     detail(r, "forwarded_bytes=%llu", (unsigned long long)fwd_bytes);
-    if (c == &own) {
-        detail(r, "packet_bytes=%llu", (unsigned long long)c->packet_bytes);
-        detail(r, "h_packets=%llu", (unsigned long long)c->h);
+    if (own_rule) {
+        detail(r, "packet_bytes=%llu", (unsigned long long)r->packet_bytes);
+        detail(r, "h_packets=%llu", (unsigned long long)r->h);
     }
     r->async_seconds = async_done(&as, c->p);
     as.ready = NULL;
