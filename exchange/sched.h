@@ -171,14 +171,20 @@ int exchange_sched_degrees(int p, const uint64_t *m, uint64_t *h, uint64_t *send
 #define EXCHANGE_SCHED_TARGET_H 32
 /**
  * The same for forward, whose transfers are fifths of packets: at 8 packets its pieces (h / 40)
- * are about as large as direct's packets (h / 32), so it starts as many messages. Measured on 2
- * cores (sortex-xbench, the sort's matrices of uniform, rd, dd and staggered and the patterns
+ * are about as large as direct's packets (h / 32), so it starts about as many messages. Measured on
+ * 2 cores (sortex-xbench, the sort's matrices of uniform, rd, dd and staggered and the patterns
  * random and bucket, 4 and 16 MiB per rank, 7 repetitions, two launches of each build
  * interleaved): forward's ratio to MPI_Alltoallv at 4 MiB per rank went from 1.40-1.71 to
  * 1.04-1.09 on random at P = 5 (109 messages to 25), 1.51-1.69 to 1.18-1.23 at P = 7, from
  * 1.43-1.59 to 0.97-1.04 on the sort's uniform at P = 7 (194 to 42), and from 1.36-1.45 to
  * 1.02-1.09 on bucket at P = 5 and 7; at 16 MiB it was level or up to 0.2 lower; the odd cycles
- * (the sort's staggered at P = 7: 76 messages either way) did not change beyond the noise.
+ * (the sort's staggered at P = 7: 76 messages either way) did not change beyond the noise. The
+ * price is on half-duplex links run one step at a time, where coarse packets balance worse:
+ * sortex-sched's async time for forward on `random` (this machine's alpha and beta, 4 and 16
+ * MiB per rank) is 9-14% longer at 8 packets than at 32 for P = 6 to 8, though not at P = 5 or
+ * 16, and on the emulated cluster (6 hosts, 200 Mbit/s half duplex, stepwise, 16 MiB
+ * per rank, one run each) forward against direct on `random` went from 0.94 to 1.15, while the
+ * odd cycles kept their 0.84-0.86.
  */
 #define EXCHANGE_SCHED_TARGET_H_FORWARD 8
 /**
