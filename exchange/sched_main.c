@@ -689,9 +689,13 @@ static void print_table_head(FILE *f, const char *label, const struct exchange_m
     fprintf(f, "packets %s each: h = %llu packets (most sent %llu, most received %llu)\n",
             fmt_bytes(c->packet_bytes, b3, sizeof(b3)), (unsigned long long)c->h,
             (unsigned long long)c->send_max, (unsigned long long)c->recv_max);
-    if (!c->packet_fixed) {
-        fprintf(f, "        (forward's packets are its own, h / %d: see its packet_bytes below)\n",
-                (int)EXCHANGE_SCHED_TARGET_H_FORWARD);
+    /* Back-ends whose own rule cuts h differently: their packets are in their detail below. */
+    for (size_t i = 0; !c->packet_fixed && exchange_sched_algos[i] != NULL; i++) {
+        const struct exchange_sched_algo *sa = exchange_sched_algos[i];
+        if (sa->target_h != EXCHANGE_SCHED_TARGET_H) {
+            fprintf(f, "        (%s's packets are its own, h / %llu: see its packet_bytes below)\n",
+                    sa->name, (unsigned long long)sa->target_h);
+        }
     }
     fprintf(f, "model   alpha = %.3g us per start-up, beta = %.3g ns/B (%.2f GB/s)\n\n",
             c->alpha * 1e6, c->beta * 1e9, c->beta > 0 ? 1e-9 / c->beta : 0.0);
