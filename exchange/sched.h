@@ -166,7 +166,8 @@ int exchange_sched_degrees(int p, const uint64_t *m, uint64_t *h, uint64_t *send
  * only at moderate volumes (random at P = 7, 4 MiB per rank: direct 1.23-1.24 to 1.02-1.10), where
  * they already keep within 1.25x, and the model says links would lose: sortex-sched's async time
  * for fullduplex on `random` at P = 5 to 8 is 16-25% longer at 8 than at 32, as messages of one
- * packet each cannot be balanced by size. sortex-sched --target-h shows other packet sizes.
+ * packet each cannot be balanced by size. sortex-sched --target-h models other packet sizes, and
+ * SORTEX_SCHED_TARGET_H sets one for a run (exchange/scheduled.c).
  */
 #define EXCHANGE_SCHED_TARGET_H 32
 /**

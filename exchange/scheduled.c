@@ -35,6 +35,12 @@
  * Every rank must join the same pieces, so whether to join (SORTEX_SCHED_JOIN=0 turns it off,
  * for measurements) travels with the counts and holds only if every rank says so.
  *
+ * Packet size. h is cut into the algorithm's target_h packets (exchange/sched.h says why 32 for
+ * direct and fullduplex and 8 for forward); SORTEX_SCHED_TARGET_H=H (1 to
+ * SCHED_TARGET_H_MAX) sets another, for links where another serves better (sortex-sched
+ * --target-h models it). Every rank must build the same schedule, so it travels with the counts
+ * too, and rank 0's value holds.
+ *
  * Cost: one all-gather of P^2 counts, the schedule computation on every rank (measured in the
  * stats as schedule_seconds), and one message per transfer or run of joined ones. On one node
  * every forwarded byte is an extra memory copy; the schedules pay off where links, not memory,
@@ -78,6 +84,21 @@ static int lookahead(uint64_t largest)
         return (int)v;
     }
     return exchange_post_all(largest) ? 0 : SCHED_LOOKAHEAD;
+}
+
+/* The most packets SORTEX_SCHED_TARGET_H may ask for (sortex-sched --target-h's limit). */
+#define SCHED_TARGET_H_MAX 1048576
+
+/* The target h this rank asks for: SORTEX_SCHED_TARGET_H, 0 when unset or empty (the
+ * algorithm's own), UINT64_MAX when it is not a number from 1 to SCHED_TARGET_H_MAX. */
+static uint64_t target_h_asked(void)
+{
+    const char *env = getenv("SORTEX_SCHED_TARGET_H");
+    long v = 0;
+    if (env == NULL || *env == '\0') {
+        return 0;
+    }
+    return util_parse_int(env, 1, SCHED_TARGET_H_MAX, &v) == UTIL_OK ? (uint64_t)v : UINT64_MAX;
 }
 
 /* Bytes in one MPI call: the int limit in keys, as bytes, and never above INT_MAX. */
@@ -331,8 +352,8 @@ static int scheduled_run(const struct exchange_args *a, const char *algo_name)
     uint64_t *drain = NULL;
     int capreq = 8, nreq = 0;
     MPI_Request *req = util_malloc((size_t)capreq * sizeof(MPI_Request));
-    uint64_t *keys = util_malloc((size_t)p * (p + 1) * sizeof(uint64_t));
-    uint64_t *row = util_malloc(((size_t)p + 1) * sizeof(uint64_t));
+    uint64_t *keys = util_malloc((size_t)p * (p + 2) * sizeof(uint64_t));
+    uint64_t *row = util_malloc(((size_t)p + 2) * sizeof(uint64_t));
     uint8_t *join = NULL;
     uint64_t *pk = util_malloc((size_t)p * p * sizeof(uint64_t));
     uint64_t *displ = util_malloc(2 * (size_t)p * sizeof(uint64_t));
@@ -345,19 +366,33 @@ static int scheduled_run(const struct exchange_args *a, const char *algo_name)
     }
     uint64_t *sdispl = displ, *rdispl = displ + p;
 
-    /* 1. Every rank learns the whole matrix of counts (keys), and whether every rank joins
-     * pieces (one more word in each rank's row; the rows are then packed to p x p). */
+    /* 1. Every rank learns the whole matrix of counts (keys), whether every rank joins pieces,
+     * and rank 0's target h (two more words in each rank's row; the rows are then packed to
+     * p x p). */
+    const size_t rowlen = (size_t)p + 2;
     memcpy(row, a->send_counts, (size_t)p * sizeof(uint64_t));
     row[p] = util_env_count("SORTEX_SCHED_JOIN", 1) != 0;
-    if (MPI_Allgather(row, p + 1, MPI_UINT64_T, keys, p + 1, MPI_UINT64_T, a->comm) !=
+    row[p + 1] = target_h_asked();
+    if (MPI_Allgather(row, (int)rowlen, MPI_UINT64_T, keys, (int)rowlen, MPI_UINT64_T, a->comm) !=
         MPI_SUCCESS) {
         err = util_fail(UTIL_EMPI, "rank %d: exchange: MPI_Allgather of counts failed", rank);
         goto fail;
     }
+    /* Every rank sees rank 0's word, so all of them stop here, before any transfer, or none;
+     * rank 0 says why. */
+    if (keys[p + 1] == UINT64_MAX) {
+        err = rank != 0 ? UTIL_EUSAGE
+                        : util_fail(UTIL_EUSAGE,
+                                    "rank 0: exchange: SORTEX_SCHED_TARGET_H must be an integer "
+                                    "from 1 to %d (%s)",
+                                    SCHED_TARGET_H_MAX, getenv("SORTEX_SCHED_TARGET_H"));
+        goto fail;
+    }
     int joining = 1;
+    uint64_t target_h = keys[p + 1] > 0 ? keys[p + 1] : algo->target_h;
     for (int i = 0; i < p; i++) {
-        joining &= keys[(size_t)i * (p + 1) + p] != 0;
-        memmove(keys + (size_t)i * p, keys + (size_t)i * (p + 1), (size_t)p * sizeof(uint64_t));
+        joining &= keys[i * rowlen + p] != 0;
+        memmove(keys + (size_t)i * p, keys + i * rowlen, (size_t)p * sizeof(uint64_t));
     }
     for (int i = 0; i < p; i++) {
         a->recv_counts[i] = keys[(size_t)i * p + rank];
@@ -374,7 +409,7 @@ static int scheduled_run(const struct exchange_args *a, const char *algo_name)
 
     /* 2. The same schedule on every rank, on the matrix in packets. */
     double ts = util_now();
-    uint64_t psize = exchange_sched_packet_bytes(p, keys, sizeof(uint64_t), algo->target_h);
+    uint64_t psize = exchange_sched_packet_bytes(p, keys, sizeof(uint64_t), target_h);
     for (size_t k = 0; k < (size_t)p * p; k++) {
         pk[k] = exchange_sched_packets(keys[k] * sizeof(uint64_t), psize);
     }

@@ -284,12 +284,16 @@ PY
 @test "models direct, forward and fullduplex at the packet size, h and length of a real run" {
     # 400000 keys on 3 ranks: h is about 1.4 MB, so direct and fullduplex sit on the 64 KiB
     # floor while forward's h / 8 is above it; the sorts' stats must say what the model says.
-    local algo
-    for algo in direct forward fullduplex; do
-        sort_case 3 "$algo" uniform 400000 || fail "sort failed"
-        "$SCHED" --dist uniform --n 400000 --ranks 3 --seed 1 --csv --algos "$algo" \
-            >"$BATS_TEST_TMPDIR/model.csv" || fail "sortex-sched failed"
-        python3 - "$BATS_TEST_TMPDIR/model.csv" "$BATS_TEST_TMPDIR/stats.json" "$algo" <<'PY' ||
+    # With SORTEX_SCHED_TARGET_H=3 all three cut h into 3 packets, as --target-h 3 models.
+    local algo th
+    for th in "" 3; do
+        for algo in direct forward fullduplex; do
+            SORTEX_SCHED_TARGET_H=$th sort_case 3 "$algo" uniform 400000 || fail "sort failed"
+            "$SCHED" --dist uniform --n 400000 --ranks 3 --seed 1 --csv --algos "$algo" \
+                ${th:+--target-h "$th"} >"$BATS_TEST_TMPDIR/model.csv" ||
+                fail "sortex-sched failed"
+            python3 - "$BATS_TEST_TMPDIR/model.csv" "$BATS_TEST_TMPDIR/stats.json" "$algo $th" \
+                <<'PY' || fail "$algo, target h '$th': the model differs from the run"
 import csv, json, sys
 r = next(csv.DictReader(open(sys.argv[1])))
 x = json.load(open(sys.argv[2]))["exchange_stats"]
@@ -297,7 +301,29 @@ got = (x["packet_bytes"], x["h_packets"], x["rounds"], x["steps"])
 want = (int(r["packet_bytes"]), int(r["h_packets"]), int(r["rounds"]), float(r["steps"]))
 assert got == want, (sys.argv[3], "run", got, "model", want)
 PY
-            fail "$algo: the model differs from the run"
+        done
+    done
+}
+
+@test "SORTEX_SCHED_TARGET_H is rank 0's for every rank, and a bad one stops the sort cleanly" {
+    local in out=$BATS_TEST_TMPDIR/out.bin stats=$BATS_TEST_TMPDIR/stats.json th
+    in=$(gen_input uniform 400000 3)
+    # Only rank 0 asks for 3 packets: all three ranks build that schedule and the sort holds.
+    mpi 1 env SORTEX_SCHED_TARGET_H=3 "$SORTEX" --input "$in" --output "$out" \
+        --exchange forward --stats "$stats" : -np 2 env SORTEX_SCHED_TARGET_H=500 "$SORTEX" \
+        --input "$in" --output "$out" --exchange forward --stats "$stats"
+    "$VERIFY" "$out" --input "$in" >/dev/null || fail "the mixed run's output does not verify"
+    run -0 python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["exchange_stats"]["h_packets"])' "$stats"
+    assert_output --regexp '^[3-6]$'
+    # Not a number from 1 to 1048576 on rank 0: one line from rank 0, no output file.
+    for th in 0 abc 1048577 -2; do
+        rm -f "$out"
+        SORTEX_SCHED_TARGET_H=$th run mpi 3 "$SORTEX" --input "$in" --output "$out" \
+            --exchange direct
+        assert_failure
+        assert_line --regexp "SORTEX_SCHED_TARGET_H must be an integer from 1 to 1048576 \\($th\\)"
+        [[ $(grep -c 'SORTEX_SCHED_TARGET_H' <<<"$output") -eq 1 ]] || fail "not one line: $output"
+        assert_file_not_exists "$out"
     done
 }
 
