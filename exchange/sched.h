@@ -188,6 +188,8 @@ int exchange_sched_degrees(int p, const uint64_t *m, uint64_t *h, uint64_t *send
  * odd cycles kept their 0.84-0.86.
  */
 #define EXCHANGE_SCHED_TARGET_H_FORWARD 8
+/** The most packets a run (SORTEX_SCHED_TARGET_H) or sortex-sched --target-h may ask for. */
+#define EXCHANGE_SCHED_TARGET_H_MAX 1048576
 /**
  * Smallest packet the data may choose, in bytes. Every packet step costs a message start-up and
  * a synchronisation of its two PEs, so tiny packets make small exchanges slow: at P = 8 with 64

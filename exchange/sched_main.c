@@ -318,8 +318,9 @@ static int parse(int argc, char **argv, struct cli *cli)
             }
             break;
         case OPT_TARGET_H:
-            if (util_parse_int(optarg, 1, 1L << 20, &v) != UTIL_OK) {
-                return util_error("--target-h must be an integer from 1 to 1048576 (%s)", optarg);
+            if (util_parse_int(optarg, 1, EXCHANGE_SCHED_TARGET_H_MAX, &v) != UTIL_OK) {
+                return util_error("--target-h must be an integer from 1 to %d (%s)",
+                                  EXCHANGE_SCHED_TARGET_H_MAX, optarg);
             }
             cli->target_h = (uint64_t)v;
             break;

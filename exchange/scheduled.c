@@ -37,7 +37,7 @@
  *
  * Packet size. h is cut into the algorithm's target_h packets (exchange/sched.h says why 32 for
  * direct and fullduplex and 8 for forward); SORTEX_SCHED_TARGET_H=H (1 to
- * SCHED_TARGET_H_MAX) sets another, for links where another serves better (sortex-sched
+ * EXCHANGE_SCHED_TARGET_H_MAX) sets another, for links where another serves better (sortex-sched
  * --target-h models it). Every rank must build the same schedule, so it travels with the counts
  * too, and rank 0's value holds.
  *
@@ -86,11 +86,8 @@ static int lookahead(uint64_t largest)
     return exchange_post_all(largest) ? 0 : SCHED_LOOKAHEAD;
 }
 
-/* The most packets SORTEX_SCHED_TARGET_H may ask for (sortex-sched --target-h's limit). */
-#define SCHED_TARGET_H_MAX 1048576
-
 /* The target h this rank asks for: SORTEX_SCHED_TARGET_H, 0 when unset or empty (the
- * algorithm's own), UINT64_MAX when it is not a number from 1 to SCHED_TARGET_H_MAX. */
+ * algorithm's own), UINT64_MAX when it is not a number from 1 to EXCHANGE_SCHED_TARGET_H_MAX. */
 static uint64_t target_h_asked(void)
 {
     const char *env = getenv("SORTEX_SCHED_TARGET_H");
@@ -98,7 +95,8 @@ static uint64_t target_h_asked(void)
     if (env == NULL || *env == '\0') {
         return 0;
     }
-    return util_parse_int(env, 1, SCHED_TARGET_H_MAX, &v) == UTIL_OK ? (uint64_t)v : UINT64_MAX;
+    return util_parse_int(env, 1, EXCHANGE_SCHED_TARGET_H_MAX, &v) == UTIL_OK ? (uint64_t)v
+                                                                              : UINT64_MAX;
 }
 
 /* Bytes in one MPI call: the int limit in keys, as bytes, and never above INT_MAX. */
@@ -413,7 +411,7 @@ static int scheduled_run(const struct exchange_args *a, const char *algo_name)
                         : util_fail(UTIL_EUSAGE,
                                     "rank 0: exchange: SORTEX_SCHED_TARGET_H must be an integer "
                                     "from 1 to %d (%s)",
-                                    SCHED_TARGET_H_MAX, getenv("SORTEX_SCHED_TARGET_H"));
+                                    EXCHANGE_SCHED_TARGET_H_MAX, getenv("SORTEX_SCHED_TARGET_H"));
         goto fail;
     }
     int joining = 1;
