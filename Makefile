@@ -94,9 +94,13 @@ $(BIN)/$(call prog_name,$(1)): $(BUILD)/$(patsubst %.c,%.o,$(call prog_main,$(1)
 endef
 $(foreach p,$(PROGRAMS),$(eval $(call program_rule,$(p))))
 
+# The baselines users compare with, from Debian: ips4o (header-only; its parallel sort needs
+# 16-byte atomics from libatomic), Highway's vqsort, Boost.Sort (header-only).
+BASE_LIBS := -lhwy_contrib -lhwy -latomic
 $(BIN)/sortex-%: bench/%.cc $(LIB) | $(BIN)
 	@mkdir -p $(BUILD)/bench
-	$(CXX) $(CPPFLAGS) $(CXXFLAGS) -MF $(BUILD)/bench/$*.d $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
+	$(CXX) $(CPPFLAGS) $(CXXFLAGS) -MF $(BUILD)/bench/$*.d $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS) \
+	    $(BASE_LIBS)
 
 $(BUILD)/tests/%: tests/unit/%.c $(LIB)
 	@mkdir -p $(@D)
@@ -110,15 +114,18 @@ $(BUILD)/%.o: %.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
 
-# The commit goes into version.c through a header rewritten only when it changes. "-dirty" means
-# uncommitted changes to the sources; results/ holds outputs and does not count.
+# The commit and the compiler flags go into version.c through a header rewritten only when they
+# change. "-dirty" means uncommitted changes to the sources; results/ holds outputs and does not
+# count. The flags are what results headers record beside the CPU.
+BUILD_FLAGS := $(shell $(CC) -dumpfullversion 2>/dev/null | sed 's/^/gcc /') $(OPT) -fopenmp
 $(BUILD)/util/version.o: $(BUILD)/commit.h
 $(BUILD)/commit.h: FORCE
 	@mkdir -p $(@D)
 	@c=$$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown); \
 	 d=$$(git diff --quiet HEAD -- . ':!results' 2>/dev/null || echo -dirty); \
-	 line="#define SORTEX_COMMIT \"$$c$$d\""; \
-	 [ -f $@ ] && [ "$$(cat $@)" = "$$line" ] || echo "$$line" > $@
+	 text=$$(printf '#define SORTEX_COMMIT "%s"\n#define SORTEX_BUILD_FLAGS "%s"' "$$c$$d" \
+	        "$(BUILD_FLAGS)"); \
+	 [ -f $@ ] && [ "$$(cat $@)" = "$$text" ] || printf '%s\n' "$$text" > $@
 
 $(BIN):
 	@mkdir -p $@

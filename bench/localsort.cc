@@ -1,53 +1,169 @@
-// bench/localsort.cc: the node-local sort kernels against the baselines, on keys made in memory.
+// bench/localsort.cc: sortex-localsort, the node-local kernels against the sorts users know,
+// on keys made in memory by the project's own generator (datagen).
 //
-//   sortex-localsort --algo sortex,gnu_parallel --dist uniform,few --n 1e8 --threads 1,2
-//                    --reps 5 [--warmup 1] [--runs P --skew equal|zipf] [--touch pre|first] [--csv]
+//   sortex-localsort --algo sortex,ips4o_par,vqsort --dist uniform,zipf --n 1Mi,1e8
+//                    --threads 1,2 --reps 5 [--warmup 1] [--runs P --skew equal|zipf] [--csv]
 //
-// Algorithms (the kernels under test and the baselines they are compared with):
-//   sortex        sortex_local_sort() (re-sorts the concatenated runs when --runs is given)
-//   merge         sortex_merge_runs() of the --runs sorted runs
-//   qsort         glibc qsort()                       (one thread whatever --threads says)
-//   std           C++ std::sort                       (one thread whatever --threads says)
-//   gnu_parallel  libstdc++ __gnu_parallel::sort (multiway mergesort) with --threads threads
-//   pretouch      util_pretouch() of a fresh util_alloc_big() buffer of n keys (huge pages)
-//   pretouch4k    the same for a buffer advised MADV_NOHUGEPAGE (4 KiB pages)
+// The algorithms are one table (kAlgos): the kernels under test (sortex_local_sort(),
+// sortex_merge_runs()), the baselines users would pick instead (ips4o sequential and parallel,
+// Highway's vqsort, Boost.Sort's block_indirect_sort and spreadsort, all from Debian), the
+// references (glibc qsort, std::sort, __gnu_parallel::sort) and two page-touch probes. A
+// sequential algorithm runs on one thread whatever --threads says, and says so in its rows.
 //
 // Every repetition starts from a pristine copy of the generated keys, so generation and copy
-// are outside the timed region; the repetitions of the algorithms are interleaved (A B A B ...)
-// so that noise from other work on the machine hits all of them alike. After each repetition
-// the output is checked: ascending, and the same multiset (count, sum and xor of a mix of
-// every key). --touch first hands the sort a fresh, never-touched scratch buffer each time
-// (its page faults are then inside the timed region); the default pre-touches once.
+// are outside the timed region; the algorithms' repetitions are interleaved (A B A B ...) so
+// that noise from other work on the machine hits all of them alike. After each repetition the
+// output is checked: ascending, and the same multiset (count and two order-independent sums).
+// --touch first hands the sort a fresh, never-touched scratch buffer each time (its page
+// faults are then inside the timed region); the default touches it once beforehand.
 //
-// Output: with --csv one line per repetition "algo,dist,n,threads,rep,seconds,mkeys_per_s"
-// (plus ",cpu_seconds" with --cpu-time: CPU time of all threads, which on a shared machine is
-// less disturbed than wall time when other work preempts the sort; OpenMP threads that spin
-// at barriers count too) after '#' comment lines describing the machine and the build; otherwise a summary table of
-// min / median / max per configuration. Exit status: 0, 1 when a check failed, 2 on bad usage.
+// Output: with --csv one header line and one row per repetition, after '#' lines describing
+// the machine (CPU model, every cache level, the compiler flags) and the parameters; otherwise
+// a table of min / median / max per configuration. Exit status: 0, 1 when a check failed, 2 on
+// bad usage, 3 when out of memory.
+
+#include <getopt.h>
+#include <sys/mman.h>
 
 #include <algorithm>
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
+#include <functional>
 #include <parallel/algorithm>
 #include <string>
-#include <ctime>
-#include <sys/mman.h>
-#include <unistd.h>
 #include <vector>
 
+#include <boost/sort/sort.hpp>
+#include <hwy/contrib/sort/vqsort.h>
+#include <ips4o.hpp>
 #include <omp.h>
 
 extern "C" {
+#include "datagen/datagen.h"
 #include "sort/local_sort.h"
 #include "util/alloc.h"
+#include "util/cpu.h"
 #include "util/util.h"
 }
 
 namespace {
 
-// splitmix64 finaliser: a counter-based generator, so keys can be made in parallel.
+// What one timed call gets: the keys, a scratch array of the same size, the thread count and,
+// for the merge, the sorted runs. It returns the array that holds the result.
+struct job {
+    uint64_t *keys, *scratch;
+    size_t n;
+    int threads;
+    const std::vector<uint64_t> *runs;
+};
+
+int cmp_u64(const void *p, const void *q)
+{
+    uint64_t a = *static_cast<const uint64_t *>(p), b = *static_cast<const uint64_t *>(q);
+    return (a > b) - (a < b);
+}
+
+uint64_t *run_sortex(const job &j)
+{
+    return sortex_local_sort(j.keys, j.scratch, j.n, j.threads) == 0 ? j.keys : nullptr;
+}
+
+uint64_t *run_merge(const job &j)
+{
+    int rc = sortex_merge_runs(j.keys, j.runs->data(), (int)j.runs->size(), j.scratch, j.threads);
+    return rc == 0 ? j.scratch : nullptr;
+}
+
+uint64_t *run_qsort(const job &j)
+{
+    std::qsort(j.keys, j.n, sizeof(*j.keys), cmp_u64);
+    return j.keys;
+}
+
+uint64_t *run_std(const job &j)
+{
+    std::sort(j.keys, j.keys + j.n);
+    return j.keys;
+}
+
+uint64_t *run_gnu_parallel(const job &j)
+{
+    omp_set_num_threads(j.threads);
+    __gnu_parallel::sort(j.keys, j.keys + j.n, __gnu_parallel::multiway_mergesort_tag());
+    return j.keys;
+}
+
+uint64_t *run_ips4o(const job &j)
+{
+    ips4o::sort(j.keys, j.keys + j.n);
+    return j.keys;
+}
+
+uint64_t *run_ips4o_par(const job &j)
+{
+    ips4o::parallel::sort(j.keys, j.keys + j.n, std::less<>(), j.threads);
+    return j.keys;
+}
+
+uint64_t *run_vqsort(const job &j)
+{
+    static const hwy::Sorter sorter; // its buffers are allocated once
+    sorter(j.keys, j.n, hwy::SortAscending());
+    return j.keys;
+}
+
+uint64_t *run_boost_bis(const job &j)
+{
+    boost::sort::block_indirect_sort(j.keys, j.keys + j.n, (uint32_t)j.threads);
+    return j.keys;
+}
+
+uint64_t *run_boost_spread(const job &j)
+{
+    boost::sort::spreadsort::integer_sort(j.keys, j.keys + j.n);
+    return j.keys;
+}
+
+struct algo {
+    const char *name;
+    const char *summary;
+    bool threaded;   // uses --threads; otherwise one thread
+    bool needs_runs; // sorts --runs sorted runs (the finish phase's input)
+    uint64_t *(*run)(const job &);
+};
+
+// The page-touch probes are timed apart (run == nullptr): they measure fresh memory itself.
+const algo kAlgos[] = {
+    {"sortex", "sortex_local_sort(), the sort's kernel", true, false, run_sortex},
+    {"merge", "sortex_merge_runs() of the --runs sorted runs", true, true, run_merge},
+    {"ips4o", "ips4o::sort, sequential (Debian libips4o-dev)", false, false, run_ips4o},
+    {"ips4o_par", "ips4o::parallel::sort with --threads threads", true, false, run_ips4o_par},
+    {"vqsort", "Highway's vqsort, sequential (Debian libhwy-dev)", false, false, run_vqsort},
+    {"boost_bis", "Boost.Sort block_indirect_sort with --threads", true, false, run_boost_bis},
+    {"boost_spread", "Boost.Sort spreadsort (integer_sort), sequential", false, false,
+     run_boost_spread},
+    {"qsort", "glibc qsort", false, false, run_qsort},
+    {"std", "C++ std::sort", false, false, run_std},
+    {"gnu_parallel", "libstdc++ __gnu_parallel::sort (multiway mergesort)", true, false,
+     run_gnu_parallel},
+    {"pretouch", "first touch of a fresh huge-page buffer of n keys", true, false, nullptr},
+    {"pretouch4k", "first touch of a fresh 4 KiB-page buffer of n keys", true, false, nullptr},
+};
+
+const algo *find_algo(const std::string &name)
+{
+    for (const algo &a : kAlgos) {
+        if (name == a.name) {
+            return &a;
+        }
+    }
+    return nullptr;
+}
+
+// splitmix64 finaliser: the order-independent multiset sums of the check.
 uint64_t mix(uint64_t x)
 {
     x += 0x9e3779b97f4a7c15ULL;
@@ -56,54 +172,6 @@ uint64_t mix(uint64_t x)
     return x ^ (x >> 31);
 }
 
-// The distributions, in the order of enum dist.
-const char *const dists[] = {"uniform", "few", "sorted", "reverse", "nearly", "radix", nullptr};
-enum dist { DIST_UNIFORM, DIST_FEW, DIST_SORTED, DIST_REVERSE, DIST_NEARLY, DIST_RADIX };
-
-bool known(const char *const *names, const std::string &s)
-{
-    for (int i = 0; names[i] != nullptr; i++) {
-        if (s == names[i]) {
-            return true;
-        }
-    }
-    return false;
-}
-
-// Fills a[0..n) with distribution @dist (seeded by @seed).
-void generate(uint64_t *a, size_t n, const std::string &dist_name, uint64_t seed, int threads)
-{
-    uint64_t stride = n ? UINT64_MAX / n : 1;
-    int d = 0;
-    while (dists[d] != nullptr && dist_name != dists[d]) {
-        d++;
-    }
-#pragma omp parallel for num_threads(threads) schedule(static)
-    for (size_t i = 0; i < n; i++) {
-        uint64_t r = mix(seed ^ (i * 0xd1342543de82ef95ULL));
-        uint64_t k;
-        if (d == DIST_FEW) {
-            k = mix(seed + r % 1000); // 1000 distinct random values
-        } else if (d == DIST_SORTED || d == DIST_NEARLY) {
-            k = i * stride + r % stride;
-        } else if (d == DIST_REVERSE) {
-            k = (n - 1 - i) * stride + r % stride;
-        } else if (d == DIST_RADIX) {
-            k = 0x0123456789ULL << 24 | (r & 0xffffff); // top 5 bytes shared
-        } else {
-            k = r;
-        }
-        a[i] = k;
-    }
-    if (d == DIST_NEARLY) { // sorted, then 1% of the keys swapped with a random other
-        for (size_t j = 0; j < n / 100; j++) {
-            size_t p = mix(seed + 2 * j) % n, q = mix(seed + 2 * j + 1) % n;
-            std::swap(a[p], a[q]);
-        }
-    }
-}
-
-// Order-independent fingerprint of a multiset of keys.
 struct fingerprint {
     uint64_t sum = 0, xr = 0;
     bool operator==(const fingerprint &o) const
@@ -135,12 +203,6 @@ bool is_sorted_par(const uint64_t *a, size_t n, int threads)
         bad |= a[i - 1] > a[i];
     }
     return !bad;
-}
-
-int cmp_u64(const void *p, const void *q)
-{
-    uint64_t a = *static_cast<const uint64_t *>(p), b = *static_cast<const uint64_t *>(q);
-    return (a > b) - (a < b);
 }
 
 std::vector<std::string> split_list(const char *s)
@@ -183,11 +245,14 @@ std::vector<uint64_t> run_sizes(size_t n, int runs, const std::string &skew)
 struct options {
     std::vector<std::string> algos{"sortex"};
     std::vector<std::string> dists{"uniform"};
+    std::vector<uint64_t> sizes{1000000};
     std::vector<long> threads{1};
-    uint64_t n = 1000000;
     long reps = 5;
     long warmup = 1;
     long runs = 0;
+    uint64_t ranks = 4;
+    uint64_t seed = 42;
+    uint64_t unique = 1000;
     std::string skew = "equal";
     std::string touch = "pre";
     bool csv = false;
@@ -197,91 +262,192 @@ struct options {
 void usage(FILE *out)
 {
     std::fprintf(out,
-                 "usage: sortex-localsort [--algo A[,A...]] [--dist D[,D...]] [--n N]\n"
-                 "         [--threads T[,T...]] [--reps R] [--warmup W] [--runs P]\n"
-                 "         [--skew equal|zipf] [--touch pre|first] [--csv [--cpu-time]]\n"
-                 "  algos: sortex merge qsort std gnu_parallel pretouch pretouch4k\n"
-                 "  dists: uniform few sorted reverse nearly radix\n");
+                 "usage: sortex-localsort [options]\n"
+                 "\n"
+                 "Times the node-local sort kernels against the sorts users know, on keys made\n"
+                 "in memory by the project's generator; every output is checked.\n"
+                 "\n"
+                 "options (default in brackets; lists are comma separated):\n"
+                 "  -a, --algo A[,A...]     algorithms [sortex]; 'help' lists them\n"
+                 "  -d, --dist D[,D...]     distributions of sortex-gen --list [uniform]\n"
+                 "  -n, --n N[,N...]        key counts; K M G and Ki Mi Gi suffixes [1000000]\n"
+                 "  -t, --threads T[,T...]  threads of the threaded algorithms [1]\n"
+                 "  -r, --reps R            timed repetitions [5]\n"
+                 "      --warmup W          untimed repetitions first [1]\n"
+                 "      --ranks P           the generator's P (per-rank distributions) [4]\n"
+                 "      --seed S            the generator's seed [42]\n"
+                 "      --unique K          distinct values of 'few' [1000]\n"
+                 "      --runs R            the input is R sorted runs (the finish phase's input;\n"
+                 "                          'merge' needs it, 'sortex' then re-sorts them) [0]\n"
+                 "      --skew equal|zipf   run sizes with --runs [equal]\n"
+                 "      --touch pre|first   scratch touched once before (pre) or fresh in every\n"
+                 "                          repetition, its page faults timed (first) [pre]\n"
+                 "      --csv               one CSV row per repetition, machine in '#' lines\n"
+                 "      --cpu-time          add the CPU seconds of all threads to each row\n"
+                 "  -h, --help              this help\n"
+                 "  -V, --version           version, commit and build\n"
+                 "\n"
+                 "exit codes: 0 every output checked; 1 a check failed; 2 usage error;\n"
+                 "            3 out of memory\n");
 }
 
+void list_algos(FILE *out)
+{
+    std::fprintf(out, "algorithms (--algo NAME):\n");
+    for (const algo &a : kAlgos) {
+        std::fprintf(out, "%-13s %s%s\n", a.name, a.summary, a.threaded ? "" : " (one thread)");
+    }
+}
+
+enum {
+    OPT_WARMUP = 256,
+    OPT_RANKS,
+    OPT_SEED,
+    OPT_UNIQUE,
+    OPT_RUNS,
+    OPT_SKEW,
+    OPT_TOUCH,
+    OPT_CSV,
+    OPT_CPU,
+};
+
+// Parses argv into @o. Returns 0, 1 when done (--help, --version, --algo help), or UTIL_EUSAGE.
 int parse(int argc, char **argv, options &o)
 {
-    static const char *const algos[] = {"sortex", "merge", "qsort", "std", "gnu_parallel",
-                                        "pretouch", "pretouch4k", nullptr};
-    for (int i = 1; i < argc; i++) {
-        std::string a = argv[i];
-        if (a == "--help" || a == "-h") {
-            usage(stdout);
-            std::exit(0);
-        }
-        if (a == "--csv") {
-            o.csv = true;
-            continue;
-        }
-        if (a == "--cpu-time") {
-            o.cpu = true;
-            continue;
-        }
-        if (i + 1 >= argc) {
-            return util_error("option needs a value (%s)", a.c_str());
-        }
-        const char *v = argv[++i];
-        long x;
-        if (a == "--algo") {
-            o.algos = split_list(v);
+    static const struct option longopts[] = {
+        {"algo", required_argument, nullptr, 'a'},
+        {"dist", required_argument, nullptr, 'd'},
+        {"n", required_argument, nullptr, 'n'},
+        {"threads", required_argument, nullptr, 't'},
+        {"reps", required_argument, nullptr, 'r'},
+        {"warmup", required_argument, nullptr, OPT_WARMUP},
+        {"ranks", required_argument, nullptr, OPT_RANKS},
+        {"seed", required_argument, nullptr, OPT_SEED},
+        {"unique", required_argument, nullptr, OPT_UNIQUE},
+        {"runs", required_argument, nullptr, OPT_RUNS},
+        {"skew", required_argument, nullptr, OPT_SKEW},
+        {"touch", required_argument, nullptr, OPT_TOUCH},
+        {"csv", no_argument, nullptr, OPT_CSV},
+        {"cpu-time", no_argument, nullptr, OPT_CPU},
+        {"help", no_argument, nullptr, 'h'},
+        {"version", no_argument, nullptr, 'V'},
+        {nullptr, 0, nullptr, 0},
+    };
+    char opt[8];
+    long x;
+    int c;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":a:d:n:t:r:hV", longopts, nullptr)) != -1) {
+        switch (c) {
+        case 'a':
+            if (std::strcmp(optarg, "help") == 0) {
+                list_algos(stdout);
+                return 1;
+            }
+            o.algos = split_list(optarg);
             for (auto &s : o.algos) {
-                if (!known(algos, s)) {
-                    return util_error("unknown algorithm (%s)", s.c_str());
+                if (find_algo(s) == nullptr) {
+                    return util_error("unknown algorithm (%s); see --algo help", s.c_str());
                 }
             }
-        } else if (a == "--dist") {
-            o.dists = split_list(v);
+            break;
+        case 'd':
+            o.dists = split_list(optarg);
             for (auto &s : o.dists) {
-                if (!known(dists, s)) {
-                    return util_error("unknown distribution (%s)", s.c_str());
+                if (datagen_find(s.c_str()) == nullptr) {
+                    return util_error("unknown distribution (%s); see sortex-gen --list",
+                                      s.c_str());
                 }
             }
-        } else if (a == "--threads") {
+            break;
+        case 'n':
+            o.sizes.clear();
+            for (auto &s : split_list(optarg)) {
+                uint64_t v;
+                if (util_parse_count(s.c_str(), &v) != 0 || v == 0 || v > ((uint64_t)1 << 34)) {
+                    return util_error("--n must be counts from 1 to 2^34 (%s)", s.c_str());
+                }
+                o.sizes.push_back(v);
+            }
+            break;
+        case 't':
             o.threads.clear();
-            for (auto &s : split_list(v)) {
+            for (auto &s : split_list(optarg)) {
                 if (util_parse_int(s.c_str(), 1, 1024, &x) != 0) {
-                    return util_error("bad thread count (%s)", s.c_str());
+                    return util_error("--threads must be integers from 1 to 1024 (%s)",
+                                      s.c_str());
                 }
                 o.threads.push_back(x);
             }
-        } else if (a == "--n") {
-            if (util_parse_count(v, &o.n) != 0) {
-                return util_error("bad key count (%s)", v);
+            break;
+        case 'r':
+            if (util_parse_int(optarg, 1, 1000000, &o.reps) != 0) {
+                return util_error("--reps must be an integer from 1 to 1000000 (%s)", optarg);
             }
-        } else if (a == "--reps") {
-            if (util_parse_int(v, 1, 1000000, &o.reps) != 0) {
-                return util_error("bad repetition count (%s)", v);
+            break;
+        case OPT_WARMUP:
+            if (util_parse_int(optarg, 0, 1000, &o.warmup) != 0) {
+                return util_error("--warmup must be an integer from 0 to 1000 (%s)", optarg);
             }
-        } else if (a == "--warmup") {
-            if (util_parse_int(v, 0, 1000, &o.warmup) != 0) {
-                return util_error("bad warm-up count (%s)", v);
+            break;
+        case OPT_RANKS:
+            if (util_parse_count(optarg, &o.ranks) != 0 || o.ranks == 0 ||
+                o.ranks > DATAGEN_MAX_RANKS) {
+                return util_error("--ranks must be a count from 1 to 2^24 (%s)", optarg);
             }
-        } else if (a == "--runs") {
-            if (util_parse_int(v, 1, 1 << 20, &o.runs) != 0) {
-                return util_error("bad run count (%s)", v);
+            break;
+        case OPT_SEED:
+            if (util_parse_count(optarg, &o.seed) != 0) {
+                return util_error("--seed must be a non-negative integer (%s)", optarg);
             }
-        } else if (a == "--skew") {
-            o.skew = v;
+            break;
+        case OPT_UNIQUE:
+            if (util_parse_count(optarg, &o.unique) != 0 || o.unique == 0) {
+                return util_error("--unique must be a positive count (%s)", optarg);
+            }
+            break;
+        case OPT_RUNS:
+            if (util_parse_int(optarg, 1, 1 << 20, &o.runs) != 0) {
+                return util_error("--runs must be an integer from 1 to 2^20 (%s)", optarg);
+            }
+            break;
+        case OPT_SKEW:
+            o.skew = optarg;
             if (o.skew != "equal" && o.skew != "zipf") {
-                return util_error("unknown skew (%s)", v);
+                return util_error("--skew must be equal or zipf (%s)", optarg);
             }
-        } else if (a == "--touch") {
-            o.touch = v;
+            break;
+        case OPT_TOUCH:
+            o.touch = optarg;
             if (o.touch != "pre" && o.touch != "first") {
-                return util_error("unknown touch mode (%s)", v);
+                return util_error("--touch must be pre or first (%s)", optarg);
             }
-        } else {
-            return util_error("unknown option (%s)", a.c_str());
+            break;
+        case OPT_CSV:
+            o.csv = true;
+            break;
+        case OPT_CPU:
+            o.cpu = true;
+            break;
+        case 'h':
+            usage(stdout);
+            return 1;
+        case 'V':
+            util_print_version(stdout);
+            return 1;
+        case ':':
+            return util_error("option needs a value (%s)", argv[optind - 1]);
+        default:
+            return util_error("unknown option (%s); see --help",
+                              util_bad_option(argv, opt, sizeof(opt)));
         }
     }
+    if (optind < argc) {
+        return util_error("unexpected argument (%s); see --help", argv[optind]);
+    }
     for (auto &s : o.algos) {
-        if (s == "merge" && o.runs == 0) {
-            return util_error("--algo merge needs --runs (%s)", "0");
+        if (find_algo(s)->needs_runs && o.runs == 0) {
+            return util_error("--algo %s needs --runs (%s)", s.c_str(), "0");
         }
     }
     return 0;
@@ -322,18 +488,34 @@ double time_pretouch(size_t bytes, int threads, bool huge)
     return t;
 }
 
+// Fills a[0..n) with distribution @dist by datagen (its 'few' with @o.unique values).
+int generate(uint64_t *a, size_t n, const std::string &dist, const options &o, int threads)
+{
+    struct datagen_params p;
+    datagen_params_init(&p);
+    p.dist = datagen_find(dist.c_str());
+    p.n = n;
+    p.ranks = o.ranks < n ? o.ranks : n;
+    p.seed = o.seed;
+    p.unique = o.unique;
+    if (datagen_check(&p) != 0) {
+        return UTIL_EUSAGE;
+    }
+    return datagen_fill_threads(&p, 0, n, a, threads);
+}
+
 } // namespace
 
 int main(int argc, char **argv)
 {
     util_set_progname("sortex-localsort");
     options o;
-    if (parse(argc, argv, o) != 0) {
-        usage(stderr);
-        return UTIL_EXIT_USAGE;
+    int rc = parse(argc, argv, o);
+    if (rc != 0) {
+        return rc == 1 ? UTIL_EXIT_OK : UTIL_EXIT_USAGE;
     }
-    size_t n = o.n;
-    size_t bytes = n * sizeof(uint64_t);
+    size_t nmax = *std::max_element(o.sizes.begin(), o.sizes.end());
+    size_t bytes = nmax * sizeof(uint64_t);
     long maxt = *std::max_element(o.threads.begin(), o.threads.end());
     int gen_threads = (int)std::max<long>(maxt, omp_get_num_procs());
 
@@ -348,120 +530,114 @@ int main(int argc, char **argv)
     util_pretouch(keys, bytes, gen_threads);
     util_pretouch(scratch, bytes, gen_threads);
 
-    std::vector<uint64_t> counts;
-    if (o.runs > 0) {
-        counts = run_sizes(n, (int)o.runs, o.skew);
-    }
-
     if (o.csv) {
         char host[256] = "unknown";
         (void)gethostname(host, sizeof(host) - 1);
-        std::printf("# sortex-localsort: host=%s cpus=%d commit=%s allocator=%s\n", host,
-                    omp_get_num_procs(), util_commit(), util_allocator_name());
-        std::printf("# n=%zu reps=%ld warmup=%ld runs=%ld skew=%s touch=%s\n", n, o.reps,
-                    o.warmup, o.runs, o.skew.c_str(), o.touch.c_str());
+        std::printf("# sortex-localsort: host=%s commit=%s allocator=%s\n", host, util_commit(),
+                    util_allocator_name());
+        std::printf("# cpu: %s\n", util_cpu_describe());
+        std::printf("# build: library %s; baselines g++ %s\n", util_build_flags(), __VERSION__);
+        std::printf("# reps=%ld warmup=%ld runs=%ld skew=%s touch=%s ranks=%llu seed=%llu "
+                    "unique=%llu\n",
+                    o.reps, o.warmup, o.runs, o.skew.c_str(), o.touch.c_str(),
+                    (unsigned long long)o.ranks, (unsigned long long)o.seed,
+                    (unsigned long long)o.unique);
         std::printf("algo,dist,n,threads,rep,seconds,mkeys_per_s%s\n", o.cpu ? ",cpu_seconds" : "");
     } else {
-        std::printf("%-13s %-8s %12s %3s %5s %10s %10s %10s %9s\n", "algo", "dist", "n", "T", "runs",
-                    "min_s", "median_s", "max_s", "Mkeys/s");
+        std::printf("# cpu: %s\n", util_cpu_describe());
+        std::printf("%-13s %-9s %12s %3s %5s %10s %10s %10s %9s\n", "algo", "dist", "n", "T",
+                    "runs", "min_s", "median_s", "max_s", "Mkeys/s");
     }
     std::fflush(stdout);
 
     int failures = 0;
-    for (const auto &dist : o.dists) {
-        // The input of every repetition: generated once, runs sorted when asked.
-        generate(orig, n, dist, 42, gen_threads);
+    for (uint64_t n : o.sizes) {
+        size_t nbytes = n * sizeof(uint64_t);
+        std::vector<uint64_t> counts;
         if (o.runs > 0) {
-            size_t off = 0;
-            for (uint64_t c : counts) {
-                sortex_local_sort(orig + off, scratch + off, c, gen_threads);
-                off += c;
-            }
+            counts = run_sizes(n, (int)o.runs, o.skew);
         }
-        fingerprint want = fingerprint_of(orig, n, gen_threads);
-
-        for (long t : o.threads) {
-            std::vector<std::vector<double>> times(o.algos.size());
-            for (long rep = -o.warmup; rep < o.reps; rep++) {
-                for (size_t ai = 0; ai < o.algos.size(); ai++) {
-                    const std::string &algo = o.algos[ai];
-                    int threads = (int)t;
-                    double secs, cpu = 0;
-                    const uint64_t *result = keys;
-                    if (algo == "pretouch" || algo == "pretouch4k") {
-                        secs = time_pretouch(bytes, threads, algo == "pretouch");
-                    } else {
-                        std::memcpy(keys, orig, bytes);
-                        uint64_t *scr = scratch;
-                        if (o.touch == "first") {
-                            scr = static_cast<uint64_t *>(util_alloc_big(bytes));
-                            if (scr == nullptr) {
-                                util_fail(UTIL_ENOMEM, "cannot allocate %zu bytes", bytes);
-                                return UTIL_EXIT_RUNTIME;
-                            }
-                        }
-                        int rc = 0;
-                        double c0 = cpu_now();
-                        double t0 = util_now();
-                        if (algo == "sortex") {
-                            rc = sortex_local_sort(keys, scr, n, threads);
-                        } else if (algo == "merge") {
-                            rc = sortex_merge_runs(keys, counts.data(), (int)o.runs, scr,
-                                                   threads);
-                            result = scr;
-                        } else if (algo == "qsort") {
-                            std::qsort(keys, n, sizeof(*keys), cmp_u64);
-                        } else if (algo == "std") {
-                            std::sort(keys, keys + n);
-                        } else {
-                            omp_set_num_threads(threads);
-                            __gnu_parallel::sort(keys, keys + n,
-                                                 __gnu_parallel::multiway_mergesort_tag());
-                        }
-                        secs = util_now() - t0;
-                        cpu = cpu_now() - c0;
-                        if (rc != 0) {
-                            util_fail(rc, "%s failed (%d)", algo.c_str(), rc);
-                            failures++;
-                        }
-                        if (!is_sorted_par(result, n, gen_threads) ||
-                            !(fingerprint_of(result, n, gen_threads) == want)) {
-                            util_fail(UTIL_EIO, "%s on %s: output is not a sorted permutation",
-                                      algo.c_str(), dist.c_str());
-                            failures++;
-                        }
-                        if (scr != scratch) {
-                            if (result == scr) {
-                                std::memcpy(keys, scr, bytes);
-                            }
-                            util_free_big(scr);
-                        }
-                    }
-                    if (rep < 0) {
-                        continue;
-                    }
-                    times[ai].push_back(secs);
-                    if (o.csv) {
-                        std::printf("%s,%s,%zu,%ld,%ld,%.6f,%.3f", algo.c_str(), dist.c_str(), n, t,
-                                    rep, secs, secs > 0 ? (double)n / secs / 1e6 : 0.0);
-                        if (o.cpu) {
-                            std::printf(",%.6f", cpu);
-                        }
-                        std::printf("\n");
-                        std::fflush(stdout);
-                    }
+        for (const auto &dist : o.dists) {
+            // The input of every repetition: generated once, runs sorted when asked.
+            if (generate(orig, n, dist, o, gen_threads) != 0) {
+                return UTIL_EXIT_USAGE;
+            }
+            if (o.runs > 0) {
+                size_t off = 0;
+                for (uint64_t c : counts) {
+                    sortex_local_sort(orig + off, scratch + off, c, gen_threads);
+                    off += c;
                 }
             }
-            if (!o.csv) {
-                for (size_t ai = 0; ai < o.algos.size(); ai++) {
-                    auto &v = times[ai];
-                    double med = median(v);
-                    std::printf("%-13s %-8s %12zu %3ld %5ld %10.4f %10.4f %10.4f %9.1f\n",
-                                o.algos[ai].c_str(), dist.c_str(), n, t, o.runs,
-                                *std::min_element(v.begin(), v.end()), med,
-                                *std::max_element(v.begin(), v.end()), (double)n / med / 1e6);
+            fingerprint want = fingerprint_of(orig, n, gen_threads);
+
+            for (long t : o.threads) {
+                std::vector<std::vector<double>> times(o.algos.size());
+                for (long rep = -o.warmup; rep < o.reps; rep++) {
+                    for (size_t ai = 0; ai < o.algos.size(); ai++) {
+                        const algo &al = *find_algo(o.algos[ai]);
+                        int threads = al.threaded ? (int)t : 1;
+                        double secs, cpu = 0;
+                        if (al.run == nullptr) {
+                            secs = time_pretouch(nbytes, threads, std::strcmp(al.name, "pretouch") == 0);
+                        } else {
+                            std::memcpy(keys, orig, nbytes);
+                            uint64_t *scr = scratch;
+                            if (o.touch == "first") {
+                                scr = static_cast<uint64_t *>(util_alloc_big(nbytes));
+                                if (scr == nullptr) {
+                                    util_fail(UTIL_ENOMEM, "cannot allocate %zu bytes", nbytes);
+                                    return UTIL_EXIT_RUNTIME;
+                                }
+                            }
+                            job j{keys, scr, n, threads, &counts};
+                            double c0 = cpu_now();
+                            double t0 = util_now();
+                            const uint64_t *result = al.run(j);
+                            secs = util_now() - t0;
+                            cpu = cpu_now() - c0;
+                            if (result == nullptr) {
+                                util_fail(UTIL_EIO, "%s failed", al.name);
+                                failures++;
+                            } else if (!is_sorted_par(result, n, gen_threads) ||
+                                       !(fingerprint_of(result, n, gen_threads) == want)) {
+                                util_fail(UTIL_EIO, "%s on %s: output is not a sorted permutation",
+                                          al.name, dist.c_str());
+                                failures++;
+                            }
+                            if (scr != scratch) {
+                                util_free_big(scr);
+                            }
+                        }
+                        if (rep < 0) {
+                            continue;
+                        }
+                        times[ai].push_back(secs);
+                        if (o.csv) {
+                            std::printf("%s,%s,%llu,%d,%ld,%.6f,%.3f", al.name, dist.c_str(),
+                                        (unsigned long long)n, threads, rep, secs,
+                                        secs > 0 ? (double)n / secs / 1e6 : 0.0);
+                            if (o.cpu) {
+                                std::printf(",%.6f", cpu);
+                            }
+                            std::printf("\n");
+                            std::fflush(stdout);
+                        }
+                    }
                 }
-                std::fflush(stdout);
+                if (!o.csv) {
+                    for (size_t ai = 0; ai < o.algos.size(); ai++) {
+                        const algo &al = *find_algo(o.algos[ai]);
+                        auto &v = times[ai];
+                        double med = median(v);
+                        std::printf("%-13s %-9s %12llu %3ld %5ld %10.4f %10.4f %10.4f %9.1f\n",
+                                    al.name, dist.c_str(), (unsigned long long)n,
+                                    al.threaded ? t : 1L, o.runs,
+                                    *std::min_element(v.begin(), v.end()), med,
+                                    *std::max_element(v.begin(), v.end()), (double)n / med / 1e6);
+                    }
+                    std::fflush(stdout);
+                }
             }
         }
     }

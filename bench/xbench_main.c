@@ -13,6 +13,7 @@
 
 #include "bench/bench.h"
 #include "util/alloc.h"
+#include "util/temp.h"
 #include "util/util.h"
 
 /* Limits of the lists on the command line. */

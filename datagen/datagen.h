@@ -175,19 +175,13 @@ struct datagen_write_opts {
  * Writes the whole file described by @p (checked with datagen_check()) to @path, generating
  * blocks of keys in parallel into reused per-thread buffers (memory does not grow with n).
  * @opts may be NULL: OpenMP's thread count, no progress. The data goes to a temporary name
- * beside @path (util_temp_name()) that is renamed to @path at the end; on any failure the
+ * beside @path (util/temp.h) that is renamed to @path at the end; on any failure the
  * temporary file is removed and @path is left as it was. Returns 0; UTIL_EUSAGE when the
  * output cannot be created or does not fit into the free space; UTIL_EIO when a write fails;
  * UTIL_ENOMEM. Each failure prints one error line.
  */
 int datagen_write(const struct datagen_params *p, const char *path,
                   const struct datagen_write_opts *opts);
-
-/**
- * The name of the temporary file datagen_write() is writing right now, or NULL. Meant for a
- * signal handler that removes it before the program dies (async-signal-safe to read).
- */
-const char *datagen_write_temp(void);
 
 #ifdef __cplusplus
 }

@@ -4,7 +4,6 @@
  */
 #include <errno.h>
 #include <getopt.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +11,7 @@
 
 #include "datagen/datagen.h"
 #include "util/keytype.h"
+#include "util/temp.h"
 #include "util/util.h"
 
 /* Files at least this large show progress by themselves when stderr is a terminal. */
@@ -231,31 +231,6 @@ static int parse_param(enum datagen_param param, const char *s, struct datagen_p
     }
 }
 
-/* Signals remove the temporary file before the process dies. */
-static void on_signal(int sig)
-{
-    const char *tmp = datagen_write_temp();
-    if (tmp != NULL) {
-        (void)unlink(tmp);
-    }
-    (void)signal(sig, SIG_DFL);
-    (void)raise(sig);
-}
-
-static void install_signals(void)
-{
-    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
-    struct sigaction sa;
-    memset(&sa, 0, sizeof(sa));
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
-        (void)sigaction(sigs[i], &sa, NULL);
-    }
-    /* Past a file size limit, write() fails with EFBIG and is reported, instead of a kill. */
-    (void)signal(SIGXFSZ, SIG_IGN);
-}
-
 /* What the command line asked for besides the parameters. */
 struct cli {
     const char *dist;
@@ -397,7 +372,7 @@ int main(int argc, char **argv)
         return util_exit_code(rc);
     }
 
-    install_signals();
+    util_temp_signals();
     struct datagen_write_opts opts = {
         (int)cli.threads,
         cli.progress || (isatty(STDERR_FILENO) && p.n * sizeof(uint64_t) >= AUTO_PROGRESS_BYTES),

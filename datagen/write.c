@@ -15,23 +15,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "datagen/datagen.h"
 #include "util/alloc.h"
+#include "util/temp.h"
 #include "util/util.h"
 
 #define WRITE_BLOCK     ((uint64_t)1 << 19) /* keys a block: 4 MiB */
 #define PROGRESS_PERIOD 0.25 /* seconds between updates on a terminal */
-
-/* The temporary file being written, for datagen_write_temp() (a signal handler reads it). */
-static const char *volatile current_temp;
-
-const char *datagen_write_temp(void)
-{
-    return current_temp;
-}
 
 /* pwrite() all of buf at off, retrying short writes and interruptions. Returns 0 or errno. */
 static int write_all(int fd, const void *buf, size_t len, off_t off)
@@ -96,19 +88,16 @@ int datagen_write(const struct datagen_params *p, const char *path,
     if (fd < 0) {
         return util_error("cannot create output: %s (%s)", strerror(errno), path);
     }
-    current_temp = tmp;
 
     /* Refuse up front what cannot fit, rather than filling the file system first. */
-    struct statvfs vfs;
-    uint64_t bytes = p->n * sizeof(uint64_t);
-    if (fstatvfs(fd, &vfs) == 0 && (uint64_t)vfs.f_bavail * vfs.f_frsize < bytes) {
+    uint64_t bytes = p->n * sizeof(uint64_t), avail = 0;
+    if (util_temp_space(fd, bytes, &avail) != 0) {
         (void)close(fd);
         (void)unlink(tmp);
-        current_temp = NULL;
+        util_temp_done(tmp);
         util_free(tmp);
         return util_error("not enough free space for %llu bytes, %llu available (%s)",
-                          (unsigned long long)bytes,
-                          (unsigned long long)vfs.f_bavail * vfs.f_frsize, path);
+                          (unsigned long long)bytes, (unsigned long long)avail, path);
     }
 
     struct progress pr = {opts->progress, isatty(STDERR_FILENO) == 1, false, util_now(), 0.0,
@@ -183,7 +172,7 @@ int datagen_write(const struct datagen_params *p, const char *path,
     if (rc != UTIL_OK) {
         (void)unlink(tmp);
     }
-    current_temp = NULL;
+    util_temp_done(tmp);
     util_free(tmp);
     if (rc == UTIL_OK) {
         progress_show(&pr, p->n * sizeof(uint64_t), true);

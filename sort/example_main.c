@@ -1,19 +1,23 @@
 /*
  * sort/example_main.c: bin/sortex-example, a small program using the library API in memory.
  *
- *   mpirun -np P sortex-example [N_PER_RANK] [SEED] [one]
+ *   mpirun -np P sortex-example [--n N] [--seed S] [--one] [--exchange NAME]
  *
- * Every rank makes N keys (default 100000; rank r gets r extra keys, so slices are uneven;
- * with "one", rank 0 holds all P*N keys and the others none),
- * sorts them with sortex_sort(), and checks the result: each slice sorted, slices in rank order
- * (the last key of rank r <= the first of the next non-empty rank), and the same count and
- * order-independent checksum as before the sort. Prints "ok" on rank 0 and exits 0, or exits 1.
+ * Every rank makes N keys (rank r gets r extra keys, so slices are uneven; with --one, rank 0
+ * holds all P*N keys and the others none), sorts them with sortex_sort(), and checks the
+ * result: each slice sorted, slices in rank order (the last key of rank r <= the first of the
+ * next non-empty rank), and the same count and order-independent checksum as before the sort.
+ * Prints "ok: ..." on rank 0 and exits 0; exits 1 when the check fails, 2 on a usage error, 3
+ * when the sort fails.
  */
+#include <getopt.h>
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "sort/sortex.h"
+#include "util/util.h"
 
 /* A 64-bit mixer (the splitmix64 finaliser): keys from positions, and the checksum's hash. */
 static uint64_t mix(uint64_t x)
@@ -33,37 +37,132 @@ static uint64_t checksum(const uint64_t *k, uint64_t n)
     return s;
 }
 
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: mpirun -np P sortex-example [options]\n"
+               "\n"
+               "Sorts random keys in memory with sortex_sort() and checks the result: every\n"
+               "slice in order, the slices in rank order, the same keys as before.\n"
+               "\n"
+               "options (default in brackets):\n"
+               "  -n, --n N            keys per rank; rank r makes N + r of them [100000]\n"
+               "  -s, --seed S         seed of the keys [1]\n"
+               "      --one            rank 0 holds all P*N keys, the others none [off]\n"
+               "  -x, --exchange NAME  exchange back-end [alltoallv]; 'help' lists them\n"
+               "  -h, --help           this help\n"
+               "  -V, --version        version, commit and MPI library\n"
+               "\n"
+               "exit codes: 0 sorted and checked; 1 the check failed; 2 usage error;\n"
+               "            3 the sort failed\n");
+}
+
+struct cli {
+    uint64_t per_rank, seed;
+    int one;
+    struct sortex_config cfg;
+};
+
+/* Parses argv (every rank does; only rank 0 prints). Returns 0, 1 when done (--help,
+ * --version, --exchange help), or UTIL_EUSAGE. */
+static int parse(int argc, char **argv, struct cli *cli, int quiet)
+{
+    static const struct option longopts[] = {
+        {"n", required_argument, NULL, 'n'},        {"seed", required_argument, NULL, 's'},
+        {"one", no_argument, NULL, 'o'},            {"exchange", required_argument, NULL, 'x'},
+        {"help", no_argument, NULL, 'h'},           {"version", no_argument, NULL, 'V'},
+        {NULL, 0, NULL, 0},
+    };
+    char opt[8], names[256];
+    int c;
+    opterr = 0;
+#define BAD(...) return quiet ? UTIL_EUSAGE : util_error(__VA_ARGS__)
+    while ((c = getopt_long(argc, argv, ":n:s:x:hV", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'n':
+            if (util_parse_count(optarg, &cli->per_rank) != UTIL_OK ||
+                cli->per_rank > ((uint64_t)1 << 32)) {
+                BAD("--n must be a count up to 2^32 keys per rank (%s)", optarg);
+            }
+            break;
+        case 's':
+            if (util_parse_count(optarg, &cli->seed) != UTIL_OK) {
+                BAD("--seed must be a non-negative integer (%s)", optarg);
+            }
+            break;
+        case 'o':
+            cli->one = 1;
+            break;
+        case 'x':
+            if (strcmp(optarg, "help") == 0) {
+                if (!quiet) {
+                    exchange_print_help(stdout);
+                }
+                return 1;
+            }
+            if ((cli->cfg.exchange = exchange_find(optarg)) == NULL) {
+                exchange_names(names, sizeof(names));
+                BAD("unknown exchange back-end (%s); valid: %s", optarg, names);
+            }
+            break;
+        case 'h':
+            if (!quiet) {
+                usage(stdout);
+            }
+            return 1;
+        case 'V':
+            if (!quiet) {
+                util_print_version(stdout);
+            }
+            return 1;
+        case ':':
+            BAD("option needs a value (%s)", argv[optind - 1]);
+        default:
+            BAD("unknown option (%s); see --help", util_bad_option(argv, opt, sizeof(opt)));
+        }
+    }
+    if (optind < argc) {
+        BAD("unexpected argument (%s); see --help", argv[optind]);
+    }
+#undef BAD
+    return UTIL_OK;
+}
+
 int main(int argc, char **argv)
 {
     int rank, size, provided;
+    util_set_progname("sortex-example");
     MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    uint64_t per_rank = argc > 1 ? strtoull(argv[1], NULL, 10) : 100000;
-    uint64_t seed = argc > 2 ? strtoull(argv[2], NULL, 10) : 1;
+    struct cli cli = {.per_rank = 100000, .seed = 1};
+    sortex_config_default(&cli.cfg);
+    int rc = parse(argc, argv, &cli, rank != 0);
+    if (rc != UTIL_OK) {
+        MPI_Finalize();
+        return rc == 1 ? UTIL_EXIT_OK : UTIL_EXIT_USAGE;
+    }
 
     /* This rank's keys: a few distinct values mixed with random ones, so ties matter. */
-    int one = argc > 3 && argv[3][0] == 'o';
-    uint64_t n = one ? (rank == 0 ? per_rank * (uint64_t)size : 0) : per_rank + (uint64_t)rank;
+    uint64_t n = cli.one ? (rank == 0 ? cli.per_rank * (uint64_t)size : 0)
+                         : cli.per_rank + (uint64_t)rank;
     uint64_t *keys = sortex_alloc_keys(n);
     if (keys == NULL) {
-        fprintf(stderr, "rank %d: out of memory\n", rank);
-        MPI_Abort(MPI_COMM_WORLD, 3);
+        fprintf(stderr, "sortex-example: error: rank %d: out of memory\n", rank);
+        MPI_Abort(MPI_COMM_WORLD, UTIL_EXIT_RUNTIME);
     }
     for (uint64_t i = 0; i < n; i++) {
-        uint64_t h = mix(seed ^ mix(((uint64_t)rank << 40) + i));
+        uint64_t h = mix(cli.seed ^ mix(((uint64_t)rank << 40) + i));
         keys[i] = (h & 3) == 0 ? h % 7 : h;
     }
     uint64_t before[2] = {n, checksum(keys, n)};
     MPI_Allreduce(MPI_IN_PLACE, before, 2, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
 
-    struct sortex_config cfg;
+    /* The sort: on success keys and n describe this rank's slice of the global order. */
     struct sortex_stats stats;
-    sortex_config_default(&cfg);
-    int err = sortex_sort(MPI_COMM_WORLD, &keys, &n, &cfg, &stats);
+    int err = sortex_sort(MPI_COMM_WORLD, &keys, &n, &cli.cfg, &stats);
     if (err != 0) {
         MPI_Finalize();
-        return 1;
+        return util_exit_code(err);
     }
 
     /* Check: local order, order across ranks, count and checksum. */
@@ -71,16 +170,18 @@ int main(int argc, char **argv)
     for (uint64_t i = 1; i < n; i++) {
         bad |= keys[i - 1] > keys[i];
     }
-    uint64_t edge[2] = {n ? keys[0] : UINT64_MAX, n ? keys[n - 1] : 0}; /* first, last */
-    uint64_t *edges = malloc(2 * (size_t)size * sizeof(uint64_t));
-    uint64_t *counts = malloc((size_t)size * sizeof(uint64_t));
-    MPI_Allgather(edge, 2, MPI_UINT64_T, edges, 2, MPI_UINT64_T, MPI_COMM_WORLD);
-    MPI_Allgather(&n, 1, MPI_UINT64_T, counts, 1, MPI_UINT64_T, MPI_COMM_WORLD);
+    uint64_t edge[3] = {n, n ? keys[0] : 0, n ? keys[n - 1] : 0}; /* count, first, last */
+    uint64_t *edges = malloc(3 * (size_t)size * sizeof(uint64_t));
+    if (edges == NULL) {
+        fprintf(stderr, "sortex-example: error: rank %d: out of memory\n", rank);
+        MPI_Abort(MPI_COMM_WORLD, UTIL_EXIT_RUNTIME);
+    }
+    MPI_Allgather(edge, 3, MPI_UINT64_T, edges, 3, MPI_UINT64_T, MPI_COMM_WORLD);
     uint64_t last = 0;
     for (int r = 0; r < size; r++) {
-        if (counts[r] > 0) {
-            bad |= edges[2 * r] < last;
-            last = edges[2 * r + 1];
+        if (edges[3 * r] > 0) {
+            bad |= edges[3 * r + 1] < last;
+            last = edges[3 * r + 2];
         }
     }
     uint64_t after[2] = {n, checksum(keys, n)};
@@ -88,12 +189,12 @@ int main(int argc, char **argv)
     bad |= after[0] != before[0] || after[1] != before[1];
     MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     if (rank == 0) {
+        const struct exchange_ops *ex = cli.cfg.exchange ? cli.cfg.exchange : exchange_list()[0];
         printf("%s: %llu keys on %d ranks, imbalance %.4f, exchange %s\n", bad ? "FAILED" : "ok",
-               (unsigned long long)before[0], size, stats.imbalance, exchange_list()[0]->name);
+               (unsigned long long)before[0], size, stats.imbalance, ex->name);
     }
     free(edges);
-    free(counts);
     sortex_free_keys(keys);
     MPI_Finalize();
-    return bad ? 1 : 0;
+    return bad ? UTIL_EXIT_INVALID : UTIL_EXIT_OK;
 }

@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "sort/sortex.h"
+#include "util/util.h"
 
 /* A key made unique by its global position in the locally sorted concatenation of all ranks'
  * inputs (rank r's sorted keys occupy positions offset_r .. offset_r + n_r - 1). Ordering by
@@ -49,8 +50,12 @@ struct sort_job {
     uint64_t *out; /* a or b */
     uint64_t n_out;
 
+    /* --check: the checksum of the input as read (file encoding), summed over all ranks. */
+    uint64_t check_in[3];
+
     /* Files (sortex_sort_file only). */
     const char *in_path, *out_path;
+    struct util_file_id in_id; /* rank 0: the input as it was checked, before any read */
     char *tmp_path; /* identical on every rank, or NULL on every rank */
     int tmp_created; /* rank 0: it created tmp_path (so it may remove it) */
     uint64_t *stage; /* root I/O: rank 0's whole input, inner tree nodes' bundles */
@@ -79,6 +84,16 @@ int sort_root_load(struct sort_job *job);
 int sort_root_scatter(struct sort_job *job);
 int sort_root_gather(struct sort_job *job, int fd);
 
+/* The self-check of --check (sort/check.c): the multiset checksum of the input as read, then
+ * the order and the checksum of the output, compared over all ranks. */
+int sort_check_input(struct sort_job *job);
+int sort_check_output(struct sort_job *job);
+
+/* Agrees on an outcome: every rank passes its own code and gets the most severe (lowest) of all;
+ * of the error lines held back meanwhile (util_report_defer()), the lowest rank's is printed
+ * and the others dropped, so one failure gives one line. Collective. */
+int sort_agree(const struct sort_job *job, int err);
+
 /* Rank r's first key in the global input order when n keys are split over p ranks. */
 static inline uint64_t sort_slice_begin(uint64_t n, int p, int r)
 {
@@ -96,6 +111,20 @@ int sort_reserve(struct sort_job *job, uint64_t **buf, uint64_t *cap, uint64_t n
 /* Returns UTIL_EINJECT (after reporting it) when SORTEX_FAIL names this phase and rank: the
  * failure-injection hook of the reliability tests. SORTEX_FAIL=PHASE or PHASE:RANK. */
 int sort_injected(const struct sort_job *job, enum sortex_phase phase);
+
+/* The stall hook of the reliability tests: SORTEX_STALL=POINT:RANK:SECONDS makes that rank
+ * announce itself on stderr and sleep when it reaches POINT (a phase's name, at the phase's
+ * start, or "commit", just before rank 0 renames the finished output into place), so that a
+ * test can kill or signal the job while it waits there. */
+void sort_stall_at(const struct sort_job *job, const char *point);
+
+/* MPI_File_open of @path on job->comm (collective), paths of any length (see mpiio.c); @phase
+ * names the phase in the error line. Returns 0 or UTIL_EIO after reporting it. */
+int sort_file_open(struct sort_job *job, const char *path, int amode, MPI_File *fh,
+                   const char *phase);
+
+/* Rank 0 of root I/O writing to "-": where the output goes (see io_root.c). */
+int sort_root_stdout(void);
 
 /* Reads the output of the sample phase: compares tuples. */
 int sort_tuple_cmp(const void *x, const void *y);

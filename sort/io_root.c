@@ -20,7 +20,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "exchange/tags.h"
@@ -157,8 +159,15 @@ int sort_root_load(struct sort_job *job)
                 err = util_error("input size %lld is not a multiple of 8 bytes (%s)",
                                  (long long)got, is_stdin ? "standard input" : path);
             } else if (!is_stdin && (uint64_t)got != hint) {
-                err = util_fail(UTIL_EIO, "rank 0: read: input changed size while reading (%s)",
-                                path);
+                err = util_fail(UTIL_EIO, "rank 0: read: the input changed size while it was "
+                                          "read; nothing was written (%s)", path);
+            } else if (!is_stdin) {
+                struct util_file_id now;
+                if (util_file_id_get(path, &now) != UTIL_OK ||
+                    !util_file_id_same(&now, &job->in_id)) {
+                    err = util_fail(UTIL_EIO, "rank 0: read: the input changed while it was "
+                                              "read; nothing was written (%s)", path);
+                }
             }
             msg[1] = got > 0 ? (uint64_t)got / 8 : 0;
             if (!is_stdin) {
@@ -169,7 +178,49 @@ int sort_root_load(struct sort_job *job)
     }
     MPI_Bcast(msg, 2, MPI_UINT64_T, 0, job->comm);
     job->n_total = msg[1];
-    return (int)(int64_t)msg[0];
+    return (int)(int64_t)msg[0]; /* run_phase() agrees and prints rank 0's line */
+}
+
+/*
+ * Standard output of rank 0. Under Open MPI's mpirun a rank's standard output is forwarded by
+ * mpirun, which writes it to its own standard output; when that is a pipe whose reader has gone
+ * (`sortex ... -o - | head`), mpirun takes SIGPIPE on every forwarded block and after ten of
+ * them aborts the job, crashing as it does (exit 139, a backtrace, no error line from sortex),
+ * while the rank, writing into mpirun, never sees a broken pipe. So when rank 0 was started by
+ * mpirun itself on this host (Open MPI names mpirun as the local daemon, and it is the parent
+ * process) and mpirun's standard output is a pipe, rank 0 writes into that pipe directly: the
+ * data takes one copy less, and a reader that goes away is an EPIPE that rank 0 reports like
+ * any write error. Elsewhere (srun, a rank 0 on another host, output to a file or terminal) it
+ * writes to its own standard output as usual.
+ */
+int sort_root_stdout(void)
+{
+    const char *hnp = getenv("OMPI_MCA_orte_hnp_uri");
+    const char *local = getenv("OMPI_MCA_orte_local_daemon_uri");
+    if (hnp == NULL || local == NULL || strcmp(hnp, local) != 0) {
+        return STDOUT_FILENO;
+    }
+    char path[64], exe[4096];
+    long parent = (long)getppid();
+    (void)snprintf(path, sizeof(path), "/proc/%ld/exe", parent);
+    ssize_t len = readlink(path, exe, sizeof(exe) - 1);
+    if (len <= 0) {
+        return STDOUT_FILENO;
+    }
+    exe[len] = '\0';
+    const char *base = strrchr(exe, '/');
+    base = base ? base + 1 : exe;
+    if (strcmp(base, "orterun") != 0 && strcmp(base, "mpirun") != 0 &&
+        strcmp(base, "mpiexec") != 0) {
+        return STDOUT_FILENO;
+    }
+    struct stat st;
+    (void)snprintf(path, sizeof(path), "/proc/%ld/fd/1", parent);
+    if (stat(path, &st) != 0 || !S_ISFIFO(st.st_mode)) {
+        return STDOUT_FILENO;
+    }
+    int fd = open(path, O_WRONLY | O_CLOEXEC);
+    return fd >= 0 ? fd : STDOUT_FILENO;
 }
 
 /* All ranks learn whether every one of them got its buffers (ok); a rank that did not has
@@ -299,6 +350,12 @@ int sort_root_scatter(struct sort_job *job)
     return err;
 }
 
+/* What rank 0 writes to, for error lines. */
+static const char *out_name(const struct sort_job *job)
+{
+    return job->tmp_path != NULL ? job->tmp_path : "standard output";
+}
+
 /* Gather by the binomial tree, rank 0 writing each bundle as it arrives. */
 static int gather_tree(struct sort_job *job, int fd, const uint64_t *begin)
 {
@@ -327,7 +384,7 @@ static int gather_tree(struct sort_job *job, int fd, const uint64_t *begin)
     if (r == 0) {
         int w = write_all(fd, job->out, job->n_out * sizeof(uint64_t));
         if (w != 0) {
-            err = util_fail(UTIL_EIO, "rank 0: write: %s", strerror(-w));
+            err = util_fail(UTIL_EIO, "rank 0: write: %s (%s)", strerror(-w), out_name(job));
         }
         buf = job->stage;
     } else if (last > r + 1) {
@@ -349,7 +406,7 @@ static int gather_tree(struct sort_job *job, int fd, const uint64_t *begin)
         if (r == 0 && err == UTIL_OK) {
             int w = write_all(fd, dst, count * sizeof(uint64_t));
             if (w != 0) {
-                err = util_fail(UTIL_EIO, "rank 0: write: %s", strerror(-w));
+                err = util_fail(UTIL_EIO, "rank 0: write: %s (%s)", strerror(-w), out_name(job));
             }
         }
     }
@@ -382,7 +439,7 @@ static int gather_flat(struct sort_job *job, int fd, const uint64_t *begin)
     } else if (job->rank == 0) {
         int w = write_all(fd, job->stage, job->n_total * sizeof(uint64_t));
         if (w != 0) {
-            err = util_fail(UTIL_EIO, "rank 0: write: %s", strerror(-w));
+            err = util_fail(UTIL_EIO, "rank 0: write: %s (%s)", strerror(-w), out_name(job));
         }
     }
     util_free(counts);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "sort/sortex.h"
+#include "util/temp.h"
 #include "util/util.h"
 
 static void usage(FILE *f)
@@ -34,6 +35,10 @@ static void usage(FILE *f)
             "      --mem-limit BYTES  refuse to allocate more key buffers per rank [no limit];\n"
             "                         suffixes K M G T (10^3) and Ki Mi Gi Ti (2^10)\n"
             "      --sync             fsync the output before the final rename [off]\n"
+            "      --check            prove the result in the same job, while it is in memory:\n"
+            "                         the output is in order and holds the keys that were read\n"
+            "                         (the verifier's checksum); a failed check writes nothing\n"
+            "                         and exits 3 [off]\n"
             "      --io MODE          mpiio: every rank reads and writes its slice (shared\n"
             "                         filesystem); root: rank 0 reads and writes everything,\n"
             "                         binomial-tree scatter and gather; rootv: the same with\n"
@@ -58,6 +63,7 @@ enum {
     OPT_STATS,
     OPT_PROGRESS,
     OPT_IO,
+    OPT_CHECK,
 };
 
 struct cli {
@@ -84,6 +90,7 @@ static int parse(int argc, char **argv, struct cli *cli, int quiet)
         {"stats", required_argument, NULL, OPT_STATS},
         {"progress", no_argument, NULL, OPT_PROGRESS},
         {"io", required_argument, NULL, OPT_IO},
+        {"check", no_argument, NULL, OPT_CHECK},
         {"verbose", no_argument, NULL, 'v'},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
@@ -182,6 +189,9 @@ static int parse(int argc, char **argv, struct cli *cli, int quiet)
         case OPT_PROGRESS:
             cli->cfg.progress = 1;
             break;
+        case OPT_CHECK:
+            cli->cfg.check = 1;
+            break;
         case 'v':
             cli->verbose = 1;
             break;
@@ -251,6 +261,8 @@ int main(int argc, char **argv)
         return UTIL_EXIT_RUNTIME;
     }
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    /* A signal removes the temporary output; a closed pipe is a write error, not a death. */
+    util_temp_signals();
     int err = parse(argc, argv, &cli, rank != 0);
     if (err == UTIL_OK && !cli.done) {
         if (rank == 0) {

@@ -15,6 +15,8 @@
  */
 #include "sort/sortex.h"
 
+#include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <omp.h>
 #include <stdlib.h>
@@ -27,7 +29,7 @@
 #include "util/util.h"
 
 static const char *const phase_names[SORTEX_PHASE_COUNT] = {
-    "read", "local_sort", "sample", "splitters", "bucket", "exchange", "finish", "write",
+    "read", "local_sort", "sample", "splitters", "bucket", "exchange", "finish", "write", "check",
 };
 
 const char *sortex_phase_name(enum sortex_phase phase)
@@ -70,14 +72,11 @@ int sort_injected(const struct sort_job *job, enum sortex_phase phase)
                      phase_names[phase], spec);
 }
 
-/* The stall hook of the reliability tests: SORTEX_STALL=PHASE:RANK:SECONDS makes that rank
- * announce itself on stderr and sleep at the start of the phase, so a test can kill it (or
- * another rank) while the others wait inside the phase. */
-static void sort_stall(const struct sort_job *job, enum sortex_phase phase)
+void sort_stall_at(const struct sort_job *job, const char *point)
 {
     const char *spec = getenv("SORTEX_STALL");
-    size_t len = strlen(phase_names[phase]);
-    if (spec == NULL || strncmp(spec, phase_names[phase], len) != 0 || spec[len] != ':') {
+    size_t len = strlen(point);
+    if (spec == NULL || strncmp(spec, point, len) != 0 || spec[len] != ':') {
         return;
     }
     int rank = -1, seconds = 0;
@@ -85,7 +84,7 @@ static void sort_stall(const struct sort_job *job, enum sortex_phase phase)
         return;
     }
     fprintf(stderr, "%s: rank %d pid %ld stalling %d s in %s\n", util_progname(), job->rank,
-            (long)getpid(), seconds, phase_names[phase]);
+            (long)getpid(), seconds, point);
     fflush(stderr);
     sleep((unsigned)seconds);
 }
@@ -128,30 +127,36 @@ static int default_threads(MPI_Comm comm)
     return t > 0 ? t : 1;
 }
 
-/* Agrees on the outcome of a phase: the most severe (lowest) error code of all ranks. */
-static int agree(const struct sort_job *job, int err)
+int sort_agree(const struct sort_job *job, int err)
 {
-    if (MPI_Allreduce(MPI_IN_PLACE, &err, 1, MPI_INT, MPI_MIN, job->comm) != MPI_SUCCESS) {
+    /* The most severe (lowest) code, and the lowest rank holding an error line. */
+    int v[2] = {err, util_report_pending() ? job->rank : INT_MAX};
+    if (MPI_Allreduce(MPI_IN_PLACE, v, 2, MPI_INT, MPI_MIN, job->comm) != MPI_SUCCESS) {
+        util_report_release(true);
         return UTIL_EMPI;
     }
-    return err;
+    util_report_release(v[1] == job->rank);
+    return v[0];
 }
 
 /* Runs one phase: times it, checks the injection hook, agrees, reports progress. */
 static int run_phase(struct sort_job *job, enum sortex_phase phase, int (*fn)(struct sort_job *))
 {
-    sort_stall(job, phase);
+    sort_stall_at(job, phase_names[phase]);
     double t0 = util_now();
     int err = fn(job);
     if (err == UTIL_OK) {
         err = sort_injected(job, phase);
     }
     job->stats->phase_seconds[phase] += util_now() - t0;
-    err = agree(job, err);
+    err = sort_agree(job, err);
     if (job->cfg->progress && job->rank == 0) {
-        fprintf(stderr, "%s: [%d/%d] %-10s %8.3f s%s\n", util_progname(), (int)phase + 1,
-                SORTEX_PHASE_COUNT, phase_names[phase], job->stats->phase_seconds[phase],
-                err ? "  (failed)" : "");
+        char step[16] = "[check]"; /* the self-check runs twice, outside the numbering */
+        if (phase != SORTEX_PHASE_CHECK) {
+            (void)snprintf(step, sizeof(step), "[%d/%d]", (int)phase + 1, SORTEX_PHASE_CHECK);
+        }
+        fprintf(stderr, "%s: %-7s %-10s %8.3f s%s\n", util_progname(), step, phase_names[phase],
+                job->stats->phase_seconds[phase], err ? "  (failed)" : "");
     }
     return err;
 }
@@ -162,6 +167,7 @@ static int job_init(struct sort_job *job, MPI_Comm comm, const struct sortex_con
                     struct sortex_stats *stats)
 {
     memset(job, 0, sizeof(*job));
+    util_report_defer(true); /* one failure, one line: see sort_agree() */
     if (cfg == NULL) {
         sortex_config_default(&job->cfg_default);
         cfg = &job->cfg_default;
@@ -180,6 +186,7 @@ static int job_init(struct sort_job *job, MPI_Comm comm, const struct sortex_con
     job->threads = cfg->threads > 0 ? cfg->threads : default_threads(job->comm);
     job->epsilon = cfg->epsilon > 0 ? cfg->epsilon : 0.1;
     stats->threads = job->threads;
+    stats->check = cfg->check ? "passed" : "off";
     size_t p = (size_t)job->size;
     job->send_counts = util_calloc(p, sizeof(uint64_t));
     job->recv_counts = util_calloc(p, sizeof(uint64_t));
@@ -189,7 +196,7 @@ static int job_init(struct sort_job *job, MPI_Comm comm, const struct sortex_con
         err = util_fail(UTIL_ENOMEM, "rank %d: out of memory", job->rank);
     }
     omp_set_num_threads(job->threads);
-    return agree(job, err);
+    return sort_agree(job, err);
 }
 
 static void job_free(struct sort_job *job)
@@ -202,6 +209,8 @@ static void job_free(struct sort_job *job)
     if (job->comm != MPI_COMM_NULL) {
         MPI_Comm_free(&job->comm);
     }
+    util_report_release(true); /* nothing is left here unless a rank failed after agreeing */
+    util_report_defer(false);
 }
 
 /* The largest slice any rank can end with: (1 + eps) n/P + P, where eps = (P+1)/S is what the
@@ -239,6 +248,9 @@ static void choose_oversample(struct sort_job *job)
 static int sort_in_memory(struct sort_job *job)
 {
     int err;
+    if (job->cfg->check && (err = run_phase(job, SORTEX_PHASE_CHECK, sort_check_input)) != UTIL_OK) {
+        return err;
+    }
     if ((err = run_phase(job, SORTEX_PHASE_LOCAL_SORT, sort_local)) != UTIL_OK ||
         (err = run_phase(job, SORTEX_PHASE_SAMPLE, sort_sample)) != UTIL_OK ||
         (err = run_phase(job, SORTEX_PHASE_SPLITTERS, sort_splitters)) != UTIL_OK ||
@@ -246,6 +258,9 @@ static int sort_in_memory(struct sort_job *job)
         (err = run_phase(job, SORTEX_PHASE_EXCHANGE, sort_exchange)) != UTIL_OK ||
         (err = run_phase(job, SORTEX_PHASE_FINISH, sort_finish)) != UTIL_OK) {
         return err;
+    }
+    if (job->cfg->check) {
+        return run_phase(job, SORTEX_PHASE_CHECK, sort_check_output);
     }
     return UTIL_OK;
 }
@@ -291,12 +306,15 @@ int sortex_sort(MPI_Comm comm, uint64_t **keys, uint64_t *n, const struct sortex
     choose_oversample(&job);
     uint64_t cap = output_bound(&job);
     cap = cap > job.n_local ? cap : job.n_local;
-    err = agree(&job, sort_reserve(&job, &job.b, &job.cap_b, cap ? cap : 1));
+    err = sort_agree(&job, sort_reserve(&job, &job.b, &job.cap_b, cap ? cap : 1));
     if (err == UTIL_OK) {
         err = sort_in_memory(&job);
     }
     if (err == UTIL_OK) {
         finish_stats(&job);
+        if (job.cfg->keytype && job.cfg->keytype->from_ordered) {
+            job.cfg->keytype->from_ordered(job.out, job.n_out);
+        }
         /* Hand the result over; free the other buffer. */
         *keys = job.out;
         *n = job.n_out;
@@ -314,18 +332,22 @@ done:
     return err;
 }
 
-/* Rank 0 checks the input and output paths; all ranks learn the verdict and the input size. */
+/* Rank 0 checks the input and output paths and notes the input's identity (sort_read() checks
+ * it again after reading); all ranks learn the verdict and the input size. */
 static int check_paths(struct sort_job *job, uint64_t *bytes)
 {
-    uint64_t msg[2] = {UTIL_OK, 0};
+    int err = UTIL_OK;
+    *bytes = 0;
     if (job->rank == 0) {
         size_t ksize = job->cfg->keytype ? job->cfg->keytype->size : 8;
         int root = job->cfg->io != SORTEX_IO_MPIIO; /* root I/O: "-" is a pipe */
-        int err = UTIL_OK;
         if (!root && (strcmp(job->in_path, "-") == 0 || strcmp(job->out_path, "-") == 0)) {
             err = util_error("standard input and output need --io root or rootv (-)");
         } else if (!root || strcmp(job->in_path, "-") != 0) {
-            err = util_check_input(job->in_path, "input", ksize, &msg[1]);
+            err = util_check_input(job->in_path, "input", ksize, bytes);
+            if (err == UTIL_OK && util_file_id_get(job->in_path, &job->in_id) != UTIL_OK) {
+                err = util_error("cannot open input: %s (%s)", strerror(errno), job->in_path);
+            }
         }
         if (err == UTIL_OK && (!root || strcmp(job->out_path, "-") != 0)) {
             err = util_check_output(job->out_path);
@@ -334,11 +356,12 @@ static int check_paths(struct sort_job *job, uint64_t *bytes)
             err = util_error("output is the input file; refusing to overwrite it (%s)",
                              job->out_path);
         }
-        msg[0] = (uint64_t)(int64_t)err;
     }
-    MPI_Bcast(msg, 2, MPI_UINT64_T, 0, job->comm);
-    *bytes = msg[1];
-    return (int)(int64_t)msg[0];
+    if ((err = sort_agree(job, err)) != UTIL_OK) {
+        return err;
+    }
+    MPI_Bcast(bytes, 1, MPI_UINT64_T, 0, job->comm);
+    return UTIL_OK;
 }
 
 int sortex_sort_file(MPI_Comm comm, const char *in_path, const char *out_path,
@@ -375,7 +398,7 @@ int sortex_sort_file(MPI_Comm comm, const char *in_path, const char *out_path,
     if (err == UTIL_OK) {
         err = sort_reserve(&job, &job.b, &job.cap_b, cap);
     }
-    if ((err = agree(&job, err)) != UTIL_OK) {
+    if ((err = sort_agree(&job, err)) != UTIL_OK) {
         goto done;
     }
 

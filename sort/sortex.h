@@ -38,6 +38,7 @@ enum sortex_phase {
     SORTEX_PHASE_EXCHANGE,
     SORTEX_PHASE_FINISH,
     SORTEX_PHASE_WRITE,
+    SORTEX_PHASE_CHECK, /* --check: the self-check of input and output (0 when off) */
     SORTEX_PHASE_COUNT
 };
 
@@ -60,7 +61,7 @@ enum sortex_io {
 /** Options of one sort; zero-initialise and set what you need (sortex_config_default()). */
 struct sortex_config {
     const struct exchange_ops *exchange; /* back-end; NULL = the registry's default */
-    const struct util_keytype *keytype;  /* file key type; NULL = u64 (files only) */
+    const struct util_keytype *keytype;  /* key type; NULL = u64 */
     int threads;         /* OpenMP threads per rank; 0 = cores of the node / ranks on it */
     double epsilon;      /* imbalance bound: max rank output <= (1+eps) n/P + P; 0 = 0.1 */
     uint64_t oversample; /* samples per bucket; 0 = max(256, ceil((P+1)/eps)) */
@@ -70,6 +71,9 @@ struct sortex_config {
     int sync;            /* files: fsync the output before the final rename */
     enum sortex_io io;   /* files: MPI-IO (default) or root I/O; root I/O takes "-" for
                             standard input and standard output */
+    int check;           /* prove the result in the same job: the output is in order and holds
+                            the multiset of keys that was read (the verifier's checksum), else
+                            fail with UTIL_ECHECK and write nothing */
 };
 
 /** What one sort did. Per-rank fields describe the calling rank; global ones agree on all. */
@@ -85,6 +89,7 @@ struct sortex_stats {
     uint64_t oversample;    /* global: samples per bucket used */
     int threads;            /* threads per rank used */
     const char *finish;     /* what finish did: "merge", "sort", or "none" (one rank) */
+    const char *check;      /* "passed" after cfg->check, "off" without it */
     long peak_rss_kib;      /* this rank's peak resident set (getrusage) */
     uint64_t buffer_bytes;  /* this rank's key buffers */
     struct exchange_stats exchange; /* this rank's exchange */
@@ -119,7 +124,8 @@ uint64_t sortex_default_oversample(int p, double epsilon);
  * smallest keys, every rank at most (1+eps) n/P + P); free it with sortex_free_keys(). The
  * buffer may differ from the one passed in. On failure *keys is freed and set to NULL.
  * stats may be NULL. Returns 0, or a negative util error code agreed by all ranks (each
- * failure is reported once on stderr, by the rank where it happened, naming the phase).
+ * failure is reported by one line on stderr, by the lowest rank where it happened, naming the
+ * phase).
  */
 int sortex_sort(MPI_Comm comm, uint64_t **keys, uint64_t *n, const struct sortex_config *cfg,
                 struct sortex_stats *stats);

@@ -9,6 +9,8 @@
 
 #include "sort/internal.h"
 #include "util/alloc.h"
+#include "util/temp.h"
+#include "util/json.h"
 #include "util/util.h"
 
 /* min, avg, max over ranks of one double. */
@@ -34,19 +36,11 @@ static void print_spread(FILE *f, const char *name, struct spread s, const char 
             tail);
 }
 
-/* Prints a JSON string (the paths and names we print need only quote and backslash escapes). */
-static void print_string(FILE *f, const char *s)
+/* A spread of counts: the extremes are integers, the average is not. */
+static void print_count_spread(FILE *f, const char *name, struct spread s, const char *tail)
 {
-    fputc('"', f);
-    for (; s && *s; s++) {
-        if (*s == '"' || *s == '\\') {
-            fputc('\\', f);
-        }
-        if ((unsigned char)*s >= 0x20) {
-            fputc(*s, f);
-        }
-    }
-    fputc('"', f);
+    fprintf(f, "\"%s\": {\"min\": %.0f, \"avg\": %.3f, \"max\": %.0f}%s", name, s.min, s.avg,
+            s.max, tail);
 }
 
 static void mpi_library(char *lib, size_t cap)
@@ -121,15 +115,15 @@ int sortex_stats_write_json(MPI_Comm comm, const struct sortex_config *cfg,
     const struct exchange_ops *ex = cfg->exchange ? cfg->exchange : exchange_list()[0];
     fprintf(f, "{\"sortex\": \"%s\", \"commit\": \"%s\", \"mpi_library\": ", util_version(),
             util_commit());
-    print_string(f, lib);
+    util_json_string(f, lib);
     fprintf(f, ", \"allocator\": ");
-    print_string(f, util_allocator_name());
+    util_json_string(f, util_allocator_name());
     fprintf(f, ",\n \"input\": ");
-    print_string(f, input ? input : "");
+    util_json_string(f, input ? input : "");
     fprintf(f, ", \"output\": ");
-    print_string(f, output ? output : "");
-    fprintf(f, ", \"exchange\": \"%s\", \"key_type\": \"%s\",\n", ex->name,
-            cfg->keytype ? cfg->keytype->name : "u64");
+    util_json_string(f, output ? output : "");
+    fprintf(f, ", \"exchange\": \"%s\", \"key_type\": \"%s\", \"check\": \"%s\",\n", ex->name,
+            cfg->keytype ? cfg->keytype->name : "u64", st->check ? st->check : "off");
     fprintf(f, " \"n\": %llu, \"P\": %d, \"threads\": %d, \"epsilon\": %g, \"oversample\": %llu, "
                "\"samples\": %llu, \"epsilon_bound\": %.6f, \"finish\": \"%s\",\n",
             (unsigned long long)st->n_total, p, st->threads, cfg->epsilon > 0 ? cfg->epsilon : 0.1,
@@ -142,7 +136,7 @@ int sortex_stats_write_json(MPI_Comm comm, const struct sortex_config *cfg,
     }
     print_spread(f, "total", total, ",\n");
     fprintf(f, " \"imbalance\": %.6f, ", st->imbalance);
-    print_spread(f, "n_out", nout, ",\n");
+    print_count_spread(f, "n_out", nout, ",\n");
     fprintf(f, " \"exchange_stats\": {\"bytes_sent\": %llu, \"bytes_recv\": %llu, "
                "\"messages\": %llu, \"rounds\": %llu, \"max_message\": %llu, ",
             (unsigned long long)sums[0], (unsigned long long)sums[1], (unsigned long long)sums[2],
@@ -154,7 +148,7 @@ int sortex_stats_write_json(MPI_Comm comm, const struct sortex_config *cfg,
     fprintf(f, "},\n \"ranks\": [");
     for (int r = 0; r < p; r++) {
         fprintf(f, "%s{\"rank\": %d, \"host\": ", r ? ", " : "", r);
-        print_string(f, hosts + (size_t)r * MPI_MAX_PROCESSOR_NAME);
+        util_json_string(f, hosts + (size_t)r * MPI_MAX_PROCESSOR_NAME);
         fprintf(f, ", \"n_out\": %llu, \"peak_rss_kib\": %ld}", (unsigned long long)nout_all[r],
                 rss_all[r]);
     }

@@ -3,14 +3,18 @@
  * the slice sizes) with collective MPI-IO into a temporary file beside the output; the output
  * name appears, by an atomic rename on rank 0, only after every rank has succeeded.
  *
- * The temporary file is ".NAME.sortex-tmp.<pid>-<random>" in the output's directory; a job
- * killed mid-write leaves at most that file behind.
+ * The temporary file is ".NAME.sortex-tmp.<pid>-<random>" in the output's directory (NAME
+ * shortened when the directory's name limit asks for it, util/temp.h). Rank 0 tracks it, so a
+ * signal that ends rank 0 removes it (when the program installed util_temp_signals()); a job
+ * killed with SIGKILL leaves at most that file behind. Whatever happens, a file under the
+ * final name is always a complete sort: the rename is the last step, after every rank
+ * succeeded.
  *
  * Collective MPI-IO does not always report a failed write: Open MPI's OMPIO component was seen
  * here to return success from a collective write that hit a full filesystem, leaving a short
- * file. So rank 0 creates the file and reserves its full size (fallocate) before any rank
- * writes, which turns "disk full" into a clear error up front, and checks the size of the
- * finished file before the rename.
+ * file. So rank 0 creates the file and reserves its full size (fallocate, or on file systems
+ * without it a free-space check) before any rank writes, which turns "disk full" into a clear
+ * error up front, and checks the size of the finished file before the rename.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -24,6 +28,7 @@
 
 #include "sort/internal.h"
 #include "util/alloc.h"
+#include "util/temp.h"
 #include "util/util.h"
 
 #define WRITE_CHUNK ((uint64_t)1 << 27)
@@ -34,7 +39,7 @@ static int share_temp_name(struct sort_job *job)
 {
     char name[4096] = "";
     if (job->rank == 0) {
-        char tag[64];
+        char tag[UTIL_TEMP_TAG_MAX + 1];
         uint64_t r = 0;
         if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != (ssize_t)sizeof(r)) {
             r = (uint64_t)time(NULL) ^ ((uint64_t)clock() << 20) ^ (uint64_t)rand();
@@ -80,11 +85,11 @@ static int create_reserved(struct sort_job *job, uint64_t bytes)
                             strerror(errno));
         } else {
             job->tmp_created = 1;
-            int rc = bytes ? fallocate(fd, 0, 0, (off_t)bytes) : 0;
-            /* Filesystems without fallocate just skip the reservation. */
-            if (rc != 0 && errno != EOPNOTSUPP && errno != ENOSYS) {
+            util_temp_track(job->tmp_path); /* a signal now removes it */
+            int rc = util_temp_reserve(fd, bytes);
+            if (rc != 0) {
                 err = util_fail(UTIL_EIO, "rank 0: write: cannot reserve %llu bytes: %s (%s)",
-                                (unsigned long long)bytes, strerror(errno), job->tmp_path);
+                                (unsigned long long)bytes, strerror(rc), job->tmp_path);
             }
             if (close(fd) != 0 && err == UTIL_OK) {
                 err = util_fail(UTIL_EIO, "rank 0: write: %s (%s)", strerror(errno),
@@ -92,8 +97,7 @@ static int create_reserved(struct sort_job *job, uint64_t bytes)
             }
         }
     }
-    MPI_Bcast(&err, 1, MPI_INT, 0, job->comm);
-    return err;
+    return sort_agree(job, err);
 }
 
 /* Collective MPI-IO: each rank writes its slice at its offset into the reserved file. */
@@ -107,12 +111,10 @@ static int write_mpiio(struct sort_job *job)
     if (job->rank == 0) {
         offset = 0;
     }
-    int rc = MPI_File_open(job->comm, job->tmp_path, MPI_MODE_WRONLY, MPI_INFO_NULL, &fh);
-    if (rc != MPI_SUCCESS) {
-        MPI_Error_string(rc, msg, &len);
-        return util_fail(UTIL_EIO, "rank %d: write: cannot create %s: %s", job->rank,
-                         job->tmp_path, msg);
+    if ((err = sort_file_open(job, job->tmp_path, MPI_MODE_WRONLY, &fh, "write")) != UTIL_OK) {
+        return err;
     }
+    int rc;
     uint64_t chunks = (job->n_out + WRITE_CHUNK - 1) / WRITE_CHUNK;
     MPI_Allreduce(MPI_IN_PLACE, &chunks, 1, MPI_UINT64_T, MPI_MAX, job->comm);
     for (uint64_t c = 0; c < chunks; c++) {
@@ -152,17 +154,19 @@ static int write_root(struct sort_job *job)
     int fd = -1, err = UTIL_OK;
     int to_stdout = job->tmp_path == NULL;
     if (job->rank == 0) {
-        fd = to_stdout ? STDOUT_FILENO : open(job->tmp_path, O_WRONLY | O_CLOEXEC);
+        fd = to_stdout ? sort_root_stdout() : open(job->tmp_path, O_WRONLY | O_CLOEXEC);
         if (fd < 0) {
             err = util_fail(UTIL_EIO, "rank 0: write: cannot open %s: %s", job->tmp_path,
                             strerror(errno));
         }
     }
-    MPI_Bcast(&err, 1, MPI_INT, 0, job->comm);
-    if (err != UTIL_OK) {
+    if ((err = sort_agree(job, err)) != UTIL_OK) {
         return err;
     }
     err = sort_root_gather(job, fd);
+    if (job->rank == 0 && to_stdout && fd != STDOUT_FILENO) {
+        (void)close(fd);
+    }
     if (job->rank == 0 && !to_stdout) {
         if (err == UTIL_OK && job->cfg->sync && fsync(fd) != 0) {
             err = util_fail(UTIL_EIO, "rank 0: write: sync failed: %s (%s)", strerror(errno),
@@ -210,6 +214,7 @@ int sort_write_commit(struct sort_job *job, int err)
     int rc = UTIL_OK;
     if (job->rank == 0) {
         if (err == UTIL_OK) {
+            sort_stall_at(job, "commit"); /* the reliability tests' window before the rename */
             if (rename(job->tmp_path, job->out_path) != 0) {
                 rc = util_fail(UTIL_EIO, "rank 0: write: cannot rename %s to %s: %s",
                                job->tmp_path, job->out_path, strerror(errno));
@@ -218,7 +223,8 @@ int sort_write_commit(struct sort_job *job, int err)
         } else if (job->tmp_created && unlink(job->tmp_path) != 0 && errno != ENOENT) {
             util_warn("cannot remove the temporary file %s: %s", job->tmp_path, strerror(errno));
         }
+        util_temp_done(job->tmp_path);
     }
-    MPI_Bcast(&rc, 1, MPI_INT, 0, job->comm);
+    rc = sort_agree(job, rc);
     return err != UTIL_OK ? err : rc;
 }

@@ -168,7 +168,7 @@ print(json.dumps(v) if isinstance(v, (bool, type(None), dict, list)) else v)' "$
     mutate bad.bin bad2.bin swap 333
     for t in 1 2; do
         for b in 8 16 64 8Ki; do
-            run -1 "$VERIFY" bad2.bin --json -T "$t" -b "$b"
+            run -1 "$VERIFY" bad2.bin --json -t "$t" -b "$b"
             assert_equal "$(json_get order.first_bad <<<"$output")" 334
             assert_equal "$(json_get order.descents <<<"$output")" 2
         done
@@ -232,10 +232,10 @@ print(json.dumps(v) if isinstance(v, (bool, type(None), dict, list)) else v)' "$
     : >p1.bin
     tail -c +2401 s.bin | head -c 4000 >p2.bin
     tail -c +6401 s.bin >p3.bin
-    run -0 "$VERIFY" --parts p0.bin p1.bin p2.bin p3.bin --input in.bin -b 64 -T 2
+    run -0 "$VERIFY" --parts p0.bin p1.bin p2.bin p3.bin --input in.bin -b 64 -t 2
     assert_line --partial "(4 files, $N keys"
     # Parts out of order: the first fault is the boundary into p0 (key 0 of part 2).
-    run -1 "$VERIFY" --parts p2.bin p1.bin p0.bin p3.bin --input in.bin -b 64 -T 2
+    run -1 "$VERIFY" --parts p2.bin p1.bin p0.bin p3.bin --input in.bin -b 64 -t 2
     assert_line --partial "FAILED at key 500: key[499] = $(key_at p2.bin 499) > key[500] = $(key_at p0.bin 0)"
     assert_line --partial "in part 2 (p0.bin), its key 0: the boundary with the previous part"
     assert_line --regexp '^multiset: +ok'

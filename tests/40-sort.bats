@@ -64,10 +64,10 @@ PS=(1 2 3 4 5 7 8)
 @test "the library example sorts in memory, uneven and one-rank-holds-all inputs included" {
     local np
     for np in 1 2 3 5 8; do
-        run mpi "$np" "$SORTEX_BIN/sortex-example" 20000
+        run mpi "$np" "$SORTEX_BIN/sortex-example" --n 20000
         assert_success
         assert_output --partial "ok:"
-        run mpi "$np" "$SORTEX_BIN/sortex-example" 20000 7 one
+        run mpi "$np" "$SORTEX_BIN/sortex-example" --n 20000 --seed 7 --one
         assert_success
         assert_output --partial "ok:"
     done
@@ -84,7 +84,7 @@ PS=(1 2 3 4 5 7 8)
 @test "the stats file names every phase with min, avg and max over ranks" {
     sort_case 3 alltoallv uniform 100003
     run stat_field '" ".join(sorted(d["phases"]))'
-    assert_output "bucket exchange finish local_sort read sample splitters write"
+    assert_output "bucket check exchange finish local_sort read sample splitters write"
     run stat_field 'len(d["ranks"]), d["n"], d["P"]'
     assert_output "3 100003 3"
     run stat_field 'all(set(v) == {"min", "avg", "max"} for v in d["phases"].values())'

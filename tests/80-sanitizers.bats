@@ -23,7 +23,7 @@ setup() {
     SORTEX=$SAN_BIN/sortex sort_case 5 alltoallv staggered 100003 --io root
     SORTEX=$SAN_BIN/sortex sort_case 1 alltoallv few 100003 --io rootv
     SORTEX_INT_LIMIT=777 SORTEX=$SAN_BIN/sortex sort_case 4 alltoallv uniform 50000
-    run mpi 4 "$SAN_BIN/sortex-example" 5000 2 one
+    run mpi 4 "$SAN_BIN/sortex-example" --n 5000 --seed 2 --one
     assert_success
 }
 

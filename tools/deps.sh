@@ -16,6 +16,8 @@ packages=(
     procps                   # ps, pkill in the failure tests
     python3                  # small helpers in tests and bench
     valgrind                 # the memcheck suite
+    libips4o-dev libhwy-dev libboost-dev  # the local sort's baselines (ips4o, vqsort, Boost.Sort)
+    e2fsprogs                # mkfs.ext2 for the no-fallocate file system test
 )
 
 missing=()

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "util/alloc.h"
+#include "util/temp.h"
 
 static const char *progname = "sortex";
 
@@ -39,10 +40,17 @@ int util_exit_code(int err)
     }
 }
 
-/* One line on stderr, written with a single call so that lines from ranks do not interleave. */
-static void vreport(const char *kind, const char *fmt, va_list ap)
+/* Deferred reporting (util_report_defer()): the first error line of this process waits here. */
+static bool defer_on;
+static int pending_taken; /* claimed atomically: the first failing thread keeps the slot */
+static char pending[1024];
+static size_t pending_len;
+
+/* One line on stderr, written with a single call so that lines from ranks do not interleave;
+ * an error line is kept instead while reports are deferred. */
+static void vreport(const char *kind, bool error, const char *fmt, va_list ap)
 {
-    char line[1024];
+    char line[sizeof(pending)];
     int n = snprintf(line, sizeof(line), "%s: %s: ", progname, kind);
     if (n < 0 || (size_t)n >= sizeof(line)) {
         n = 0;
@@ -53,15 +61,44 @@ static void vreport(const char *kind, const char *fmt, va_list ap)
         len = sizeof(line) - 2;
     }
     line[len++] = '\n';
+    if (error && defer_on) {
+        if (__atomic_exchange_n(&pending_taken, 1, __ATOMIC_ACQ_REL) == 0) {
+            memcpy(pending, line, len);
+            pending_len = len;
+        }
+        return;
+    }
     (void)fwrite(line, 1, len, stderr);
     (void)fflush(stderr);
+}
+
+void util_report_defer(bool on)
+{
+    defer_on = on;
+}
+
+bool util_report_pending(void)
+{
+    return __atomic_load_n(&pending_taken, __ATOMIC_ACQUIRE) != 0;
+}
+
+void util_report_release(bool print)
+{
+    if (util_report_pending()) {
+        if (print) {
+            (void)fwrite(pending, 1, pending_len, stderr);
+            (void)fflush(stderr);
+        }
+        pending_len = 0;
+        __atomic_store_n(&pending_taken, 0, __ATOMIC_RELEASE);
+    }
 }
 
 int util_error(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    vreport("error", fmt, ap);
+    vreport("error", true, fmt, ap);
     va_end(ap);
     return UTIL_EUSAGE;
 }
@@ -70,7 +107,7 @@ int util_fail(int err, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    vreport("error", fmt, ap);
+    vreport("error", true, fmt, ap);
     va_end(ap);
     return err;
 }
@@ -79,7 +116,7 @@ void util_warn(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    vreport("warning", fmt, ap);
+    vreport("warning", false, fmt, ap);
     va_end(ap);
 }
 
@@ -249,6 +286,12 @@ int util_check_output(const char *path)
     if (access(dir, W_OK | X_OK) != 0) {
         return util_error("output directory is not writable (%s)", dir);
     }
+    /* Refused now rather than after the work: a name the directory cannot hold. */
+    long limit = 0;
+    if (util_temp_fits(path, &limit) != UTIL_OK) {
+        return util_error("output name is too long: at most %ld characters here (%s)", limit,
+                          path);
+    }
     return UTIL_OK;
 }
 
@@ -282,6 +325,26 @@ static int parent_stat(const char *path, struct stat *st)
     return rc;
 }
 
+int util_file_id_get(const char *path, struct util_file_id *id)
+{
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        return UTIL_EIO;
+    }
+    id->dev = (uint64_t)st.st_dev;
+    id->ino = (uint64_t)st.st_ino;
+    id->size = (uint64_t)st.st_size;
+    id->mtime_sec = (int64_t)st.st_mtim.tv_sec;
+    id->mtime_nsec = (int64_t)st.st_mtim.tv_nsec;
+    return UTIL_OK;
+}
+
+bool util_file_id_same(const struct util_file_id *a, const struct util_file_id *b)
+{
+    return a->dev == b->dev && a->ino == b->ino && a->size == b->size &&
+           a->mtime_sec == b->mtime_sec && a->mtime_nsec == b->mtime_nsec;
+}
+
 bool util_same_file(const char *a, const char *b)
 {
     struct stat sa, sb;
@@ -309,63 +372,4 @@ bool util_same_path(const char *a, const char *b)
         return false;
     }
     return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
-}
-
-char *util_temp_name(const char *final, const char *tag)
-{
-    const char *slash = strrchr(final, '/');
-    size_t dirlen = slash ? (size_t)(slash - final) + 1 : 0;
-    const char *base = final + dirlen;
-    size_t len = strlen(final) + strlen(tag) + 32;
-    char *name = util_malloc(len);
-    if (name == NULL) {
-        return NULL;
-    }
-    (void)snprintf(name, len, "%.*s.%s.sortex-tmp.%s", (int)dirlen, final, base, tag);
-    return name;
-}
-
-/* Attempts of util_temp_create() before it gives up (names left by crashed runs of this PID). */
-#define TEMP_ATTEMPTS 100
-
-int util_temp_create(const char *final, char **name)
-{
-    *name = NULL;
-    for (int attempt = 0; attempt < TEMP_ATTEMPTS; attempt++) {
-        char tag[48];
-        (void)snprintf(tag, sizeof(tag), "%ld.%d", (long)getpid(), attempt);
-        char *tmp = util_temp_name(final, tag);
-        if (tmp == NULL) {
-            errno = ENOMEM;
-            return -1;
-        }
-        int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-        if (fd >= 0) {
-            *name = tmp;
-            return fd;
-        }
-        int e = errno;
-        util_free(tmp);
-        if (e != EEXIST) {
-            errno = e;
-            return -1;
-        }
-    }
-    errno = EEXIST;
-    return -1;
-}
-
-FILE *util_temp_fopen(const char *final, char **name)
-{
-    int fd = util_temp_create(final, name);
-    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
-    if (f == NULL && fd >= 0) {
-        int e = errno;
-        (void)close(fd);
-        (void)unlink(*name);
-        util_free(*name);
-        *name = NULL;
-        errno = e;
-    }
-    return f;
 }

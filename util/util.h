@@ -28,7 +28,8 @@ enum util_err {
     UTIL_ENOMEM = -3,   /* an allocation failed or a limit refused it */
     UTIL_EMPI = -4,     /* an MPI call failed */
     UTIL_EINJECT = -5,  /* a failure injected for testing (SORTEX_FAIL) */
-    UTIL_ERR_COUNT = 6
+    UTIL_ECHECK = -6,   /* a result failed its own check (sortex --check) */
+    UTIL_ERR_COUNT = 7
 };
 
 /** Maps a library error code to the program exit code. */
@@ -48,6 +49,19 @@ int util_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int util_fail(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /** Prints "PROG: warning: ..." on stderr. */
 void util_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/**
+ * One failure, one line, in a job of many processes: while deferral is on, the first error line
+ * of this process (util_error(), util_fail()) is kept instead of printed, and later ones are
+ * dropped as its consequences. At the point where the processes agree on the outcome, the one
+ * chosen to speak calls util_report_release(true) and the others util_report_release(false).
+ * Warnings are never deferred. Process-wide; safe when several threads fail at once.
+ */
+void util_report_defer(bool on);
+/** True when an error line is being kept. */
+bool util_report_pending(void);
+/** Prints the kept error line (when @print) and forgets it. */
+void util_report_release(bool print);
 
 /**
  * Parses a non-negative count with an optional suffix: K, M, G, T, P are powers of ten (10^3
@@ -83,6 +97,19 @@ int util_check_input(const char *path, const char *what, size_t record, uint64_t
  */
 int util_check_output(const char *path);
 
+/** What identifies one state of a file: a change of contents or size changes it. */
+struct util_file_id {
+    uint64_t dev, ino;
+    uint64_t size;
+    int64_t mtime_sec, mtime_nsec;
+};
+
+/** Fills @id from stat(@path). Returns 0, or UTIL_EIO with errno set (prints nothing). */
+int util_file_id_get(const char *path, struct util_file_id *id);
+
+/** True when @a and @b describe the same file in the same state. */
+bool util_file_id_same(const struct util_file_id *a, const struct util_file_id *b);
+
 /** True when @a and @b name the same existing file (same device and inode). */
 bool util_same_file(const char *a, const char *b);
 
@@ -92,24 +119,6 @@ bool util_same_file(const char *a, const char *b);
  * "out" and "./out" are caught before either is written).
  */
 bool util_same_path(const char *a, const char *b);
-
-/**
- * Builds the temporary name used while @final is being written: ".NAME.sortex-tmp.XXXXXX" in the
- * same directory (so the closing rename is atomic), where XXXXXX is @tag. Returns a malloc'd
- * string (util_free) or NULL.
- */
-char *util_temp_name(const char *final, const char *tag);
-
-/**
- * Creates a new temporary file beside @final (util_temp_name() with tag "PID.ATTEMPT"), never
- * opening an existing file or following a link: O_CREAT | O_EXCL, another attempt on EEXIST.
- * Returns the write descriptor and stores the malloc'd name in *@name (util_free), or -1 with
- * errno set. Only a file created here may be unlinked by the caller on failure.
- */
-int util_temp_create(const char *final, char **name);
-
-/** util_temp_create() as a stdio stream, or NULL with errno set (and nothing left behind). */
-FILE *util_temp_fopen(const char *final, char **name);
 
 /**
  * After getopt_long() returned '?': the text naming the offending option, "-x" for an unknown
@@ -125,5 +134,7 @@ void util_print_version(FILE *out);
 const char *util_version(void);
 /** The commit the binary was built from, e.g. "3f2a9c1d0b7e" ("-dirty" if modified). */
 const char *util_commit(void);
+/** The compiler and flags the library was built with, e.g. "gcc 12.2.0 -O2 -g -DNDEBUG -fopenmp". */
+const char *util_build_flags(void);
 
 #endif

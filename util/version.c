@@ -19,6 +19,11 @@ const char *util_commit(void)
     return SORTEX_COMMIT;
 }
 
+const char *util_build_flags(void)
+{
+    return SORTEX_BUILD_FLAGS;
+}
+
 void util_print_version(FILE *out)
 {
     /* MPI_Get_library_version may be called before MPI_Init (MPI-3 section 8.1.1). */
@@ -38,4 +43,5 @@ void util_print_version(FILE *out)
     fprintf(out, "%s %s (commit %s)\n", util_progname(), SORTEX_VERSION, SORTEX_COMMIT);
     fprintf(out, "built against: %s (MPI %d.%d); allocator: %s\n", lib, MPI_VERSION,
             MPI_SUBVERSION, util_allocator_name());
+    fprintf(out, "compiled with: %s\n", SORTEX_BUILD_FLAGS);
 }

@@ -27,8 +27,8 @@ static void usage(FILE *out)
             "                        an input split over several files (default: no comparison)\n"
             "  -p, --parts           SORTED is several files checked as one sequence in the\n"
             "                        given order, boundaries included (default: one file)\n"
-            "  -t, --type TYPE       key type for the order check: %s (default: u64)\n"
-            "  -T, --threads N       OpenMP threads (default: OMP_NUM_THREADS or every core)\n"
+            "      --type TYPE       key type for the order check: %s (default: u64)\n"
+            "  -t, --threads N       OpenMP threads (default: OMP_NUM_THREADS or every core)\n"
             "  -b, --block-size SIZE bytes read per block and thread, a multiple of 8; K, M, Ki,\n"
             "                        Mi suffixes (default: 512Ki)\n"
             "  -j, --json            print one JSON object instead of text\n"
@@ -49,13 +49,18 @@ static int exit_code(int err)
     return err == UTIL_EIO ? UTIL_EXIT_USAGE : util_exit_code(err);
 }
 
+/* Long-only options get values above the character range. */
+enum {
+    OPT_TYPE = 256,
+};
+
 int main(int argc, char **argv)
 {
     static const struct option longopts[] = {
         {"input", required_argument, NULL, 'i'},
         {"parts", no_argument, NULL, 'p'},
-        {"type", required_argument, NULL, 't'},
-        {"threads", required_argument, NULL, 'T'},
+        {"type", required_argument, NULL, OPT_TYPE},
+        {"threads", required_argument, NULL, 't'},
         {"block-size", required_argument, NULL, 'b'},
         {"json", no_argument, NULL, 'j'},
         {"help", no_argument, NULL, 'h'},
@@ -82,7 +87,7 @@ int main(int argc, char **argv)
     int c;
     opterr = 0; /* our own one-line messages */
     char opt[8]; /* an unknown short option, for the error line */
-    while ((c = getopt_long(argc, argv, ":i:pt:T:b:jhV", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":i:pt:b:jhV", longopts, NULL)) != -1) {
         switch (c) {
         case 'i':
             inputs[cfg.n_inputs++] = optarg;
@@ -90,7 +95,7 @@ int main(int argc, char **argv)
         case 'p':
             parts = true;
             break;
-        case 't':
+        case OPT_TYPE:
             cfg.type = util_keytype_find(optarg);
             if (cfg.type == NULL) {
                 util_keytype_names(names, sizeof(names));
@@ -98,9 +103,11 @@ int main(int argc, char **argv)
                 goto out;
             }
             break;
-        case 'T':
+        case 't':
             if (util_parse_int(optarg, 1, 4096, &threads) != UTIL_OK) {
-                util_error("--threads needs a whole number from 1 to 4096 (%s)", optarg);
+                /* -t is --threads in every sortex program; say so to who meant a key type. */
+                util_error("--threads needs a whole number from 1 to 4096%s (%s)",
+                           util_keytype_find(optarg) ? "; the key type is --type" : "", optarg);
                 goto out;
             }
             break;

@@ -4,6 +4,8 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "util/json.h"
+
 /* Writes key @k (file encoding) in the notation of @type: "-1" for i64, "0.25" for f64. */
 static void format_key(const struct util_keytype *type, uint64_t k, char *buf, size_t cap)
 {
@@ -105,22 +107,6 @@ void verify_print_text(FILE *out, const struct verify_config *cfg, const struct 
     fprintf(out, "verdict:   %s\n", res->valid ? "valid" : "INVALID");
 }
 
-/* A JSON string literal: quotes, backslashes and control characters escaped. */
-static void json_string(FILE *out, const char *s)
-{
-    fputc('"', out);
-    for (const unsigned char *p = (const unsigned char *)s; *p != '\0'; p++) {
-        if (*p == '"' || *p == '\\') {
-            fprintf(out, "\\%c", *p);
-        } else if (*p < 0x20) {
-            fprintf(out, "\\u%04x", *p);
-        } else {
-            fputc(*p, out);
-        }
-    }
-    fputc('"', out);
-}
-
 static void json_files(FILE *out, const char *const *paths, size_t n)
 {
     fputc('[', out);
@@ -128,7 +114,7 @@ static void json_files(FILE *out, const char *const *paths, size_t n)
         if (i > 0) {
             fputc(',', out);
         }
-        json_string(out, paths[i]);
+        util_json_string(out, paths[i]);
     }
     fputc(']', out);
 }
@@ -148,7 +134,7 @@ void verify_print_json(FILE *out, const struct verify_config *cfg, const struct 
 
     fprintf(out, "{\"verdict\":\"%s\",\"valid\":%s,\"type\":", res->valid ? "valid" : "invalid",
             res->valid ? "true" : "false");
-    json_string(out, type->name);
+    util_json_string(out, type->name);
 
     fprintf(out, ",\"sorted\":{\"files\":");
     json_files(out, cfg->sorted, cfg->n_sorted);
@@ -165,9 +151,9 @@ void verify_print_json(FILE *out, const struct verify_config *cfg, const struct 
         format_key(type, res->bad_key, b, sizeof(b));
         fprintf(out, ",\"first_bad\":%" PRIu64 ",\"file\":%zu,\"file_index\":%" PRIu64 ",\"prev\":",
                 res->first_bad, res->bad_file, res->bad_file_index);
-        json_string(out, a);
+        util_json_string(out, a);
         fprintf(out, ",\"key\":");
-        json_string(out, b);
+        util_json_string(out, b);
         fputc('}', out);
     }
 

@@ -1,0 +1,168 @@
+/*
+ * sort/check.c: --check, the sort's proof of its own result while the data is in memory.
+ *
+ * Two steps of the "check" phase:
+ *   input:  right after the read, every rank sums the verifier's order-independent checksum
+ *           (count, sum of XXH3, sum of XXH64 of every key as stored in the file; see
+ *           verify/verify.h) over the keys it read; one all-reduce adds the ranks' sums.
+ *   output: after the finish phase, every rank checks that its slice is non-decreasing, the
+ *           ranks compare their first and last keys (one all-gather of three words each), and
+ *           the checksum of the output, taken in the file encoding the write will use, must
+ *           equal the input's.
+ * Together: the output is globally in order and is a permutation of what was read (up to the
+ * checksum's ~2^-64 chance per sum of a collision; verify/README.md says what it can and cannot
+ * detect). Cost: one hashing pass over the input and one over the output, one order pass, all
+ * threaded and from memory, plus two small collectives. What is not covered is the write
+ * itself, whose size the write phase checks; `sortex-verify` checks the file.
+ */
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sort/internal.h"
+#include "util/alloc.h"
+#include "util/util.h"
+#include "verify/verify.h"
+
+/* Keys mapped back to the file encoding per block, on the stack of each thread. */
+#define CHECK_BLOCK 2048
+
+/* The checksum of a[0..n) in the file encoding: @from maps the ordered keys back (NULL: the
+ * keys are in the file encoding already). Threaded; the sums are order-independent. */
+static struct verify_checksum checksum(const uint64_t *a, uint64_t n,
+                                       void (*from)(uint64_t *, size_t), int threads)
+{
+    uint64_t count = 0, s3 = 0, s64 = 0;
+    int64_t blocks = (int64_t)((n + CHECK_BLOCK - 1) / CHECK_BLOCK);
+#pragma omp parallel for num_threads(threads) schedule(static) reduction(+ : count, s3, s64)
+    for (int64_t b = 0; b < blocks; b++) {
+        uint64_t lo = (uint64_t)b * CHECK_BLOCK;
+        uint64_t len = n - lo < CHECK_BLOCK ? n - lo : CHECK_BLOCK;
+        struct verify_checksum c;
+        if (from != NULL) {
+            uint64_t buf[CHECK_BLOCK];
+            memcpy(buf, a + lo, len * sizeof(uint64_t));
+            from(buf, len);
+            c = verify_checksum_keys(buf, len);
+        } else {
+            c = verify_checksum_keys(a + lo, len);
+        }
+        count += c.count;
+        s3 += c.xxh3;
+        s64 += c.xxh64;
+    }
+    return (struct verify_checksum){.count = count, .xxh3 = s3, .xxh64 = s64};
+}
+
+/* Descents in a[0..n) (a[i-1] > a[i]), threaded: each part also compares its first key with the
+ * key before it. */
+static uint64_t descents(const uint64_t *a, uint64_t n, int threads)
+{
+    uint64_t total = 0;
+    if (n < 2) {
+        return 0;
+    }
+#pragma omp parallel num_threads(threads) reduction(+ : total)
+    {
+        uint64_t t = (uint64_t)omp_get_thread_num(), nt = (uint64_t)omp_get_num_threads();
+        uint64_t lo = n * t / nt, hi = n * (t + 1) / nt;
+        uint64_t from = lo > 0 ? lo - 1 : 0; /* overlap one key with the part before */
+        total += verify_count_descents(a + from, hi - from);
+    }
+    return total;
+}
+
+/* Sums a checksum over all ranks (wrapping, as the verifier's). */
+static int sum_ranks(const struct sort_job *job, struct verify_checksum c, uint64_t out[3])
+{
+    out[0] = c.count;
+    out[1] = c.xxh3;
+    out[2] = c.xxh64;
+    if (MPI_Allreduce(MPI_IN_PLACE, out, 3, MPI_UINT64_T, MPI_SUM, job->comm) != MPI_SUCCESS) {
+        return util_fail(UTIL_EMPI, "rank %d: check: MPI_Allreduce failed", job->rank);
+    }
+    return UTIL_OK;
+}
+
+int sort_check_input(struct sort_job *job)
+{
+    return sum_ranks(job, checksum(job->a, job->n_local, NULL, job->threads), job->check_in);
+}
+
+/* The test hook that proves the check can fail: SORTEX_CORRUPT=order:RANK swaps that rank's
+ * first and last output keys, SORTEX_CORRUPT=keys:RANK changes its first key to its second
+ * (order kept, one key duplicated, one lost). Only under --check, right before it looks. */
+static void corrupt_for_test(struct sort_job *job)
+{
+    const char *spec = getenv("SORTEX_CORRUPT");
+    int rank = -1;
+    if (spec == NULL || job->n_out < 2) {
+        return;
+    }
+    uint64_t *k = job->out;
+    if (sscanf(spec, "order:%d", &rank) == 1 && rank == job->rank && k[0] != k[job->n_out - 1]) {
+        uint64_t t = k[0];
+        k[0] = k[job->n_out - 1];
+        k[job->n_out - 1] = t;
+    } else if (sscanf(spec, "keys:%d", &rank) == 1 && rank == job->rank) {
+        k[0] = k[1];
+    }
+}
+
+int sort_check_output(struct sort_job *job)
+{
+    const struct util_keytype *kt = job->cfg->keytype;
+    int p = job->size, err = UTIL_OK;
+    corrupt_for_test(job);
+
+    /* This rank's slice, then the seams between ranks (empty ranks have none). */
+    uint64_t bad = descents(job->out, job->n_out, job->threads);
+    if (bad != 0) {
+        err = util_fail(UTIL_ECHECK, "rank %d: check: the output is out of order at %llu places",
+                        job->rank, (unsigned long long)bad);
+    }
+    uint64_t mine[3] = {job->n_out, 0, 0};
+    if (job->n_out > 0) {
+        mine[1] = job->out[0];
+        mine[2] = job->out[job->n_out - 1];
+    }
+    uint64_t *all = util_malloc((size_t)p * sizeof(mine));
+    int ok = all != NULL;
+    MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, job->comm);
+    if (!ok) {
+        util_free(all);
+        return all == NULL ? util_fail(UTIL_ENOMEM, "rank %d: check: out of memory", job->rank)
+                           : UTIL_ENOMEM;
+    }
+    MPI_Allgather(mine, 3, MPI_UINT64_T, all, 3, MPI_UINT64_T, job->comm);
+    int have_last = 0;
+    uint64_t last = 0;
+    for (int r = 0; r < p; r++) {
+        if (all[3 * r] == 0) {
+            continue;
+        }
+        if (have_last && last > all[3 * r + 1] && err == UTIL_OK && job->rank == r) {
+            err = util_fail(UTIL_ECHECK, "rank %d: check: the output is out of order between "
+                                         "this rank and the one before", r);
+        }
+        last = all[3 * r + 2];
+        have_last = 1;
+    }
+    util_free(all);
+
+    /* The multiset, in the file encoding. */
+    uint64_t out[3];
+    int rc = sum_ranks(job, checksum(job->out, job->n_out, kt ? kt->from_ordered : NULL,
+                                     job->threads), out);
+    if (rc != UTIL_OK) {
+        return rc;
+    }
+    if (memcmp(out, job->check_in, sizeof(out)) != 0 && err == UTIL_OK && job->rank == 0) {
+        err = util_fail(UTIL_ECHECK, "check: the output is not a permutation of the input "
+                                     "(%llu keys read, %llu in the output%s)",
+                        (unsigned long long)job->check_in[0], (unsigned long long)out[0],
+                        out[0] == job->check_in[0] ? ", checksums differ" : "");
+    }
+    return err;
+}
