@@ -54,7 +54,7 @@ CPPFLAGS += -D_GNU_SOURCE -I. -I$(BUILD) -DUSE_JEMALLOC=$(USE_JEMALLOC)
 CFLAGS += -std=c11 $(OPT) $(WARN) -fopenmp -MMD -MP
 CXXFLAGS += -std=c++17 $(OPT) -Wall -Wextra -fopenmp -MMD -MP
 LDFLAGS += -fopenmp $(if $(SAN),-fsanitize=$(SAN) -fno-sanitize-recover=all)
-LDLIBS += -lxxhash -lm $(if $(filter 1,$(USE_JEMALLOC)),-ljemalloc)
+LDLIBS += -lxxhash -lhwy_contrib -lhwy -lstdc++ -lm $(if $(filter 1,$(USE_JEMALLOC)),-ljemalloc)
 
 # ---- sources ----------------------------------------------------------------------------------
 # Every .c file of a module is library code except the CLI files (main.c, *_main.c).
@@ -62,7 +62,9 @@ MODULES := util sort exchange datagen verify bench
 ALL_C := $(foreach m,$(MODULES),$(wildcard $(m)/*.c))
 MAIN_C := $(filter %/main.c %_main.c,$(ALL_C))
 LIB_C := $(filter-out $(MAIN_C),$(ALL_C))
-LIB_O := $(LIB_C:%.c=$(BUILD)/%.o)
+# The library's one C++ file: the entry point to Highway's vqsort (sort/vqsort.cc).
+LIB_CC := sort/vqsort.cc
+LIB_O := $(LIB_C:%.c=$(BUILD)/%.o) $(LIB_CC:%.cc=$(BUILD)/%.o)
 LIB := $(BUILD)/libsortex.a
 
 # Programs: one line each, "binary-name:main-source".
@@ -95,8 +97,9 @@ endef
 $(foreach p,$(PROGRAMS),$(eval $(call program_rule,$(p))))
 
 # The baselines users compare with, from Debian: ips4o (header-only; its parallel sort needs
-# 16-byte atomics from libatomic), Highway's vqsort, Boost.Sort (header-only).
-BASE_LIBS := -lhwy_contrib -lhwy -latomic
+# 16-byte atomics from libatomic), Highway's vqsort (the library links it already), Boost.Sort
+# (header-only).
+BASE_LIBS := -latomic
 $(BIN)/sortex-%: bench/%.cc $(LIB) | $(BIN)
 	@mkdir -p $(BUILD)/bench
 	$(CXX) $(CPPFLAGS) $(CXXFLAGS) -MF $(BUILD)/bench/$*.d $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS) \
@@ -113,6 +116,10 @@ $(LIB): $(LIB_O)
 $(BUILD)/%.o: %.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
+
+$(BUILD)/%.o: %.cc
+	@mkdir -p $(@D)
+	$(CXX) $(CPPFLAGS) $(CXXFLAGS) -c -o $@ $<
 
 # The commit and the compiler flags go into version.c through a header rewritten only when they
 # change. "-dirty" means uncommitted changes to the sources; results/ holds outputs and does not

@@ -29,8 +29,8 @@ int sort_finish(struct sort_job *job)
         job->out = job->a;
         err = sortex_merge_runs(job->b, job->recv_counts, job->size, job->a, job->threads);
     } else {
-        job->out = job->b;
-        err = sortex_local_sort(job->b, job->a, job->n_recv, job->threads);
+        err = sortex_local_sort_either(job->b, job->a, job->n_recv, job->threads, NULL,
+                                       &job->out);
     }
     if (err != UTIL_OK) {
         return util_fail(err, "rank %d: finish: %s of %llu keys failed", job->rank,

@@ -1,6 +1,7 @@
 /* sort/local.c: phase 2, the rank maps its keys onto unsigned ones (signed and floating-point
- * key types) and sorts them with the node-local radix sort. */
+ * key types) and sorts them with the node-local sort. */
 #include "sort/internal.h"
+#include "util/alloc.h"
 #include "util/util.h"
 
 int sort_local(struct sort_job *job)
@@ -9,10 +10,25 @@ int sort_local(struct sort_job *job)
     if (job->cfg->keytype && job->cfg->keytype->to_ordered) {
         job->cfg->keytype->to_ordered(job->a, job->n_local);
     }
-    int err = sortex_local_sort(job->a, job->b, job->n_local, job->threads);
+    uint64_t *sorted = job->a;
+    int err = sortex_local_sort_either(job->a, job->b, job->n_local, job->threads, NULL, &sorted);
     if (err != UTIL_OK) {
         return util_fail(err, "rank %d: local_sort: failed (%llu keys, %d threads)", job->rank,
                          (unsigned long long)job->n_local, job->threads);
+    }
+    if (sorted == job->b) {
+        /* The sort ended in the other buffer. Take it as the key buffer when the buffer given
+         * up can still receive what the exchange brings; otherwise copy back. */
+        if (job->cap_a >= job->cap_b) {
+            uint64_t *t = job->a;
+            uint64_t cap = job->cap_a;
+            job->a = job->b;
+            job->cap_a = job->cap_b;
+            job->b = t;
+            job->cap_b = cap;
+        } else {
+            util_copy(job->a, job->b, job->n_local * sizeof(uint64_t));
+        }
     }
     return UTIL_OK;
 }

@@ -1,37 +1,37 @@
 /*
- * sort/local_sort.c: the OpenMP-parallel radix sort of uint64 keys (see local_sort.h).
+ * sort/local_sort.c: the OpenMP-parallel MSD radix sort of uint64 keys (see local_sort.h).
  *
- * Scheme, for n keys, T threads and b significant bits:
- *  1. Scan. One parallel read-only pass computes the AND and the OR of all keys and whether the
- *     input is non-decreasing or non-increasing. Sorted input stops here; reverse input is
- *     reversed in place (one more pass). Bits where AND == OR are equal in every key and are
- *     never looked at again, so keys sharing their top bytes (the "radix adversary") or their
- *     low bytes cost no extra pass. Cost: n reads.
- *  2. Spread. One parallel MSD counting pass on the top r varying bits, keys -> scratch, with r
- *     chosen so that the average bucket fits in L2 (n / 2^r <= CACHE_KEYS), and raised further
- *     where that saves every bucket an LSD digit (see par_sort()). Each thread counts
- *     its own contiguous chunk, one exclusive prefix over (bucket, thread) gives every thread
- *     private write positions, then each thread scatters its chunk: no atomics. Cost: 2n reads,
- *     n writes.
- *  3. Buckets. A bucket larger than a thread's fair share is sorted by all threads with the same
- *     scheme (recursively, scratch and keys swapping roles); the others are taken dynamically
- *     by the threads, largest first. A bucket larger than the cache gets sequential MSD passes
- *     of DIGIT_BITS; a cache-sized bucket gets an LSD radix sort over its own varying bits only
- *     (digits of LSD_BITS starting at varying bits, all histograms counted in one pass), and a
- *     tiny one insertion sort. Each bucket's result lands in the array the caller wants.
+ * Scheme, for n keys and T threads:
+ *  1. First pass. One parallel read of the keys computes their AND and OR (the bits where
+ *     they differ), whether they are ascending or descending, and, in the same loop, the
+ *     histogram of the digit the spread will use: its position comes from the varying bits of
+ *     256 evenly spaced keys, and is checked against the exact ones afterwards (a key varying
+ *     above what the sample saw costs one more counting pass). Sorted, reverse and all-equal
+ *     input stop here; input whose sample is already monotone is scanned without counting.
+ *  2. Spread. One parallel counting scatter keys -> scratch on the top varying bits, as many
+ *     as make the average bucket fit the in-cache kernel (tuning.bucket_keys), at most
+ *     tuning.spread_bits. Each thread scatters its own contiguous chunk to private positions
+ *     (an exclusive prefix over (bucket, thread)): no atomics, stable. The scatter goes
+ *     through software write-combining buffers, one cache line of keys per bucket, written
+ *     out whole when full, with streaming stores when the pass is larger than the caches
+ *     (Polychroniou and Ross, "A comprehensive study of main-memory partitioning and its
+ *     application to large-scale comparison- and radix-sort", SIGMOD 2014, section 4.2): the
+ *     write-allocate read of every destination line and most TLB traffic disappear.
+ *  3. Buckets. A bucket larger than a thread's fair share is sorted by all threads with the
+ *     same scheme (recursively, the arrays swapping roles); the others are taken dynamically,
+ *     largest first. A bucket still larger than the kernel's size gets sequential spread
+ *     passes; a bucket that fits goes to the in-cache kernel:
+ *       radix:  an LSD radix sort over the bucket's varying bits only (digits start at varying
+ *               bits, all histograms in one pass), with the other array as scratch;
+ *       vqsort: Highway's vectorised quicksort in place (sort/vqsort.cc).
+ *     Which kernel is faster depends on the CPU (vqsort's AVX-512 paths against scalar
+ *     scatters), so the process calibrates both once on a bucket of its own size and keeps the
+ *     faster (sortex_local_tuning()).
  *
- * Every level consumes at least one more significant bit, so recursion is bounded by 64 levels
- * (in practice one parallel level and at most a few sequential ones). For 10^8 uniform keys the
- * data crosses main memory about four times (scan, count, scatter, the bucket passes) and the
- * remaining ceil((64 - r) / 9) passes run inside L2. Few distinct values end early: a bucket
- * whose keys are all equal is recognised by its AND == OR and only copied.
- *
- * Background: MSD partitioning into cache-resident parts followed by LSD inside the cache, with
- * per-thread histograms for the parallel partitioning pass, is the layout studied by
- * Polychroniou & Ross, "A comprehensive study of main-memory partitioning and its application
- * to large-scale comparison- and radix-sort", SIGMOD 2014 (their partitioning passes and the
- * MSD-then-LSD radix sort built on them). Skipping the digits on which all keys agree is the
- * usual refinement of LSD radix sorts (as in ska_sort).
+ * Every spread consumes at least one varying bit, so recursion is bounded by 64 levels. Cost
+ * for uniform keys: one read pass, one scatter pass (about n / T per thread each), then the
+ * kernel on buckets that fit L2. Sizes come from the caches read at run time (util/cpu.h), so
+ * the same binary is tuned on a CPU with 512 KiB of L2 and on one with 1 MiB.
  */
 #include "sort/local_sort.h"
 
@@ -40,19 +40,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include "util/alloc.h"
+#include "util/cpu.h"
 #include "util/util.h"
 
-/* The tuning constants of local_sort.h, under short names. */
-#define CACHE_KEYS SORTEX_CACHE_KEYS
-#define SMALL_KEYS SORTEX_SMALL_KEYS
-#define PAR_MIN_KEYS SORTEX_PAR_MIN_KEYS
-/* Widest digit of the parallel spread pass (4096 counters per thread stay in L1/L2). */
-#define SPREAD_MAX_BITS 12
-/* Digit of the sequential MSD passes over buckets larger than the cache. */
-#define DIGIT_BITS 8
-#define DIGIT_RADIX ((size_t)1 << DIGIT_BITS)
-#define DIGIT_MASK ((uint64_t)DIGIT_RADIX - 1)
 /* Digit of the in-cache LSD passes: 9 bits (6 passes for 54 bits) measured faster than 8 (7
  * passes) and 11 (5 passes, but 2048-way scatters). */
 #define LSD_BITS 9
@@ -60,6 +55,13 @@
 #define LSD_MASK ((uint64_t)LSD_RADIX - 1)
 /* At most this many LSD digits: each starts at a varying bit at least LSD_BITS above the last. */
 #define MAX_DIGITS ((64 + LSD_BITS - 1) / LSD_BITS)
+/* The radix kernel's counts are 32-bit: it never takes a bucket this large. */
+#define LSD_MAX_KEYS ((size_t)1 << 31)
+/* Keys per software write-combining line: one 64-byte cache line. */
+#define LINE_KEYS 8
+/* Evenly spaced keys the first pass looks at before it chooses what to count. */
+#define SAMPLE_KEYS 256
+#define MAX_SPREAD_BITS 16
 
 /* What one read-only pass learns about the input. */
 struct scan {
@@ -82,40 +84,17 @@ static size_t part_begin(size_t n, size_t t, size_t parts)
     return q * t + (t < r ? t : r);
 }
 
-/* Copies @n keys with @threads threads (one thread below the parallel threshold). */
-static void copy_keys(uint64_t *dst, const uint64_t *src, size_t n, int threads)
+/* ------------------------------------------------------------------------------------------ */
+/* Tuning                                                                                      */
+
+static const char *const kernel_names[SORTEX_KERNEL_COUNT] = {"auto", "radix", "vqsort"};
+
+const char *sortex_kernel_name(enum sortex_kernel kernel)
 {
-    if (threads <= 1 || n < PAR_MIN_KEYS) {
-        util_copy(dst, src, n * sizeof(*src));
-        return;
-    }
-#pragma omp parallel num_threads(threads)
-    {
-        size_t t = (size_t)omp_get_thread_num(), nt = (size_t)omp_get_num_threads();
-        size_t lo = part_begin(n, t, nt), hi = part_begin(n, t + 1, nt);
-        util_copy(dst + lo, src + lo, (hi - lo) * sizeof(*src));
-    }
+    return (unsigned)kernel < SORTEX_KERNEL_COUNT ? kernel_names[kernel] : "unknown";
 }
 
-/* Step 1: AND, OR and monotonicity of a[0..n), n >= 1, in one parallel read-only pass. */
-static void scan_keys(const uint64_t *a, size_t n, int threads, struct scan *s)
-{
-    uint64_t and_all = a[n - 1], or_all = a[n - 1];
-    unsigned not_up = 0, not_down = 0;
-#pragma omp parallel for num_threads(threads) if (threads > 1 && n >= PAR_MIN_KEYS) \
-    schedule(static) reduction(& : and_all) reduction(| : or_all, not_up, not_down)
-    for (size_t i = 0; i < n - 1; i++) {
-        uint64_t x = a[i], y = a[i + 1];
-        and_all &= x;
-        or_all |= x;
-        not_up |= x > y;
-        not_down |= x < y;
-    }
-    s->and_all = and_all;
-    s->or_all = or_all;
-    s->ascending = !not_up;
-    s->descending = !not_down;
-}
+static void lsd_sort(uint64_t *x, uint64_t *y, size_t m, uint64_t vary, bool to_y);
 
 /* The bits that differ between keys of a[0..n) (0: all keys are equal). */
 static uint64_t varying_bits(const uint64_t *a, size_t n)
@@ -128,15 +107,141 @@ static uint64_t varying_bits(const uint64_t *a, size_t n)
     return and_all ^ or_all;
 }
 
-/* Reverses a[0..n) in place. */
-static void reverse_keys(uint64_t *a, size_t n, int threads)
+/* Seconds one kernel takes for @m keys shaped like a bucket after a spread (the top 12 bits
+ * equal, the rest random): the best of three runs on fresh copies. */
+static double time_kernel(enum sortex_kernel k, uint64_t *orig, uint64_t *a, uint64_t *b, size_t m)
 {
-#pragma omp parallel for num_threads(threads) if (threads > 1 && n >= PAR_MIN_KEYS) \
-    schedule(static)
-    for (size_t i = 0; i < n / 2; i++) {
-        uint64_t t = a[i];
-        a[i] = a[n - 1 - i];
-        a[n - 1 - i] = t;
+    double best = 1e30;
+    for (int rep = 0; rep < 3; rep++) {
+        memcpy(a, orig, m * sizeof(*a));
+        double t0 = util_now();
+        if (k == SORTEX_KERNEL_VQSORT) {
+            sortex_vqsort_u64(a, m);
+        } else {
+            lsd_sort(a, b, m, varying_bits(a, m), false);
+        }
+        double t = util_now() - t0;
+        best = t < best ? t : best;
+    }
+    return best;
+}
+
+/*
+ * The calibration: each kernel per key on a bucket that fills half the L2 (S/32 keys with its
+ * scratch for the radix kernel, S/16 for vqsort). Where vqsort wins in the cache, it wins on
+ * the whole array as well: its partitioning levels above the cache cost ~0.3 ns a key each
+ * (measured on an AVX-512 CPU: 4.8 ns a key at 2^14 keys, 8.4 at 2^24), while a spread pass
+ * that saves b of them costs more than 3.5 ns a key (count and scatter). So with vqsort the
+ * spread passes only make buckets for the threads, and one thread sorts with vqsort alone.
+ */
+static enum sortex_kernel calibrate(size_t radix_keys, size_t vq_keys)
+{
+    size_t m = radix_keys > vq_keys ? radix_keys : vq_keys;
+    uint64_t *orig = util_malloc(3 * m * sizeof(uint64_t));
+    if (orig == NULL) {
+        return SORTEX_KERNEL_RADIX; /* needs no memory of its own beyond its scratch */
+    }
+    uint64_t *a = orig + m, *b = orig + 2 * m, x = 0x9e3779b97f4a7c15ULL;
+    for (size_t i = 0; i < m; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17; /* xorshift64 */
+        orig[i] = (0xabcULL << 52) | (x >> 12);
+    }
+    double radix = time_kernel(SORTEX_KERNEL_RADIX, orig, a, b, radix_keys) / (double)radix_keys;
+    double vq = time_kernel(SORTEX_KERNEL_VQSORT, orig, a, b, vq_keys) / (double)vq_keys;
+    util_free(orig);
+    return vq < radix ? SORTEX_KERNEL_VQSORT : SORTEX_KERNEL_RADIX;
+}
+
+/* The largest k with 2^k <= x (x >= 1). */
+static unsigned floor_log2(size_t x)
+{
+    return high_bit((uint64_t)x);
+}
+
+/* vqsort's buckets have no size limit: spreads only make work for the threads (see the
+ * calibration's comment). */
+#define VQSORT_BUCKET_KEYS ((size_t)1 << 40)
+
+/* The tuning for caches @c and kernel @k (AUTO resolved by the caller). */
+static void tuning_for(const struct util_caches *c, enum sortex_kernel k,
+                       struct sortex_local_tuning *t)
+{
+    size_t l2 = c->l2 >= (64u << 10) ? c->l2 : (512u << 10); /* unknown: the smaller kind */
+    t->kernel = k;
+    t->bucket_keys = k == SORTEX_KERNEL_VQSORT ? VQSORT_BUCKET_KEYS : l2 / 32;
+    unsigned bits = floor_log2(l2 / 512);
+    t->spread_bits = bits < 8 ? 8 : bits > 12 ? 12 : bits;
+    t->par_min_keys = (size_t)1 << 17;
+    t->merge_threads = 4;
+    t->small_keys = 32;
+    t->stream_keys = 4 * l2; /* a pass over 32 L2s' worth of bytes streams */
+}
+
+void sortex_local_tuning(struct sortex_local_tuning *t)
+{
+    static struct sortex_local_tuning cached;
+    static int ready; /* 0: not computed, 1: done */
+    if (__atomic_load_n(&ready, __ATOMIC_ACQUIRE)) {
+        *t = cached;
+        return;
+    }
+#pragma omp critical(sortex_local_tuning)
+    {
+        if (!ready) {
+            const struct util_caches *c = util_caches();
+            struct sortex_local_tuning radix, vq;
+            tuning_for(c, SORTEX_KERNEL_RADIX, &radix);
+            tuning_for(c, SORTEX_KERNEL_VQSORT, &vq);
+            size_t l2 = radix.bucket_keys * 32; /* the calibration's bucket sizes */
+            const char *force = getenv("SORTEX_KERNEL");
+            enum sortex_kernel k;
+            if (force != NULL && strcmp(force, "radix") == 0) {
+                k = SORTEX_KERNEL_RADIX;
+            } else if (force != NULL && strcmp(force, "vqsort") == 0) {
+                k = SORTEX_KERNEL_VQSORT;
+            } else {
+                k = calibrate(l2 / 32, l2 / 16);
+            }
+            cached = k == SORTEX_KERNEL_VQSORT ? vq : radix;
+            __atomic_store_n(&ready, 1, __ATOMIC_RELEASE);
+        }
+    }
+    *t = cached;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Small pieces                                                                                */
+
+/* Copies @n keys with @threads threads (one thread below the parallel threshold). */
+static void copy_keys(uint64_t *dst, const uint64_t *src, size_t n, int threads, size_t par_min)
+{
+    if (threads <= 1 || n < par_min) {
+        util_copy(dst, src, n * sizeof(*src));
+        return;
+    }
+#pragma omp parallel num_threads(threads)
+    {
+        size_t t = (size_t)omp_get_thread_num(), nt = (size_t)omp_get_num_threads();
+        size_t lo = part_begin(n, t, nt), hi = part_begin(n, t + 1, nt);
+        util_copy(dst + lo, src + lo, (hi - lo) * sizeof(*src));
+    }
+}
+
+/* Reverses x[0..n) into dst (dst == x: in place). */
+static void reverse_keys(uint64_t *x, uint64_t *dst, size_t n, int threads, size_t par_min)
+{
+    if (dst == x) {
+#pragma omp parallel for num_threads(threads) if (threads > 1 && n >= par_min) schedule(static)
+        for (size_t i = 0; i < n / 2; i++) {
+            uint64_t t = x[i];
+            x[i] = x[n - 1 - i];
+            x[n - 1 - i] = t;
+        }
+        return;
+    }
+#pragma omp parallel for num_threads(threads) if (threads > 1 && n >= par_min) schedule(static)
+    for (size_t i = 0; i < n; i++) {
+        dst[i] = x[n - 1 - i];
     }
 }
 
@@ -154,24 +259,10 @@ static void insertion_sort(uint64_t *a, size_t n)
     }
 }
 
-/* How many LSD digits lsd_sort() takes for the varying bits @vary below bit @below: each digit
- * starts at the lowest varying bit not yet covered. */
-static unsigned lsd_digits(uint64_t vary, unsigned below)
-{
-    uint64_t rest = below >= 64 ? vary : vary & (((uint64_t)1 << below) - 1);
-    unsigned nd = 0;
-    while (rest != 0) {
-        unsigned s = (unsigned)__builtin_ctzll(rest);
-        nd++;
-        rest = s + LSD_BITS >= 64 ? 0 : rest & (~(uint64_t)0 << (s + LSD_BITS));
-    }
-    return nd;
-}
-
 /*
  * LSD radix sort of a cache-sized bucket x[0..m) whose differing bits are @vary (nonzero). The
  * result ends in y when @to_y, else in x; the other array is scratch. Digits start at varying
- * bits only, so constant stretches of bits cost nothing. Counts fit in 32 bits (m <= CACHE_KEYS).
+ * bits only, so constant stretches of bits cost nothing. Counts fit in 32 bits (m < 2^31).
  */
 static void lsd_sort(uint64_t *x, uint64_t *y, size_t m, uint64_t vary, bool to_y)
 {
@@ -222,19 +313,30 @@ static void lsd_sort(uint64_t *x, uint64_t *y, size_t m, uint64_t vary, bool to_
     }
 }
 
-/*
- * Sequential sort of x[0..m) into y (@to_y) or in place in x (!@to_y), the other array being
- * scratch: insertion sort for tiny buckets, LSD for cache-sized ones, otherwise one MSD pass on
- * the top DIGIT_BITS varying bits and recursion into the sub-buckets (roles of x and y swapped).
- */
-static void seq_sort(uint64_t *x, uint64_t *y, size_t m, bool to_y)
+/* The in-cache kernel on x[0..m): the result in y when @to_y, else in x. */
+static void kernel_sort(uint64_t *x, uint64_t *y, size_t m, bool to_y,
+                        const struct sortex_local_tuning *t)
 {
-    if (m <= SMALL_KEYS) {
+    uint64_t *dst = to_y ? y : x;
+    if (t->kernel == SORTEX_KERNEL_VQSORT) {
         if (to_y) {
             memcpy(y, x, m * sizeof(*x));
-            x = y;
         }
-        insertion_sort(x, m);
+        sortex_vqsort_u64(dst, m);
+        return;
+    }
+    if (m <= t->small_keys) {
+        if (to_y) {
+            memcpy(y, x, m * sizeof(*x));
+        }
+        insertion_sort(dst, m);
+        return;
+    }
+    if (m >= LSD_MAX_KEYS) { /* only a caller's tuning gets here: 32-bit counts would wrap */
+        if (to_y) {
+            memcpy(y, x, m * sizeof(*x));
+        }
+        sortex_vqsort_u64(dst, m);
         return;
     }
     uint64_t vary = varying_bits(x, m);
@@ -244,87 +346,381 @@ static void seq_sort(uint64_t *x, uint64_t *y, size_t m, bool to_y)
         }
         return;
     }
-    if (m <= CACHE_KEYS) {
-        lsd_sort(x, y, m, vary, to_y);
-        return;
-    }
+    lsd_sort(x, y, m, vary, to_y);
+}
 
-    /* One MSD counting pass x -> y on the top varying bits. */
-    unsigned top = high_bit(vary) + 1;
-    unsigned bits = top < DIGIT_BITS ? top : DIGIT_BITS;
-    unsigned shift = top - bits;
-    size_t nb = (size_t)1 << bits;
-    uint64_t mask = nb - 1;
-    size_t pos[DIGIT_RADIX] = {0};
-    size_t start[DIGIT_RADIX + 1];
-    for (size_t i = 0; i < m; i++) {
-        pos[(x[i] >> shift) & mask]++;
-    }
-    size_t sum = 0;
-    for (size_t b = 0; b < nb; b++) {
-        start[b] = sum;
-        sum += pos[b];
-        pos[b] = start[b];
-    }
-    start[nb] = sum;
-    for (size_t i = 0; i < m; i++) {
-        uint64_t v = x[i];
-        y[pos[(v >> shift) & mask]++] = v;
-    }
+/* ------------------------------------------------------------------------------------------ */
+/* The first pass and the spread                                                               */
 
-    /* Sub-buckets now sit in y; each goes back to x unless the caller wants y. */
-    for (size_t b = 0; b < nb; b++) {
-        size_t c = start[b + 1] - start[b];
-        seq_sort(y + start[b], x + start[b], c, !to_y);
+/* AND, OR and monotonicity of chunk x[lo..hi) of x[0..m), its last key compared with the next
+ * chunk's first; with @h, the histogram of digit (key >> shift) & mask as well. */
+static void scan_chunk(const uint64_t *x, size_t lo, size_t hi, size_t m, unsigned shift,
+                       uint64_t mask, size_t *h, struct scan *s)
+{
+    uint64_t a = ~(uint64_t)0, o = 0, prev = x[lo];
+    unsigned not_up = 0, not_down = 0;
+    if (h != NULL) {
+        for (size_t i = lo; i < hi; i++) {
+            uint64_t v = x[i];
+            h[(v >> shift) & mask]++;
+            a &= v;
+            o |= v;
+            not_up |= prev > v;
+            not_down |= prev < v;
+            prev = v;
+        }
+    } else {
+        for (size_t i = lo; i < hi; i++) {
+            uint64_t v = x[i];
+            a &= v;
+            o |= v;
+            not_up |= prev > v;
+            not_down |= prev < v;
+            prev = v;
+        }
+    }
+    if (hi < m) {
+        not_up |= x[hi - 1] > x[hi];
+        not_down |= x[hi - 1] < x[hi];
+    }
+    s->and_all = a;
+    s->or_all = o;
+    s->ascending = !not_up;
+    s->descending = !not_down;
+}
+
+/* Step 1 over x[0..m) in @chunks chunks (one per thread): the combined scan in *@s and, with
+ * @hist (chunks x 2^bits counters), each chunk's histogram of digit (key >> shift). */
+static void scan_count(const uint64_t *x, size_t m, unsigned shift, uint64_t mask, size_t *hist,
+                       int chunks, struct scan *s)
+{
+    struct scan one, *part = chunks > 1 ? util_malloc((size_t)chunks * sizeof(*part)) : &one;
+    size_t nb = (size_t)mask + 1;
+    if (part == NULL) { /* no room for the partial results: one chunk, the same answer */
+        part = &one;
+        if (hist != NULL) {
+            for (int c = 1; c < chunks; c++) {
+                memset(hist + (size_t)c * nb, 0, nb * sizeof(*hist));
+            }
+        }
+        chunks = 1;
+    }
+#pragma omp parallel num_threads(chunks) if (chunks > 1)
+    {
+        int nt = omp_get_num_threads();
+        for (int c = omp_get_thread_num(); c < chunks; c += nt) {
+            size_t lo = part_begin(m, (size_t)c, (size_t)chunks);
+            size_t hi = part_begin(m, (size_t)c + 1, (size_t)chunks);
+            size_t *h = hist ? hist + (size_t)c * nb : NULL;
+            if (h != NULL) {
+                memset(h, 0, nb * sizeof(*h));
+            }
+            if (lo < hi) {
+                scan_chunk(x, lo, hi, m, shift, mask, h, &part[c]);
+            } else {
+                part[c] = (struct scan){~(uint64_t)0, 0, true, true};
+            }
+        }
+    }
+    *s = part[0];
+    for (int c = 1; c < chunks; c++) {
+        s->and_all &= part[c].and_all;
+        s->or_all |= part[c].or_all;
+        s->ascending = s->ascending && part[c].ascending;
+        s->descending = s->descending && part[c].descending;
+    }
+    if (part != &one) {
+        util_free(part);
     }
 }
 
-/*
- * Step 2: one parallel MSD counting pass x[0..m) -> y on digit (key >> shift) & (nb - 1).
- * Bucket b ends in y[start[b] .. start[b + 1]); @hist holds threads * nb counters of scratch.
- * Stable: thread t's keys of a bucket precede thread t+1's.
- *
- * The scatter writes straight into the nb output streams. Staging keys in per-bucket
- * cache-line buffers and writing whole lines (with streaming stores for big outputs), as the
- * Polychroniou & Ross paper does, was measured here and lost: ~35% more cycles in this pass at
- * 1 thread and no wall-time gain at 2 threads for 10^8 keys and 1024-2048 buckets.
- */
-static void spread_pass(const uint64_t *x, uint64_t *y, size_t m, unsigned shift, size_t nb,
-                        size_t *start, size_t *hist, int threads)
+/* The varying bits of SAMPLE_KEYS evenly spaced keys, and whether they are monotone. */
+static uint64_t sample_vary(const uint64_t *x, size_t m, bool *monotone)
 {
-    const uint64_t mask = nb - 1;
-#pragma omp parallel num_threads(threads)
-    {
-        size_t t = (size_t)omp_get_thread_num(), nt = (size_t)omp_get_num_threads();
-        size_t lo = part_begin(m, t, nt), hi = part_begin(m, t + 1, nt);
-        size_t *h = hist + t * nb;
+    uint64_t a = ~(uint64_t)0, o = 0, prev = x[0];
+    bool up = true, down = true;
+    for (size_t k = 0; k < SAMPLE_KEYS; k++) {
+        uint64_t v = x[(size_t)(((unsigned __int128)k * m) / SAMPLE_KEYS)];
+        a &= v;
+        o |= v;
+        up = up && prev <= v;
+        down = down && prev >= v;
+        prev = v;
+    }
+    *monotone = up || down;
+    return a ^ o;
+}
 
-        /* Count this thread's chunk. */
-        memset(h, 0, nb * sizeof(*h));
-        for (size_t i = lo; i < hi; i++) {
-            h[(x[i] >> shift) & mask]++;
+/*
+ * Scatters chunk x[lo..hi) into y by digit (key >> shift) & mask, bucket b's keys going to
+ * y[pos[b]..) (pos is advanced): one store per key, through the caches.
+ */
+static void scatter_plain(const uint64_t *x, size_t lo, size_t hi, uint64_t *y, unsigned shift,
+                          uint64_t mask, size_t *pos)
+{
+    for (size_t i = lo; i < hi; i++) {
+        uint64_t v = x[i];
+        y[pos[(v >> shift) & mask]++] = v;
+    }
+}
+
+#if defined(__SSE2__)
+/*
+ * The same scatter around the caches: keys gather in @lines (one 64-byte line per bucket,
+ * aligned like the lines of y), and a line goes out whole when it fills, with four 16-byte
+ * streaming stores that the CPU's write-combining buffers join into one line write (no read of
+ * the destination line first). The last key never goes through the buffer: a 16-byte load of
+ * it right after its 8-byte store cannot be forwarded from the store buffer and stalls (seen
+ * here as a third of the pass); the other slots were stored long before. Eight 8-byte
+ * streaming stores instead measured slower still. Lines shared with a neighbour region (another chunk's or
+ * bucket's keys) and the partial lines at the end are written key by key. @rs receives the
+ * region starts (scratch of 2^bits entries).
+ */
+static void scatter_stream(const uint64_t *x, size_t lo, size_t hi, uint64_t *y, unsigned shift,
+                           uint64_t mask, size_t *pos, size_t *rs, uint64_t *lines)
+{
+    size_t nb = (size_t)mask + 1;
+    const size_t off = ((uintptr_t)y / sizeof(*y)) & (LINE_KEYS - 1);
+    memcpy(rs, pos, nb * sizeof(*rs));
+    for (size_t i = lo; i < hi; i++) {
+        uint64_t v = x[i];
+        size_t b = (size_t)((v >> shift) & mask);
+        size_t p = pos[b]++;
+        uint64_t *line = lines + b * LINE_KEYS;
+        size_t slot = (p + off) & (LINE_KEYS - 1);
+        if (slot != LINE_KEYS - 1) {
+            line[slot] = v;
+            continue;
         }
-#pragma omp barrier
-        /* Exclusive prefix over (bucket, thread): private write positions for everyone. */
-#pragma omp single
-        {
-            size_t sum = 0;
-            for (size_t b = 0; b < nb; b++) {
-                start[b] = sum;
-                for (size_t u = 0; u < nt; u++) {
-                    size_t c = hist[u * nb + b];
-                    hist[u * nb + b] = sum;
-                    sum += c;
-                }
+        size_t first = p - (LINE_KEYS - 1);
+        if (p >= LINE_KEYS - 1 && first >= rs[b]) {
+            const __m128i *s = (const __m128i *)(const void *)line;
+            __m128i *d = (__m128i *)(void *)(y + first);
+            _mm_stream_si128(d, _mm_load_si128(s));
+            _mm_stream_si128(d + 1, _mm_load_si128(s + 1));
+            _mm_stream_si128(d + 2, _mm_load_si128(s + 2));
+            _mm_stream_si128(d + 3, _mm_set_epi64x((long long)v, (long long)line[6]));
+        } else {
+            line[slot] = v;
+            for (size_t q = rs[b]; q <= p; q++) {
+                y[q] = line[(q + off) & (LINE_KEYS - 1)];
             }
-            start[nb] = sum;
-        }
-        /* Scatter this thread's chunk (the single's barrier published the positions). */
-        for (size_t i = lo; i < hi; i++) {
-            uint64_t v = x[i];
-            y[h[(v >> shift) & mask]++] = v;
         }
     }
+    /* The partial last line of every bucket. */
+    for (size_t b = 0; b < nb; b++) {
+        size_t e = pos[b], fill = (e + off) & (LINE_KEYS - 1);
+        size_t first = e >= fill ? e - fill : 0;
+        first = first < rs[b] ? rs[b] : first;
+        const uint64_t *line = lines + b * LINE_KEYS;
+        for (size_t q = first; q < e; q++) {
+            y[q] = line[(q + off) & (LINE_KEYS - 1)];
+        }
+    }
+    _mm_sfence(); /* streaming stores are weakly ordered: done before anyone reads y */
+}
+#endif
+
+/* Bookkeeping of one spread of up to 2^bits buckets in @chunks chunks. */
+struct spread {
+    size_t *hist;    /* chunks x nb: counts, then each chunk's write positions */
+    size_t *rs;      /* chunks x nb: region starts, scratch of the scatter */
+    size_t *start;   /* nb + 1: where bucket b begins in y */
+    uint64_t *lines; /* chunks x nb x LINE_KEYS, 64-byte aligned */
+    void *lines_raw;
+};
+
+static void spread_free(struct spread *sp)
+{
+    util_free(sp->hist);
+    util_free(sp->rs);
+    util_free(sp->start);
+    util_free(sp->lines_raw);
+}
+
+static int spread_alloc(struct spread *sp, size_t nb, int chunks)
+{
+    size_t cells = nb * (size_t)chunks;
+    memset(sp, 0, sizeof(*sp));
+    sp->hist = util_malloc(cells * sizeof(size_t));
+    sp->rs = util_malloc(cells * sizeof(size_t));
+    sp->start = util_malloc((nb + 1) * sizeof(size_t));
+    sp->lines_raw = util_malloc(cells * LINE_KEYS * sizeof(uint64_t) + 64);
+    if (!sp->hist || !sp->rs || !sp->start || !sp->lines_raw) {
+        spread_free(sp);
+        return UTIL_ENOMEM;
+    }
+    sp->lines = (uint64_t *)(((uintptr_t)sp->lines_raw + 63) & ~(uintptr_t)63);
+    return UTIL_OK;
+}
+
+/* Step 2 after the histograms of the chunks are in sp->hist: exclusive prefix over (bucket,
+ * chunk), then every chunk scatters x -> y. */
+static void spread_pass(const uint64_t *x, uint64_t *y, size_t m, unsigned shift, size_t nb,
+                        struct spread *sp, int chunks, bool stream)
+{
+    size_t sum = 0;
+    for (size_t b = 0; b < nb; b++) {
+        sp->start[b] = sum;
+        for (int c = 0; c < chunks; c++) {
+            size_t cnt = sp->hist[(size_t)c * nb + b];
+            sp->hist[(size_t)c * nb + b] = sum;
+            sum += cnt;
+        }
+    }
+    sp->start[nb] = sum;
+    const uint64_t mask = (uint64_t)nb - 1;
+#pragma omp parallel num_threads(chunks) if (chunks > 1)
+    {
+        int nt = omp_get_num_threads();
+        for (int c = omp_get_thread_num(); c < chunks; c += nt) {
+            size_t lo = part_begin(m, (size_t)c, (size_t)chunks);
+            size_t hi = part_begin(m, (size_t)c + 1, (size_t)chunks);
+            size_t *pos = sp->hist + (size_t)c * nb;
+#if defined(__SSE2__)
+            if (stream) {
+                scatter_stream(x, lo, hi, y, shift, mask, pos, sp->rs + (size_t)c * nb,
+                               sp->lines + (size_t)c * nb * LINE_KEYS);
+                continue;
+            }
+#endif
+            scatter_plain(x, lo, hi, y, shift, mask, pos);
+        }
+    }
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* The sort                                                                                    */
+
+/* What step 1 found: nothing left to do, or a spread to make. */
+enum { PASS_DONE, PASS_SPREAD };
+
+/* Digit width for a spread of m keys: enough buckets for the kernel (and for @threads to share
+ * them out), at most tuning.spread_bits and the varying bits there are. */
+static unsigned spread_width(size_t m, int threads, unsigned top, const struct sortex_local_tuning *t)
+{
+    size_t want = (m + t->bucket_keys - 1) / t->bucket_keys;
+    size_t min_buckets = threads > 1 ? 8 * (size_t)threads : 2;
+    want = want < min_buckets ? min_buckets : want;
+    unsigned bits = 1;
+    while (((size_t)1 << bits) < want && bits < t->spread_bits) {
+        bits++;
+    }
+    return bits < top ? bits : top;
+}
+
+/*
+ * Step 1 on x[0..m) with @chunks chunks: finishes sorted, reverse and all-equal input (the
+ * result where @to_y says) and returns PASS_DONE; otherwise leaves the histograms of the
+ * spread digit in sp->hist (allocated here, for *@bits bits at *@shift) and returns PASS_SPREAD.
+ * Returns -1 when the bookkeeping cannot be allocated (nothing was changed).
+ */
+static int first_pass(uint64_t *x, uint64_t *y, size_t m, bool to_y, int chunks,
+                      const struct sortex_local_tuning *t, struct spread *sp, unsigned *shift,
+                      unsigned *bits)
+{
+    struct scan s;
+    bool monotone;
+    uint64_t svary = sample_vary(x, m, &monotone);
+    unsigned guess = 0, width = 0;
+    bool counted = false;
+    if (!monotone && svary != 0) {
+        /* Count while scanning, on the digit below the sample's top varying bit. */
+        guess = high_bit(svary) + 1;
+        width = spread_width(m, chunks, 64, t);
+        width = width < guess ? width : guess;
+        if (spread_alloc(sp, (size_t)1 << width, chunks) != UTIL_OK) {
+            return -1;
+        }
+        scan_count(x, m, guess - width, ((uint64_t)1 << width) - 1, sp->hist, chunks, &s);
+        counted = true;
+    } else {
+        scan_count(x, m, 0, 0, NULL, chunks, &s);
+    }
+    uint64_t *dst = to_y ? y : x;
+    uint64_t vary = s.and_all ^ s.or_all;
+    if (s.ascending || vary == 0) {
+        if (to_y) {
+            copy_keys(y, x, m, chunks, t->par_min_keys);
+        }
+        goto done;
+    }
+    if (s.descending) {
+        reverse_keys(x, dst, m, chunks, t->par_min_keys);
+        goto done;
+    }
+    unsigned top = high_bit(vary) + 1;
+    unsigned w = spread_width(m, chunks, top, t);
+    if (!counted || top != guess || w != width) {
+        /* The sample missed the top varying bits (or saw none): count again, exactly. */
+        if (counted) {
+            spread_free(sp);
+        }
+        if (spread_alloc(sp, (size_t)1 << w, chunks) != UTIL_OK) {
+            return -1;
+        }
+        scan_count(x, m, top - w, ((uint64_t)1 << w) - 1, sp->hist, chunks, &s);
+        guess = top;
+        width = w;
+    }
+    *shift = guess - width;
+    *bits = width;
+    return PASS_SPREAD;
+done:
+    if (counted) {
+        spread_free(sp);
+    }
+    return PASS_DONE;
+}
+
+/* qsort comparison of the last resort (seq_sort without memory for a spread). */
+static int cmp_u64(const void *p, const void *q)
+{
+    uint64_t a = *(const uint64_t *)p, b = *(const uint64_t *)q;
+    return (a > b) - (a < b);
+}
+
+/*
+ * Sequential sort of x[0..m) into y (@to_y) or in place in x (!@to_y), the other array being
+ * scratch: the kernel for buckets that fit it, otherwise a spread pass and recursion into the
+ * sub-buckets (roles of x and y swapped). Without memory for a spread's bookkeeping it falls
+ * back to the radix kernel, which needs none (its counts live on the stack).
+ */
+static void seq_sort(uint64_t *x, uint64_t *y, size_t m, bool to_y,
+                     const struct sortex_local_tuning *t)
+{
+    if (m <= t->bucket_keys || m <= 1) {
+        kernel_sort(x, y, m, to_y, t);
+        return;
+    }
+    struct spread sp;
+    unsigned shift = 0, bits = 0;
+    int rc = first_pass(x, y, m, to_y, 1, t, &sp, &shift, &bits);
+    if (rc == PASS_DONE) {
+        return;
+    }
+    if (rc < 0) {
+        struct sortex_local_tuning radix = *t;
+        radix.kernel = SORTEX_KERNEL_RADIX;
+        if (m < LSD_MAX_KEYS) {
+            kernel_sort(x, y, m, to_y, &radix);
+        } else { /* 2^31 keys and no memory for 100 KiB: leave the work to qsort */
+            qsort(x, m, sizeof(*x), cmp_u64);
+            if (to_y) {
+                memcpy(y, x, m * sizeof(*x));
+            }
+        }
+        return;
+    }
+    size_t nb = (size_t)1 << bits;
+    spread_pass(x, y, m, shift, nb, &sp, 1, m >= t->stream_keys && t->stream_keys != 0);
+    for (size_t b = 0; b < nb; b++) {
+        size_t c = sp.start[b + 1] - sp.start[b];
+        if (c > 0) {
+            seq_sort(y + sp.start[b], x + sp.start[b], c, !to_y, t);
+        }
+    }
+    spread_free(&sp);
 }
 
 /* A bucket of the spread pass, for scheduling the largest first. */
@@ -340,96 +736,107 @@ static int bucket_larger_first(const void *a, const void *b)
 }
 
 /*
- * Parallel sort of x[0..m) (differing bits @vary, nonzero) into y (@to_y) or in place in x,
- * the other array being scratch: step 2 into the opposite array, then step 3 on the buckets.
+ * Parallel sort of x[0..m) into y (@to_y) or in place in x, the other array being scratch:
+ * steps 1 and 2 into the opposite array, then step 3 on the buckets.
  */
-static void par_sort(uint64_t *x, uint64_t *y, size_t m, uint64_t vary, bool to_y, int threads)
+static void par_sort(uint64_t *x, uint64_t *y, size_t m, bool to_y, int threads,
+                     const struct sortex_local_tuning *t)
 {
-    size_t *hist = NULL, *start = NULL;
-    struct bucket *order = NULL;
-
-    /* Enough buckets for the average to fit in L2 and for the threads to share them out. */
-    unsigned top = high_bit(vary) + 1;
-    unsigned bits = 4;
-    while ((1u << (bits - 4)) < (unsigned)threads && bits < SPREAD_MAX_BITS) {
-        bits++;
+    struct spread sp;
+    unsigned shift = 0, bits = 0;
+    int rc = first_pass(x, y, m, to_y, threads, t, &sp, &shift, &bits);
+    if (rc == PASS_DONE) {
+        return;
     }
-    while ((m >> bits) > CACHE_KEYS && bits < SPREAD_MAX_BITS) {
-        bits++;
+    if (rc < 0) {
+        seq_sort(x, y, m, to_y, t); /* no bookkeeping memory: one thread */
+        return;
     }
-    if (bits > top) {
-        bits = top;
-    }
-    /* More buckets where that saves the buckets an LSD digit (each digit is a pass over every
-     * key; an extra spread bit only makes the buckets smaller), as long as they keep at least
-     * an eighth of CACHE_KEYS (the 512-way histograms must stay small beside them). Measured on
-     * uniform keys, one thread: 2^24 to 2^26 keys spread on 8 or 9 bits (7 digits left; at 2^26
-     * half the buckets also just above CACHE_KEYS, which cost them an extra MSD pass) ran 72-74
-     * Mkeys/s; on 10 bits (6 digits), 91-95; 10^8 keys already got 10 bits. */
-    unsigned cap = top < SPREAD_MAX_BITS ? top : SPREAD_MAX_BITS;
-    unsigned best = bits;
-    for (unsigned b = bits + 1; b <= cap && (m >> b) >= CACHE_KEYS / 8; b++) {
-        if (lsd_digits(vary, top - b) < lsd_digits(vary, top - best)) {
-            best = b;
-        }
-    }
-    bits = best;
     size_t nb = (size_t)1 << bits;
+    struct bucket *order = util_malloc(nb * sizeof(*order));
+    spread_pass(x, y, m, shift, nb, &sp, threads, m >= t->stream_keys && t->stream_keys != 0);
 
-    hist = util_malloc((size_t)threads * nb * sizeof(*hist));
-    start = util_malloc((nb + 1) * sizeof(*start));
-    order = util_malloc(nb * sizeof(*order));
-    if (hist == NULL || start == NULL || order == NULL) {
-        /* No bookkeeping memory: the sequential sort needs none, so it still gets sorted. */
-        seq_sort(x, y, m, to_y);
-        goto done;
-    }
-    spread_pass(x, y, m, top - bits, nb, start, hist, threads);
-
-    /* Buckets above a thread's fair share (by a margin) are sorted by all threads together. */
-    size_t big = m / (8 * (size_t)threads);
-    if (big < PAR_MIN_KEYS) {
-        big = PAR_MIN_KEYS;
-    }
+    /* Buckets that would unbalance the threads (more than half a thread's share of the keys)
+     * are sorted by all threads together. */
+    size_t big = m / (2 * (size_t)threads);
+    big = big < t->par_min_keys ? t->par_min_keys : big;
     size_t nsmall = 0;
     for (size_t b = 0; b < nb; b++) {
-        size_t c = start[b + 1] - start[b];
+        size_t c = sp.start[b + 1] - sp.start[b];
         if (c == 0) {
             continue;
         }
-        if (c <= big || threads == 1) {
-            order[nsmall++] = (struct bucket){start[b], c};
+        if (order != NULL && c <= big) {
+            order[nsmall++] = (struct bucket){sp.start[b], c};
             continue;
         }
         /* The bucket is in y: sort it back into x unless the caller wants y. */
-        uint64_t *bx = y + start[b], *by = x + start[b];
-        struct scan s;
-        scan_keys(bx, c, threads, &s);
-        if (s.ascending || s.and_all == s.or_all) {
-            if (!to_y) {
-                copy_keys(by, bx, c, threads);
-            }
-            continue;
-        }
-        par_sort(bx, by, c, s.and_all ^ s.or_all, !to_y, threads);
+        par_sort(y + sp.start[b], x + sp.start[b], c, !to_y, threads, t);
     }
+    spread_free(&sp);
 
     /* The rest: dynamically, largest first (longest-processing-time order). */
-    qsort(order, nsmall, sizeof(*order), bucket_larger_first);
+    if (order != NULL) {
+        qsort(order, nsmall, sizeof(*order), bucket_larger_first);
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
-    for (size_t k = 0; k < nsmall; k++) {
-        size_t b0 = order[k].begin;
-        seq_sort(y + b0, x + b0, order[k].count, !to_y);
+        for (size_t k = 0; k < nsmall; k++) {
+            size_t b0 = order[k].begin;
+            seq_sort(y + b0, x + b0, order[k].count, !to_y, t);
+        }
+        util_free(order);
     }
-
-done:
-    util_free(order);
-    util_free(start);
-    util_free(hist);
 }
 
-int sortex_local_sort(uint64_t *keys, uint64_t *scratch, size_t n, int threads)
+/* Finishes x[0..m) when it is sorted, reverse sorted or all equal, found by one read when a
+ * sample of it is monotone; returns whether it did. */
+static bool trivially_sorted(uint64_t *x, size_t m)
 {
+    bool monotone;
+    (void)sample_vary(x, m, &monotone);
+    if (!monotone) {
+        return false;
+    }
+    struct scan s;
+    scan_count(x, m, 0, 0, NULL, 1, &s);
+    if (s.ascending || s.and_all == s.or_all) {
+        return true;
+    }
+    if (s.descending) {
+        reverse_keys(x, x, m, 1, m);
+        return true;
+    }
+    return false;
+}
+
+/*
+ * The parallel sort with vqsort for a few threads: every thread sorts its own chunk of x in
+ * place with vqsort, and sortex_merge_runs() merges the chunks into y with all threads (exact
+ * splits, so the parts are balanced). Compared with a spread into buckets, this replaces a
+ * counting pass and a scatter by one merging pass, which for two to four runs is cheaper
+ * (a branch-free two-way merge, or a short loser tree). Returns y, or NULL when the merge has
+ * no memory for its bookkeeping (x then holds sorted chunks: any sort may go on from there).
+ */
+static uint64_t *chunks_then_merge(uint64_t *x, uint64_t *y, size_t m, int threads)
+{
+    uint64_t counts[SORTEX_MERGE_THREADS_MAX];
+#pragma omp parallel for num_threads(threads) schedule(static, 1)
+    for (int c = 0; c < threads; c++) {
+        size_t lo = part_begin(m, (size_t)c, (size_t)threads);
+        size_t hi = part_begin(m, (size_t)c + 1, (size_t)threads);
+        sortex_vqsort_u64(x + lo, hi - lo);
+    }
+    for (int c = 0; c < threads; c++) {
+        counts[c] = part_begin(m, (size_t)c + 1, (size_t)threads) -
+                    part_begin(m, (size_t)c, (size_t)threads);
+    }
+    return sortex_merge_runs(x, counts, threads, y, threads) == UTIL_OK ? y : NULL;
+}
+
+int sortex_local_sort_either(uint64_t *keys, uint64_t *scratch, size_t n, int threads,
+                             const struct sortex_local_tuning *t, uint64_t **sorted)
+{
+    struct sortex_local_tuning def;
+    *sorted = keys;
     if (threads < 1) {
         return UTIL_EUSAGE;
     }
@@ -439,26 +846,42 @@ int sortex_local_sort(uint64_t *keys, uint64_t *scratch, size_t n, int threads)
     if (keys == NULL || scratch == NULL) {
         return UTIL_EUSAGE;
     }
-    if (n < PAR_MIN_KEYS) {
-        threads = 1;
+    if (t == NULL) {
+        sortex_local_tuning(&def);
+        t = &def;
     }
-
-    /* Step 1: sorted and reverse-sorted input end here. */
-    struct scan s;
-    scan_keys(keys, n, threads, &s);
-    if (s.ascending) {
+    if (n < t->par_min_keys || threads == 1) {
+        /* A kernel never spread for (vqsort, or a small input) still skips sorted, reverse and
+         * all-equal input: one read when a sample of the keys is already monotone. */
+        if (n > t->bucket_keys || !trivially_sorted(keys, n)) {
+            seq_sort(keys, scratch, n, false, t);
+        }
         return UTIL_OK;
     }
-    if (s.descending) {
-        reverse_keys(keys, n, threads);
-        return UTIL_OK;
+    if (t->kernel == SORTEX_KERNEL_VQSORT && threads <= t->merge_threads &&
+        threads <= SORTEX_MERGE_THREADS_MAX && !trivially_sorted(keys, n)) {
+        uint64_t *out = chunks_then_merge(keys, scratch, n, threads);
+        if (out != NULL) {
+            *sorted = out;
+            return UTIL_OK;
+        }
     }
-
-    /* Steps 2 and 3 (small inputs: the sequential version of the same scheme). */
-    if (n < PAR_MIN_KEYS) {
-        seq_sort(keys, scratch, n, false);
-        return UTIL_OK;
-    }
-    par_sort(keys, scratch, n, s.and_all ^ s.or_all, false, threads);
+    par_sort(keys, scratch, n, false, threads, t);
     return UTIL_OK;
+}
+
+int sortex_local_sort_tuned(uint64_t *keys, uint64_t *scratch, size_t n, int threads,
+                            const struct sortex_local_tuning *t)
+{
+    uint64_t *sorted = keys;
+    int rc = sortex_local_sort_either(keys, scratch, n, threads, t, &sorted);
+    if (rc == UTIL_OK && sorted != keys) {
+        copy_keys(keys, sorted, n, threads, 0);
+    }
+    return rc;
+}
+
+int sortex_local_sort(uint64_t *keys, uint64_t *scratch, size_t n, int threads)
+{
+    return sortex_local_sort_tuned(keys, scratch, n, threads, NULL);
 }

@@ -2,8 +2,9 @@
  * sort/local_sort.h: the node-local kernels of the sort module (internal header).
  *
  * Two kernels work on unsigned 64-bit keys inside one process:
- *   - sortex_local_sort(): an OpenMP-parallel radix sort, used for the "local sort" phase and
- *     for re-sorting the received pieces in the "finish" phase;
+ *   - sortex_local_sort(): an OpenMP-parallel MSD radix sort whose buckets end in an in-cache
+ *     kernel, used for the "local sort" phase and for re-sorting the received pieces in the
+ *     "finish" phase;
  *   - sortex_merge_runs(): a threaded multi-way merge of sorted runs, the other way to finish.
  *
  * Neither allocates big buffers: the caller allocates the key arrays once (util_alloc_big) and
@@ -20,47 +21,86 @@
 extern "C" {
 #endif
 
-/*
- * Tuning constants of sortex_local_sort(), chosen by measurement on the project machine (see
- * the comments in local_sort.c). They are here so that the unit tests can straddle them.
- */
+/** The in-cache kernel that sorts a bucket once the spread passes made it small enough. */
+enum sortex_kernel {
+    SORTEX_KERNEL_AUTO,   /* whichever a short calibration measured faster on this CPU */
+    SORTEX_KERNEL_RADIX,  /* LSD radix sort over the bucket's varying bits, with scratch */
+    SORTEX_KERNEL_VQSORT, /* Highway's vectorised quicksort, in place (sort/vqsort.cc) */
+    SORTEX_KERNEL_COUNT
+};
+
 /**
- * Buckets of at most this many keys are sorted inside the cache: 2^17 keys plus their scratch
- * fill the 2 MiB L2 of the project machine. 2^17 measured ~15% faster than 2^16 and 2^15 on 10^8
- * uniform keys (fewer spread buckets), 2^18 and 2^19 no faster.
+ * What the local sort is tuned by. Nothing here is a constant for one CPU: the process default
+ * (sortex_local_tuning()) is computed once from the cache sizes read at run time
+ * (util/cpu.h) and a calibration of the kernels; tests and benchmarks pass their own to
+ * sortex_local_sort_tuned() to drive every path on any machine.
  */
-#define SORTEX_CACHE_KEYS ((size_t)1 << 17)
-/** Buckets of at most this many keys are sorted by insertion. */
-#define SORTEX_SMALL_KEYS ((size_t)32)
-/** Inputs below this many keys are sorted by one thread; also the smallest parallel bucket. */
-#define SORTEX_PAR_MIN_KEYS ((size_t)1 << 17)
-/** Merges of fewer keys than this run on one thread. */
+struct sortex_local_tuning {
+    enum sortex_kernel kernel; /* AUTO is resolved by the calibration */
+    size_t bucket_keys;        /* buckets of at most this many keys go to the kernel */
+    unsigned spread_bits;      /* widest digit of one spread pass: 2^bits buckets, 1..16 */
+    size_t par_min_keys;       /* fewer keys than this are sorted by one thread */
+    size_t small_keys;         /* radix kernel: buckets of at most this many keys, insertion */
+    size_t stream_keys;        /* spread passes over at least this many keys write whole cache
+                                  lines around the caches (streaming stores); 0 = never */
+    int merge_threads;         /* vqsort with at most this many threads (and at most
+                                  SORTEX_MERGE_THREADS_MAX): sorted chunks and a merge
+                                  instead of a spread; 0 = never */
+};
+
+/** The most threads the chunks-and-merge path of the vqsort kernel takes. */
+#define SORTEX_MERGE_THREADS_MAX 16
+
+/**
+ * The process default, filled into @t: the kernel is whichever sorted a bucket filling half the
+ * L2 faster in a calibration of a few milliseconds, run once per process (SORTEX_KERNEL=radix or
+ * vqsort forces it). For an L2 of S bytes per core, the radix kernel takes buckets of S/32 keys
+ * (bucket and scratch fill half the L2), spread digits of up to log2(S/512) bits (one 64-byte
+ * line of buffer per bucket fills an eighth of the L2); vqsort takes buckets of any size, so
+ * spreads only make buckets for the threads (local_sort.c says why).
+ */
+void sortex_local_tuning(struct sortex_local_tuning *t);
+
+/** The kernel's name ("radix", "vqsort"; "auto" for SORTEX_KERNEL_AUTO). */
+const char *sortex_kernel_name(enum sortex_kernel kernel);
+
+/** Buckets at least this large in the merge, or merges of fewer keys, run on one thread. */
 #define SORTEX_MERGE_PAR_MIN ((size_t)1 << 16)
 /**
  * Finishing P sorted runs: sortex_merge_runs() is faster than sortex_local_sort() of the
- * concatenation up to about this many runs, slower beyond. Measured on 10^7 and 10^8 uniform
- * keys in equal and Zipf-sized runs, 1 and 2 threads (CPU time): the merge is 4.3x faster for
- * 2 runs, 1.5-2x for 4-16, 1.2x for 32; at 64 it wins by 20% on 10^7 keys and ties (within 6%)
- * on 10^8; from 128 runs on re-sorting wins (by 10-45%). Measured before the merge worked
- * from both ends, which made it 1.2-1.6x faster up to 32 runs and left 64 as it was, so the
- * crossover has not moved down.
+ * concatenation up to about this many runs, slower beyond. The figures behind it are in
+ * results/localsort (the merge / re-sort crossover, measured with sortex-localsort --runs).
  */
 #define SORTEX_MERGE_MAX_RUNS 64
 
 /**
- * Sorts @keys[0..n) ascending in place with @threads OpenMP threads.
+ * Sorts @keys[0..n) ascending in place with @threads OpenMP threads and the process's tuning.
  *
  * @scratch must hold @n keys, must not overlap @keys, and is clobbered; the sorted result is
  * always in @keys. Both arrays belong to the caller, who should pre-touch them (util_pretouch):
- * page faults inside the sort are counted in its time. Already sorted and reverse-sorted input
- * are detected in one read-only pass (reverse input is then reversed in place).
+ * page faults inside the sort are counted in its time. Already sorted, reverse-sorted and
+ * all-equal input are detected in one read-only pass (reverse input is then reversed).
  *
  * Returns 0, or UTIL_EUSAGE when @threads < 1 or a pointer is NULL while @n > 1. It does not
- * fail for lack of memory: when its small bookkeeping arrays (~40 KiB per thread) cannot
- * be allocated it finishes the sort on one thread, which needs none. Never exits, prints
- * nothing.
+ * fail for lack of memory: when its small bookkeeping arrays cannot be allocated it finishes
+ * the sort on one thread with the radix kernel's fixed buffers. Never exits, prints nothing.
  */
 int sortex_local_sort(uint64_t *keys, uint64_t *scratch, size_t n, int threads);
+
+/** sortex_local_sort() with the tuning @t (NULL: the process default). */
+int sortex_local_sort_tuned(uint64_t *keys, uint64_t *scratch, size_t n, int threads,
+                            const struct sortex_local_tuning *t);
+
+/**
+ * sortex_local_sort_tuned() that leaves the sorted keys in whichever of @keys and @scratch
+ * the algorithm ended in, and says which in *@sorted: callers that own both arrays (the sort's
+ * phases) save the copy back. The other array is clobbered.
+ */
+int sortex_local_sort_either(uint64_t *keys, uint64_t *scratch, size_t n, int threads,
+                             const struct sortex_local_tuning *t, uint64_t **sorted);
+
+/** Highway's vqsort of @keys[0..n) ascending (sort/vqsort.cc). Thread-safe. */
+void sortex_vqsort_u64(uint64_t *keys, size_t n);
 
 /**
  * Merges @runs sorted runs into @out with @threads OpenMP threads.

@@ -9,7 +9,7 @@ UNIT=$SORTEX_BUILD/tests/test_localsort
 
 # unit GROUP: runs one group of cases; passes when every case of the group passed.
 unit() {
-    run "$UNIT" "$1"
+    run --separate-stderr "$UNIT" "$1"
     assert_success
     assert_output --regexp "^$1: [0-9]+ cases, 0 failed$"
 }
@@ -20,6 +20,21 @@ unit() {
 
 @test "sorts every distribution at sizes around each internal threshold" {
     unit thresholds
+}
+
+@test "sorts around each threshold of the process tuning with either kernel forced" {
+    local k
+    for k in radix vqsort; do
+        SORTEX_KERNEL=$k unit thresholds
+        assert_regex "$stderr" "tuning: kernel $k,"
+    done
+}
+
+@test "reads the cache sizes at run time: a smaller L2 shrinks the radix kernel's buckets" {
+    SORTEX_KERNEL=radix SORTEX_L2_BYTES=262144 unit thresholds
+    assert_regex "$stderr" "tuning: kernel radix, bucket 8192 keys, spread 9 bits"
+    SORTEX_KERNEL=radix SORTEX_L2_BYTES=2097152 unit thresholds
+    assert_regex "$stderr" "tuning: kernel radix, bucket 65536 keys, spread 12 bits"
 }
 
 @test "sorts 10^6 keys of every distribution and 10^7 uniform and skewed keys" {

@@ -134,13 +134,16 @@ static bool fail(const char *what, const char *dist, size_t n, int threads, int 
     return false;
 }
 
-/* Sorts a copy of @input with sortex_local_sort() and compares it with @expect. */
+/* The tuning the sort cases use: NULL (the process default) or one a group forces. */
+static const struct sortex_local_tuning *tuning;
+
+/* Sorts a copy of @input with sortex_local_sort_tuned() and compares it with @expect. */
 static bool check_sort(const uint64_t *input, const uint64_t *expect, size_t n, int threads,
                        const char *dist, uint64_t *keys, uint64_t *scratch)
 {
     cases++;
     memcpy(keys, input, n * sizeof(*keys));
-    int rc = sortex_local_sort(keys, scratch, n, threads);
+    int rc = sortex_local_sort_tuned(keys, scratch, n, threads, tuning);
     if (rc != 0) {
         return fail("sort returned an error", dist, n, threads, rc, 0);
     }
@@ -152,8 +155,9 @@ static bool check_sort(const uint64_t *input, const uint64_t *expect, size_t n, 
     return true;
 }
 
-/* Every distribution at each of @sizes, with 1 and 2 threads. */
-static void sort_matrix(const size_t *sizes, size_t nsizes, int dist_from, int dist_to)
+/* Every distribution at each of @sizes, with 1 to @max_threads threads. */
+static void sort_matrix_threads(const size_t *sizes, size_t nsizes, int dist_from, int dist_to,
+                                int max_threads)
 {
     size_t max = 0;
     for (size_t i = 0; i < nsizes; i++) {
@@ -167,7 +171,7 @@ static void sort_matrix(const size_t *sizes, size_t nsizes, int dist_from, int d
             generate(input, n, (enum dist)d, n * 31 + (uint64_t)d);
             memcpy(expect, input, n * sizeof(*input));
             qsort(expect, n, sizeof(*expect), cmp_u64);
-            for (int threads = 1; threads <= 2; threads++) {
+            for (int threads = 1; threads <= max_threads; threads++) {
                 check_sort(input, expect, n, threads, dist_names[d], keys, scratch);
             }
         }
@@ -178,24 +182,71 @@ static void sort_matrix(const size_t *sizes, size_t nsizes, int dist_from, int d
     util_free_big(input);
 }
 
+/* Every distribution at each of @sizes, with 1 and 2 threads. */
+static void sort_matrix(const size_t *sizes, size_t nsizes, int dist_from, int dist_to)
+{
+    sort_matrix_threads(sizes, nsizes, dist_from, dist_to, 2);
+}
+
 static void group_small(void)
 {
     static const size_t sizes[] = {0, 1, 2, 3, 4, 5, 7, 8, 15, 16, 17, 100, 255, 256, 257, 1000};
     sort_matrix(sizes, sizeof(sizes) / sizeof(sizes[0]), 0, DIST_COUNT);
 }
 
-/* Sizes one below, at and one above every internal threshold (and of some bucket counts). */
+/* Adds @t - 1, @t and @t + 1 to sizes[*ns]. */
+static void straddle(size_t *sizes, size_t *ns, size_t t)
+{
+    sizes[(*ns)++] = t - 1;
+    sizes[(*ns)++] = t;
+    sizes[(*ns)++] = t + 1;
+}
+
+/*
+ * Sizes one below, at and one above every threshold the sort computes at run time, with a
+ * tuning forced small so that every path runs on any machine: each kernel, the insertion
+ * sort, buckets one over the kernel's size (a sequential spread), two spread levels, the
+ * parallel threshold, the streaming stores, and 1 to 3 threads; then the process's own
+ * tuning around its own thresholds.
+ */
 static void group_thresholds(void)
 {
-    const size_t t[] = {SORTEX_SMALL_KEYS, SORTEX_CACHE_KEYS, SORTEX_PAR_MIN_KEYS, 4097};
-    size_t sizes[3 * sizeof(t) / sizeof(t[0])];
-    size_t ns = 0;
-    for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
-        sizes[ns++] = t[i] - 1;
-        sizes[ns++] = t[i];
-        sizes[ns++] = t[i] + 1;
+    /* The radix kernel, vqsort with spreads, vqsort with sorted chunks and a merge. */
+    static const enum sortex_kernel kernels[] = {SORTEX_KERNEL_RADIX, SORTEX_KERNEL_VQSORT,
+                                                 SORTEX_KERNEL_VQSORT};
+    static const int merges[] = {0, 0, 3};
+    for (size_t k = 0; k < sizeof(kernels) / sizeof(kernels[0]); k++) {
+        struct sortex_local_tuning small = {
+            .kernel = kernels[k],
+            .bucket_keys = 256,
+            .spread_bits = 4,
+            .par_min_keys = 2048,
+            .small_keys = 8,
+            .stream_keys = 3000,
+            .merge_threads = merges[k],
+        };
+        size_t sizes[24], ns = 0;
+        straddle(sizes, &ns, small.small_keys);
+        straddle(sizes, &ns, small.bucket_keys);
+        straddle(sizes, &ns, small.bucket_keys << small.spread_bits); /* two spread levels */
+        straddle(sizes, &ns, small.par_min_keys);
+        straddle(sizes, &ns, small.stream_keys);
+        sizes[ns++] = 100003; /* three levels and every bucket size between */
+        tuning = &small;
+        sort_matrix_threads(sizes, ns, 0, DIST_COUNT, 3);
     }
+    struct sortex_local_tuning def;
+    sortex_local_tuning(&def);
+    size_t sizes[12], ns = 0;
+    straddle(sizes, &ns, def.small_keys);
+    if (def.bucket_keys <= ((size_t)1 << 22)) { /* vqsort's buckets have no limit */
+        straddle(sizes, &ns, def.bucket_keys);
+    }
+    straddle(sizes, &ns, def.par_min_keys);
+    tuning = NULL;
     sort_matrix(sizes, ns, 0, DIST_COUNT);
+    fprintf(stderr, "tuning: kernel %s, bucket %zu keys, spread %u bits, parallel from %zu keys\n",
+           sortex_kernel_name(def.kernel), def.bucket_keys, def.spread_bits, def.par_min_keys);
 }
 
 static void group_large(void)
@@ -205,7 +256,6 @@ static void group_large(void)
     static const size_t big[] = {10000000};
     sort_matrix(big, 1, DIST_UNIFORM, DIST_UNIFORM + 1);
     sort_matrix(big, 1, DIST_SKEWED, DIST_SKEWED + 1);
-    /* 2^21 keys of 42 bits: the spread takes 6 bits instead of 4 or 5 (4 LSD digits, not 5). */
     static const size_t raised[] = {(size_t)1 << 21};
     sort_matrix(raised, 1, DIST_BITS42, DIST_BITS42 + 1);
 }
