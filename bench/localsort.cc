@@ -17,8 +17,9 @@
 // --touch first hands the sort a fresh, never-touched scratch buffer each time (its page
 // faults are then inside the timed region); the default touches it once beforehand.
 //
-// Output: with --csv one header line and one row per repetition, after '#' lines describing
-// the machine (CPU model, every cache level, the compiler flags) and the parameters; otherwise
+// Output: with --csv one header line and one row per repetition (algo, dist, n, threads, runs,
+// rep, seconds, mkeys_per_s[, cpu_seconds]), after '#' lines describing the machine (CPU model,
+// every cache level, the compiler flags) and the parameters; otherwise
 // a table of min / median / max per configuration. Exit status: 0, 1 when a check failed, 2 on
 // bad usage, 3 when out of memory.
 
@@ -542,7 +543,8 @@ int main(int argc, char **argv)
                     o.reps, o.warmup, o.runs, o.skew.c_str(), o.touch.c_str(),
                     (unsigned long long)o.ranks, (unsigned long long)o.seed,
                     (unsigned long long)o.unique);
-        std::printf("algo,dist,n,threads,rep,seconds,mkeys_per_s%s\n", o.cpu ? ",cpu_seconds" : "");
+        std::printf("algo,dist,n,threads,runs,rep,seconds,mkeys_per_s%s\n",
+                    o.cpu ? ",cpu_seconds" : "");
     } else {
         std::printf("# cpu: %s\n", util_cpu_describe());
         std::printf("%-13s %-9s %12s %3s %5s %10s %10s %10s %9s\n", "algo", "dist", "n", "T",
@@ -614,8 +616,8 @@ int main(int argc, char **argv)
                         }
                         times[ai].push_back(secs);
                         if (o.csv) {
-                            std::printf("%s,%s,%llu,%d,%ld,%.6f,%.3f", al.name, dist.c_str(),
-                                        (unsigned long long)n, threads, rep, secs,
+                            std::printf("%s,%s,%llu,%d,%ld,%ld,%.6f,%.3f", al.name, dist.c_str(),
+                                        (unsigned long long)n, threads, o.runs, rep, secs,
                                         secs > 0 ? (double)n / secs / 1e6 : 0.0);
                             if (o.cpu) {
                                 std::printf(",%.6f", cpu);

@@ -251,8 +251,8 @@ def localsort_data(results):
     name, meta, rows = data[0]
     groups = {}
     for r in rows:
-        groups.setdefault((r["algo"], r["dist"], int(r["n"]), int(r["threads"])), []).append(
-            num(r["mkeys_per_s"]))
+        key = (r["algo"], r["dist"], int(r["n"]), int(r["threads"]), int(r.get("runs") or 0))
+        groups.setdefault(key, []).append(num(r["mkeys_per_s"]))
     return {"file": name, "meta": meta,
             "med": {k: median(v) for k, v in groups.items()},
             "reps": {k: len(v) for k, v in groups.items()}}
@@ -386,10 +386,12 @@ def cmd_tables(results, outdir):
 
     ls = localsort_data(results)
     if ls:
-        algos = list(dict.fromkeys(k[0] for k in ls["med"]))
-        cats = sorted({(k[1], k[3]) for k in ls["med"]}, key=lambda c: (c[0] != "uniform", c))
-        n = max(k[2] for k in ls["med"])
-        data = [("%s T=%d" % c, [ls["med"].get((a, c[0], n, c[1])) for a in algos]) for c in cats]
+        med = {k[:4]: v for k, v in ls["med"].items() if k[4] == 0}
+        n = max(k[2] for k in med)
+        algos = list(dict.fromkeys(k[0] for k in med if k[2] == n))
+        cats = sorted({(k[1], k[3]) for k in med if k[2] == n},
+                      key=lambda c: (c[0] != "uniform", c))
+        data = [("%s T=%d" % c, [med.get((a, c[0], n, c[1])) for a in algos]) for c in cats]
         plots.add("clustered", "localsort_throughput", "case", algos, data,
                   "Local sort throughput, n = %s (median of repetitions)" % fmt_n(n),
                   "distribution, threads", "Mkeys/s")
@@ -700,7 +702,7 @@ def inmem_vs_local(doc, results, rows, P=2, T=1):
             " library took at 2^26" % (fmt_n(n), P, T, len(t), fmt_time(med), rate,
                                        fmt_time(best), n / best / 1e6))
     ls = localsort_data(results)
-    local = ls and ls["med"].get(("sortex", "uniform", max(k[2] for k in ls["med"]), 2))
+    local = ls and ls["med"].get(("sortex", "uniform", max(k[2] for k in ls["med"]), 2, 0))
     if local:
         # The local-sort suite ran at another time, not side by side with these launches: a
         # reference only. The goal is judged in the end-to-end section, where P = 1 x 2 runs the
@@ -851,32 +853,94 @@ def skipped_reason(results, suite, default):
     return s.get("reason") if s.get("status") == "skipped" and s.get("reason") else default
 
 
+def ls_peer(algo, threads):
+    """The baseline a row is judged against: ips4o sequential at one thread, ips4o's parallel
+    sort with the same threads otherwise."""
+    return "ips4o" if threads == 1 else "ips4o_par"
+
+
 def readme_localsort(doc, results):
     ls = localsort_data(results)
     if not ls:
         doc.p("No local-sort results: %s." % skipped_reason(
             results, "localsort", "`bin/sortex-localsort` was not built when the suite ran"))
         return
+    med = {k[:4]: v for k, v in ls["med"].items() if k[4] == 0}
+    doc.p("Measured on: %s; %s. Every ratio below is against ips4o measured in the same run on"
+          " the same machine (its sequential sort at 1 thread, its parallel sort with the same"
+          " threads otherwise), so figures from CPUs with other caches never mix. Each figure"
+          " is the median Mkeys/s of the repetitions; every output was checked (order and"
+          " multiset)." % (ls["meta"].get("cpu", "unknown CPU"), ls["meta"].get("caches", "")))
     doc.image(results, "localsort_throughput", "local sort throughput")
-    med = ls["med"]
+
+    def ratio_cell(a, d, n, t):
+        v, b = med.get((a, d, n, t)), med.get((ls_peer(a, t), d, n, t))
+        if v is None:
+            return "-"
+        return "%.1f (%.2f×)" % (v, v / b) if b else "%.1f" % v
+
+    # The peers at the largest n.
     n = max(k[2] for k in med)
-    algos = list(dict.fromkeys(k[0] for k in med))
-    cases = sorted({(k[1], k[3]) for k in med if k[2] == n}, key=lambda c: (c[0] != "uniform", c))
-    doc.p("`sortex-localsort`, n = %s keys made in memory, median Mkeys/s over repetitions"
-          " (each repetition sorts a pristine copy; algorithms interleaved):" % fmt_n(n))
-    doc.table(["distribution", "threads"] + algos,
-              [[d, t] + ["%.1f" % med[(a, d, n, t)] if (a, d, n, t) in med else "-"
-                         for a in algos] for (d, t) in cases])
-    s2, g2 = med.get(("sortex", "uniform", n, 2)), med.get(("gnu_parallel", "uniform", n, 2))
-    s1 = med.get(("sortex", "uniform", n, 1))
-    if s2 and g2:
-        doc.p("At 2 threads on uniform keys the project's sort ran %.1f× as fast as"
-              " `__gnu_parallel::sort` (%.1f vs %.1f Mkeys/s; goal ≥ 4×)." % (s2 / g2, s2, g2))
+    algos = list(dict.fromkeys(k[0] for k in med if k[2] == n))
+    threads = sorted({k[3] for k in med if k[2] == n})
+    doc.p("n = %s uniform keys: Mkeys/s and, in brackets, the ratio to ips4o:" % fmt_n(n))
+    doc.table(["algorithm"] + ["%d thread%s" % (t, "s" if t > 1 else "") for t in threads],
+              [[a] + [ratio_cell(a, "uniform", n, t) for t in threads] for a in algos])
+    s1, s2 = med.get(("sortex", "uniform", n, 1)), med.get(("sortex", "uniform", n, 2))
+    vq = med.get(("vqsort", "uniform", n, 1))
+    facts = []
     if s1 and s2:
-        doc.p("From 1 to 2 threads it sped up %.2f× (goal ≥ 1.8×)." % (s2 / s1))
-    few = med.get(("sortex", "few", n, 2))
-    if few:
-        doc.p("On 1000 distinct values it sorted %.0f Mkeys/s at 2 threads (goal ≥ 150)." % few)
+        facts.append("1 → 2 threads: %.2f×" % (s2 / s1))
+    if s1 and vq:
+        facts.append("against vqsort at 1 thread: %.2f×" % (s1 / vq))
+    if s2 and vq:
+        facts.append("sortex at 2 threads against vqsort at 1: %.2f×" % (s2 / vq))
+    if facts:
+        doc.p("; ".join(facts) + ".")
+
+    # Every distribution at the size the distribution sweep used.
+    dn = sorted({k[2] for k in med if k[1] != "uniform"})
+    if dn:
+        n2 = dn[-1]
+        dists = list(dict.fromkeys(k[1] for k in med if k[2] == n2))
+        cols = [(a, t) for t in threads for a in ("sortex", "vqsort") if (a, dists[0], n2, t) in med]
+        doc.p("Every distribution, n = %s: Mkeys/s (ratio to ips4o):" % fmt_n(n2))
+        doc.table(["distribution"] + ["%s T=%d" % c for c in cols],
+                  [[d] + [ratio_cell(a, d, n2, t) for (a, t) in cols] for d in dists])
+        worst = [(med[("sortex", d, n2, t)] / med[(ls_peer("sortex", t), d, n2, t)], d, t)
+                 for d in dists for t in threads
+                 if ("sortex", d, n2, t) in med and (ls_peer("sortex", t), d, n2, t) in med]
+        if worst:
+            w = min(worst)
+            doc.p("The lowest ratio to ips4o over these distributions: %.2f× (%s, %d thread%s)."
+                  % (w[0], w[1], w[2], "s" if w[2] > 1 else ""))
+
+    # Sizes.
+    sizes = sorted({k[2] for k in med if k[1] == "uniform" and k[0] == "sortex"})
+    if len(sizes) > 1:
+        cols = [(a, t) for t in threads for a in ("sortex", "ips4o" if t == 1 else "ips4o_par",
+                                                  "vqsort") if any((a, "uniform", m, t) in med
+                                                                   for m in sizes)]
+        doc.p("Uniform keys by size, Mkeys/s:")
+        doc.table(["n"] + ["%s T=%d" % c for c in cols],
+                  [[fmt_n(m)] + ["%.1f" % med[(a, "uniform", m, t)]
+                                 if (a, "uniform", m, t) in med else "-" for (a, t) in cols]
+                   for m in sizes])
+
+    # The finish phase: merge the P received runs, or re-sort them.
+    runs = {k: v for k, v in ls["med"].items() if k[4] > 0}
+    if runs:
+        cases = sorted({(k[1], k[2], k[3], k[4]) for k in runs})
+        doc.p("The finish phase's choice: merging P sorted runs (`merge`) against re-sorting"
+              " their concatenation (`sortex`), Mkeys/s; `sort/local_sort.h`'s"
+              " SORTEX_MERGE_MAX_RUNS is the crossover:")
+        doc.table(["runs", "n", "threads", "merge", "re-sort", "merge / re-sort"],
+                  [[str(r), fmt_n(m), str(t),
+                    "%.1f" % runs.get(("merge", d, m, t, r), 0),
+                    "%.1f" % runs.get(("sortex", d, m, t, r), 0),
+                    "%.2f" % (runs[("merge", d, m, t, r)] / runs[("sortex", d, m, t, r)])
+                    if ("merge", d, m, t, r) in runs and ("sortex", d, m, t, r) in runs else "-"]
+                   for (d, m, t, r) in cases])
 
 
 def readme_e2e(doc, results):
