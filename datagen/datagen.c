@@ -81,6 +81,10 @@ int datagen_check(const struct datagen_params *p)
     if (p->n == 0) {
         return util_error("the key count must be at least 1 (0)");
     }
+    if (p->format != NULL && p->format->byte_key) {
+        return util_error("this distribution makes 8-byte keys, not %zu-byte records (--format %s)",
+                          p->format->record_size, p->format->name);
+    }
     if (p->n > DATAGEN_MAX_N) {
         return util_error("the key count must be at most 2^60 (%llu)", (unsigned long long)p->n);
     }
@@ -194,8 +198,8 @@ int datagen_fill(const struct datagen_params *p, uint64_t first, uint64_t count,
         pos = stop;
     }
     /* Ordered keys to the file's encoding. */
-    if (p->type != NULL && p->type->from_ordered != NULL) {
-        p->type->from_ordered(out, (size_t)count);
+    if (p->format != NULL && p->format->from_ordered != NULL) {
+        p->format->from_ordered(out, (size_t)count);
     }
     return UTIL_OK;
 }

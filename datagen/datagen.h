@@ -31,7 +31,7 @@
  *     npb [MAX_KEY]: defined on the whole file, independent of P.
  *
  * Keys are generated as ordered uint64 values. With a key type other than u64 the type's
- * order-preserving map (util/keytype.h) turns them into that encoding, so a sort of the file
+ * order-preserving map (util/format.h) turns them into that encoding, so a sort of the file
  * as that type sees exactly the same order (f64 files may then hold NaN bit patterns, which
  * sortex orders by their bits).
  */
@@ -42,7 +42,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "util/keytype.h"
+#include "util/format.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -102,7 +102,7 @@ struct datagen_dist {
  */
 struct datagen_params {
     const struct datagen_dist *dist; /* required */
-    const struct util_keytype *type; /* file encoding; NULL = u64 */
+    const struct util_format *format; /* file encoding; NULL = u64 */
     uint64_t n;                      /* keys in the file, 1..DATAGEN_MAX_N */
     uint64_t ranks;                  /* P, 1..DATAGEN_MAX_RANKS (default 4) */
     uint64_t seed;                   /* default 0 */
@@ -153,7 +153,7 @@ void datagen_names(char *buf, size_t cap);
  * Writes the keys [first, first + count) of the file described by @p (checked with
  * datagen_check()) into @out, in the file's encoding: byte for byte what the file holds there.
  * Generates on the calling thread, so it may be used inside a parallel region (only the i64
- * and f64 maps of util/keytype.h open a parallel loop, for long ranges outside one). Returns
+ * and f64 maps of util/format.h open a parallel loop, for long ranges outside one). Returns
  * 0, or UTIL_EUSAGE (one error line) when the range goes past n.
  */
 int datagen_fill(const struct datagen_params *p, uint64_t first, uint64_t count, uint64_t *out);

@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "datagen/datagen.h"
-#include "util/keytype.h"
+#include "util/format.h"
 #include "util/temp.h"
 #include "util/util.h"
 
@@ -36,7 +36,8 @@ static const struct option long_options[] = {
     {"ranks", required_argument, NULL, OPT_RANKS},
     {"threads", required_argument, NULL, 't'},
     {"progress", no_argument, NULL, OPT_PROGRESS},
-    {"type", required_argument, NULL, OPT_TYPE},
+    {"format", required_argument, NULL, OPT_TYPE},
+    {"type", required_argument, NULL, OPT_TYPE}, /* the name before records */
     {"groups", required_argument, NULL, OPT_PARAM + DATAGEN_P_GROUPS},
     {"blocks", required_argument, NULL, OPT_PARAM + DATAGEN_P_BLOCKS},
     {"samples", required_argument, NULL, OPT_PARAM + DATAGEN_P_SAMPLES},
@@ -281,10 +282,10 @@ static int parse_args(int argc, char **argv, struct datagen_params *p, struct cl
             cli->progress = true;
             break;
         case OPT_TYPE:
-            p->type = util_keytype_find(optarg);
-            if (p->type == NULL) {
+            p->format = util_format_find(optarg);
+            if (p->format == NULL) {
                 char names[128];
-                util_keytype_names(names, sizeof(names));
+                util_format_names(names, sizeof(names));
                 rc = util_error("unknown key type (%s); choose one of: %s", optarg, names);
             }
             break;

@@ -112,7 +112,7 @@ static void corrupt_for_test(struct sort_job *job)
 
 int sort_check_output(struct sort_job *job)
 {
-    const struct util_keytype *kt = job->cfg->keytype;
+    const struct util_format *kt = job->cfg->format;
     int p = job->size, err = UTIL_OK;
     corrupt_for_test(job);
 

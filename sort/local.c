@@ -7,8 +7,8 @@
 int sort_local(struct sort_job *job)
 {
     /* Signed and floating-point keys sort as unsigned ones through an order-preserving map. */
-    if (job->cfg->keytype && job->cfg->keytype->to_ordered) {
-        job->cfg->keytype->to_ordered(job->a, job->n_local);
+    if (job->cfg->format && job->cfg->format->to_ordered) {
+        job->cfg->format->to_ordered(job->a, job->n_local);
     }
     uint64_t *sorted = job->a;
     int err = sortex_local_sort_either(job->a, job->b, job->n_local, job->threads, NULL, &sorted);

@@ -84,7 +84,8 @@ static int parse(int argc, char **argv, struct cli *cli, int quiet)
         {"oversample", required_argument, NULL, 's'},
         {"epsilon", required_argument, NULL, 'e'},
         {"finish", required_argument, NULL, OPT_FINISH},
-        {"type", required_argument, NULL, OPT_TYPE},
+        {"format", required_argument, NULL, OPT_TYPE},
+        {"type", required_argument, NULL, OPT_TYPE}, /* the name before records */
         {"mem-limit", required_argument, NULL, OPT_MEM_LIMIT},
         {"sync", no_argument, NULL, OPT_SYNC},
         {"stats", required_argument, NULL, OPT_STATS},
@@ -157,9 +158,9 @@ static int parse(int argc, char **argv, struct cli *cli, int quiet)
             }
             break;
         case OPT_TYPE:
-            cli->cfg.keytype = util_keytype_find(optarg);
-            if (cli->cfg.keytype == NULL) {
-                util_keytype_names(names, sizeof(names));
+            cli->cfg.format = util_format_find(optarg);
+            if (cli->cfg.format == NULL) {
+                util_format_names(names, sizeof(names));
                 BAD("unknown key type (%s); valid: %s", optarg, names);
             }
             break;

@@ -22,7 +22,7 @@
 
 #include "exchange/exchange.h"
 #include "sort/local_sort.h" /* the node-local kernels: sortex_local_sort(), sortex_merge_runs() */
-#include "util/keytype.h"
+#include "util/format.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -61,7 +61,7 @@ enum sortex_io {
 /** Options of one sort; zero-initialise and set what you need (sortex_config_default()). */
 struct sortex_config {
     const struct exchange_ops *exchange; /* back-end; NULL = the registry's default */
-    const struct util_keytype *keytype;  /* key type; NULL = u64 */
+    const struct util_format *format;   /* record format (util/format.h); NULL = u64 */
     int threads;         /* OpenMP threads per rank; 0 = cores of the node / ranks on it */
     double epsilon;      /* imbalance bound: max rank output <= (1+eps) n/P + P; 0 = 0.1 */
     uint64_t oversample; /* samples per bucket; 0 = max(256, ceil((P+1)/eps)) */

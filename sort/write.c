@@ -184,8 +184,8 @@ int sort_write(struct sort_job *job)
     int err = UTIL_OK;
     uint64_t bytes = job->n_total * sizeof(uint64_t);
     int to_stdout = job->cfg->io != SORTEX_IO_MPIIO && strcmp(job->out_path, "-") == 0;
-    if (job->cfg->keytype && job->cfg->keytype->from_ordered) {
-        job->cfg->keytype->from_ordered(job->out, job->n_out);
+    if (job->cfg->format && job->cfg->format->from_ordered) {
+        job->cfg->format->from_ordered(job->out, job->n_out);
     }
     if (!to_stdout) {
         if ((err = share_temp_name(job)) != UTIL_OK || (err = create_reserved(job, bytes)) != UTIL_OK) {

@@ -176,7 +176,7 @@ static void set_error(atomic_int *err, int e)
  * before it when @order), checksums it, and with @order maps and checks it.
  */
 static int scan_block(const struct seq *s, uint64_t b, size_t block_keys, bool order,
-                      const struct util_keytype *type, uint64_t *buf, struct scan *acc)
+                      const struct util_format *type, uint64_t *buf, struct scan *acc)
 {
     size_t f = file_of_block(s, b);
     uint64_t first = (b - s->block0[f]) * block_keys; /* index of the block's first key */
@@ -231,7 +231,7 @@ static int scan_block(const struct seq *s, uint64_t b, size_t block_keys, bool o
 }
 
 /* One parallel pass over @s with @threads threads: checksum, and with @order the order. */
-static int scan_seq(const struct seq *s, bool order, const struct util_keytype *type, int threads,
+static int scan_seq(const struct seq *s, bool order, const struct util_format *type, int threads,
                     size_t block_keys, struct scan *out)
 {
     uint64_t nblocks = s->block0[s->n];
@@ -279,7 +279,7 @@ static int scan_seq(const struct seq *s, bool order, const struct util_keytype *
 }
 
 /* Maps one key from the ordered encoding back to the file's. */
-static uint64_t to_file_encoding(const struct util_keytype *type, uint64_t k)
+static uint64_t to_file_encoding(const struct util_format *type, uint64_t k)
 {
     if (type->from_ordered != NULL) {
         type->from_ordered(&k, 1);
@@ -302,7 +302,7 @@ int verify_files(const struct verify_config *cfg, struct verify_result *res)
     res->first_bad = VERIFY_NONE;
 
     /* Check the configuration. */
-    const struct util_keytype *type = cfg->type ? cfg->type : util_keytype_find("u64");
+    const struct util_format *type = cfg->format ? cfg->format : util_format_find("u64");
     size_t block_bytes = cfg->block_bytes ? cfg->block_bytes : VERIFY_BLOCK_DEFAULT;
     if (cfg->n_sorted == 0 || cfg->sorted == NULL) {
         return util_error("no sorted file given (%zu files)", cfg->n_sorted);
@@ -310,7 +310,7 @@ int verify_files(const struct verify_config *cfg, struct verify_result *res)
     if (cfg->n_inputs > 0 && cfg->inputs == NULL) {
         return util_error("input files announced but not given (%zu files)", cfg->n_inputs);
     }
-    if (type == NULL || type->size != KEY_BYTES) {
+    if (type == NULL || type->record_size != KEY_BYTES) {
         return util_error("key type is not 8 bytes wide (%s)", type ? type->name : "none");
     }
     if (block_bytes % KEY_BYTES != 0 || block_bytes > BLOCK_BYTES_MAX) {

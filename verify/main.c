@@ -3,7 +3,7 @@
 #include <stdlib.h>
 
 #include "util/alloc.h"
-#include "util/keytype.h"
+#include "util/format.h"
 #include "util/util.h"
 #include "verify/verify.h"
 
@@ -13,7 +13,7 @@ int main(int argc, char **argv);
 static void usage(FILE *out)
 {
     char names[128];
-    util_keytype_names(names, sizeof(names));
+    util_format_names(names, sizeof(names));
     fprintf(out,
             "usage: sortex-verify SORTED [--input ORIGINAL]... [options]\n"
             "       sortex-verify --parts SORTED1 SORTED2... [--input ORIGINAL]... [options]\n"
@@ -59,7 +59,8 @@ int main(int argc, char **argv)
     static const struct option longopts[] = {
         {"input", required_argument, NULL, 'i'},
         {"parts", no_argument, NULL, 'p'},
-        {"type", required_argument, NULL, OPT_TYPE},
+        {"format", required_argument, NULL, OPT_TYPE},
+        {"type", required_argument, NULL, OPT_TYPE}, /* the name before records */
         {"threads", required_argument, NULL, 't'},
         {"block-size", required_argument, NULL, 'b'},
         {"json", no_argument, NULL, 'j'},
@@ -96,9 +97,9 @@ int main(int argc, char **argv)
             parts = true;
             break;
         case OPT_TYPE:
-            cfg.type = util_keytype_find(optarg);
-            if (cfg.type == NULL) {
-                util_keytype_names(names, sizeof(names));
+            cfg.format = util_format_find(optarg);
+            if (cfg.format == NULL) {
+                util_format_names(names, sizeof(names));
                 util_error("unknown key type, expected one of %s (%s)", names, optarg);
                 goto out;
             }
@@ -107,7 +108,7 @@ int main(int argc, char **argv)
             if (util_parse_int(optarg, 1, 4096, &threads) != UTIL_OK) {
                 /* -t is --threads in every sortex program; say so to who meant a key type. */
                 util_error("--threads needs a whole number from 1 to 4096%s (%s)",
-                           util_keytype_find(optarg) ? "; the key type is --type" : "", optarg);
+                           util_format_find(optarg) ? "; the key type is --type" : "", optarg);
                 goto out;
             }
             break;

@@ -7,7 +7,7 @@
 #include "util/json.h"
 
 /* Writes key @k (file encoding) in the notation of @type: "-1" for i64, "0.25" for f64. */
-static void format_key(const struct util_keytype *type, uint64_t k, char *buf, size_t cap)
+static void format_key(const struct util_format *type, uint64_t k, char *buf, size_t cap)
 {
     if (strcmp(type->name, "i64") == 0) {
         (void)snprintf(buf, cap, "%" PRId64, (int64_t)k);
@@ -20,9 +20,9 @@ static void format_key(const struct util_keytype *type, uint64_t k, char *buf, s
     }
 }
 
-static const struct util_keytype *type_of(const struct verify_config *cfg)
+static const struct util_format *type_of(const struct verify_config *cfg)
 {
-    return cfg->type ? cfg->type : util_keytype_find("u64");
+    return cfg->format ? cfg->format : util_format_find("u64");
 }
 
 static double mb_per_s(const struct verify_result *res)
@@ -51,7 +51,7 @@ static void print_sum(FILE *out, struct verify_checksum c)
 
 void verify_print_text(FILE *out, const struct verify_config *cfg, const struct verify_result *res)
 {
-    const struct util_keytype *type = type_of(cfg);
+    const struct util_format *type = type_of(cfg);
     char a[64], b[64];
 
     /* What was read. */
@@ -129,7 +129,7 @@ static void json_sum(FILE *out, struct verify_checksum c)
 
 void verify_print_json(FILE *out, const struct verify_config *cfg, const struct verify_result *res)
 {
-    const struct util_keytype *type = type_of(cfg);
+    const struct util_format *type = type_of(cfg);
     char a[64], b[64];
 
     fprintf(out, "{\"verdict\":\"%s\",\"valid\":%s,\"type\":", res->valid ? "valid" : "invalid",

@@ -20,7 +20,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "util/keytype.h"
+#include "util/format.h"
 
 /** "No position": the value of verify_result.first_bad when the keys are in order. */
 #define VERIFY_NONE UINT64_MAX
@@ -40,7 +40,7 @@ struct verify_checksum {
 
 /**
  * Returns the checksum of @keys[0..n), hashing each key's 8 bytes as they are in memory, i.e.
- * in the file encoding (hash before util_keytype.to_ordered or after from_ordered, so that
+ * in the file encoding (hash before util_format.to_ordered or after from_ordered, so that
  * checksums of memory and of files agree). @keys may be NULL when @n is 0. Sequential, no
  * state: safe to call from any thread and inside OpenMP regions; combine per-thread results
  * with verify_checksum_combine().
@@ -56,7 +56,7 @@ bool verify_checksum_equal(struct verify_checksum a, struct verify_checksum b);
 /**
  * Returns the first index i in [1, n) with keys[i-1] > keys[i] (unsigned comparison), or
  * VERIFY_NONE when @keys[0..n) is non-decreasing. Keys of other types must be mapped with
- * util_keytype.to_ordered first. @keys may be NULL when @n is 0.
+ * util_format.to_ordered first. @keys may be NULL when @n is 0.
  */
 uint64_t verify_first_descent(const uint64_t *keys, size_t n);
 
@@ -73,7 +73,7 @@ struct verify_config {
     size_t n_sorted;           /* at least 1 */
     const char *const *inputs; /* original file(s), one multiset; NULL/0: no comparison */
     size_t n_inputs;
-    const struct util_keytype *type; /* key type for the order check; NULL: u64 */
+    const struct util_format *format; /* key type for the order check; NULL: u64 */
     int threads;                     /* OpenMP threads; <= 0: omp_get_max_threads() */
     size_t block_bytes;              /* bytes per read, a multiple of 8; 0: default */
 };
@@ -101,7 +101,7 @@ struct verify_result {
 /**
  * Verifies the files named by @cfg: reads the sorted files as one sequence in bounded memory
  * (one block per thread, read with pread) and checks that it is non-decreasing under
- * @cfg->type, including across block and file boundaries; with inputs, also checksums them and
+ * @cfg->format, including across block and file boundaries; with inputs, also checksums them and
  * compares counts and checksums. Fills @res whatever the verdict.
  *
  * Returns UTIL_OK when a verdict was reached (valid or not: see res->valid), UTIL_EUSAGE when a

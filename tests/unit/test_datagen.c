@@ -15,7 +15,7 @@
 
 #include "datagen/datagen.h"
 #include "util/alloc.h"
-#include "util/keytype.h"
+#include "util/format.h"
 #include "util/util.h"
 
 static int failures;
@@ -231,7 +231,7 @@ static void test_type(void)
     uint64_t *a = alloc_keys(n), *b = alloc_keys(n);
     make_params(&p, datagen_find("uniform"), n, 4, 9);
     datagen_fill(&p, 0, n, a);
-    p.type = util_keytype_find("i64");
+    p.format = util_format_find("i64");
     datagen_fill(&p, 0, n, b);
     int ok = 1;
     for (uint64_t i = 0; i < n; i++) {
