@@ -101,6 +101,31 @@ int sortex_local_sort_either(uint64_t *keys, uint64_t *scratch, size_t n, int th
 
 /** Highway's vqsort of @keys[0..n) ascending (sort/vqsort.cc). Thread-safe. */
 void sortex_vqsort_u64(uint64_t *keys, size_t n);
+/** Highway's vqsort of @n 128-bit numbers, each two uint64 (low, then high; 16-byte aligned),
+ * ascending by (high, low). Thread-safe. */
+void sortex_vqsort_u128(uint64_t *pairs, size_t n);
+
+struct util_format;
+
+/** The place of one record in a sort of records (sort/records.c): the first 10 key bytes as an
+ * 80-bit big-endian number (hi, then the top 16 bits of lo) and the record's index (the low 48
+ * bits of lo), ordered as one 128-bit number. Laid out as Highway's uint128_t. */
+struct sortex_rec_tuple {
+    uint64_t lo, hi;
+};
+
+/**
+ * Sorts @n records of the byte-key format @f (util/format.h) stably by key: records with equal
+ * keys keep their input order. @records holds them back to back; @scratch has room for @n
+ * records and @tuples for 2 @n tuples (16-byte aligned); both are clobbered. On success
+ * *@sorted names the array that holds the sorted records (@scratch; @records when n < 2).
+ * Tuples of (first 10 key bytes, index) are sorted with vqsort (T threads: chunks and merges),
+ * longer keys finished by their remaining bytes, then the records permuted once.
+ * Returns 0, UTIL_EUSAGE (threads < 1, a NULL array, a format that is not a byte key, n at or
+ * beyond 2^48), or UTIL_ENOMEM (keys over 10 bytes with no room for the list of ties).
+ */
+int sortex_record_sort(void *records, void *scratch, struct sortex_rec_tuple *tuples, size_t n,
+                       const struct util_format *f, int threads, void **sorted);
 
 /**
  * Merges @runs sorted runs into @out with @threads OpenMP threads.

@@ -21,3 +21,9 @@ extern "C" void sortex_vqsort_u64(uint64_t *keys, size_t n)
     static thread_local const hwy::Sorter sorter;
     sorter(keys, n, hwy::SortAscending());
 }
+
+extern "C" void sortex_vqsort_u128(uint64_t *pairs, size_t n)
+{
+    static thread_local const hwy::Sorter sorter;
+    sorter(reinterpret_cast<hwy::uint128_t *>(pairs), n, hwy::SortAscending());
+}

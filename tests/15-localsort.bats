@@ -56,3 +56,7 @@ unit() {
 @test "merges duplicate-heavy runs exactly at every thread split" {
     unit merge-dups
 }
+
+@test "sorts records of every layout stably by key with 1 to 3 threads" {
+    unit records
+}

@@ -2,7 +2,7 @@
  * tests/unit/test_localsort.c: correctness of sortex_local_sort() and sortex_merge_runs().
  *
  *   test_localsort GROUP     GROUP: small | thresholds | large | skewed | errors | merge |
- *                                   merge-dups
+ *                                   merge-dups | records
  *
  * Each group runs a matrix of cases, compares every result with glibc qsort() of the same
  * input (so the output is both sorted and a permutation), prints one line per failing case and
@@ -16,6 +16,7 @@
 
 #include "sort/local_sort.h"
 #include "util/alloc.h"
+#include "util/format.h"
 #include "util/util.h"
 
 static int failures;
@@ -484,6 +485,97 @@ static void group_merge_dups(void)
     merge_matrix(totals, 1, RUNS_EQUAL, RUNS_SKEWED + 1, 55);
 }
 
+/* ---- records ---------------------------------------------------------------------------- */
+
+/* The reference: record indices sorted stably by key (qsort on (key, index)). */
+static const unsigned char *ref_rec;
+static const struct util_format *ref_fmt;
+
+static int ref_cmp(const void *p, const void *q)
+{
+    size_t a = *(const size_t *)p, b = *(const size_t *)q;
+    int c = util_format_cmp(ref_fmt, ref_rec + a * ref_fmt->record_size,
+                            ref_rec + b * ref_fmt->record_size);
+    return c != 0 ? c : (a > b) - (a < b);
+}
+
+/* One record case: @n records of format @f, keys from @distinct values (0: random bytes). */
+static void record_case(const struct util_format *f, size_t n, uint64_t distinct, int threads)
+{
+    size_t R = f->record_size;
+    unsigned char *rec = util_malloc(n * R + 1), *scr = util_malloc(n * R + 1);
+    struct sortex_rec_tuple *tup = util_alloc_big(2 * (n ? n : 1) * sizeof(*tup));
+    size_t *order = util_malloc((n ? n : 1) * sizeof(*order));
+    if (!rec || !scr || !tup || !order) {
+        fprintf(stderr, "test_localsort: out of memory\n");
+        exit(1);
+    }
+    for (size_t i = 0; i < n; i++) {
+        unsigned char *r = rec + i * R;
+        for (size_t b = 0; b < R; b++) {
+            r[b] = (unsigned char)mix(i * 131 + b); /* payload: unique per record */
+        }
+        uint64_t v = distinct ? mix(i) % distinct : 0;
+        for (size_t b = 0; b < f->key_size; b++) {
+            r[f->key_offset + b] = distinct ? (unsigned char)mix(v * 977 + b) % 3
+                                            : (unsigned char)mix(i * 7919 + b);
+        }
+        order[i] = i;
+    }
+    ref_rec = rec;
+    ref_fmt = f;
+    qsort(order, n, sizeof(*order), ref_cmp);
+    void *sorted = NULL;
+    cases++;
+    int rc = sortex_record_sort(rec, scr, tup, n, f, threads, &sorted);
+    const unsigned char *out = sorted;
+    size_t bad = n;
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        if (memcmp(out + i * R, rec + order[i] * R, R) != 0) {
+            bad = i;
+            break;
+        }
+    }
+    if (rc != 0 || bad != n) {
+        failures++;
+        fprintf(stderr, "FAIL records R=%zu O=%zu K=%zu n=%zu distinct=%llu threads=%d rc=%d "
+                        "first difference at %zu\n",
+                f->record_size, f->key_offset, f->key_size, n, (unsigned long long)distinct,
+                threads, rc, bad);
+    }
+    util_free(order);
+    util_free_big(tup);
+    util_free(scr);
+    util_free(rec);
+}
+
+/* Records of every shape against a stable reference sort: the Sort Benchmark's, an odd layout
+ * with many equal keys, keys over 10 bytes (ties settled by their tail), tiny records. */
+static void group_records(void)
+{
+    static const size_t layouts[][3] = {{100, 0, 10}, {13, 3, 5}, {24, 4, 16}, {1, 0, 1},
+                                        {9, 0, 9},    {40, 8, 32}, {12, 2, 8}};
+    static const size_t sizes[] = {0, 1, 2, 17, 1000, 40000, 100003};
+    static const uint64_t distinct[] = {0, 1, 7, 1000};
+    for (size_t l = 0; l < sizeof(layouts) / sizeof(layouts[0]); l++) {
+        struct util_format f;
+        if (util_format_layout(layouts[l][0], layouts[l][1], layouts[l][2], &f) != 0) {
+            failures++;
+            continue;
+        }
+        for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
+            for (size_t d = 0; d < sizeof(distinct) / sizeof(distinct[0]); d++) {
+                for (int threads = 1; threads <= 3; threads++) {
+                    if (sizes[s] > 1000 && threads == 2 && d > 1) {
+                        continue; /* enough cases at this size */
+                    }
+                    record_case(&f, sizes[s], distinct[d], threads);
+                }
+            }
+        }
+    }
+}
+
 int main(int argc, char **argv)
 {
     static const struct {
@@ -492,7 +584,7 @@ int main(int argc, char **argv)
     } groups[] = {
         {"small", group_small},           {"thresholds", group_thresholds}, {"large", group_large},
         {"skewed", group_skewed},         {"errors", group_errors},         {"merge", group_merge},
-        {"merge-dups", group_merge_dups},
+        {"merge-dups", group_merge_dups}, {"records", group_records},
     };
     if (argc != 2) {
         fprintf(stderr, "usage: test_localsort GROUP\n");
