@@ -47,6 +47,7 @@ extern "C" {
 #include "sort/local_sort.h"
 #include "util/alloc.h"
 #include "util/cpu.h"
+#include "util/format.h"
 #include "util/util.h"
 }
 
@@ -256,6 +257,7 @@ struct options {
     uint64_t unique = 1000;
     std::string skew = "equal";
     std::string touch = "pre";
+    const struct util_format *format = nullptr; // nullptr or a numeric format: 8-byte keys
     bool csv = false;
     bool cpu = false;
 };
@@ -281,6 +283,9 @@ void usage(FILE *out)
                  "      --runs R            the input is R sorted runs (the finish phase's input;\n"
                  "                          'merge' needs it, 'sortex' then re-sorts them) [0]\n"
                  "      --skew equal|zipf   run sizes with --runs [equal]\n"
+                 "      --format NAME       records instead of 8-byte keys: gensort (100-byte\n"
+                 "                          records, random bytes; algorithms sortex, ips4o,\n"
+                 "                          ips4o_par, std) [u64: keys]\n"
                  "      --touch pre|first   scratch touched once before (pre) or fresh in every\n"
                  "                          repetition, its page faults timed (first) [pre]\n"
                  "      --csv               one CSV row per repetition, machine in '#' lines\n"
@@ -310,6 +315,7 @@ enum {
     OPT_TOUCH,
     OPT_CSV,
     OPT_CPU,
+    OPT_FORMAT,
 };
 
 // Parses argv into @o. Returns 0, 1 when done (--help, --version, --algo help), or UTIL_EUSAGE.
@@ -330,6 +336,7 @@ int parse(int argc, char **argv, options &o)
         {"touch", required_argument, nullptr, OPT_TOUCH},
         {"csv", no_argument, nullptr, OPT_CSV},
         {"cpu-time", no_argument, nullptr, OPT_CPU},
+        {"format", required_argument, nullptr, OPT_FORMAT},
         {"help", no_argument, nullptr, 'h'},
         {"version", no_argument, nullptr, 'V'},
         {nullptr, 0, nullptr, 0},
@@ -430,6 +437,14 @@ int parse(int argc, char **argv, options &o)
         case OPT_CPU:
             o.cpu = true;
             break;
+        case OPT_FORMAT:
+            o.format = util_format_find(optarg);
+            if (o.format == nullptr) {
+                char names[128];
+                util_format_names(names, sizeof(names));
+                return util_error("unknown format (%s); valid: %s", optarg, names);
+            }
+            break;
         case 'h':
             usage(stdout);
             return 1;
@@ -505,6 +520,144 @@ int generate(uint64_t *a, size_t n, const std::string &dist, const options &o, i
     return datagen_fill_threads(&p, 0, n, a, threads);
 }
 
+// ---- records -------------------------------------------------------------------------------
+
+// The Sort Benchmark's record, for the comparison baselines (their sorts need a type).
+struct record100 {
+    unsigned char b[100];
+    bool operator<(const record100 &o) const
+    {
+        return std::memcmp(b, o.b, 10) < 0;
+    }
+};
+
+uint64_t record_hash(const unsigned char *r, size_t R)
+{
+    uint64_t h = 0x243f6a8885a308d3ULL;
+    for (size_t i = 0; i < R; i += 8) {
+        uint64_t w = 0;
+        std::memcpy(&w, r + i, R - i < 8 ? R - i : 8);
+        h = mix(h ^ w);
+    }
+    return h;
+}
+
+// Ascending by key and the same multiset of whole records as @want (sum of record hashes).
+bool records_ok(const unsigned char *r, size_t n, const struct util_format *f, uint64_t want,
+                int threads)
+{
+    size_t R = f->record_size;
+    int bad = 0;
+    uint64_t sum = 0;
+#pragma omp parallel for num_threads(threads) reduction(| : bad) reduction(+ : sum)
+    for (size_t i = 0; i < n; i++) {
+        sum += record_hash(r + i * R, R);
+        bad |= i > 0 && util_format_cmp(f, r + (i - 1) * R, r + i * R) > 0;
+    }
+    return !bad && sum == want;
+}
+
+// The records mode: random records of format @o.format, the record sorts compared.
+int run_records(const options &o)
+{
+    const struct util_format *f = o.format;
+    size_t R = f->record_size, nmax = *std::max_element(o.sizes.begin(), o.sizes.end());
+    int gen_threads = std::max(omp_get_num_procs(), 1);
+    auto *orig = static_cast<unsigned char *>(util_alloc_big(nmax * R));
+    auto *rec = static_cast<unsigned char *>(util_alloc_big(nmax * R));
+    auto *scr = static_cast<unsigned char *>(util_alloc_big(nmax * R));
+    auto *tup = static_cast<struct sortex_rec_tuple *>(
+        util_alloc_big(2 * nmax * sizeof(struct sortex_rec_tuple)));
+    if (!orig || !rec || !scr || !tup) {
+        util_fail(UTIL_ENOMEM, "cannot allocate the records (%zu bytes)", 3 * nmax * R);
+        return UTIL_EXIT_RUNTIME;
+    }
+    for (auto *b : {orig, rec, scr}) {
+        util_pretouch(b, nmax * R, gen_threads);
+    }
+    util_pretouch(tup, 2 * nmax * sizeof(*tup), gen_threads);
+    std::printf("# cpu: %s\n", util_cpu_describe());
+    if (o.csv) {
+        std::printf("algo,dist,n,threads,runs,rep,seconds,mkeys_per_s%s\n",
+                    o.cpu ? ",cpu_seconds" : "");
+    }
+    int failures = 0;
+    for (uint64_t n : o.sizes) {
+#pragma omp parallel for num_threads(gen_threads)
+        for (size_t i = 0; i < n * R; i += 8) {
+            uint64_t w = mix(o.seed * 0x9e3779b97f4a7c15ULL + i);
+            std::memcpy(orig + i, &w, n * R - i < 8 ? n * R - i : 8);
+        }
+        uint64_t want = 0;
+#pragma omp parallel for num_threads(gen_threads) reduction(+ : want)
+        for (size_t i = 0; i < n; i++) {
+            want += record_hash(orig + i * R, R);
+        }
+        for (long t : o.threads) {
+            std::vector<std::vector<double>> times(o.algos.size());
+            for (long rep = -o.warmup; rep < o.reps; rep++) {
+                for (size_t ai = 0; ai < o.algos.size(); ai++) {
+                    const std::string &a = o.algos[ai];
+                    int threads = (a == "ips4o" || a == "std") ? 1 : (int)t;
+                    std::memcpy(rec, orig, n * R);
+                    const unsigned char *result = rec;
+                    double c0 = cpu_now(), t0 = util_now();
+                    if (a == "sortex") {
+                        void *sorted = nullptr;
+                        if (sortex_record_sort(rec, scr, tup, n, f, threads, &sorted) != 0) {
+                            failures++;
+                        }
+                        result = static_cast<const unsigned char *>(sorted);
+                    } else if (R == 100 && a == "ips4o") {
+                        auto *b = reinterpret_cast<record100 *>(rec);
+                        ips4o::sort(b, b + n);
+                    } else if (R == 100 && a == "ips4o_par") {
+                        auto *b = reinterpret_cast<record100 *>(rec);
+                        ips4o::parallel::sort(b, b + n, std::less<>(), threads);
+                    } else if (R == 100 && a == "std") {
+                        auto *b = reinterpret_cast<record100 *>(rec);
+                        std::stable_sort(b, b + n);
+                    } else {
+                        return util_error("--algo %s does not sort %s records", a.c_str(),
+                                          f->name), UTIL_EXIT_USAGE;
+                    }
+                    double secs = util_now() - t0, cpu = cpu_now() - c0;
+                    if (!records_ok(result, n, f, want, gen_threads)) {
+                        util_fail(UTIL_EIO, "%s: output is not a sorted permutation", a.c_str());
+                        failures++;
+                    }
+                    if (rep < 0) {
+                        continue;
+                    }
+                    times[ai].push_back(secs);
+                    if (o.csv) {
+                        std::printf("%s,%s,%llu,%d,0,%ld,%.6f,%.3f", a.c_str(), f->name,
+                                    (unsigned long long)n, threads, rep, secs, n / secs / 1e6);
+                        if (o.cpu) {
+                            std::printf(",%.6f", cpu);
+                        }
+                        std::printf("\n");
+                        std::fflush(stdout);
+                    }
+                }
+            }
+            if (!o.csv) {
+                for (size_t ai = 0; ai < o.algos.size(); ai++) {
+                    double med = median(times[ai]);
+                    std::printf("%-13s %-9s %12llu %3ld %10.4f s %9.1f Mrec/s %8.0f MB/s\n",
+                                o.algos[ai].c_str(), f->name, (unsigned long long)n, t, med,
+                                n / med / 1e6, n * (double)R / med / 1e6);
+                }
+            }
+        }
+    }
+    util_free_big(tup);
+    util_free_big(scr);
+    util_free_big(rec);
+    util_free_big(orig);
+    return failures ? UTIL_EXIT_INVALID : UTIL_EXIT_OK;
+}
+
 } // namespace
 
 int main(int argc, char **argv)
@@ -514,6 +667,9 @@ int main(int argc, char **argv)
     int rc = parse(argc, argv, o);
     if (rc != 0) {
         return rc == 1 ? UTIL_EXIT_OK : UTIL_EXIT_USAGE;
+    }
+    if (o.format != nullptr && o.format->byte_key) {
+        return run_records(o);
     }
     size_t nmax = *std::max_element(o.sizes.begin(), o.sizes.end());
     size_t bytes = nmax * sizeof(uint64_t);
