@@ -107,6 +107,11 @@ int sort_reserve(struct sort_job *job, uint64_t **buf, uint64_t *cap, uint64_t n
         return util_fail(UTIL_ENOMEM, "rank %d: out of memory for %llu keys", job->rank,
                          (unsigned long long)n);
     }
+    /* Fault the pages in now, all threads at once, on huge pages. Memory first touched by
+     * another process's copy into it (Open MPI's single-copy transfers, CMA) was measured
+     * here at 1.6-2.4 s for 128 MiB, against 0.1 s for the same exchange into touched
+     * memory: those faults are taken 4 KiB at a time inside the kernel's copy. */
+    util_pretouch(p, n * sizeof(uint64_t), job->threads);
     sortex_free_keys(*buf);
     *buf = p;
     *cap = n;
