@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "sort/sortex.h"
+#include "util/alloc.h"
 #include "util/temp.h"
 #include "util/util.h"
 
@@ -251,6 +252,26 @@ static int check_stats(const struct cli *cli)
     return UTIL_OK;
 }
 
+/* The command line as one string, arguments separated by spaces (NULL without memory). */
+static char *join_args(int argc, char **argv)
+{
+    size_t len = 1;
+    for (int i = 0; i < argc; i++) {
+        len += strlen(argv[i]) + 1;
+    }
+    char *s = util_malloc(len);
+    if (s != NULL) {
+        s[0] = '\0';
+        for (int i = 0; i < argc; i++) {
+            strcat(s, argv[i]);
+            if (i + 1 < argc) {
+                strcat(s, " ");
+            }
+        }
+    }
+    return s;
+}
+
 int main(int argc, char **argv)
 {
     struct cli cli = {0};
@@ -274,8 +295,10 @@ int main(int argc, char **argv)
     if (err == UTIL_OK && !cli.done) {
         err = sortex_sort_file(MPI_COMM_WORLD, cli.input, cli.output, &cli.cfg, &stats);
         if (err == UTIL_OK && cli.stats != NULL) {
+            char *command = join_args(argc, argv);
             err = sortex_stats_write_json(MPI_COMM_WORLD, &cli.cfg, &stats, cli.input, cli.output,
-                                          cli.stats);
+                                          command, cli.stats);
+            util_free(command);
         }
         if (err == UTIL_OK && cli.verbose) {
             sortex_stats_print(MPI_COMM_WORLD, &stats);

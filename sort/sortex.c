@@ -16,6 +16,7 @@
 #include "sort/sortex.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <limits.h>
 #include <math.h>
 #include <omp.h>
@@ -118,17 +119,55 @@ int sort_reserve(struct sort_job *job, uint64_t **buf, uint64_t *cap, uint64_t n
     return UTIL_OK;
 }
 
-/* Threads per rank by default: the cores of this node shared by the ranks on it. */
+/*
+ * Threads per rank by default, the first that applies: OMP_NUM_THREADS when the user set it;
+ * Slurm's CPUs per task (srun -c, SLURM_CPUS_PER_TASK); otherwise the CPUs this rank may run
+ * on (its affinity mask, which taskset, mpirun --bind-to, srun and cgroups narrow) shared by
+ * the ranks of this node whose masks overlap it. Collective over @comm.
+ */
 static int default_threads(MPI_Comm comm)
 {
+    cpu_set_t mine;
+    int cpus = 0, sharers = 1;
+    if (sched_getaffinity(0, sizeof(mine), &mine) == 0) {
+        cpus = CPU_COUNT(&mine);
+    } else {
+        CPU_ZERO(&mine);
+    }
+    cpus = cpus > 0 ? cpus : omp_get_num_procs();
+    /* Every rank takes part in the node's gather, whatever it decides. */
     MPI_Comm node;
-    int local = 1;
     if (MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) == MPI_SUCCESS) {
+        int local = 1, me = 0;
         MPI_Comm_size(node, &local);
+        MPI_Comm_rank(node, &me);
+        cpu_set_t *all = util_malloc((size_t)local * sizeof(*all));
+        int ok = all != NULL;
+        MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, node);
+        sharers = local; /* no room to look: assume they all share */
+        if (ok) {
+            MPI_Allgather(&mine, (int)sizeof(mine), MPI_BYTE, all, (int)sizeof(mine), MPI_BYTE,
+                          node);
+            sharers = 0;
+            for (int r = 0; r < local; r++) {
+                cpu_set_t both;
+                CPU_AND(&both, &mine, &all[r]);
+                sharers += r == me || CPU_COUNT(&both) > 0;
+            }
+        }
+        util_free(all);
         MPI_Comm_free(&node);
     }
-    int cores = omp_get_num_procs();
-    int t = cores / (local > 0 ? local : 1);
+    const char *omp = getenv("OMP_NUM_THREADS");
+    uint64_t slurm = util_env_count("SLURM_CPUS_PER_TASK", 0);
+    int t;
+    if (omp != NULL && *omp != '\0') {
+        t = omp_get_max_threads();
+    } else if (slurm > 0 && slurm <= 4096) {
+        t = (int)slurm;
+    } else {
+        t = cpus / (sharers > 0 ? sharers : 1);
+    }
     return t > 0 ? t : 1;
 }
 

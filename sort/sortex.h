@@ -144,12 +144,14 @@ int sortex_sort_file(MPI_Comm comm, const char *in_path, const char *out_path,
 
 /**
  * Writes the stats of every rank as one JSON object to path (rank 0 writes; "-" is stdout):
- * parameters, n, P, threads, per-phase min/avg/max over ranks, imbalance, exchange figures,
- * peak RSS per rank, MPI library, host names. Collective. Returns 0 or a negative error code.
+ * the command line (@command, may be NULL) and a UTC timestamp, parameters, n, P, threads,
+ * per-phase min/avg/max over ranks, imbalance, exchange figures, peak RSS per rank, MPI
+ * library, host names; the README's "The --stats file" section is its schema. Collective.
+ * Returns 0 or a negative error code.
  */
 int sortex_stats_write_json(MPI_Comm comm, const struct sortex_config *cfg,
                             const struct sortex_stats *stats, const char *input,
-                            const char *output, const char *path);
+                            const char *output, const char *command, const char *path);
 
 /**
  * Prints a short human summary (phase times, imbalance, exchange volume) on stderr from rank 0.

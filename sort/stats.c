@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "sort/internal.h"
@@ -57,7 +58,7 @@ static void mpi_library(char *lib, size_t cap)
 
 int sortex_stats_write_json(MPI_Comm comm, const struct sortex_config *cfg,
                             const struct sortex_stats *st, const char *input, const char *output,
-                            const char *path)
+                            const char *command, const char *path)
 {
     int rank, p, err = UTIL_OK;
     MPI_Comm_rank(comm, &rank);
@@ -113,8 +114,16 @@ int sortex_stats_write_json(MPI_Comm comm, const struct sortex_config *cfg,
     char lib[MPI_MAX_LIBRARY_VERSION_STRING];
     mpi_library(lib, sizeof(lib));
     const struct exchange_ops *ex = cfg->exchange ? cfg->exchange : exchange_list()[0];
-    fprintf(f, "{\"sortex\": \"%s\", \"commit\": \"%s\", \"mpi_library\": ", util_version(),
-            util_commit());
+    char stamp[32] = "";
+    time_t now = time(NULL);
+    struct tm tm;
+    if (gmtime_r(&now, &tm) != NULL) {
+        (void)strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%SZ", &tm);
+    }
+    fprintf(f, "{\"sortex\": \"%s\", \"commit\": \"%s\", \"time\": \"%s\", \"command\": ",
+            util_version(), util_commit(), stamp);
+    util_json_string(f, command ? command : "");
+    fprintf(f, ",\n \"mpi_library\": ");
     util_json_string(f, lib);
     fprintf(f, ", \"allocator\": ");
     util_json_string(f, util_allocator_name());

@@ -1,0 +1,62 @@
+#!/usr/bin/env bats
+# What a new user meets first: the README's commands as written, the default thread count, the
+# stats file. Every sort is checked by the verifier.
+bats_require_minimum_version 1.5.0
+load helper
+
+@test "the README's Running block works as written (with a smaller count)" {
+    local block
+    # The first sh block after "## Running", with 10^8 keys turned into 10^6 to stay quick.
+    block=$(awk '/^## Running/ { on = 1 } on && /^```sh/ { getline; while ($0 !~ /^```/) {
+        print; getline } exit }' "$TOP/README.md")
+    [[ $block == *"bin/sortex-gen"* && $block == *"mpirun"* && $block == *"sortex-verify"* ]]
+    block=${block//100M/1M}
+    cd "$BATS_TEST_TMPDIR"
+    ln -s "$SORTEX_BIN" bin
+    # As a new user's shell has it: none of the test harness's Open MPI settings.
+    run env -u OMPI_ALLOW_RUN_AS_ROOT -u OMPI_ALLOW_RUN_AS_ROOT_CONFIRM \
+        -u OMPI_MCA_rmaps_base_oversubscribe -u OMPI_MCA_hwloc_base_binding_policy \
+        bash -c "set -e; $block"
+    assert_success
+    assert_output --partial "verdict:   valid"
+}
+
+# threads_of CMD...: runs a 2-rank-or-less sort through CMD (a launcher prefix) and prints the
+# thread count the stats file records.
+threads_of() {
+    local in out
+    in=$(gen_input uniform 100000 1)
+    out=$BATS_TEST_TMPDIR/out.bin
+    "$@" "$SORTEX" --input "$in" --output "$out" --stats "$BATS_TEST_TMPDIR/t.json" \
+        >/dev/null 2>&1 || return 1
+    "$VERIFY" "$out" --input "$in" >/dev/null || return 1
+    python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["threads"])' \
+        "$BATS_TEST_TMPDIR/t.json"
+}
+
+@test "the default thread count follows OMP_NUM_THREADS, Slurm's CPUs per task and the affinity mask" {
+    local cpus
+    cpus=$(nproc)
+    run threads_of env -u OMP_NUM_THREADS timeout 60 mpirun -np 1 --bind-to none
+    assert_output "$cpus"
+    run threads_of env -u OMP_NUM_THREADS taskset -c 0 timeout 60 mpirun -np 1 --bind-to none
+    assert_output "1"
+    run threads_of env OMP_NUM_THREADS=3 timeout 60 mpirun -np 1 --bind-to none
+    assert_output "3"
+    run threads_of env -u OMP_NUM_THREADS SLURM_CPUS_PER_TASK=2 timeout 60 mpirun -np 1 \
+        --bind-to none
+    assert_output "2"
+    # Two unbound ranks share the node's CPUs; bound to a core each, each has one.
+    run threads_of env -u OMP_NUM_THREADS timeout 60 mpirun -np 2 --oversubscribe --bind-to none
+    assert_output "$((cpus / 2 > 0 ? cpus / 2 : 1))"
+}
+
+@test "the stats file names the command line and the time of the sort" {
+    local in
+    in=$(gen_input uniform 10000 2)
+    run_mpi 2 "$SORTEX" --input "$in" --output "$BATS_TEST_TMPDIR/o.bin" --stats \
+        "$BATS_TEST_TMPDIR/stats.json" --epsilon 0.2
+    assert_success
+    run stat_field 'd["command"].endswith("--epsilon 0.2"), d["time"][:2], d["time"][-1]'
+    assert_output "True 20 Z"
+}
