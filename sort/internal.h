@@ -19,6 +19,8 @@ struct sort_tuple {
     uint64_t pos;
 };
 
+struct sort_progress;
+
 struct sort_job {
     MPI_Comm comm; /* private duplicate of the caller's communicator */
     int rank, size;
@@ -60,6 +62,8 @@ struct sort_job {
     int tmp_created; /* rank 0: it created tmp_path (so it may remove it) */
     uint64_t *stage; /* root I/O: rank 0's whole input, inner tree nodes' bundles */
     uint64_t stage_cap;
+
+    struct sort_progress *progress; /* rank 0 with --progress: the reporter (progress.c) */
 
     struct sortex_stats *stats;
     struct sortex_config cfg_default;  /* used when the caller passes no config */
@@ -112,10 +116,26 @@ int sort_reserve(struct sort_job *job, uint64_t **buf, uint64_t *cap, uint64_t n
  * failure-injection hook of the reliability tests. SORTEX_FAIL=PHASE or PHASE:RANK. */
 int sort_injected(const struct sort_job *job, enum sortex_phase phase);
 
+/* --progress (sort/progress.c). open/close: rank 0 starts and stops the reporter thread
+ * (nothing on other ranks or without --progress). begin/end: run_phase() marks the running
+ * phase. measure: the phase says how much work it has (@total @unit, "bytes" or "keys"), or
+ * when it cannot count, how long it expects to take (@estimate seconds, 0 = unknown). add:
+ * units done; counter: the counter itself, for kernels that add to it (NULL without
+ * --progress). All are no-ops without a reporter. */
+int sort_progress_open(struct sort_job *job);
+void sort_progress_close(struct sort_job *job);
+void sort_progress_begin(struct sort_job *job, enum sortex_phase phase);
+void sort_progress_measure(struct sort_job *job, uint64_t total, const char *unit,
+                           double estimate);
+uint64_t *sort_progress_counter(struct sort_job *job);
+void sort_progress_add(struct sort_job *job, uint64_t units);
+void sort_progress_end(struct sort_job *job);
+
 /* The stall hook of the reliability tests: SORTEX_STALL=POINT:RANK:SECONDS makes that rank
  * announce itself on stderr and sleep when it reaches POINT (a phase's name, at the phase's
- * start, or "commit", just before rank 0 renames the finished output into place), so that a
- * test can kill or signal the job while it waits there. */
+ * start; "read-chunk", after each chunk the MPI-IO read took; or "commit", just before rank 0
+ * renames the finished output into place), so that a test can kill or signal the job while
+ * it waits there, or watch --progress report a slow phase. */
 void sort_stall_at(const struct sort_job *job, const char *point);
 
 /* MPI_File_open of @path on job->comm (collective), paths of any length (see mpiio.c); @phase

@@ -10,8 +10,13 @@ int sort_local(struct sort_job *job)
     if (job->cfg->format && job->cfg->format->to_ordered) {
         job->cfg->format->to_ordered(job->a, job->n_local);
     }
+    struct sortex_local_tuning t;
+    sortex_local_tuning(&t);
+    t.progress = sort_progress_counter(job);
+    sort_progress_measure(job, job->n_local, "keys",
+                          sortex_local_sort_estimate(job->n_local, job->threads));
     uint64_t *sorted = job->a;
-    int err = sortex_local_sort_either(job->a, job->b, job->n_local, job->threads, NULL, &sorted);
+    int err = sortex_local_sort_either(job->a, job->b, job->n_local, job->threads, &t, &sorted);
     if (err != UTIL_OK) {
         return util_fail(err, "rank %d: local_sort: failed (%llu keys, %d threads)", job->rank,
                          (unsigned long long)job->n_local, job->threads);
@@ -20,11 +25,11 @@ int sort_local(struct sort_job *job)
         /* The sort ended in the other buffer. Take it as the key buffer when the buffer given
          * up can still receive what the exchange brings; otherwise copy back. */
         if (job->cap_a >= job->cap_b) {
-            uint64_t *t = job->a;
+            uint64_t *other = job->a;
             uint64_t cap = job->cap_a;
             job->a = job->b;
             job->cap_a = job->cap_b;
-            job->b = t;
+            job->b = other;
             job->cap_b = cap;
         } else {
             util_copy(job->a, job->b, job->n_local * sizeof(uint64_t));

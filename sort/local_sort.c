@@ -35,6 +35,7 @@
  */
 #include "sort/local_sort.h"
 
+#include <math.h>
 #include <omp.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -134,11 +135,12 @@ static double time_kernel(enum sortex_kernel k, uint64_t *orig, uint64_t *a, uin
  * that saves b of them costs more than 3.5 ns a key (count and scatter). So with vqsort the
  * spread passes only make buckets for the threads, and one thread sorts with vqsort alone.
  */
-static enum sortex_kernel calibrate(size_t radix_keys, size_t vq_keys)
+static enum sortex_kernel calibrate(size_t radix_keys, size_t vq_keys, double *ns_per_key)
 {
     size_t m = radix_keys > vq_keys ? radix_keys : vq_keys;
     uint64_t *orig = util_malloc(3 * m * sizeof(uint64_t));
     if (orig == NULL) {
+        *ns_per_key = 0;
         return SORTEX_KERNEL_RADIX; /* needs no memory of its own beyond its scratch */
     }
     uint64_t *a = orig + m, *b = orig + 2 * m, x = 0x9e3779b97f4a7c15ULL;
@@ -149,6 +151,7 @@ static enum sortex_kernel calibrate(size_t radix_keys, size_t vq_keys)
     double radix = time_kernel(SORTEX_KERNEL_RADIX, orig, a, b, radix_keys) / (double)radix_keys;
     double vq = time_kernel(SORTEX_KERNEL_VQSORT, orig, a, b, vq_keys) / (double)vq_keys;
     util_free(orig);
+    *ns_per_key = 1e9 * (vq < radix ? vq : radix);
     return vq < radix ? SORTEX_KERNEL_VQSORT : SORTEX_KERNEL_RADIX;
 }
 
@@ -177,6 +180,24 @@ static void tuning_for(const struct util_caches *c, enum sortex_kernel k,
     t->stream_keys = 4 * l2; /* a pass over 32 L2s' worth of bytes streams */
 }
 
+/* The bucket size the calibration timed its kernel on (for the estimate). */
+static size_t calibrated_keys;
+
+double sortex_local_sort_estimate(size_t n, int threads)
+{
+    struct sortex_local_tuning t;
+    sortex_local_tuning(&t);
+    if (t.kernel_ns_per_key <= 0 || n == 0 || calibrated_keys == 0) {
+        return 0;
+    }
+    double doublings = n > calibrated_keys ? log2((double)n / (double)calibrated_keys) : 0;
+    double ns = t.kernel_ns_per_key * (1.0 + 0.065 * doublings);
+    if (t.kernel == SORTEX_KERNEL_RADIX) {
+        ns = t.kernel_ns_per_key + 4.0 * ceil(doublings / t.spread_bits); /* spread passes */
+    }
+    return 1e-9 * ns * (double)n / (threads > 1 ? 0.8 * threads : 1.0);
+}
+
 void sortex_local_tuning(struct sortex_local_tuning *t)
 {
     static struct sortex_local_tuning cached;
@@ -195,14 +216,17 @@ void sortex_local_tuning(struct sortex_local_tuning *t)
             size_t l2 = radix.bucket_keys * 32; /* the calibration's bucket sizes */
             const char *force = getenv("SORTEX_KERNEL");
             enum sortex_kernel k;
+            double ns = 0;
             if (force != NULL && strcmp(force, "radix") == 0) {
                 k = SORTEX_KERNEL_RADIX;
             } else if (force != NULL && strcmp(force, "vqsort") == 0) {
                 k = SORTEX_KERNEL_VQSORT;
             } else {
-                k = calibrate(l2 / 32, l2 / 16);
+                k = calibrate(l2 / 32, l2 / 16, &ns);
             }
             cached = k == SORTEX_KERNEL_VQSORT ? vq : radix;
+            cached.kernel_ns_per_key = ns;
+            calibrated_keys = k == SORTEX_KERNEL_VQSORT ? l2 / 16 : l2 / 32;
             __atomic_store_n(&ready, 1, __ATOMIC_RELEASE);
         }
     }
@@ -211,6 +235,14 @@ void sortex_local_tuning(struct sortex_local_tuning *t)
 
 /* ------------------------------------------------------------------------------------------ */
 /* Small pieces                                                                                */
+
+/* Adds @keys to the caller's progress counter, if it gave one. */
+static inline void progress_add(const struct sortex_local_tuning *t, size_t keys)
+{
+    if (t->progress != NULL) {
+        __atomic_add_fetch(t->progress, (uint64_t)keys, __ATOMIC_RELAXED);
+    }
+}
 
 /* Copies @n keys with @threads threads (one thread below the parallel threshold). */
 static void copy_keys(uint64_t *dst, const uint64_t *src, size_t n, int threads, size_t par_min)
@@ -746,10 +778,12 @@ static void par_sort(uint64_t *x, uint64_t *y, size_t m, bool to_y, int threads,
     unsigned shift = 0, bits = 0;
     int rc = first_pass(x, y, m, to_y, threads, t, &sp, &shift, &bits);
     if (rc == PASS_DONE) {
+        progress_add(t, m);
         return;
     }
     if (rc < 0) {
         seq_sort(x, y, m, to_y, t); /* no bookkeeping memory: one thread */
+        progress_add(t, m);
         return;
     }
     size_t nb = (size_t)1 << bits;
@@ -782,6 +816,7 @@ static void par_sort(uint64_t *x, uint64_t *y, size_t m, bool to_y, int threads,
         for (size_t k = 0; k < nsmall; k++) {
             size_t b0 = order[k].begin;
             seq_sort(y + b0, x + b0, order[k].count, !to_y, t);
+            progress_add(t, order[k].count);
         }
         util_free(order);
     }
@@ -816,7 +851,8 @@ static bool trivially_sorted(uint64_t *x, size_t m)
  * (a branch-free two-way merge, or a short loser tree). Returns y, or NULL when the merge has
  * no memory for its bookkeeping (x then holds sorted chunks: any sort may go on from there).
  */
-static uint64_t *chunks_then_merge(uint64_t *x, uint64_t *y, size_t m, int threads)
+static uint64_t *chunks_then_merge(uint64_t *x, uint64_t *y, size_t m, int threads,
+                                   const struct sortex_local_tuning *t)
 {
     uint64_t counts[SORTEX_MERGE_THREADS_MAX];
 #pragma omp parallel for num_threads(threads) schedule(static, 1)
@@ -824,6 +860,7 @@ static uint64_t *chunks_then_merge(uint64_t *x, uint64_t *y, size_t m, int threa
         size_t lo = part_begin(m, (size_t)c, (size_t)threads);
         size_t hi = part_begin(m, (size_t)c + 1, (size_t)threads);
         sortex_vqsort_u64(x + lo, hi - lo);
+        progress_add(t, (hi - lo) / 2); /* half the work: the merge is the rest */
     }
     for (int c = 0; c < threads; c++) {
         counts[c] = part_begin(m, (size_t)c + 1, (size_t)threads) -
@@ -856,12 +893,14 @@ int sortex_local_sort_either(uint64_t *keys, uint64_t *scratch, size_t n, int th
         if (n > t->bucket_keys || !trivially_sorted(keys, n)) {
             seq_sort(keys, scratch, n, false, t);
         }
+        progress_add(t, n);
         return UTIL_OK;
     }
     if (t->kernel == SORTEX_KERNEL_VQSORT && threads <= t->merge_threads &&
         threads <= SORTEX_MERGE_THREADS_MAX && !trivially_sorted(keys, n)) {
-        uint64_t *out = chunks_then_merge(keys, scratch, n, threads);
+        uint64_t *out = chunks_then_merge(keys, scratch, n, threads, t);
         if (out != NULL) {
+            progress_add(t, n - n / 2); /* the merge: the other half of the work */
             *sorted = out;
             return UTIL_OK;
         }

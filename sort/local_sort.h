@@ -46,6 +46,10 @@ struct sortex_local_tuning {
     int merge_threads;         /* vqsort with at most this many threads (and at most
                                   SORTEX_MERGE_THREADS_MAX): sorted chunks and a merge
                                   instead of a spread; 0 = never */
+    double kernel_ns_per_key;  /* the calibration's time of the kernel, a key in cache; 0 =
+                                  not measured (a caller's own tuning) */
+    uint64_t *progress;        /* when not NULL, keys whose place is final are added here
+                                  (atomically) as the sort goes: --progress reads it */
 };
 
 /** The most threads the chunks-and-merge path of the vqsort kernel takes. */
@@ -60,6 +64,14 @@ struct sortex_local_tuning {
  * spreads only make buckets for the threads (local_sort.c says why).
  */
 void sortex_local_tuning(struct sortex_local_tuning *t);
+
+/**
+ * Seconds sortex_local_sort() is expected to take for @n uniform keys on @threads threads here,
+ * from the calibration's rate (0 when it did not run): what --progress says while the sort is
+ * one call it cannot count inside. A model, not a measurement: vqsort's time per key grows by
+ * ~6% a doubling beyond the calibrated bucket (measured on an AVX-512 CPU, 2^14 to 2^24 keys).
+ */
+double sortex_local_sort_estimate(size_t n, int threads);
 
 /** The kernel's name ("radix", "vqsort"; "auto" for SORTEX_KERNEL_AUTO). */
 const char *sortex_kernel_name(enum sortex_kernel kernel);

@@ -187,8 +187,10 @@ int sort_agree(const struct sort_job *job, int err)
 static int run_phase(struct sort_job *job, enum sortex_phase phase, int (*fn)(struct sort_job *))
 {
     sort_stall_at(job, phase_names[phase]);
+    sort_progress_begin(job, phase);
     double t0 = util_now();
     int err = fn(job);
+    sort_progress_end(job);
     if (err == UTIL_OK) {
         err = sort_injected(job, phase);
     }
@@ -240,11 +242,15 @@ static int job_init(struct sort_job *job, MPI_Comm comm, const struct sortex_con
         err = util_fail(UTIL_ENOMEM, "rank %d: out of memory", job->rank);
     }
     omp_set_num_threads(job->threads);
+    if (err == UTIL_OK) {
+        err = sort_progress_open(job);
+    }
     return sort_agree(job, err);
 }
 
 static void job_free(struct sort_job *job)
 {
+    sort_progress_close(job);
     util_free(job->send_counts);
     util_free(job->recv_counts);
     util_free(job->splitters);

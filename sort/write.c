@@ -31,7 +31,8 @@
 #include "util/temp.h"
 #include "util/util.h"
 
-#define WRITE_CHUNK ((uint64_t)1 << 27)
+/* Keys per collective write: 128 MiB, small enough for --progress to see it advance. */
+#define WRITE_CHUNK ((uint64_t)1 << 24)
 
 /* Rank 0 chooses the temporary name; every rank receives it, and all agree that each has it,
  * so that tmp_path is set on every rank or on none (the commit's collective depends on it). */
@@ -115,6 +116,7 @@ static int write_mpiio(struct sort_job *job)
         return err;
     }
     int rc;
+    sort_progress_measure(job, job->n_out * sizeof(uint64_t), "bytes", 0);
     uint64_t chunks = (job->n_out + WRITE_CHUNK - 1) / WRITE_CHUNK;
     MPI_Allreduce(MPI_IN_PLACE, &chunks, 1, MPI_UINT64_T, MPI_MAX, job->comm);
     for (uint64_t c = 0; c < chunks; c++) {
@@ -126,6 +128,7 @@ static int write_mpiio(struct sort_job *job)
         MPI_Status status;
         MPI_Offset off = (MPI_Offset)((offset + first) * sizeof(uint64_t));
         rc = MPI_File_write_at_all(fh, off, job->out + first, (int)count, MPI_UINT64_T, &status);
+        sort_progress_add(job, count * sizeof(uint64_t));
         int put = 0;
         if (rc == MPI_SUCCESS) {
             MPI_Get_count(&status, MPI_UINT64_T, &put);

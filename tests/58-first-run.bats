@@ -60,3 +60,19 @@ threads_of() {
     run stat_field 'd["command"].endswith("--epsilon 0.2"), d["time"][:2], d["time"][-1]'
     assert_output "True 20 Z"
 }
+
+@test "--progress reports a long phase every 2 s with its rate and time left, then every phase" {
+    local in
+    in=$(gen_input uniform 1000000 2)
+    # Rank 0 holds the read back for 5 s after its first chunk: a slow read to watch.
+    SORTEX_STALL=read-chunk:0:5 run --separate-stderr mpi 2 -q "$SORTEX" --input "$in" \
+        --output "$BATS_TEST_TMPDIR/o.bin" --progress
+    assert_success
+    run -0 "$VERIFY" "$BATS_TEST_TMPDIR/o.bin" --input "$in"
+    local ongoing
+    ongoing=$(printf '%s\n' "$stderr" | grep -cE '^sortex: \[1/8\] +read +[0-9.]+ s \.\.\.  100%  4 MB of 4 MB  [0-9]+ (M|G)B/s  ETA [0-9.]+ s$' || true)
+    ((ongoing >= 2))
+    for phase in read local_sort sample splitters bucket exchange finish write; do
+        assert_regex "$stderr" "sortex: \[[1-8]/8\] +$phase +[0-9.]+ s"
+    done
+}
