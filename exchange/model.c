@@ -881,16 +881,11 @@ void exchange_model_names(char *buf, size_t cap)
 /* ---- the sort's count matrix --------------------------------------------------------------- */
 
 /*
- * MODEL of sort/sample.c, sort/splitters.c and sort/bucket.c (and choose_oversample() of
- * sort/sortex.c), re-implemented without MPI: those phases are written against the sort's
- * job and its collectives, so they cannot be called for P ranks inside one process. Keep the
- * rules below in step with them; tests/35-simulator.bats compares this matrix with what a real
- * run reports (every rank's received keys).
- *   oversampling S = the user's, or max(256, ceil((P+1)/epsilon)), T = S P samples in all;
- *   rank r (m_r of n keys, sorted) draws s_r = min(m_r, ceil(T m_r / n)) samples at positions
- *   floor((2k+1) m_r / (2 s_r)), each tagged with its global position offset_r + index;
- *   splitter j = the sorted sample's entry floor(j t / P) (t samples), in (key, position)
- *   order; bucket j of rank r = its keys between splitters j-1 and j in that order.
+ * The sort's sample, splitter and bucket phases for P ranks in one process, with the sort's own
+ * rules (sort/sortex.h: sortex_sample_total() and its refusal, sortex_sample_count(),
+ * sortex_sample_index(), sortex_splitter_index(), sortex_bucket_boundary(), the (key, position)
+ * order of sortex_tuple_order()); only the collectives are replaced by loops over the ranks.
+ * tests/35-simulator.bats compares the matrix with what a real run reports.
  */
 struct model_tuple {
     uint64_t key, pos;
@@ -899,37 +894,7 @@ struct model_tuple {
 static int tuple_cmp(const void *x, const void *y)
 {
     const struct model_tuple *a = x, *b = y;
-    if (a->key != b->key) {
-        return a->key < b->key ? -1 : 1;
-    }
-    return (a->pos > b->pos) - (a->pos < b->pos);
-}
-
-/* First index in a[0..n) whose key is >= k (above == 0) or > k (above == 1). */
-static uint64_t key_search(const uint64_t *a, uint64_t n, uint64_t k, int above)
-{
-    uint64_t lo = 0, hi = n;
-    while (lo < hi) {
-        uint64_t mid = lo + (hi - lo) / 2;
-        if (a[mid] < k || (above && a[mid] == k)) {
-            lo = mid + 1;
-        } else {
-            hi = mid;
-        }
-    }
-    return lo;
-}
-
-/* Keys of a rank (sorted a[0..m), first global position off) below tuple t in (key, pos). */
-static uint64_t tuple_boundary(const uint64_t *a, uint64_t m, uint64_t off,
-                               const struct model_tuple *t)
-{
-    uint64_t lo = key_search(a, m, t->key, 0), hi = key_search(a, m, t->key, 1);
-    if (t->pos <= off + lo) {
-        return lo;
-    }
-    uint64_t below = t->pos - (off + lo);
-    return below < hi - lo ? lo + below : hi;
+    return sortex_tuple_order(a->key, a->pos, b->key, b->pos);
 }
 
 int exchange_model_sort_counts(const struct datagen_params *dp, double epsilon, uint64_t oversample,
@@ -950,10 +915,11 @@ int exchange_model_sort_counts(const struct datagen_params *dp, double epsilon, 
     if (s == 0) {
         s = sortex_default_oversample((int)p, epsilon > 0 ? epsilon : 0.1);
     }
-    unsigned __int128 total = (unsigned __int128)s * p;
-    if (total * 2 > INT_MAX) {
+    uint64_t total = 0;
+    if (sortex_sample_total(s, (int)p, &total) != UTIL_OK) {
         return util_error("the sort would refuse %llu samples (--oversample %llu with P = %llu)",
-                          (unsigned long long)total, (unsigned long long)s, (unsigned long long)p);
+                          (unsigned long long)s * p, (unsigned long long)s,
+                          (unsigned long long)p);
     }
     keys = util_alloc_big(n * sizeof(uint64_t));
     scratch = util_malloc((slice_max ? slice_max : 1) * sizeof(uint64_t));
@@ -973,10 +939,9 @@ int exchange_model_sort_counts(const struct datagen_params *dp, double epsilon, 
             break;
         }
         /* Sample: this rank's share of T, at the centres of equal gaps. */
-        uint64_t sr = n ? (uint64_t)((total * m + n - 1) / n) : 0;
-        sr = sr < m ? sr : m;
+        uint64_t sr = sortex_sample_count(total, m, n);
         for (uint64_t k = 0; k < sr; k++) {
-            uint64_t idx = (uint64_t)(((unsigned __int128)(2 * k + 1) * m) / (2 * sr));
+            uint64_t idx = sortex_sample_index(k, sr, m);
             sample[t].key = keys[b + idx];
             sample[t].pos = b + idx;
             t++;
@@ -991,7 +956,7 @@ int exchange_model_sort_counts(const struct datagen_params *dp, double epsilon, 
         if (t == 0) {
             split[j - 1].key = split[j - 1].pos = UINT64_MAX;
         } else {
-            split[j - 1] = sample[(uint64_t)(((unsigned __int128)j * t) / p)];
+            split[j - 1] = sample[sortex_splitter_index((int)j, t, (int)p)];
         }
     }
     /* Buckets: every rank cuts its sorted keys at the splitters. */
@@ -999,7 +964,8 @@ int exchange_model_sort_counts(const struct datagen_params *dp, double epsilon, 
         uint64_t b = datagen_slice_begin(n, p, r), m = datagen_slice_begin(n, p, r + 1) - b;
         uint64_t prev = 0;
         for (uint64_t j = 0; j < p; j++) {
-            uint64_t next = j + 1 < p ? tuple_boundary(keys + b, m, b, &split[j]) : m;
+            uint64_t next =
+                j + 1 < p ? sortex_bucket_boundary(keys + b, m, b, split[j].key, split[j].pos) : m;
             next = next < prev ? prev : next;
             counts[r * p + j] = next - prev;
             prev = next;

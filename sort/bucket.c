@@ -13,7 +13,7 @@
 #include "sort/internal.h"
 #include "util/util.h"
 
-/* First index in a[0..n) whose key is >= k (below == 0) or > k (below == 1). */
+/* First index in a[0..n) whose key is >= k (above == 0) or > k (above == 1). */
 static uint64_t search(const uint64_t *a, uint64_t n, uint64_t k, int above)
 {
     uint64_t lo = 0, hi = n;
@@ -28,17 +28,17 @@ static uint64_t search(const uint64_t *a, uint64_t n, uint64_t k, int above)
     return lo;
 }
 
-/* Keys of this rank below the tuple s in (key, global position) order. */
-static uint64_t boundary(const struct sort_job *job, const struct sort_tuple *s)
+uint64_t sortex_bucket_boundary(const uint64_t *keys, uint64_t m, uint64_t offset, uint64_t key,
+                                uint64_t pos)
 {
-    uint64_t lo = search(job->a, job->n_local, s->key, 0);
-    uint64_t hi = search(job->a, job->n_local, s->key, 1);
-    /* Equal keys sit at global positions offset+lo .. offset+hi-1; those below s->pos count. */
-    uint64_t first = job->offset + lo;
-    if (s->pos <= first) {
+    uint64_t lo = search(keys, m, key, 0);
+    uint64_t hi = search(keys, m, key, 1);
+    /* Equal keys sit at global positions offset+lo .. offset+hi-1; those below pos count. */
+    uint64_t first = offset + lo;
+    if (pos <= first) {
         return lo;
     }
-    uint64_t equal_below = s->pos - first;
+    uint64_t equal_below = pos - first;
     return equal_below < hi - lo ? lo + equal_below : hi;
 }
 
@@ -46,7 +46,10 @@ int sort_bucket(struct sort_job *job)
 {
     uint64_t prev = 0;
     for (int j = 0; j < job->size; j++) {
-        uint64_t next = j + 1 < job->size ? boundary(job, &job->splitters[j]) : job->n_local;
+        const struct sort_tuple *sp = &job->splitters[j];
+        uint64_t next = j + 1 < job->size ? sortex_bucket_boundary(job->a, job->n_local,
+                                                                   job->offset, sp->key, sp->pos)
+                                          : job->n_local;
         next = next < prev ? prev : next; /* splitters are sorted; guard anyway */
         job->send_counts[j] = next - prev;
         prev = next;

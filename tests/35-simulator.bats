@@ -281,6 +281,17 @@ PY
     done
 }
 
+@test "refuses a sample size exactly when the sort refuses it, by the sort's own rule" {
+    # The sort gathers up to 2 (S P + P) words and refuses more than INT_MAX of them: at
+    # P = 2000 that is S = 536870, the first over. The simulator calls the same rule.
+    run -2 --separate-stderr "$SCHED" --dist uniform --n 4000 --ranks 2000 --oversample 536870 \
+        --print-matrix
+    [[ $stderr == "sortex-sched: error: the sort would refuse "*"(--oversample 536870 with P = 2000)" ]] ||
+        fail "not the refusal: $stderr"
+    run -0 "$SCHED" --dist uniform --n 4000 --ranks 2000 --oversample 536869 --print-matrix
+    assert_equal "${#lines[@]}" 2001
+}
+
 @test "models direct, forward and fullduplex at the packet size, h and length of a real run" {
     # 400000 keys on 3 ranks: h is about 1.4 MB, so direct and fullduplex sit on the 64 KiB
     # floor while forward's h / 8 is above it; the sorts' stats must say what the model says.
