@@ -8,16 +8,18 @@
 #include <string.h>
 
 #include "util/alloc.h"
+#include "util/knobs.h"
 #include "util/util.h"
 
 /* Blocks larger than this are copied by several threads (below it one memcpy is faster). */
 #define BUNDLE_PARALLEL_COPY_KEYS (1u << 20)
-/* Default payload from which a bundle is sent scattered rather than packed. */
-#define BUNDLE_SCATTER_MIN_DEFAULT (64u << 10)
-/* Default eager chunk of a short first message (bundle.h): Open MPI's shared-memory transport
- * sends up to 4 KiB (its match header included) eagerly and anything longer by a rendezvous,
- * which measured here cost more than a second eager message. */
-#define BUNDLE_EAGER_BYTES_DEFAULT 4032u
+/*
+ * The payload from which a bundle goes scattered (SORTEX_SCATTER_MIN, 64 KiB by default) and the
+ * eager chunk of a short first message (SORTEX_EAGER_BYTES, 4032 bytes by default: Open MPI's
+ * shared-memory transport sends up to 4 KiB, its match header included, eagerly and anything
+ * longer by a rendezvous, which measured here cost more than a second eager message) come from
+ * the knob table (util/knobs.c), as every rank's environment gives them.
+ */
 
 void exchange_bundle_init(struct bundle_io *io, MPI_Comm comm, int threads,
                           struct exchange_stats *stats)
@@ -27,13 +29,8 @@ void exchange_bundle_init(struct bundle_io *io, MPI_Comm comm, int threads,
     io->threads = threads;
     io->stats = stats;
     io->limit = exchange_int_limit();
-    /* Read once per process, like exchange_int_limit(). */
-    static uint64_t scatter_min = UINT64_MAX, eager = UINT64_MAX;
-    if (scatter_min == UINT64_MAX) {
-        scatter_min = util_env_count("SORTEX_SCATTER_MIN", BUNDLE_SCATTER_MIN_DEFAULT);
-        eager = util_env_count("SORTEX_EAGER_BYTES", BUNDLE_EAGER_BYTES_DEFAULT) / sizeof(uint64_t);
-    }
-    io->scatter_min = scatter_min;
+    uint64_t eager = util_knob_u64(UTIL_KNOB_EAGER_BYTES) / sizeof(uint64_t);
+    io->scatter_min = util_knob_u64(UTIL_KNOB_SCATTER_MIN);
     io->eager = eager < io->limit ? eager : 0;
     MPI_Comm_rank(comm, &io->rank);
 }

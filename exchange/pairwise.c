@@ -39,17 +39,15 @@
 #include "exchange/tags.h"
 #include "exchange/topo.h"
 #include "util/alloc.h"
+#include "util/knobs.h"
 #include "util/util.h"
 
 /* Whether this rank posts all its rounds at once (see above); biggest: its largest piece. */
 static int rounds_async(uint64_t biggest)
 {
-    const char *force = getenv("SORTEX_ROUNDS");
-    if (force != NULL && strcmp(force, "sync") == 0) {
-        return 0;
-    }
-    if (force != NULL && strcmp(force, "async") == 0) {
-        return 1;
+    uint64_t force = util_knob_u64(UTIL_KNOB_ROUNDS); /* 0: not forced, 1: sync, 2: async */
+    if (force != 0) {
+        return force == 2;
     }
     return exchange_post_all(biggest * sizeof(uint64_t));
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "util/alloc.h"
+#include "util/knobs.h"
 #include "util/util.h"
 
 extern const struct exchange_ops exchange_alltoallv;
@@ -69,17 +70,9 @@ void exchange_print_help(FILE *out)
     }
 }
 
-/* The launch's settings are read once per process: every exchange asks for them, and a getenv()
- * among the ~90 variables mpirun sets costs ~50 ns, omp_get_num_procs() a system call (~0.3 us),
- * which together made small exchanges measurably slower than MPI_Alltoallv. */
 uint64_t exchange_int_limit(void)
 {
-    static uint64_t limit; /* 0: not read yet */
-    if (limit == 0) {
-        uint64_t v = util_env_count("SORTEX_INT_LIMIT", 2147483647ULL);
-        limit = v >= 1 && v <= 2147483647ULL ? v : 2147483647ULL;
-    }
-    return limit;
+    return util_knob_u64(UTIL_KNOB_INT_LIMIT);
 }
 
 uint64_t *exchange_recv_target(const struct exchange_args *args, uint64_t need, int rank,
@@ -108,10 +101,11 @@ void exchange_abort_midway(MPI_Comm comm, int rank, const char *what)
 
 int exchange_post_all(uint64_t largest)
 {
-    static int oversubscribed = -1; /* -1: not known yet (see exchange_int_limit()) */
+    /* Once per process: every exchange asks, and omp_get_num_procs() is a system call. */
+    static int oversubscribed = -1; /* -1: not known yet */
     if (oversubscribed < 0) {
-        const char *local = getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
-        oversubscribed = local != NULL && atoi(local) > omp_get_num_procs();
+        uint64_t local = util_knob_u64(UTIL_KNOB_LOCAL_SIZE);
+        oversubscribed = local > (uint64_t)omp_get_num_procs();
     }
     return oversubscribed || largest < EXCHANGE_POST_ALL_BELOW;
 }

@@ -54,6 +54,7 @@
 #include "exchange/sched.h"
 #include "exchange/tags.h"
 #include "util/alloc.h"
+#include "util/knobs.h"
 #include "util/util.h"
 
 /*
@@ -66,7 +67,7 @@
  * with 8).
  */
 #define SCHED_LOOKAHEAD 2
-/* The most steps SORTEX_SCHED_LOOKAHEAD may ask for. */
+/* The most steps SORTEX_SCHED_LOOKAHEAD may ask for (its range in util/knobs.c). */
 #define SCHED_LOOKAHEAD_MAX 8
 
 /*
@@ -78,9 +79,8 @@
  */
 static int lookahead(uint64_t largest)
 {
-    const char *env = getenv("SORTEX_SCHED_LOOKAHEAD");
-    long v = 0;
-    if (env != NULL && util_parse_int(env, 1, SCHED_LOOKAHEAD_MAX, &v) == UTIL_OK) {
+    uint64_t v = util_knob_u64(UTIL_KNOB_SCHED_LOOKAHEAD); /* 0: not set */
+    if (v > 0) {
         return (int)v;
     }
     return exchange_post_all(largest) ? 0 : SCHED_LOOKAHEAD;
@@ -90,13 +90,8 @@ static int lookahead(uint64_t largest)
  * algorithm's own), UINT64_MAX when it is not a number from 1 to EXCHANGE_SCHED_TARGET_H_MAX. */
 static uint64_t target_h_asked(void)
 {
-    const char *env = getenv("SORTEX_SCHED_TARGET_H");
-    long v = 0;
-    if (env == NULL || *env == '\0') {
-        return 0;
-    }
-    return util_parse_int(env, 1, EXCHANGE_SCHED_TARGET_H_MAX, &v) == UTIL_OK ? (uint64_t)v
-                                                                              : UINT64_MAX;
+    const struct util_knob_value *v = util_knob(UTIL_KNOB_SCHED_TARGET_H);
+    return !v->set ? 0 : v->valid ? v->value : UINT64_MAX;
 }
 
 /* Bytes in one MPI call: the int limit in keys, as bytes, and never above INT_MAX. */
@@ -233,8 +228,7 @@ static int ring_init(struct fwd_ring *r, const struct exchange_sched *s, const u
             most = len > most ? len : most;
         }
     }
-    uint64_t cap = util_env_count("SORTEX_FWD_RING_BYTES", SCHED_FWD_RING_BYTES);
-    cap = cap > 0 ? cap : SCHED_FWD_RING_BYTES;
+    uint64_t cap = util_knob_u64(UTIL_KNOB_FWD_RING_BYTES);
     r->comm = comm;
     r->size = total < cap ? total : cap;
     r->size = most > r->size ? most : r->size;
@@ -397,7 +391,7 @@ static int scheduled_run(const struct exchange_args *a, const char *algo_name)
      * p x p). */
     const size_t rowlen = (size_t)p + 2;
     memcpy(row, a->send_counts, (size_t)p * sizeof(uint64_t));
-    row[p] = util_env_count("SORTEX_SCHED_JOIN", 1) != 0;
+    row[p] = util_knob_u64(UTIL_KNOB_SCHED_JOIN) != 0;
     row[p + 1] = target_h_asked();
     if (MPI_Allgather(row, (int)rowlen, MPI_UINT64_T, keys, (int)rowlen, MPI_UINT64_T, a->comm) !=
         MPI_SUCCESS) {
@@ -411,7 +405,8 @@ static int scheduled_run(const struct exchange_args *a, const char *algo_name)
                         : util_fail(UTIL_EUSAGE,
                                     "rank 0: exchange: SORTEX_SCHED_TARGET_H must be an integer "
                                     "from 1 to %d (%s)",
-                                    EXCHANGE_SCHED_TARGET_H_MAX, getenv("SORTEX_SCHED_TARGET_H"));
+                                    EXCHANGE_SCHED_TARGET_H_MAX,
+                                    util_knob(UTIL_KNOB_SCHED_TARGET_H)->text);
         goto fail;
     }
     int joining = 1;

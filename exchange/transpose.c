@@ -87,14 +87,15 @@
 
 #include "exchange/exchange.h"
 #include "util/alloc.h"
+#include "util/knobs.h"
 #include "util/util.h"
 
 /* Below this many keys a copy stays on one thread. */
 #define TRANSPOSE_PAR_KEYS ((uint64_t)1 << 16)
-/* Keys per rank per step (see step_keys()): 512 KiB, so that the three scratch buffers of every
- * rank on a node stay in the last-level cache. Measured on 2 cores with P = 2..8: 64 Ki keys
- * beat 32 Ki (more synchronisations) and 128 Ki to 256 Ki (more cache misses). */
-#define TRANSPOSE_STEP_KEYS ((uint64_t)1 << 16)
+/* Keys per rank per step (see step_keys()): SORTEX_TRANSPOSE_STEP, 64 Ki keys (512 KiB) by
+ * default, so that the three scratch buffers of every rank on a node stay in the last-level
+ * cache. Measured on 2 cores with P = 2..8: 64 Ki keys beat 32 Ki (more synchronisations) and
+ * 128 Ki to 256 Ki (more cache misses). */
 
 /* ---- the pure part: bounds, steps, plan, copies ------------------------------------------- */
 
@@ -308,14 +309,6 @@ void exchange_transpose_unpack(const struct exchange_transpose_plan *plan, const
 
 /* ---- the MPI part ---------------------------------------------------------------------------- */
 
-/* The step size asked for: SORTEX_TRANSPOSE_STEP (for measurements; a huge value gives the
- * unpipelined algorithm) or TRANSPOSE_STEP_KEYS. */
-static uint64_t step_wanted(void)
-{
-    uint64_t v = util_env_count("SORTEX_TRANSPOSE_STEP", TRANSPOSE_STEP_KEYS);
-    return v > 0 ? v : TRANSPOSE_STEP_KEYS;
-}
-
 /* Keys per rank per step: the agreed wish, cut so that P blocks of a step, which hold at most
  * step + P keys dealt plus P(P-1)/2 of padding, fit the int limit. */
 static uint64_t step_keys(uint64_t wanted, uint64_t limit, int p)
@@ -479,7 +472,8 @@ static int transpose_run(const struct exchange_args *a)
                                 sizeof(uint64_t));
     int ok = exchange_transpose_plan_init(&step[0].plan, p, rank) == UTIL_OK;
     ok = exchange_transpose_plan_init(&step[1].plan, p, rank) == UTIL_OK && ok && all != NULL;
-    uint64_t agreed[3] = {(uint64_t)ok, exchange_int_limit(), step_wanted()};
+    uint64_t agreed[3] = {(uint64_t)ok, exchange_int_limit(),
+                          util_knob_u64(UTIL_KNOB_TRANSPOSE_STEP)};
     if ((err = agree(a->comm, rank, agreed)) != UTIL_OK) {
         goto fail;
     }

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "sort/sortex.h"
+#include "util/knobs.h"
 #include "util/util.h"
 
 static void usage(FILE *f)
@@ -43,6 +44,8 @@ static void usage(FILE *f)
             "      --progress         report each phase on stderr\n"
             "  -v, --verbose          print a summary of phase times on stderr\n"
             "  -h, --help             this help\n"
+            "      --knobs            the environment variables sortex reads: settings with\n"
+            "                         their defaults and units, test hooks apart\n"
             "  -V, --version          version, commit and MPI library\n"
             "\n"
             "exit codes: 0 sorted; 2 usage error or bad input/output (nothing written);\n"
@@ -58,6 +61,7 @@ enum {
     OPT_STATS,
     OPT_PROGRESS,
     OPT_IO,
+    OPT_KNOBS,
 };
 
 struct cli {
@@ -86,6 +90,7 @@ static int parse(int argc, char **argv, struct cli *cli, int quiet)
         {"io", required_argument, NULL, OPT_IO},
         {"verbose", no_argument, NULL, 'v'},
         {"help", no_argument, NULL, 'h'},
+        {"knobs", no_argument, NULL, OPT_KNOBS},
         {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
     };
@@ -188,6 +193,12 @@ static int parse(int argc, char **argv, struct cli *cli, int quiet)
         case 'h':
             if (!quiet) {
                 usage(stdout);
+            }
+            cli->done = 1;
+            return UTIL_OK;
+        case OPT_KNOBS:
+            if (!quiet) {
+                util_knobs_print(stdout);
             }
             cli->done = 1;
             return UTIL_OK;

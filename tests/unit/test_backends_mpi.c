@@ -20,6 +20,7 @@
 
 #include "exchange/exchange.h"
 #include "util/alloc.h"
+#include "util/knobs.h"
 #include "util/util.h"
 
 enum pattern {
@@ -172,8 +173,8 @@ static void test_pattern(const struct exchange_ops *ops, enum pattern pat, MPI_C
         CHECK(st.rounds > 0, "%s %s: keys arrived in 0 rounds", ops->name, pattern_names[pat]);
     }
     /* Forced scattering shows in the stats of the back-ends that bundle. */
-    const char *smin = getenv("SORTEX_SCATTER_MIN");
-    for (int i = 0; smin != NULL && strcmp(smin, "0") == 0 && i < st.nextra; i++) {
+    const struct util_knob_value *smin = util_knob(UTIL_KNOB_SCATTER_MIN);
+    for (int i = 0; smin->valid && smin->value == 0 && i < st.nextra; i++) {
         if (strcmp(st.extra[i].name, "scattered_bundles") == 0 && st.messages > 0) {
             CHECK(st.extra[i].value > 0, "%s %s: nothing scattered", ops->name,
                   pattern_names[pat]);
