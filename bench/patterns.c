@@ -26,7 +26,7 @@
 
 #include <omp.h>
 
-#include "exchange/model.h"
+#include "exchange/model_sort.h"
 #include "util/alloc.h"
 #include "util/util.h"
 

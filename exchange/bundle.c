@@ -107,10 +107,7 @@ static int reserve_reqs(MPI_Request **arr, size_t *cap, size_t need, MPI_Comm co
 static int isend_chunks(struct bundle_io *io, const uint64_t *buf, uint64_t words, int peer,
                         int tag, int terminated)
 {
-    uint64_t lim = io->limit;
-    if (terminated && io->eager > 0 && words < BUNDLE_EAGER_CHUNKS * io->eager) {
-        lim = io->eager;
-    }
+    uint64_t lim = terminated ? exchange_bundle_first_chunk(words, io->eager, io->limit) : io->limit;
     uint64_t nchunks = terminated ? words / lim + 1 : (words + lim - 1) / lim;
     int err = reserve_reqs(&io->req, &io->cap_req, io->nreq + nchunks, io->comm, io->rank);
     if (err != UTIL_OK) {
@@ -161,10 +158,10 @@ int exchange_bundle_post_pair(struct bundle_io *io, const uint64_t *sbuf, uint64
     return err == UTIL_OK ? isend_chunks(io, sbuf, scount, dest, tag, 0) : err;
 }
 
-/* Whether pieces with this payload travel packed. */
+/* Whether pieces with this payload (keys) travel packed. */
 static int packed(const struct bundle_io *io, uint64_t payload)
 {
-    return payload * sizeof(uint64_t) < io->scatter_min;
+    return exchange_bundle_packs(payload * sizeof(uint64_t), io->scatter_min);
 }
 
 uint64_t exchange_bundle_stage_words(const struct bundle_io *io,
@@ -404,4 +401,46 @@ void exchange_bundle_release(struct bundle_scratch *s)
     util_free_scratch(s->keys, s->cap * sizeof(uint64_t));
     s->keys = NULL;
     s->cap = 0;
+}
+
+/* ---- the cost model ------------------------------------------------------------------------- */
+
+void exchange_bundle_cost_add(struct exchange_bundle_cost *b, uint64_t bytes)
+{
+    b->bytes += bytes;
+    b->pieces++;
+    b->full += bytes > 0;
+    b->largest = exchange_model_max(b->largest, bytes);
+}
+
+/* Prices the first message of a bundle, @b bytes, cut as isend_chunks() cuts it. */
+static void cost_first(struct exchange_model_rounds *w, int src, int dst, uint64_t b)
+{
+    /* The transport's settings in keys, as bytes: its eager chunk is whole keys. */
+    uint64_t limit = exchange_int_limit() * sizeof(uint64_t);
+    uint64_t eager = util_knob_u64(UTIL_KNOB_EAGER_BYTES) / sizeof(uint64_t) * sizeof(uint64_t);
+    uint64_t chunk = exchange_bundle_first_chunk(b, eager < limit ? eager : 0, limit);
+    for (; b >= chunk; b -= chunk) {
+        exchange_model_rounds_msg(w, src, dst, chunk);
+    }
+    exchange_model_rounds_msg(w, src, dst, b); /* the shorter last chunk, empty or not */
+}
+
+void exchange_bundle_cost_send(struct exchange_model_rounds *w, int src, int dst,
+                               struct exchange_bundle_cost *b)
+{
+    uint64_t header = sizeof(uint64_t) * b->pieces; /* one count per piece */
+    if (exchange_bundle_packs(b->bytes, util_knob_u64(UTIL_KNOB_SCATTER_MIN))) {
+        cost_first(w, src, dst, header + b->bytes);
+    } else {
+        cost_first(w, src, dst, header);
+        /* The pieces as messages of their own: their bytes and start-ups at once. */
+        w->sent[src] += b->bytes;
+        w->recv[dst] += b->bytes;
+        w->msgs[src] += b->full;
+        w->total_msgs[src] += b->full;
+        w->r->bytes_moved += b->bytes;
+        w->r->max_message = exchange_model_max(w->r->max_message, b->largest);
+    }
+    memset(b, 0, sizeof(*b));
 }

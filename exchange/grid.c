@@ -305,9 +305,88 @@ fail:
     return err;
 }
 
+/* ---- the model ------------------------------------------------------------------------------ */
+
+/*
+ * One phase of the grid (exchange/topo.h: ranks fill a rows x cols grid row by row; the piece
+ * s -> d goes first within s's row to via = the rank in d's column, or the one in the row above
+ * when the last row lacks that column, then within that column to d). Every (a, b), a != b,
+ * with pieces routed a -> b in this phase forms one bundle. The pieces are enumerated by an
+ * outer rank o and an inner rank i (phase 1: o is the source and bundles go o -> via; phase 2:
+ * o is the destination and bundles go via -> o), collected per peer in @acc with @touched.
+ */
+static void grid_phase(struct exchange_model_rounds *w, const struct topo_grid *g, int phase,
+                       struct exchange_bundle_cost *acc, int *touched)
+{
+    int p = g->p;
+    for (int o = 0; o < p; o++) {
+        int nt = 0;
+        for (int i = 0; i < p; i++) {
+            int s = phase == 1 ? o : i, d = phase == 1 ? i : o;
+            if (s == d) {
+                continue; /* the own piece never leaves */
+            }
+            int peer = topo_grid_via(g, s, d); /* the intermediate: the bundle's other end */
+            if ((phase == 1 && peer == s) || (phase == 2 && peer == d)) {
+                continue; /* this phase keeps the piece where it is */
+            }
+            if (acc[peer].pieces == 0) {
+                touched[nt++] = peer;
+            }
+            exchange_bundle_cost_add(&acc[peer], w->c->bytes[(size_t)s * p + d]);
+        }
+        for (int k = 0; k < nt; k++) {
+            int peer = touched[k];
+            exchange_bundle_cost_send(w, phase == 1 ? o : peer, phase == 1 ? peer : o, &acc[peer]);
+        }
+    }
+}
+
+/* Grid: phase 1 within rows, phase 2 within columns; each phase one bundle per peer, all
+ * posted at once. */
+static int model_grid(const struct exchange_model_case *c, struct exchange_model_result *r)
+{
+    int p = c->p;
+    struct topo_grid g = topo_grid_shape(p);
+    struct exchange_model_rounds w;
+    int err = exchange_model_rounds_init(&w, c, r);
+    struct exchange_bundle_cost *acc = util_calloc((size_t)p, sizeof(*acc));
+    int *touched = util_malloc((size_t)p * sizeof(int));
+    if (err != UTIL_OK || acc == NULL || touched == NULL) {
+        err = err != UTIL_OK ? err : util_fail(UTIL_ENOMEM, "out of memory (grid model)");
+        goto fail;
+    }
+    for (int phase = 1; phase <= 2 && p > 1; phase++) {
+        grid_phase(&w, &g, phase, acc, touched);
+        exchange_model_rounds_close(&w);
+    }
+    exchange_model_detail(r, "grid=%dx%d", g.rows, g.cols);
+    exchange_model_detail(r, "volume_factor=%.3f",
+           c->total_bytes ? (double)r->bytes_moved / (double)c->total_bytes : 0.0);
+fail:
+    if (err == UTIL_OK) {
+        exchange_model_rounds_free(&w);
+    } else {
+        util_free(w.sent);
+    }
+    util_free(acc);
+    util_free(touched);
+    return err;
+}
+
+static const struct exchange_model model_grid_phases = {
+    .name = "grid",
+    .summary = "rows then columns of a sqrt(P) grid: ~2 (sqrt(P)-1) start-ups, data moved twice",
+    .duplex = "full",
+    .run = model_grid,
+};
+
+static const struct exchange_model *const grid_models[] = {&model_grid_phases, NULL};
+
 const struct exchange_ops exchange_grid = {
     .name = "grid",
     .summary = "two phases over a sqrt(P) x sqrt(P) grid: rows, then columns (2 (sqrt P - 1) "
                "start-ups)",
     .run = grid_run,
+    .models = grid_models,
 };

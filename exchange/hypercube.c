@@ -334,9 +334,92 @@ static int hypercube_run(const struct exchange_args *a)
     return err;
 }
 
+/* ---- the model ------------------------------------------------------------------------------ */
+
+/*
+ * Hypercube (exchange/topo.h): Q = the largest power of two <= P; rank e >= Q is folded into
+ * node e - Q: it hands that node its whole send buffer first (its own piece included) and gets
+ * its pieces back last. Before cube round k, node x holds the pieces (s, d) whose source node
+ * agrees with x on the bits >= k and whose destination node agrees with x on the bits < k; it
+ * sends x ^ 2^k, as one bundle, those whose destination node differs from x in bit k. So a
+ * piece is held by x = (node(s) & ~mask) | (node(d) & mask) and moves in round k iff node(s)
+ * and node(d) differ in bit k: one pass over the P^2 pieces per round.
+ */
+static int model_hypercube(const struct exchange_model_case *c, struct exchange_model_result *r)
+{
+    int p = c->p, dim = topo_cube_dim(p), q = 1 << dim;
+    size_t n = (size_t)p;
+    struct exchange_model_rounds w;
+    int err = exchange_model_rounds_init(&w, c, r);
+    struct exchange_bundle_cost *acc = util_calloc((size_t)q, sizeof(*acc));
+    if (err != UTIL_OK || acc == NULL) {
+        err = err != UTIL_OK ? err : util_fail(UTIL_ENOMEM, "out of memory (hypercube model)");
+        goto fail;
+    }
+    /* Fold: every extra rank hands its node its whole row. */
+    if (p > q) {
+        for (int e = q; e < p; e++) {
+            for (size_t d = 0; d < n; d++) {
+                exchange_bundle_cost_add(&acc[0], c->bytes[(size_t)e * n + d]);
+            }
+            exchange_bundle_cost_send(&w, e, e - q, &acc[0]);
+        }
+        exchange_model_rounds_close(&w);
+    }
+    /* The cube rounds. */
+    for (int k = 0; k < dim; k++) {
+        int bit = 1 << k, mask = bit - 1;
+        for (size_t s = 0; s < n; s++) {
+            int a = topo_cube_node((int)s, q);
+            for (size_t d = 0; d < n; d++) {
+                int b = topo_cube_node((int)d, q);
+                if (((a ^ b) & bit) != 0) {
+                    exchange_bundle_cost_add(&acc[(a & ~mask) | (b & mask)], c->bytes[s * n + d]);
+                }
+            }
+        }
+        for (int x = 0; x < q; x++) {
+            exchange_bundle_cost_send(&w, x, x ^ bit, &acc[x]); /* every node, an empty bundle too */
+        }
+        exchange_model_rounds_close(&w);
+    }
+    /* Unfold: every node hands its extra rank the pieces for it, from every source. */
+    if (p > q) {
+        for (int e = q; e < p; e++) {
+            for (size_t s = 0; s < n; s++) {
+                exchange_bundle_cost_add(&acc[0], c->bytes[s * n + (size_t)e]);
+            }
+            exchange_bundle_cost_send(&w, e - q, e, &acc[0]);
+        }
+        exchange_model_rounds_close(&w);
+    }
+    exchange_model_detail(r, "cube_dim=%d", dim);
+    exchange_model_detail(r, "folded=%d", p - q);
+    exchange_model_detail(r, "volume_factor=%.3f",
+           c->total_bytes ? (double)r->bytes_moved / (double)c->total_bytes : 0.0);
+fail:
+    if (err == UTIL_OK) {
+        exchange_model_rounds_free(&w);
+    } else {
+        util_free(w.sent);
+    }
+    util_free(acc);
+    return err;
+}
+
+static const struct exchange_model model_hypercube_rounds = {
+    .name = "hypercube",
+    .summary = "log2 P combining rounds (non-powers of two folded): volume ~ (n/2) log2 P",
+    .duplex = "full",
+    .run = model_hypercube,
+};
+
+static const struct exchange_model *const hypercube_models[] = {&model_hypercube_rounds, NULL};
+
 const struct exchange_ops exchange_hypercube = {
     .name = "hypercube",
     .summary = "log2 P rounds across cube dimensions, bundles with count headers (+2 folding "
                "rounds for P not a power of two)",
     .run = hypercube_run,
+    .models = hypercube_models,
 };

@@ -36,6 +36,7 @@
 #include <string.h>
 
 #include "exchange/bundle.h"
+#include "exchange/model.h"
 #include "exchange/tags.h"
 #include "exchange/topo.h"
 #include "util/alloc.h"
@@ -148,14 +149,122 @@ static int shift_run(const struct exchange_args *a)
     return rounds_run(a, SCHEDULE_SHIFT);
 }
 
+/* ---- the models ------------------------------------------------------------------------------ */
+
+/*
+ * Shift rounds (seed 003 §3.1, exchange/topo.h): in round k = 1..P-1 rank i sends to i + k and
+ * receives from i - k (mod P). Open MPI's pairwise alltoallv (@skip_empty 0) sends every
+ * message, empty ones too, so every round synchronises every rank with two others; the shift
+ * back-end (@skip_empty 1) sends only non-empty pieces.
+ */
+int exchange_model_shift_rounds(const struct exchange_model_case *c,
+                                struct exchange_model_result *r, int skip_empty)
+{
+    int p = c->p;
+    struct exchange_model_rounds w;
+    int err = exchange_model_rounds_init(&w, c, r);
+    if (err != UTIL_OK) {
+        return err;
+    }
+    struct exchange_model_async as;
+    if (exchange_model_async_init(&as, p) != UTIL_OK) {
+        exchange_model_rounds_free(&w);
+        return util_fail(UTIL_ENOMEM, "out of memory (%s model, P = %d)", r->algo, p);
+    }
+    for (int k = 1; k < p; k++) {
+        for (int i = 0; i < p; i++) {
+            int j = topo_shift_to(k, i, p);
+            uint64_t b = c->bytes[(size_t)i * p + j];
+            if (b == 0 && skip_empty) {
+                continue;
+            }
+            exchange_model_rounds_msg(&w, i, j, b);
+            /* A send-receive: i's message to j is one transfer between the two. */
+            exchange_model_async_xfer(&as, i, j, c->alpha + c->beta * (double)b);
+        }
+        for (int i = 0; i < p; i++) {
+            exchange_model_async_commit(&as, i, topo_shift_to(k, i, p));
+        }
+        exchange_model_rounds_close(&w);
+    }
+    exchange_model_rounds_free(&w);
+    r->async_seconds = exchange_model_async_done(&as, p);
+    return UTIL_OK;
+}
+
+static int model_shift(const struct exchange_model_case *c, struct exchange_model_result *r)
+{
+    return exchange_model_shift_rounds(c, r, 1);
+}
+
+/* 1-factor pairwise (seed 004 §4.1, exchange/topo.h): P-1 rounds for even P, P for odd P;
+ * partners swap both ways in one send-receive, an empty side sends nothing, and a pair with
+ * nothing either way skips its round (as the pairwise back-end does). */
+static int model_factor(const struct exchange_model_case *c, struct exchange_model_result *r)
+{
+    int p = c->p, nrounds = p == 1 ? 0 : topo_factor_rounds(p);
+    struct exchange_model_rounds w;
+    int err = exchange_model_rounds_init(&w, c, r);
+    if (err != UTIL_OK) {
+        return err;
+    }
+    struct exchange_model_async as;
+    if (exchange_model_async_init(&as, p) != UTIL_OK) {
+        exchange_model_rounds_free(&w);
+        return util_fail(UTIL_ENOMEM, "out of memory (%s model, P = %d)", r->algo, p);
+    }
+    for (int i = 0; i < nrounds; i++) {
+        for (int j = 0; j < p; j++) {
+            int q = topo_factor_partner(i, j, p);
+            uint64_t out = c->bytes[(size_t)j * p + q], in = c->bytes[(size_t)q * p + j];
+            if (q == j || out + in == 0) {
+                continue; /* idle, or a pair with nothing either way */
+            }
+            if (out > 0) {
+                exchange_model_rounds_msg(&w, j, q, out);
+            }
+            if (j < q) { /* one swap per pair, as long as the larger direction */
+                exchange_model_async_xfer(&as, j, q, c->alpha + c->beta * (double)exchange_model_max(out, in));
+            }
+        }
+        for (int j = 0; j < p; j++) {
+            exchange_model_async_commit(&as, j, topo_factor_partner(i, j, p));
+        }
+        exchange_model_rounds_close(&w);
+    }
+    exchange_model_rounds_free(&w);
+    r->async_seconds = exchange_model_async_done(&as, p);
+    return UTIL_OK;
+}
+
+static const struct exchange_model model_pairwise = {
+    .name = "pairwise",
+    .summary = "1-factor rounds (P-1, P for odd P), partners swap: alpha + beta (largest message) "
+               "each",
+    .duplex = "full",
+    .run = model_factor,
+};
+
+static const struct exchange_model model_shift_rounds = {
+    .name = "shift",
+    .summary = "P-1 shift rounds (to r+k, from r-k), non-empty pieces only: alpha + beta (largest)",
+    .duplex = "full",
+    .run = model_shift,
+};
+
+static const struct exchange_model *const pairwise_models[] = {&model_pairwise, NULL};
+static const struct exchange_model *const shift_models[] = {&model_shift_rounds, NULL};
+
 const struct exchange_ops exchange_pairwise = {
     .name = "pairwise",
     .summary = "1-factor rounds, one MPI_Sendrecv with one peer each (P-1 rounds, P for odd P)",
     .run = pairwise_run,
+    .models = pairwise_models,
 };
 
 const struct exchange_ops exchange_shift = {
     .name = "shift",
     .summary = "P-1 rounds sending to rank+i, receiving from rank-i (Open MPI's pairwise)",
     .run = shift_run,
+    .models = shift_models,
 };

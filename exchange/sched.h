@@ -237,23 +237,18 @@ int exchange_sched_joins(const struct exchange_sched *s, uint8_t *join);
 /** Prints @s readably, one line per transfer grouped by step (for debugging and tests). */
 void exchange_sched_print(FILE *out, const struct exchange_sched *s);
 
-/** One scheduling algorithm of the registry. */
+/** A scheduling algorithm: how to build its schedules, and what they guarantee. */
 struct exchange_sched_algo {
-    const char *name;    /* "direct", "forward", "fullduplex" */
-    const char *summary; /* one line for --help style listings */
+    const char *name; /* "direct", "forward", "fullduplex" (for messages) */
     exchange_sched_fn *build;
     enum exchange_sched_model model;
     /** Guaranteed upper bound in steps for p PEs and the degree statistics of a matrix. */
     double (*bound)(int p, uint64_t h, uint64_t send_max, uint64_t recv_max);
-    /** Packets its executor cuts h into when the data chooses the packet size (the @target_h
-     * of exchange_sched_packet_bytes()). */
-    uint64_t target_h;
 };
 
-/** The algorithms, ending with NULL. */
-extern const struct exchange_sched_algo *const exchange_sched_algos[];
-
-/** The algorithm called @name, or NULL. */
-const struct exchange_sched_algo *exchange_sched_lookup(const char *name);
+/** The three algorithms; the back-ends of exchange/scheduled.c run one each. */
+extern const struct exchange_sched_algo exchange_sched_algo_direct;
+extern const struct exchange_sched_algo exchange_sched_algo_forward;
+extern const struct exchange_sched_algo exchange_sched_algo_fullduplex;
 
 #endif

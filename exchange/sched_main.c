@@ -1,7 +1,7 @@
 /*
  * exchange/sched_main.c: bin/sortex-sched, the schedule simulator. Builds a P x P count matrix
  * (from a CSV file, from a datagen input as the sort would bucket it, or from a synthetic
- * pattern), runs every exchange model of exchange/model.h on it and prints one line per model:
+ * pattern), runs the cost models of every registered back-end on it and prints one line per model:
  * rounds, steps against h and the theorems' bounds, bytes moved, largest message, the alpha-beta
  * time and the time the scheduler took. No MPI is initialised, except by --ping-pong, which
  * measures alpha and beta between two ranks.
@@ -17,7 +17,8 @@
 
 #include "bench/bench.h"
 #include "datagen/datagen.h"
-#include "exchange/model.h"
+#include "exchange/exchange.h"
+#include "exchange/model_sort.h"
 #include "exchange/sched.h"
 #include "util/alloc.h"
 #include "util/util.h"
@@ -71,6 +72,7 @@ struct cli {
     int csv, print_matrix, validate;
     const char *ping_pong; /* non-NULL: measure; the large message size ("" = default) */
     const struct exchange_model *algos[MAX_ALGOS];
+    const struct exchange_ops *backend[MAX_ALGOS]; /* the back-end each models */
     int nalgos;
     int done; /* --help, --version or a 'help' list: exit 0 */
 };
@@ -153,10 +155,45 @@ static void usage(FILE *f)
 static void print_algos(FILE *f)
 {
     fprintf(f, "models (--algos NAME,...; the MPI back-end each models in brackets):\n");
-    for (size_t i = 0; exchange_models[i] != NULL; i++) {
-        fprintf(f, "%-19s [%s] %s\n", exchange_models[i]->name, exchange_models[i]->backend,
-                exchange_models[i]->summary);
+    for (const struct exchange_ops *const *b = exchange_list(); *b != NULL; b++) {
+        for (const struct exchange_model *const *m = (*b)->models; m != NULL && *m != NULL; m++) {
+            fprintf(f, "%-19s [%s] %s\n", (*m)->name, (*b)->name, (*m)->summary);
+        }
     }
+}
+
+/* Writes the model names of every back-end, comma separated, into @buf (always terminated). */
+static void model_names(char *buf, size_t cap)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (const struct exchange_ops *const *b = exchange_list(); *b != NULL; b++) {
+        for (const struct exchange_model *const *m = (*b)->models; m != NULL && *m != NULL && used < cap; m++) {
+            int k = snprintf(buf + used, cap - used, "%s%s", used ? ", " : "", (*m)->name);
+            used += k > 0 ? (size_t)k : 0;
+        }
+    }
+}
+
+/* Adds every model of every back-end named @name ("all": of every back-end) to cli->algos;
+ * returns how many it added, or -1 when there is no room. */
+static int add_models(struct cli *cli, const char *name)
+{
+    int added = 0;
+    for (const struct exchange_ops *const *b = exchange_list(); *b != NULL; b++) {
+        for (const struct exchange_model *const *m = (*b)->models; m != NULL && *m != NULL; m++) {
+            if (strcmp(name, "all") != 0 && strcmp(name, (*m)->name) != 0) {
+                continue;
+            }
+            if (cli->nalgos == MAX_ALGOS) {
+                return -1;
+            }
+            cli->backend[cli->nalgos] = *b;
+            cli->algos[cli->nalgos++] = *m;
+            added++;
+        }
+    }
+    return added;
 }
 
 static void print_patterns(FILE *f)
@@ -171,28 +208,24 @@ static void print_patterns(FILE *f)
 static int parse_algos(const char *text, struct cli *cli)
 {
     char buf[512], names[512];
+    cli->nalgos = 0;
     if (strcmp(text, "all") == 0) {
-        for (cli->nalgos = 0; exchange_models[cli->nalgos] != NULL; cli->nalgos++) {
-            cli->algos[cli->nalgos] = exchange_models[cli->nalgos];
-        }
-        return UTIL_OK;
+        return add_models(cli, "all") >= 0 ? UTIL_OK : util_error("too many models (%s)", text);
     }
     if (strlen(text) >= sizeof(buf) || *text == '\0') {
         return util_error("bad --algos list (%s)", text);
     }
     strcpy(buf, text);
-    cli->nalgos = 0;
     for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok != NULL;
          tok = strtok_r(NULL, ",", &save)) {
-        const struct exchange_model *m = exchange_model_find(tok);
-        if (m == NULL) {
-            exchange_model_names(names, sizeof(names));
+        int added = add_models(cli, tok);
+        if (added == 0) {
+            model_names(names, sizeof(names));
             return util_error("unknown algorithm (%s); valid: %s", tok, names);
         }
-        if (cli->nalgos == MAX_ALGOS) {
+        if (added < 0) {
             return util_error("too many --algos (%s)", text);
         }
-        cli->algos[cli->nalgos++] = m;
     }
     return cli->nalgos > 0 ? UTIL_OK : util_error("empty --algos list (%s)", text);
 }
@@ -662,12 +695,12 @@ static const char csv_columns[] =
     "beta,detail";
 
 static void print_csv_row(FILE *f, const char *label, const struct exchange_model_case *c,
-                          const struct exchange_model *m, const struct exchange_model_result *r)
+                          const struct exchange_ops *backend, const struct exchange_model_result *r)
 {
     double per_h = r->h > 0 ? r->steps / (double)r->h : NAN;
     fprintf(f, "%s,%d,%llu,%llu,%llu,%llu,%s,%s,%s,%llu,%llu", label, c->p,
             (unsigned long long)r->packet_bytes, (unsigned long long)r->h,
-            (unsigned long long)c->h_bytes, (unsigned long long)c->total_bytes, r->algo, m->backend,
+            (unsigned long long)c->h_bytes, (unsigned long long)c->total_bytes, r->algo, backend->name,
             r->duplex, (unsigned long long)r->rounds, (unsigned long long)r->startups);
     csv_num(f, r->steps, 'g', 9);
     csv_num(f, per_h, 'f', 6);
@@ -680,7 +713,8 @@ static void print_csv_row(FILE *f, const char *label, const struct exchange_mode
     fprintf(f, ",%.6e,%.6e,%s\n", c->alpha, c->beta, r->detail);
 }
 
-static void print_table_head(FILE *f, const char *label, const struct exchange_model_case *c)
+static void print_table_head(FILE *f, const char *label, const struct exchange_model_case *c,
+                             const struct cli *cli)
 {
     char b1[32], b2[32], b3[32];
     fprintf(f, "input   %s\n", label);
@@ -691,11 +725,11 @@ static void print_table_head(FILE *f, const char *label, const struct exchange_m
             fmt_bytes(c->packet_bytes, b3, sizeof(b3)), (unsigned long long)c->h,
             (unsigned long long)c->send_max, (unsigned long long)c->recv_max);
     /* Back-ends whose own rule cuts h differently: their packets are in their detail below. */
-    for (size_t i = 0; !c->packet_fixed && exchange_sched_algos[i] != NULL; i++) {
-        const struct exchange_sched_algo *sa = exchange_sched_algos[i];
-        if (sa->target_h != EXCHANGE_SCHED_TARGET_H) {
+    for (int i = 0; !c->packet_fixed && i < cli->nalgos; i++) {
+        const struct exchange_model *m = cli->algos[i];
+        if (m->target_h != 0 && m->target_h != EXCHANGE_SCHED_TARGET_H) {
             fprintf(f, "        (%s's packets are its own, h / %llu: see its packet_bytes below)\n",
-                    sa->name, (unsigned long long)sa->target_h);
+                    m->name, (unsigned long long)m->target_h);
         }
     }
     fprintf(f, "model   alpha = %.3g us per start-up, beta = %.3g ns/B (%.2f GB/s)\n\n",
@@ -860,15 +894,15 @@ int main(int argc, char **argv)
     if (cli.csv) {
         printf("%s\n", csv_columns);
     } else {
-        print_table_head(stdout, label, &mc);
+        print_table_head(stdout, label, &mc, &cli);
     }
     struct exchange_model_result res[MAX_ALGOS];
     for (int a = 0; a < cli.nalgos && err == UTIL_OK; a++) {
-        if ((err = cli.algos[a]->run(&mc, &res[a])) != UTIL_OK) {
+        if ((err = exchange_model_run(cli.algos[a], &mc, &res[a])) != UTIL_OK) {
             break;
         }
         if (cli.csv) {
-            print_csv_row(stdout, label, &mc, cli.algos[a], &res[a]);
+            print_csv_row(stdout, label, &mc, cli.backend[a], &res[a]);
         } else {
             print_table_row(stdout, &res[a]);
         }

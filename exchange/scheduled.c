@@ -47,15 +47,32 @@
  * are the bottleneck.
  */
 #include <assert.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "exchange/exchange.h"
+#include "exchange/model.h"
 #include "exchange/sched.h"
 #include "exchange/tags.h"
 #include "util/alloc.h"
 #include "util/knobs.h"
 #include "util/util.h"
+
+/* What tells the three back-ends apart: the scheduling algorithm, and the number of packets
+ * their run cuts h into when the data picks the packet size (exchange/sched.h says why 32 for
+ * direct and fullduplex and 8 for forward). Their runs and their models both read it. */
+struct sched_backend {
+    const struct exchange_sched_algo *algo;
+    uint64_t target_h;
+};
+
+static const struct sched_backend backend_direct = {&exchange_sched_algo_direct,
+                                                    EXCHANGE_SCHED_TARGET_H};
+static const struct sched_backend backend_forward = {&exchange_sched_algo_forward,
+                                                     EXCHANGE_SCHED_TARGET_H_FORWARD};
+static const struct sched_backend backend_fullduplex = {&exchange_sched_algo_fullduplex,
+                                                        EXCHANGE_SCHED_TARGET_H};
 
 /*
  * Steps a rank may have in flight. The schedule's steps are half-duplex (or one send and one
@@ -357,7 +374,7 @@ static void ring_free(struct fwd_ring *r)
     r->buf = NULL;
 }
 
-static int scheduled_run(const struct exchange_args *a, const char *algo_name)
+static int scheduled_run(const struct exchange_args *a, const struct sched_backend *be)
 {
     int rank, p, err = UTIL_OK;
     double t0 = util_now();
@@ -365,7 +382,8 @@ static int scheduled_run(const struct exchange_args *a, const char *algo_name)
     MPI_Comm_size(a->comm, &p);
     struct exchange_stats *st = a->stats;
     memset(st, 0, sizeof(*st));
-    const struct exchange_sched_algo *algo = exchange_sched_lookup(algo_name);
+    const struct exchange_sched_algo *algo = be->algo;
+    const char *algo_name = algo->name;
     struct exchange_sched *s = NULL;
     struct fwd_ring ring;
     memset(&ring, 0, sizeof(ring));
@@ -377,10 +395,6 @@ static int scheduled_run(const struct exchange_args *a, const char *algo_name)
     uint8_t *join = NULL;
     uint64_t *pk = util_malloc((size_t)p * p * sizeof(uint64_t));
     uint64_t *displ = util_malloc(2 * (size_t)p * sizeof(uint64_t));
-    if (algo == NULL) {
-        err = util_fail(UTIL_EUSAGE, "rank %d: exchange: no schedule named %s", rank, algo_name);
-        goto fail;
-    }
     if (req == NULL || keys == NULL || row == NULL || pk == NULL || displ == NULL) {
         exchange_abort_midway(a->comm, rank, "out of memory for bookkeeping");
     }
@@ -410,7 +424,7 @@ static int scheduled_run(const struct exchange_args *a, const char *algo_name)
         goto fail;
     }
     int joining = 1;
-    uint64_t target_h = keys[p + 1] > 0 ? keys[p + 1] : algo->target_h;
+    uint64_t target_h = keys[p + 1] > 0 ? keys[p + 1] : be->target_h;
     for (int i = 0; i < p; i++) {
         joining &= keys[i * rowlen + p] != 0;
         memmove(keys + (size_t)i * p, keys + i * rowlen, (size_t)p * sizeof(uint64_t));
@@ -572,24 +586,170 @@ fail:
 
 static int direct_run(const struct exchange_args *a)
 {
-    return scheduled_run(a, "direct");
+    return scheduled_run(a, &backend_direct);
 }
 
 static int forward_run(const struct exchange_args *a)
 {
-    return scheduled_run(a, "forward");
+    return scheduled_run(a, &backend_forward);
 }
 
 static int fullduplex_run(const struct exchange_args *a)
 {
-    return scheduled_run(a, "fullduplex");
+    return scheduled_run(a, &backend_fullduplex);
 }
+
+/* ---- the models ------------------------------------------------------------------------------ */
+
+/*
+ * direct, forward, fullduplex: builds the schedule on the packet matrix (timed: this is what
+ * every rank computes before the first byte moves), checks it, then walks its steps. A step
+ * costs alpha + beta (its largest piece in real bytes); pieces past the end of a short last
+ * packet are empty and, as in the executor, not sent; a step with nothing to send costs nothing.
+ */
+static int model_scheduled(const struct exchange_model_case *c, struct exchange_model_result *r,
+                           const struct sched_backend *be)
+{
+    const struct exchange_sched_algo *algo = be->algo;
+    const char *name = algo->name;
+    struct exchange_sched *s = NULL;
+    uint64_t *sends = NULL;
+    struct exchange_model_async as = {NULL, NULL};
+    struct exchange_model_case own = {0};
+    size_t n = (size_t)c->p;
+    int err;
+    /* Without a packet size asked for, at the one this back-end would choose. */
+    int own_rule = !c->packet_fixed && be->target_h != EXCHANGE_SCHED_TARGET_H;
+    uint64_t psize =
+        own_rule ? exchange_model_packet_bytes(c->p, c->bytes, be->target_h) : c->packet_bytes;
+    if (psize != c->packet_bytes) {
+        if ((err = exchange_model_case_init(&own, c->p, c->bytes, c->elem_bytes, psize)) !=
+            UTIL_OK) {
+            return err;
+        }
+        own.alpha = c->alpha;
+        own.beta = c->beta;
+        own.validate = c->validate;
+        c = &own;
+        r->packet_bytes = c->packet_bytes;
+        r->h = c->h;
+    }
+    double t0 = util_now();
+    if ((err = algo->build(c->p, c->packets, &s)) != UTIL_OK) {
+        goto fail; /* the builder reported it */
+    }
+    r->sched_seconds = util_now() - t0;
+    if (c->validate) {
+        char why[256];
+        if (exchange_sched_validate(s, c->p, c->packets, NULL, why, sizeof(why)) != UTIL_OK) {
+            err = util_fail(UTIL_EIO, "internal error: the %s schedule is invalid: %s", name, why);
+            goto fail;
+        }
+    }
+    sends = util_calloc(n, sizeof(*sends));
+    if (sends == NULL || exchange_model_async_init(&as, c->p) != UTIL_OK) {
+        err = util_fail(UTIL_ENOMEM, "out of memory (%s model, P = %d)", name, c->p);
+        goto fail;
+    }
+    /* Walk the steps: the largest piece of each, every piece's bytes, who sends how often. */
+    uint64_t fwd_bytes = 0;
+    for (uint64_t t = 0; t < s->nsteps; t++) {
+        uint64_t big = 0, any = 0;
+        for (uint64_t k = s->step_begin[t]; k < s->step_begin[t + 1]; k++) {
+            const struct exchange_sched_xfer *x = &s->xfers[k];
+            uint64_t off, len;
+            exchange_sched_bytes(c->bytes[(size_t)x->msg_src * n + x->msg_dst], c->packet_bytes,
+                                 x->off, x->len, &off, &len);
+            if (len == 0) {
+                continue;
+            }
+            any = 1;
+            big = exchange_model_max(big, len);
+            sends[x->src]++;
+            r->bytes_moved += len;
+            fwd_bytes += x->hop == EXCHANGE_SCHED_HOP1 ? len : 0;
+            exchange_model_async_xfer(&as, (int)x->src, (int)x->dst, c->alpha + c->beta * (double)len);
+        }
+        for (uint64_t k = s->step_begin[t]; k < s->step_begin[t + 1]; k++) {
+            exchange_model_async_commit(&as, (int)s->xfers[k].src, (int)s->xfers[k].dst);
+        }
+        if (any) {
+            r->seconds += c->alpha + c->beta * (double)big;
+            r->max_message = exchange_model_max(r->max_message, big);
+        }
+    }
+    for (size_t i = 0; i < n; i++) {
+        r->startups = exchange_model_max(r->startups, sends[i]);
+    }
+    r->rounds = s->nsteps;
+    r->steps = (double)s->length / EXCHANGE_SCHED_UNITS;
+    r->bound = algo->bound(c->p, c->h, c->send_max, c->recv_max);
+    exchange_model_detail(r, "xfers=%llu", (unsigned long long)s->nxfers);
+    exchange_model_detail(r, "classes=%llu", (unsigned long long)s->matchings);
+    exchange_model_detail(r, "forwarded_bytes=%llu", (unsigned long long)fwd_bytes);
+    if (own_rule) {
+        exchange_model_detail(r, "packet_bytes=%llu", (unsigned long long)r->packet_bytes);
+        exchange_model_detail(r, "h_packets=%llu", (unsigned long long)r->h);
+    }
+    r->async_seconds = exchange_model_async_done(&as, c->p);
+    as.ready = NULL;
+fail:
+    util_free(as.ready);
+    util_free(sends);
+    exchange_sched_free(s);
+    exchange_model_case_free(&own);
+    return err;
+}
+
+static int model_direct(const struct exchange_model_case *c, struct exchange_model_result *r)
+{
+    return model_scheduled(c, r, &backend_direct);
+}
+
+static int model_forward(const struct exchange_model_case *c, struct exchange_model_result *r)
+{
+    return model_scheduled(c, r, &backend_forward);
+}
+
+static int model_fullduplex(const struct exchange_model_case *c, struct exchange_model_result *r)
+{
+    return model_scheduled(c, r, &backend_fullduplex);
+}
+
+static const struct exchange_model model_direct_steps = {
+    .name = "direct",
+    .summary = "the direct h-relation schedule: <= 3 ceil(h/2) steps of alpha + beta (piece)",
+    .duplex = "half",
+    .target_h = EXCHANGE_SCHED_TARGET_H,
+    .run = model_direct,
+};
+
+static const struct exchange_model model_forward_steps = {
+    .name = "forward",
+    .summary = "the forwarding schedule: ~6/5 (h+1) steps (fifths), alpha + beta (piece) each",
+    .duplex = "half",
+    .target_h = EXCHANGE_SCHED_TARGET_H_FORWARD,
+    .run = model_forward,
+};
+
+static const struct exchange_model model_fullduplex_steps = {
+    .name = "fullduplex",
+    .summary = "the full-duplex schedule: max(sent, received) steps of alpha + beta (piece)",
+    .duplex = "full",
+    .target_h = EXCHANGE_SCHED_TARGET_H,
+    .run = model_fullduplex,
+};
+
+static const struct exchange_model *const direct_models[] = {&model_direct_steps, NULL};
+static const struct exchange_model *const forward_models[] = {&model_forward_steps, NULL};
+static const struct exchange_model *const fullduplex_models[] = {&model_fullduplex_steps, NULL};
 
 const struct exchange_ops exchange_direct = {
     .name = "direct",
     .summary =
         "half-duplex h-relation schedule, direct delivery, <= 3 ceil(h/2) steps (seed 004 2.1)",
     .run = direct_run,
+    .models = direct_models,
 };
 
 const struct exchange_ops exchange_forward = {
@@ -597,10 +757,12 @@ const struct exchange_ops exchange_forward = {
     .summary =
         "half-duplex h-relation schedule with forwarding, ~6/5 (h+1) steps (seed 004 2.2-2.4)",
     .run = forward_run,
+    .models = forward_models,
 };
 
 const struct exchange_ops exchange_fullduplex = {
     .name = "fullduplex",
     .summary = "full-duplex schedule by bipartite edge colouring, max(send, recv) steps",
     .run = fullduplex_run,
+    .models = fullduplex_models,
 };

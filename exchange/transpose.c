@@ -82,10 +82,12 @@
 #include "exchange/transpose.h"
 
 #include <assert.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "exchange/exchange.h"
+#include "exchange/model.h"
 #include "util/alloc.h"
 #include "util/knobs.h"
 #include "util/util.h"
@@ -594,9 +596,128 @@ fail:
     return err;
 }
 
+/* ---- the model ------------------------------------------------------------------------------ */
+
+/* Elements of a message of @b bytes (a byte matrix of whole keys divides exactly). */
+static uint64_t elems(uint64_t b, uint64_t elem)
+{
+    return b / elem + (b % elem != 0);
+}
+
+/*
+ * The largest bin of one dealing: the largest over bins b of the sum over k of
+ * exchange_transpose_share() of run k (elements of @c[k * stride] bytes, k = 0..P-1), whose
+ * dealing starts at bin (@s0 + k) mod P. Round 1 on rank s: the runs (s, k), s0 = s; round 2
+ * for destination j: the runs (k, j), s0 = j. Every bin gets e / P of a run of e and the e mod P
+ * bins from its start on one more; the extra ones are added with a difference array over the
+ * bins, O(P) per dealing instead of the O(P^2) of summing the shares bin by bin.
+ */
+static uint64_t largest_bin(const uint64_t *c, size_t stride, int p, int s0, uint64_t elem,
+                            int64_t *diff)
+{
+    uint64_t base = 0;
+    memset(diff, 0, ((size_t)p + 1) * sizeof(*diff));
+    for (int k = 0; k < p; k++) {
+        uint64_t e = elems(c[(size_t)k * stride], elem);
+        uint64_t extra = e % (uint64_t)p;
+        int start = (s0 + k) % p, end = start + (int)extra;
+        base += e / (uint64_t)p;
+        if (extra == 0) {
+            continue;
+        }
+        diff[start]++;
+        if (end <= p) {
+            diff[end]--;
+        } else {
+            diff[p]--; /* the run wraps round: [start, P) and [0, end - P) */
+            diff[0]++;
+            diff[end - p]--;
+        }
+    }
+    int64_t run = 0, best = 0;
+    for (int b = 0; b < p; b++) {
+        run += diff[b];
+        best = run > best ? run : best;
+    }
+    return base + (uint64_t)best;
+}
+
+/*
+ * Transpose: round 1 sends bin b of every rank to rank b, round 2 bin j to rank j, both as
+ * MPI_Alltoall with one block size (exchange_transpose_bound() of n_max and of h, the largest
+ * row and column sums in elements, own block included). The
+ * largest bins actually dealt are reported beside the blocks; they never exceed them.
+ * Modelled without the back-end's pipelining into cache-sized steps (each step is the same
+ * scheme on a slice, with its own padding and two more start-ups).
+ */
+static int model_transpose(const struct exchange_model_case *c, struct exchange_model_result *r)
+{
+    int p = c->p;
+    size_t n = (size_t)p;
+    uint64_t e = c->elem_bytes, pp = (uint64_t)p;
+    int64_t *diff = util_malloc((n + 1) * sizeof(*diff));
+    if (diff == NULL) {
+        return util_fail(UTIL_ENOMEM, "out of memory (transpose model, P = %d)", p);
+    }
+    /* n_max, h and all elements, own blocks included (the back-end deals them too). */
+    uint64_t n_max = 0, h = 0, all = 0, own = 0, bin1 = 0, bin2 = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t row = 0, col = 0;
+        for (size_t j = 0; j < n; j++) {
+            row += elems(c->bytes[i * n + j], e);
+            col += elems(c->bytes[j * n + i], e);
+            /* What stays home: run (i, j)'s share of bin i in round 1, and run (j, i)'s share
+             * of bin i, which rank i keeps, in round 2. */
+            own += exchange_transpose_share(elems(c->bytes[i * n + j], e), (int)i, (int)j, (int)i,
+                                            p);
+            own += exchange_transpose_share(elems(c->bytes[j * n + i], e), (int)j, (int)i, (int)i,
+                                            p);
+        }
+        all += row;
+        n_max = exchange_model_max(n_max, row);
+        h = exchange_model_max(h, col);
+        bin1 = exchange_model_max(bin1, largest_bin(c->bytes + i * n, 1, p, (int)i, e, diff));
+        bin2 = exchange_model_max(bin2, largest_bin(c->bytes + i, n, p, (int)i, e, diff));
+    }
+    util_free(diff);
+    uint64_t block1 = exchange_transpose_bound(n_max, p), block2 = exchange_transpose_bound(h, p);
+    r->steps = 0;
+    if (p > 1) {
+        /* Two MPI_Alltoall rounds, P-1 blocks out and in per rank, padding included. */
+        for (int k = 0; k < 2; k++) {
+            uint64_t blk = (k == 0 ? block1 : block2) * e;
+            r->rounds++;
+            r->seconds += c->alpha * (double)(p - 1) + c->beta * (double)(pp - 1) * (double)blk;
+            r->steps += (double)(pp - 1) * (double)blk / (double)c->packet_bytes;
+            r->bytes_moved += pp * (pp - 1) * blk;
+            r->max_message = exchange_model_max(r->max_message, blk);
+        }
+        r->startups = 2 * (pp - 1);
+    }
+    uint64_t cross = 2 * all - own;
+    exchange_model_detail(r, "bin1=%llu", (unsigned long long)bin1);
+    exchange_model_detail(r, "block1=%llu", (unsigned long long)block1);
+    exchange_model_detail(r, "bin2=%llu", (unsigned long long)bin2);
+    exchange_model_detail(r, "block2=%llu", (unsigned long long)block2);
+    exchange_model_detail(
+        r, "padding_bytes=%llu",
+        (unsigned long long)(r->bytes_moved > cross * e ? r->bytes_moved - cross * e : 0));
+    return UTIL_OK;
+}
+
+static const struct exchange_model model_transpose_rounds = {
+    .name = "transpose",
+    .summary = "two MPI_Alltoall rounds of blocks padded to n_max/P + P/2 and h/P + P/2",
+    .duplex = "full",
+    .run = model_transpose,
+};
+
+static const struct exchange_model *const transpose_models[] = {&model_transpose_rounds, NULL};
+
 const struct exchange_ops exchange_transpose = {
     .name = "transpose",
     .summary = "two regular MPI_Alltoall rounds with bins bounded by n/P + P/2 (Bader, Helman, "
                "JaJa)",
     .run = transpose_run,
+    .models = transpose_models,
 };

@@ -110,6 +110,12 @@ stat_of() {
     assert_output --partial "ok: 1-factor, shift, grid and hypercube schedules"
 }
 
+@test "every registered back-end has a run and a cost model that prices a matrix" {
+    run "$SORTEX_BUILD/tests/test_backends"
+    assert_success
+    assert_output --partial "ok: every registered back-end has a run and a cost model"
+}
+
 @test "every back-end delivers alltoallv's exact layout, pattern by pattern, at P = 1..8" {
     # No names: every registered back-end, the reference and the scheduled ones included, each
     # also refusing a receive buffer one key short on one rank without leaving a peer waiting.
