@@ -1,6 +1,6 @@
 /*
  * bench/xbench_main.c: bin/sortex-xbench, the exchange micro-benchmark's command line over
- * bench_xbench_run() (bench/xbench.c) and the count-matrix patterns (bench/patterns.c).
+ * bench_xbench_run() (bench/xbench.c) and the count-matrix patterns (sim/patterns.c).
  *
  * Every rank parses the same arguments; only rank 0 prints, so a mistake gives one line, not P.
  */
@@ -31,7 +31,9 @@ static void usage(FILE *f)
             "  -x, --exchange LIST   back-ends, comma separated, or 'all' [all]; 'help' lists\n"
             "  -p, --patterns LIST   patterns NAME or NAME:PARAM, comma separated, or 'all'\n"
             "                        (every pattern with its default parameter) [all];\n"
-            "                        'help' lists them\n"
+            "                        'help' lists them; file:PATH replays a P x P matrix of\n"
+            "                        keys saved as CSV (sortex-sched --print-matrix), once,\n"
+            "                        whatever --bytes\n"
             "  -b, --bytes LIST      bytes each rank sends, its own block included, comma\n"
             "                        separated; suffixes K M G (10^3), Ki Mi Gi (2^10)\n"
             "                        [64Ki,1Mi,16Mi]\n"
@@ -68,7 +70,7 @@ enum {
 
 struct cli {
     const struct exchange_ops *backends[MAX_ITEMS];
-    struct bench_spec specs[MAX_ITEMS];
+    struct sim_spec specs[MAX_ITEMS];
     uint64_t bytes[MAX_ITEMS];
     const char *notes[MAX_ITEMS];
     int nbackends, nspecs, nbytes, nnotes;
@@ -134,11 +136,11 @@ static int parse_patterns(const char *text, struct cli *cli)
     char buf[1024], *items[MAX_ITEMS];
     int n;
     if (strcmp(text, "all") == 0) {
-        const struct bench_pattern *const *all = bench_pattern_list();
+        const struct sim_pattern *const *all = sim_pattern_list();
         cli->nspecs = 0;
         for (int i = 0; all[i] != NULL && cli->nspecs < MAX_ITEMS; i++) {
             if (all[i]->row != NULL) {
-                struct bench_spec *s = &cli->specs[cli->nspecs++];
+                struct sim_spec *s = &cli->specs[cli->nspecs++];
                 s->pattern = all[i];
                 s->param = s->pattern->param_default;
                 s->dist = NULL;
@@ -150,7 +152,7 @@ static int parse_patterns(const char *text, struct cli *cli)
         return UTIL_EUSAGE;
     }
     for (int i = 0; i < n; i++) {
-        if (bench_spec_parse(items[i], &cli->specs[i]) != UTIL_OK) {
+        if (sim_spec_parse(items[i], &cli->specs[i]) != UTIL_OK) {
             return UTIL_EUSAGE;
         }
     }
@@ -229,7 +231,7 @@ static int parse(int argc, char **argv, struct cli *cli, int quiet)
         case 'p':
             if (strcmp(optarg, "help") == 0) {
                 if (!quiet) {
-                    bench_pattern_print_help(stdout);
+                    sim_pattern_print_help(stdout);
                 }
                 cli->done = 1;
                 return UTIL_OK;
@@ -327,17 +329,17 @@ static int print_matrices(const struct cli *cli, int P, FILE *out)
     }
     fputc('\n', out);
     for (int i = 0; i < cli->nspecs; i++) {
-        struct bench_spec spec = cli->specs[i];
+        struct sim_spec spec = cli->specs[i];
         spec.ranks = P;
         spec.keys = cli->bytes[0] / sizeof(uint64_t);
         spec.seed = cli->seed;
-        int err = bench_spec_matrix(&spec, m);
+        int err = sim_spec_matrix(&spec, m); /* reports its own failure */
         if (err != UTIL_OK) {
             util_free(m);
-            return err == UTIL_ENOMEM ? util_fail(err, "out of memory for pattern weights") : err;
+            return err;
         }
         char param[64];
-        bench_spec_param(&spec, param, sizeof(param));
+        sim_spec_param(&spec, param, sizeof(param));
         for (int s = 0; s < P; s++) {
             fprintf(out, "%s,%s,%d", spec.pattern->name, param, s);
             for (int j = 0; j < P; j++) {

@@ -107,7 +107,8 @@ static int reserve_reqs(MPI_Request **arr, size_t *cap, size_t need, MPI_Comm co
 static int isend_chunks(struct bundle_io *io, const uint64_t *buf, uint64_t words, int peer,
                         int tag, int terminated)
 {
-    uint64_t lim = terminated ? exchange_bundle_first_chunk(words, io->eager, io->limit) : io->limit;
+    uint64_t lim =
+        terminated ? exchange_bundle_first_chunk(words, io->eager, io->limit) : io->limit;
     uint64_t nchunks = terminated ? words / lim + 1 : (words + lim - 1) / lim;
     int err = reserve_reqs(&io->req, &io->cap_req, io->nreq + nchunks, io->comm, io->rank);
     if (err != UTIL_OK) {

@@ -159,7 +159,7 @@ typedef int exchange_model_fn(const struct exchange_model_case *c, struct exchan
 
 /** One cost model of a back-end. */
 struct exchange_model {
-    const char *name;    /* for --algos: the back-end's name, or NAME-VARIANT ("alltoallv-linear") */
+    const char *name;    /* for --algos: the back-end's name, or NAME-VARIANT (alltoallv-linear) */
     const char *summary; /* one line: what the model prices, for --algos help */
     const char *duplex;  /* "half" or "full": the port model its steps count in */
     uint64_t target_h;   /* packets its back-end cuts h into when the data picks the packet size;

@@ -379,7 +379,8 @@ static int model_hypercube(const struct exchange_model_case *c, struct exchange_
             }
         }
         for (int x = 0; x < q; x++) {
-            exchange_bundle_cost_send(&w, x, x ^ bit, &acc[x]); /* every node, an empty bundle too */
+            /* Every node sends, an empty bundle too. */
+            exchange_bundle_cost_send(&w, x, x ^ bit, &acc[x]);
         }
         exchange_model_rounds_close(&w);
     }

@@ -224,7 +224,8 @@ static int model_factor(const struct exchange_model_case *c, struct exchange_mod
                 exchange_model_rounds_msg(&w, j, q, out);
             }
             if (j < q) { /* one swap per pair, as long as the larger direction */
-                exchange_model_async_xfer(&as, j, q, c->alpha + c->beta * (double)exchange_model_max(out, in));
+                double cost = c->alpha + c->beta * (double)exchange_model_max(out, in);
+                exchange_model_async_xfer(&as, j, q, cost);
             }
         }
         for (int j = 0; j < p; j++) {

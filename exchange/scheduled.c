@@ -668,7 +668,8 @@ static int model_scheduled(const struct exchange_model_case *c, struct exchange_
             sends[x->src]++;
             r->bytes_moved += len;
             fwd_bytes += x->hop == EXCHANGE_SCHED_HOP1 ? len : 0;
-            exchange_model_async_xfer(&as, (int)x->src, (int)x->dst, c->alpha + c->beta * (double)len);
+            exchange_model_async_xfer(&as, (int)x->src, (int)x->dst,
+                                      c->alpha + c->beta * (double)len);
         }
         for (uint64_t k = s->step_begin[t]; k < s->step_begin[t + 1]; k++) {
             exchange_model_async_commit(&as, (int)s->xfers[k].src, (int)s->xfers[k].dst);

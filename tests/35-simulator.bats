@@ -70,12 +70,20 @@ csv_header() {
 }
 
 @test "models every algorithm on every synthetic pattern and alias, for even and odd P" {
-    local names pat p
+    local names pat p arg
     names=$(algos | paste -sd,)
     for pat in $("$SCHED" --pattern help | awk 'NR > 1 { sub(/:.*/, "", $1); print $1 }'); do
-        [[ $pat != sort ]] || pat=sort:npb # the one pattern whose parameter is a name
         for p in 5 8; do
-            run -0 "$SCHED" --pattern "$pat" --ranks "$p" --volume 64Ki --csv
+            # The patterns whose parameter is a name: a distribution, a saved matrix.
+            case $pat in
+            sort) arg=sort:npb ;;
+            file)
+                "$SCHED" --pattern random --ranks "$p" --print-matrix >"$BATS_TEST_TMPDIR/m$p.csv"
+                arg=file:$BATS_TEST_TMPDIR/m$p.csv
+                ;;
+            *) arg=$pat ;;
+            esac
+            run -0 "$SCHED" --pattern "$arg" --ranks "$p" --volume 64Ki --csv
             [[ $(awk -F, 'NR > 1 { print $2 ":" $7 }' <<<"$output" | paste -sd,) == \
                 "$(algos | sed "s/^/$p:/" | paste -sd,)" ]] ||
                 fail "pattern $pat, P = $p: not one row per model: $output"
@@ -270,6 +278,12 @@ PY
     a=$("$SCHED" --pattern random --ranks 12 --csv --algos direct,forward,transpose | cut -d, -f2-18)
     b=$("$SCHED" --matrix "$m" --csv --algos direct,forward,transpose | cut -d, -f2-18)
     assert_equal "$b" "$a"
+    # The matrix reader is the file:PATH pattern, the one sortex-xbench replays too.
+    b=$("$SCHED" --pattern "file:$m" --ranks 12 --csv --algos direct,forward,transpose |
+        cut -d, -f2-18)
+    assert_equal "$b" "$a"
+    run -2 --separate-stderr "$SCHED" --pattern "file:$m" --ranks 11
+    assert_equal "$stderr" "sortex-sched: error: the matrix in $m is 12 x 12, not 11 x 11 for 11 ranks"
     # The same matrix in bytes (every count times 8) is the same instance for the schedules
     # (transpose pads in elements, which are then bytes).
     awk -F, -v OFS=, '/^#/ { next } { for (i = 1; i <= NF; i++) $i *= 8; print }' "$m" \

@@ -110,6 +110,15 @@ stat_of() {
     assert_output --partial "ok: 1-factor, shift, grid and hypercube schedules"
 }
 
+@test "exchange/ includes nothing above util/, and only sim/ and bench/ include sim/" {
+    run grep -rhoE '^#include "[a-z]+/' "$TOP/exchange"
+    assert_success
+    refute_output --regexp '"(sort|datagen|verify|sim|bench)/'
+    run grep -rlE '^#include "sim/' "$TOP/util" "$TOP/exchange" "$TOP/sort" "$TOP/datagen" \
+        "$TOP/verify"
+    assert_output ""
+}
+
 @test "every registered back-end has a run and a cost model that prices a matrix" {
     run "$SORTEX_BUILD/tests/test_backends"
     assert_success

@@ -60,7 +60,7 @@ PY
 
 @test "only util/knobs.c reads the environment" {
     run grep -rlE '\bgetenv *\(' --include='*.c' --include='*.h' --include='*.cc' \
-        "$TOP/util" "$TOP/sort" "$TOP/exchange" "$TOP/datagen" "$TOP/verify" "$TOP/bench" \
+        "$TOP/util" "$TOP/sort" "$TOP/exchange" "$TOP/datagen" "$TOP/verify" "$TOP/sim" "$TOP/bench" \
         "$TOP/tests/unit"
     assert_output "$TOP/util/knobs.c"
 }

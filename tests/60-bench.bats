@@ -86,8 +86,37 @@ for j in range(5):
     assert sum(int(r[3 + j]) for r in rows) <= 1.1 * 10000 + 5, (j, rows)
 PY
         # The same matrix as sortex-sched builds from the same input.
-        run "$SORTEX_BIN/sortex-sched" --dist "$d" --n 50000 --ranks 5 --seed 3 --matrix-out             "$BATS_TEST_TMPDIR/m.csv"
+        local xb=$output
+        run -0 "$SORTEX_BIN/sortex-sched" --dist "$d" --n 50000 --ranks 5 --seed 3 --print-matrix
+        assert_equal "$(grep -v '^#' <<<"$output")" \
+            "$(grep -v '^pattern' <<<"$xb" | cut -d, -f4-)"
     done
+}
+
+@test "xbench file:PATH replays a saved matrix once, whatever the volumes, and checks every key" {
+    local m=$BATS_TEST_TMPDIR/m.csv
+    "$SORTEX_BIN/sortex-sched" --pattern random --ranks 3 --volume 80000 --print-matrix >"$m"
+    run_mpi 1 "$XBENCH" --matrix --ranks 3 --patterns "file:$m" --bytes 8
+    assert_success
+    assert_equal "$(grep -v '^pattern' <<<"$output" | cut -d, -f4-)" "$(grep -v '^#' "$m")"
+    run_mpi 3 "$XBENCH" --patterns "file:$m,bucket" --bytes 4Ki,40000 --reps 2 \
+        --output "$BATS_TEST_TMPDIR/x.csv"
+    assert_success
+    python3 - "$BATS_TEST_TMPDIR/x.csv" "$m" "$(backends | wc -l)" <<'PY'
+import csv, sys
+rows = list(csv.DictReader(l for l in open(sys.argv[1]) if not l.startswith("#")))
+m = [[int(x) for x in l.split(",")] for l in open(sys.argv[2]) if not l.startswith("#")]
+nb = int(sys.argv[3])
+files = [r for r in rows if r["pattern"] == "file"]
+assert len(files) == nb and len(rows) == 3 * nb, (len(files), len(rows))
+for r in files:
+    assert r["param"] == "m.csv" and r["valid"] == "1", r
+    assert int(r["bytes_per_rank"]) == 8 * max(map(sum, m)), r
+PY
+    # A matrix of another size is refused with one line.
+    run_mpi 2 "$XBENCH" --patterns "file:$m" --reps 1
+    assert_failure 2
+    assert_line --partial "sortex-xbench: error: the matrix in $m is 3 x 3, not 2 x 2"
 }
 
 @test "xbench rejects bad flags with one error line and exit 2" {

@@ -1,5 +1,13 @@
-/* exchange/model_sort.c: the sort's count matrix without MPI (see model_sort.h). */
-#include "exchange/model_sort.h"
+/*
+ * sim/counts.c: the count matrix a sort hands its exchange, without MPI (see sim.h).
+ *
+ * The sort's sample, splitter and bucket phases for P ranks in one process, with the sort's own
+ * rules (sort/sortex.h: sortex_sample_total() and its refusal, sortex_sample_count(),
+ * sortex_sample_index(), sortex_splitter_index(), sortex_bucket_boundary(), the (key, position)
+ * order of sortex_tuple_order()); only the collectives are replaced by loops over the ranks.
+ * tests/35-simulator.bats compares the matrix with what a real run reports.
+ */
+#include "sim/sim.h"
 
 #include <stdlib.h>
 
@@ -7,13 +15,7 @@
 #include "util/alloc.h"
 #include "util/util.h"
 
-/*
- * The sort's sample, splitter and bucket phases for P ranks in one process, with the sort's own
- * rules (sort/sortex.h: sortex_sample_total() and its refusal, sortex_sample_count(),
- * sortex_sample_index(), sortex_splitter_index(), sortex_bucket_boundary(), the (key, position)
- * order of sortex_tuple_order()); only the collectives are replaced by loops over the ranks.
- * tests/35-simulator.bats compares the matrix with what a real run reports.
- */
+/* A sample: a key and its global position. */
 struct model_tuple {
     uint64_t key, pos;
 };
@@ -24,8 +26,8 @@ static int tuple_cmp(const void *x, const void *y)
     return sortex_tuple_order(a->key, a->pos, b->key, b->pos);
 }
 
-int exchange_model_sort_counts(const struct datagen_params *dp, double epsilon, uint64_t oversample,
-                               int threads, uint64_t *counts)
+int sim_sort_counts(const struct datagen_params *dp, double epsilon, uint64_t oversample,
+                    int threads, uint64_t *counts)
 {
     uint64_t n = dp->n, p = dp->ranks;
     uint64_t *keys = NULL, *scratch = NULL;
