@@ -711,8 +711,8 @@ static int forward_removal(struct ctx *c, const uint32_t *nxt, uint8_t *kind, ui
  * in which a virtual PE is matched to a real one has a real path, hence a helper, so only
  * classes where the virtual PEs are matched among themselves can need removals: none unless
  * nearly every PE has the maximum degree (p c - E < 2 c, E = packets after orientation), as on
- * the lower-bound instance. This keeps M small and the schedule compact (a removal class splits into up to ~p/2
- * variants; with huge counts at p = 63 this took 35M transfers down to 1M).
+ * the lower-bound instance. This keeps M small and the schedule compact (a removal class splits
+ * into up to ~p/2 variants; with huge counts at p = 63 this took 35M transfers down to 1M).
  */
 static int forward_class(struct ctx *c, const uint32_t *nxt, uint8_t *kind, const uint64_t *base,
                          uint64_t n)

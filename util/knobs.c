@@ -47,7 +47,7 @@ static const struct util_knob_info table[UTIL_KNOB_COUNT] = {
     [UTIL_KNOB_FWD_RING_BYTES] =
         {"SORTEX_FWD_RING_BYTES", UTIL_KNOB_HOOK, UTIL_KNOB_COUNT_T, (uint64_t)8 << 20, 1,
          UINT64_MAX, NULL, "8Mi", "bytes",
-         "forward's ring of pieces in transit (1: one piece at a time) [exchange/scheduled.c]"},
+         "forward's ring of pieces in transit (1: one piece at a time) [exchange/fwd_ring.c]"},
     [UTIL_KNOB_SCHED_JOIN] =
         {"SORTEX_SCHED_JOIN", UTIL_KNOB_HOOK, UTIL_KNOB_COUNT_T, 1, 0, UINT64_MAX, NULL, "1", "",
          "0: the scheduled back-ends send pieces that run on separately (any rank's 0 holds "
