@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "exchange/arena.h"
 #include "util/alloc.h"
 #include "util/knobs.h"
 #include "util/util.h"
@@ -385,7 +386,7 @@ int exchange_bundle_reserve(struct bundle_scratch *s, uint64_t n, const struct b
     }
     exchange_bundle_release(s);
     if (n <= SIZE_MAX / sizeof(uint64_t)) {
-        s->keys = util_alloc_scratch(n * sizeof(uint64_t));
+        s->keys = exchange_arena_take(s->owner, n * sizeof(uint64_t), &s->bytes, NULL);
     }
     if (s->keys == NULL) {
         char what[96];
@@ -393,15 +394,16 @@ int exchange_bundle_reserve(struct bundle_scratch *s, uint64_t n, const struct b
                        (unsigned long long)n);
         exchange_abort_midway(io->comm, io->rank, what);
     }
-    s->cap = n;
+    s->cap = s->bytes / sizeof(uint64_t);
     return UTIL_OK;
 }
 
 void exchange_bundle_release(struct bundle_scratch *s)
 {
-    util_free_scratch(s->keys, s->cap * sizeof(uint64_t));
+    exchange_arena_give(s->keys, s->bytes);
     s->keys = NULL;
     s->cap = 0;
+    s->bytes = 0;
 }
 
 /* ---- the cost model ------------------------------------------------------------------------- */

@@ -188,10 +188,13 @@ int exchange_bundle_wait(struct bundle_io *io);
 /** Copies n keys, with up to threads OpenMP threads when the block is large. */
 void exchange_bundle_copy(uint64_t *dst, const uint64_t *src, uint64_t n, int threads);
 
-/** A scratch buffer of keys (util_alloc_scratch()), grown without keeping its contents. */
+/** A scratch buffer of keys from the kept arena (exchange/arena.h) of its owner, grown without
+ * keeping its contents. Zero it and set the owner (the back-end's exchange_ops) to start. */
 struct bundle_scratch {
     uint64_t *keys;
-    uint64_t cap;
+    uint64_t cap;      /* keys */
+    size_t bytes;      /* the buffer's size */
+    const void *owner; /* whose arena buffers it takes */
 };
 
 /**
@@ -201,7 +204,7 @@ struct bundle_scratch {
  */
 int exchange_bundle_reserve(struct bundle_scratch *s, uint64_t n, const struct bundle_io *io);
 
-/** Frees the buffer of s. */
+/** Gives the buffer of s back to the arena, for the owner's next exchange. */
 void exchange_bundle_release(struct bundle_scratch *s);
 
 /* ---- the cost model of bundles (grid's and hypercube's models) --------------------------- */

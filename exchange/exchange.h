@@ -239,6 +239,14 @@ void exchange_abort_midway(MPI_Comm comm, int rank, const char *what) __attribut
  */
 int exchange_post_all(uint64_t largest);
 
+/**
+ * Frees the scratch memory the back-ends keep from one exchange to the next (their staging,
+ * landing and forwarding buffers, kept so that a repeated exchange does not fault their pages in
+ * again). A program that exchanges once and goes on working, as the sort does, calls it after
+ * its exchange; otherwise the memory lasts until the process ends. Not during an exchange.
+ */
+void exchange_release_scratch(void);
+
 /** Adds a back-end specific figure to stats->extra (ignored when full). */
 void exchange_stats_extra(struct exchange_stats *stats, const char *name, double value);
 

@@ -24,20 +24,20 @@
  * 1.22-1.30 at P = 6 and from 1.38-1.39 to 1.18-1.26 at P = 7; elsewhere, P = 3 to 8, it moved
  * within the noise.
  *
- * It is kept from one exchange to the next while it is at most FWD_RING_KEEP_BYTES (a larger
- * one, for pieces above that, is freed after use): freed, its pages went back to the system and
- * every exchange faulted them in anew. Measured with sortex-xbench on 2 cores (oddcycle,
+ * It is kept from one exchange to the next (exchange/arena.h): freed, its pages went back to the
+ * system and every exchange faulted them in anew. Measured with sortex-xbench on 2 cores (oddcycle,
  * staggered, random and the sort's matrices of staggered and dd; P = 6 and 7; 4 and 16 MiB per
- * rank; 9 repetitions; three launches of each build, interleaved), forward's ratio to alltoallv
- * at 16 MiB went from 1.18-2.30 to 1.12-1.27 on oddcycle at P = 6, from 1.95-2.46 to
- * 1.12-1.16 at P = 7, and from 2.00-3.26 to 1.12-1.35 on staggered at P = 6 and 7; elsewhere
- * it moved within the noise. A sort exchanges once, so there it saves nothing.
+ * rank; 9 repetitions; three launches of each build, interleaved), forward's ratio to alltoallv at
+ * 16 MiB went from 1.18-2.30 to 1.12-1.27 on oddcycle at P = 6, from 1.95-2.46 to 1.12-1.16 at P =
+ * 7, and from 2.00-3.26 to 1.12-1.35 on staggered at P = 6 and 7; elsewhere it moved within the
+ * noise. A sort exchanges once, so there it saves nothing.
  */
 #include "exchange/fwd_ring.h"
 
 #include <assert.h>
 #include <string.h>
 
+#include "exchange/arena.h"
 #include "exchange/exchange.h"
 #include "exchange/tags.h"
 #include "util/alloc.h"
@@ -79,12 +79,9 @@ int exchange_post_piece(char *buf, uint64_t bytes, int peer, int is_send, int ta
     return UTIL_OK;
 }
 
-/* The largest ring kept from one exchange to the next (see above). */
-#define FWD_RING_KEEP_BYTES ((uint64_t)8 << 20)
-/* The ring's memory, kept for the next exchange while it is at most FWD_RING_KEEP_BYTES (see
- * above); one per process, as a rank runs one exchange at a time. */
-static char *ring_kept;
-static uint64_t ring_kept_size;
+/* The owner of the rings' kept memory in the arena (exchange/arena.h): one ring per process,
+ * as a rank runs one exchange at a time. */
+static const char ring_owner;
 
 int exchange_fwd_ring_init(struct exchange_fwd_ring *r, uint64_t total, uint64_t most,
                            MPI_Comm comm)
@@ -94,16 +91,12 @@ int exchange_fwd_ring_init(struct exchange_fwd_ring *r, uint64_t total, uint64_t
     r->comm = comm;
     r->size = total < cap ? total : cap;
     r->size = most > r->size ? most : r->size;
-    if (r->size > ring_kept_size) {
-        util_free_scratch(ring_kept, ring_kept_size);
-        ring_kept_size = 0;
-        ring_kept = util_alloc_scratch(r->size);
-        if (ring_kept == NULL) {
+    if (r->size > 0) {
+        r->buf = exchange_arena_take(&ring_owner, r->size, &r->bytes, NULL);
+        if (r->buf == NULL) {
             return UTIL_ENOMEM;
         }
-        ring_kept_size = r->size;
     }
-    r->buf = ring_kept;
     return UTIL_OK;
 }
 
@@ -208,12 +201,10 @@ void exchange_fwd_ring_free(struct exchange_fwd_ring *r)
     for (size_t i = 0; i < EXCHANGE_FWD_PIECES; i++) {
         util_free(r->piece[i].req);
     }
-    if (ring_kept_size > FWD_RING_KEEP_BYTES) {
-        util_free_scratch(ring_kept, ring_kept_size);
-        ring_kept = NULL;
-        ring_kept_size = 0;
-    }
+    exchange_arena_give(r->buf, r->bytes); /* kept for the next exchange */
+    exchange_arena_end(&ring_owner);
     r->buf = NULL;
+    r->bytes = 0;
 }
 
 

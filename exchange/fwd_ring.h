@@ -29,8 +29,9 @@ struct exchange_fwd_piece {
 
 /** A ring: its buffer and the pieces in it, piece i at i % EXCHANGE_FWD_PIECES. */
 struct exchange_fwd_ring {
-    char *buf;
-    uint64_t size, next;        /* bytes; where the next piece would go */
+    char *buf;                  /* from the arena (exchange/arena.h), bytes long */
+    size_t bytes;
+    uint64_t size, next;        /* bytes used of it; where the next piece would go */
     uint64_t taken, out, freed; /* pieces taken, sent on, and delivered, since the start */
     uint64_t forwarded;         /* bytes sent on */
     MPI_Comm comm;
@@ -77,7 +78,7 @@ int exchange_fwd_ring_send(struct exchange_fwd_ring *r, int wait);
 /** Sends on and delivers every piece in transit. Returns 0 or UTIL_EMPI. */
 int exchange_fwd_ring_drain(struct exchange_fwd_ring *r);
 
-/** Frees what the ring holds for this exchange (its buffer may be kept for the next). */
+/** Frees what the ring holds for this exchange; its buffer is kept for the next. */
 void exchange_fwd_ring_free(struct exchange_fwd_ring *r);
 
 #endif

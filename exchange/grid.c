@@ -29,11 +29,15 @@
 
 #include <string.h>
 
+#include "exchange/arena.h"
 #include "exchange/bundle.h"
 #include "exchange/tags.h"
 #include "exchange/topo.h"
 #include "util/alloc.h"
 #include "util/util.h"
+
+/* This back-end, defined at the end: its address names its kept scratch (exchange/arena.h). */
+extern const struct exchange_ops exchange_grid;
 
 /* The two phases' tags (each phase takes BUNDLE_TAGS_PER_STEP). */
 #define TAG_ROWS (EXCHANGE_TAG_GRID)
@@ -258,6 +262,10 @@ static int grid_run(const struct exchange_args *a)
     gr.ncol = topo_grid_col_size(&gr.g, gr.col);
     topo_grid_sources(&gr.g, gr.rank, &gr.lo, &gr.hi);
     exchange_bundle_init(&gr.io, a->comm, a->threads, a->stats);
+    struct bundle_scratch *kept[] = {&gr.stage1, &gr.stage2, &gr.land1, &gr.land2, &gr.hop};
+    for (size_t i = 0; i < sizeof(kept) / sizeof(*kept); i++) {
+        kept[i]->owner = &exchange_grid;
+    }
 
     size_t p = (size_t)size;
     int *peers = util_malloc(p * sizeof(int));
@@ -291,11 +299,10 @@ static int grid_run(const struct exchange_args *a)
 fail:
     a->stats->seconds = util_now() - t0;
     exchange_bundle_free(&gr.io);
-    exchange_bundle_release(&gr.stage1);
-    exchange_bundle_release(&gr.stage2);
-    exchange_bundle_release(&gr.land1);
-    exchange_bundle_release(&gr.land2);
-    exchange_bundle_release(&gr.hop);
+    for (size_t i = 0; i < sizeof(kept) / sizeof(*kept); i++) {
+        exchange_bundle_release(kept[i]); /* kept for the next exchange */
+    }
+    exchange_arena_end(&exchange_grid);
     util_free(peers);
     util_free(sizes);
     util_free(gr.out);

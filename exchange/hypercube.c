@@ -30,11 +30,15 @@
 
 #include <string.h>
 
+#include "exchange/arena.h"
 #include "exchange/bundle.h"
 #include "exchange/tags.h"
 #include "exchange/topo.h"
 #include "util/alloc.h"
 #include "util/util.h"
+
+/* This back-end, defined at the end: its address names its kept scratch (exchange/arena.h). */
+extern const struct exchange_ops exchange_hypercube;
 
 /* Step t's tags: 0 is the fold, 1..dim the cube rounds, dim + 1 the unfold. */
 #define TAG_STEP(t) (EXCHANGE_TAG_HYPERCUBE + BUNDLE_TAGS_PER_STEP * (t))
@@ -302,6 +306,9 @@ static int hypercube_run(const struct exchange_args *a)
     cu.stage = scratch;
     cu.land = scratch + steps;
     cu.hop = scratch + 2 * steps;
+    for (size_t i = 0; i < 3 * steps; i++) {
+        scratch[i].owner = &exchange_hypercube;
+    }
     for (uint64_t d = 0, off = 0; d < p; off += a->send_counts[d], d++) {
         cu.out[d].keys = a->send + off;
         cu.out[d].n = a->send_counts[d];
@@ -323,8 +330,9 @@ static int hypercube_run(const struct exchange_args *a)
     a->stats->seconds = util_now() - t0;
     exchange_bundle_free(&cu.io);
     for (size_t i = 0; scratch != NULL && i < 3 * steps; i++) {
-        exchange_bundle_release(&scratch[i]);
+        exchange_bundle_release(&scratch[i]); /* kept for the next exchange */
     }
+    exchange_arena_end(&exchange_hypercube);
     util_free(scratch);
     util_free(sets);
     util_free(pieces);

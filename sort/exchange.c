@@ -3,7 +3,8 @@
  *
  * One rank has one bucket, already sorted where the result belongs: no back-end runs and
  * nothing is copied (finish then has nothing to do either). Every back-end still handles P = 1
- * itself; the exchange benchmark's tests run them all at one rank.
+ * itself; the exchange benchmark's tests run them all at one rank. After the exchange the
+ * back-ends' kept scratch (exchange_release_scratch()) is freed: the sort exchanges once.
  */
 #include <string.h>
 
@@ -26,5 +27,8 @@ int sort_exchange(struct sort_job *job)
         .recv_counts = job->recv_counts,
         .stats = &job->stats->exchange,
     };
-    return job->exchange->run(&args);
+    int err = job->exchange->run(&args);
+    /* The sort exchanges once: the back-end's kept scratch would only hold memory from here on. */
+    exchange_release_scratch();
+    return err;
 }
