@@ -189,8 +189,8 @@ static int model_linear(const struct exchange_model_case *c, struct exchange_mod
     return UTIL_OK;
 }
 
-/* Pairwise: Open MPI's shift rounds (seed 003 §3.1), every message sent, empty ones too, so
- * every round synchronises every rank with two others. */
+/* Pairwise: Open MPI's shift rounds (Birkeland and Sørevik §3.1), every message sent, empty ones
+ * too, so every round synchronises every rank with two others. */
 static int model_ompi_pairwise(const struct exchange_model_case *c, struct exchange_model_result *r)
 {
     return exchange_model_shift_rounds(c, r, 0);

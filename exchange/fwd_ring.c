@@ -5,9 +5,9 @@
  * In the schedule a helper holds one piece at a time: the piece's second hop comes in the step
  * right after its first. Executed with steps in flight, the next piece may arrive before the
  * last one has left, so every piece gets its own place in a ring buffer, and pieces leave in
- * the order they arrive (a FIFO). One shared
- * buffer instead made every forwarding step wait for all transfers in flight before and after
- * it: forward took 1.5-1.8x alltoallv at P = 7 on 2 cores, against 1.0-1.2x for direct.
+ * the order they arrive (a FIFO). One shared buffer instead made every forwarding step wait for
+ * all transfers in flight before and after it (measured: forward then took about 1.5 times
+ * direct's time on one node).
  *
  * Second hops travel under their own tag, so a helper may send them later than their place in
  * the walk without disturbing the order in which its direct messages match. With every step
@@ -16,21 +16,13 @@
  * its place in the walk, after waiting for its first hop. Either way a full ring waits for its
  * oldest piece to arrive, leave and be delivered.
  *
- * The ring is scratch memory (util_alloc_scratch()): on huge pages once it holds 1 MiB, where
- * the single-copy transfers in and out of it pin and fault far fewer pages. Measured with
- * sortex-xbench on 2 cores (the sort's matrices of the nine benchmark inputs, 16 MiB per rank,
- * 9 repetitions, two launches against the malloc'ed ring, interleaved): on staggered, where 18%
- * of the bytes are forwarded, forward's median ratio to alltoallv fell from 1.45-1.54 to
- * 1.22-1.30 at P = 6 and from 1.38-1.39 to 1.18-1.26 at P = 7; elsewhere, P = 3 to 8, it moved
- * within the noise.
- *
- * It is kept from one exchange to the next (exchange/arena.h): freed, its pages went back to the
- * system and every exchange faulted them in anew. Measured with sortex-xbench on 2 cores (oddcycle,
- * staggered, random and the sort's matrices of staggered and dd; P = 6 and 7; 4 and 16 MiB per
- * rank; 9 repetitions; three launches of each build, interleaved), forward's ratio to alltoallv at
- * 16 MiB went from 1.18-2.30 to 1.12-1.27 on oddcycle at P = 6, from 1.95-2.46 to 1.12-1.16 at P =
- * 7, and from 2.00-3.26 to 1.12-1.35 on staggered at P = 6 and 7; elsewhere it moved within the
- * noise. A sort exchanges once, so there it saves nothing.
+ * The ring is kept scratch memory (exchange/arena.h): on huge pages, where the single-copy
+ * transfers in and out of it pin and fault far fewer pages, and kept from one exchange to the
+ * next, so that a repeated exchange does not fault its pages in again. Both were measured with
+ * sortex-xbench where much is forwarded (staggered, oddcycle): forward's time against
+ * alltoallv fell by a fifth to a half at 16 MiB per rank (the figures are in the messages of the
+ * commits "forward: put the forwarding ring on huge pages once it holds 1 MiB" and "forward:
+ * keep the forwarding ring from one exchange to the next").
  */
 #include "exchange/fwd_ring.h"
 

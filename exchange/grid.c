@@ -1,9 +1,9 @@
 /*
- * exchange/grid.c: the two-level exchange over a rows x cols process grid (seed 003).
+ * exchange/grid.c: the two-level exchange over a rows x cols process grid (Birkeland and Sørevik).
  *
- * Scheme (seed 003, sections 3.1 and 5: an all-to-all done as one all-to-all per grid
- * dimension, each within small groups): ranks fill a grid of about sqrt(P) x sqrt(P) row by
- * row (exchange/topo.h: cols = ceil(P / floor(sqrt P)), the last row possibly incomplete).
+ * Scheme (Birkeland and Sørevik [BS07], sections 3.1 and 5: an all-to-all done as one all-to-all
+ * per grid dimension, each within small groups): ranks fill a grid of about sqrt(P) x sqrt(P) row
+ * by row (exchange/topo.h: cols = ceil(P / floor(sqrt P)), the last row possibly incomplete).
  *   Phase 1, within rows: every rank sends to each other rank of its row one bundle holding
  *     its pieces for all destinations in that rank's column.
  *   Phase 2, within columns: every rank forwards to each other rank of its column one bundle

@@ -2,16 +2,16 @@
  * exchange/hypercube.c: all-to-all in log2 P combining rounds across the dimensions of a
  * hypercube.
  *
- * Scheme (seed 001's combining model: packets travelling the same way are bundled and sent
- * with one start-up, the bundle shrinking as packets are delivered; applied here to the
- * personalized all-to-all): Q = the largest power of two <= P, dim = log2 Q. Before round k,
+ * Scheme (the combining model of one-to-all scatter [OAS]: packets travelling the same way are
+ * bundled and sent with one start-up, the bundle shrinking as packets are delivered; applied here
+ * to the personalized all-to-all): Q = the largest power of two <= P, dim = log2 Q. Before round k,
  * cube node x holds the pieces (s, d) whose source node agrees with x on the bits >= k and whose
  * destination node agrees with x on the bits < k; in round k it swaps with x ^ 2^k every piece
  * whose destination lies across dimension k, as one bundle (exchange/bundle.h: the per-(source,
- * destination) counts plus the pieces, packed into one message when small, scattered straight
- * from where each piece is when large). After dim rounds every node holds exactly the pieces
- * for itself, from every source, and lays them out by source; large pieces for it were left
- * waiting inside MPI on arrival and are received straight into the result.
+ * destination) counts plus the pieces, packed into one message when small, scattered straight from
+ * where each piece is when large). After dim rounds every node holds exactly the pieces for itself,
+ * from every source, and lays them out by source; large pieces for it were left waiting inside MPI
+ * on arrival and are received straight into the result.
  *
  * Non-power-of-two P: the P - Q ranks e >= Q are folded into node e - Q (exchange/topo.h).
  * Such a rank sends its whole send buffer to its node in an extra first round and receives its

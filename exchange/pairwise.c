@@ -3,16 +3,16 @@
  * schedules: `pairwise` (the 1-factorization) and `shift` (Open MPI's own pairwise algorithm),
  * kept side by side so that they can be compared on the same code path.
  *
- * pairwise (seed 004, section 4.1): the 1-factorization of the complete graph. For odd P there
- * are P rounds; in round i PE j exchanges with (i - j) mod P and idles when that is j. For even
- * P, PEs 0..P-2 do the same with P-1 in place of P and the PE that would idle exchanges with
- * P-1: P-1 rounds, nobody idles. Each round every pair talks both ways at once (one
- * MPI_Sendrecv with the same peer), so a round costs alpha + beta * max(m_jk, m_kj) on a
- * full-duplex link and the P-1 (P) rounds add up to the optimal (P-1) l for a regular
- * instance of pieces of length l (P l for odd P).
+ * pairwise (Sanders and Solis-Oba, section 4.1): the 1-factorization of the complete graph. For odd
+ * P there are P rounds; in round i PE j exchanges with (i - j) mod P and idles when that is j. For
+ * even P, PEs 0..P-2 do the same with P-1 in place of P and the PE that would idle exchanges with
+ * P-1: P-1 rounds, nobody idles. Each round every pair talks both ways at once (one MPI_Sendrecv
+ * with the same peer), so a round costs alpha + beta * max(m_jk, m_kj) on a full-duplex link and
+ * the P-1 (P) rounds add up to the optimal (P-1) l for a regular instance of pieces of length l (P
+ * l for odd P).
  *
- * shift (seed 003, section 3.1): P-1 rounds; in round i every rank sends to (rank + i) mod P
- * and receives from (rank - i) mod P: two different peers per round, no idle PE.
+ * shift (Birkeland and Sørevik, section 3.1): P-1 rounds; in round i every rank sends to (rank + i)
+ * mod P and receives from (rank - i) mod P: two different peers per round, no idle PE.
  *
  * Both: the counts go first by one MPI_Alltoall (the receiver must know each size to receive in
  * place); a rank whose receive buffer is too small reports it and still takes part, into a
@@ -152,8 +152,8 @@ static int shift_run(const struct exchange_args *a)
 /* ---- the models ------------------------------------------------------------------------------ */
 
 /*
- * Shift rounds (seed 003 §3.1, exchange/topo.h): in round k = 1..P-1 rank i sends to i + k and
- * receives from i - k (mod P). Open MPI's pairwise alltoallv (@skip_empty 0) sends every
+ * Shift rounds (Birkeland and Sørevik §3.1, exchange/topo.h): in round k = 1..P-1 rank i sends to i
+ * + k and receives from i - k (mod P). Open MPI's pairwise alltoallv (@skip_empty 0) sends every
  * message, empty ones too, so every round synchronises every rank with two others; the shift
  * back-end (@skip_empty 1) sends only non-empty pieces.
  */
@@ -197,8 +197,8 @@ static int model_shift(const struct exchange_model_case *c, struct exchange_mode
     return exchange_model_shift_rounds(c, r, 1);
 }
 
-/* 1-factor pairwise (seed 004 §4.1, exchange/topo.h): P-1 rounds for even P, P for odd P;
- * partners swap both ways in one send-receive, an empty side sends nothing, and a pair with
+/* 1-factor pairwise (Sanders and Solis-Oba §4.1, exchange/topo.h): P-1 rounds for even P, P for odd
+ * P; partners swap both ways in one send-receive, an empty side sends nothing, and a pair with
  * nothing either way skips its round (as the pairwise back-end does). */
 static int model_factor(const struct exchange_model_case *c, struct exchange_model_result *r)
 {

@@ -1,6 +1,6 @@
 /*
  * exchange/sched_build.c: the h-relation scheduling algorithms of sched.h, after Sanders and
- * Solis-Oba, "How helpers hasten h-relations" (seed 004).
+ * Solis-Oba, "How helpers hasten h-relations" ([SS01] in the README).
  *
  * All three algorithms share one pipeline; the graph work of steps 1 to 3 is exchange/bvn.h's:
  *   1. a bipartite multigraph, senders L x receivers R, given as weights (packet counts);

@@ -1,7 +1,7 @@
 /*
  * exchange/scheduled.c: back-ends `direct`, `forward` and `fullduplex`: the exchange as an
- * explicitly scheduled h-relation (seed 004, Sanders and Solis-Oba, "How helpers hasten
- * h-relations"), executed with point-to-point MPI on slices of the real key buffers.
+ * explicitly scheduled h-relation (Sanders and Solis-Oba, "How helpers hasten h-relations",
+ * [SS01] in the README), executed with point-to-point MPI on slices of the real key buffers.
  *
  * Scheme: the counts are all-gathered, so every rank knows the whole P x P matrix; every rank
  * then computes the same schedule deterministically (exchange/sched.h: direct §2.1 in
@@ -79,9 +79,8 @@ static const struct sched_backend backend_fullduplex = {&exchange_sched_algo_ful
  * receive); with the next step already posted, a full-duplex link carries both directions at
  * once, as real networks do. Transfers still start in step order on every rank, so the
  * deadlock argument above holds for the earliest unfinished step. With small pieces or an
- * oversubscribed node (exchange_post_all()) every step is posted at once instead (measured at
- * P = 8 on 2 cores, 1 KiB per pair: direct 1.8-2.0x alltoallv with 2 steps in flight, 1.4x
- * with 8).
+ * oversubscribed node (exchange_post_all()) every step is posted at once instead, as measured
+ * faster there.
  */
 #define SCHED_LOOKAHEAD 2
 /* The most steps SORTEX_SCHED_LOOKAHEAD may ask for (its range in util/knobs.c). */
@@ -570,16 +569,16 @@ static const struct exchange_model *const fullduplex_models[] = {&model_fulldupl
 
 const struct exchange_ops exchange_direct = {
     .name = "direct",
-    .summary =
-        "half-duplex h-relation schedule, direct delivery, <= 3 ceil(h/2) steps (seed 004 2.1)",
+    .summary = "half-duplex h-relation schedule, direct delivery, <= 3 ceil(h/2) steps "
+               "(Sanders, Solis-Oba 2001, 2.1)",
     .run = direct_run,
     .models = direct_models,
 };
 
 const struct exchange_ops exchange_forward = {
     .name = "forward",
-    .summary =
-        "half-duplex h-relation schedule with forwarding, ~6/5 (h+1) steps (seed 004 2.2-2.4)",
+    .summary = "half-duplex h-relation schedule with forwarding, ~6/5 (h+1) steps "
+               "(Sanders, Solis-Oba 2001, 2.2-2.4)",
     .run = forward_run,
     .models = forward_models,
 };

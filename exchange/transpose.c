@@ -25,7 +25,7 @@
  * each key five times (deal, round 1, regroup, round 2, unpack) against once for alltoallv.
  * So the exchange runs as a pipeline of steps: step k takes the k-th of `steps` consecutive
  * pieces of every run (s, j) and runs the five phases on them alone, with scratch of about
- * TRANSPOSE_STEP_KEYS keys per rank that stays in cache; only the deal's reads and the unpack's
+ * SORTEX_TRANSPOSE_STEP keys per rank that stays in cache; only the deal's reads and the unpack's
  * writes touch memory. Each step is an instance of the algorithm above for its own count
  * matrix, so its bins obey the bounds for its own n_max and h (at most 1/steps of the whole
  * ones plus P), and its unpack puts its pieces where they belong in the runs. Round 2 of step
@@ -34,13 +34,9 @@
  * The price per step: one MPI_Alltoall start-up and up to P(P-1) keys of padding per rank.
  * SORTEX_TRANSPOSE_STEP=KEYS sets the step size (a huge value gives the unpipelined scheme).
  * The pipeline hands cache-resident blocks from rank to rank, so it is only as fast as moving a
- * cache line between the ranks' cores. On the 2-vCPU VMs we measured, that changes with where
- * the host puts the vCPUs: a cache-line round trip between them took 50-125 ns at some times
- * and 360-450 ns at others, for minutes at a time. P = 2, 32 MiB per rank, 26 launches, each
- * between two round-trip probes: in the 19 with both probes near, transpose took 8.5-11.6 ms
- * and alltoallv 3.4-4.1 ms; in the 3 with both far, transpose took 21.3-21.7 ms and alltoallv
- * 2.6-3.1 ms (in the other 4 the placement changed). That is the "two modes" of the
- * benchmark. Steps of 64 Ki keys were fastest in the near placement (16 Ki to 1 Mi tried).
+ * cache line between the ranks' cores; on virtual machines that changes with where the host
+ * puts the virtual CPUs, which shows as two modes of transpose's time in the benchmarks. Steps
+ * of 64 Ki keys were measured fastest (16 Ki to 1 Mi tried).
  *
  * The bound (the paper's argument, made exact for integers; it uses only how many keys of
  * each run a bin gets). Rank s deals c_j keys for each destination j into P bins: every bin
@@ -539,10 +535,10 @@ static int transpose_run(const struct exchange_args *a)
         /* One rank: the exchange is a copy. */
         copy_keys(a->recv, a->send, a->send_counts[0], threads);
     }
-    /* Fault the scratch and the receive buffer in here, all at once: single-copy transfers into
+    /* Fault new scratch and the receive buffer in here, all at once: single-copy transfers into
      * untouched pages fault them inside the kernel's copy (measured several times slower), and
-     * faults taken during the unpacks hold up every step's synchronisation (an untouched receive
-     * buffer measured 0.12-0.87 s against 0.11-0.17 s pre-faulted, 2^24 keys on 8 ranks). */
+     * faults taken during the unpacks hold up every step's synchronisation. Kept scratch
+     * (exchange/arena.h) is faulted in already. */
     uint64_t received = rdispl[p - 1] + a->recv_counts[p - 1];
     util_pretouch(scratch, steps > 0 && fresh ? 3 * buf * sizeof(uint64_t) : 0, threads);
     util_pretouch(a->recv, steps > 0 ? received * sizeof(uint64_t) : 0, threads);

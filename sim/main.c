@@ -20,13 +20,10 @@
 #include "util/util.h"
 
 /*
- * Defaults of --alpha and --beta, measured on this machine (Open MPI 4.1.4, vader shared memory
- * with CMA single copy, 2 AMD EPYC cores) by `mpirun -np 2 sortex-sched --ping-pong`: alpha is
- * the median one-way time of an 8-byte message, beta the median one-way time of a 64 MiB
- * message less alpha, per byte. The machine was shared (1-minute load 8 to 14 on 2 cores), so
- * the measurement was repeated 11 times over 15 minutes and the medians of the 11 runs are
- * taken: alpha 0.10-3.4 us (0.36 us median; about 3.3 us when the two ranks shared a core with
- * other work), beta 0.23-0.78 ns/B (0.38 ns/B median, 2.6 GB/s; 1.3-4.3 GB/s).
+ * Defaults of --alpha and --beta: the medians of 11 runs of `mpirun -np 2 sortex-sched
+ * --ping-pong` on the project machine (Open MPI's shared memory with single-copy transfers):
+ * alpha the one-way time of an 8-byte message, beta that of a 64 MiB message less alpha, per
+ * byte. The spread of the runs is in the commit that set them.
  */
 #define ALPHA_DEFAULT  3.6e-7  /* seconds per start-up */
 #define BETA_DEFAULT   3.8e-10 /* seconds per byte: 2.6 GB/s */
