@@ -71,20 +71,18 @@ int exchange_post_piece(char *buf, uint64_t bytes, int peer, int is_send, int ta
     return UTIL_OK;
 }
 
-/* The owner of the rings' kept memory in the arena (exchange/arena.h): one ring per process,
- * as a rank runs one exchange at a time. */
-static const char ring_owner;
 
 int exchange_fwd_ring_init(struct exchange_fwd_ring *r, uint64_t total, uint64_t most,
-                           MPI_Comm comm)
+                           MPI_Comm comm, const void *owner)
 {
     uint64_t cap = util_knob_u64(UTIL_KNOB_FWD_RING_BYTES);
     memset(r, 0, sizeof(*r));
     r->comm = comm;
+    r->owner = owner;
     r->size = total < cap ? total : cap;
     r->size = most > r->size ? most : r->size;
     if (r->size > 0) {
-        r->buf = exchange_arena_take(&ring_owner, r->size, &r->bytes, NULL);
+        r->buf = exchange_arena_take(owner, r->size, &r->bytes, NULL);
         if (r->buf == NULL) {
             return UTIL_ENOMEM;
         }
@@ -194,7 +192,9 @@ void exchange_fwd_ring_free(struct exchange_fwd_ring *r)
         util_free(r->piece[i].req);
     }
     exchange_arena_give(r->buf, r->bytes); /* kept for the next exchange */
-    exchange_arena_end(&ring_owner);
+    if (r->owner != NULL) {
+        exchange_arena_end(r->owner);
+    }
     r->buf = NULL;
     r->bytes = 0;
 }

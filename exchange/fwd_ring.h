@@ -35,6 +35,7 @@ struct exchange_fwd_ring {
     uint64_t taken, out, freed; /* pieces taken, sent on, and delivered, since the start */
     uint64_t forwarded;         /* bytes sent on */
     MPI_Comm comm;
+    const void *owner; /* whose kept buffer it is (exchange/arena.h) */
     struct exchange_fwd_piece piece[EXCHANGE_FWD_PIECES];
 };
 
@@ -50,11 +51,12 @@ int exchange_post_piece(char *buf, uint64_t bytes, int peer, int is_send, int ta
 
 /**
  * Sets up @r on @comm for a rank that forwards @total bytes in pieces of at most @most: room for
- * the largest piece, and for all of them when they fit in SORTEX_FWD_RING_BYTES. Returns 0 or
- * UTIL_ENOMEM (no message).
+ * the largest piece, and for all of them when they fit in SORTEX_FWD_RING_BYTES. Its buffer is
+ * @owner's (the back-end's) in the arena, kept for its next exchange. Returns 0 or UTIL_ENOMEM
+ * (no message).
  */
 int exchange_fwd_ring_init(struct exchange_fwd_ring *r, uint64_t total, uint64_t most,
-                           MPI_Comm comm);
+                           MPI_Comm comm, const void *owner);
 
 /**
  * A piece of @bytes (at most the largest piece given at init) is coming in from @peer under @tag:

@@ -243,7 +243,7 @@ static int run_schedule(struct sched_run *r)
             most = len > most ? len : most;
         }
     }
-    if (exchange_fwd_ring_init(&r->ring, total, most, comm) != UTIL_OK) {
+    if (exchange_fwd_ring_init(&r->ring, total, most, comm, r->be) != UTIL_OK) {
         exchange_abort_midway(comm, rank, "out of memory for the forwarding buffer");
     }
     return UTIL_OK;
