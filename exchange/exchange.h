@@ -12,9 +12,10 @@
  * (no MPI), so that the schedule simulator (sim/) models every registered back-end.
  *
  * Adding a back-end: one file exchange/NAME.c defining `const struct exchange_ops
- * exchange_NAME` with its run and at least one model, and one line in the registry in
- * exchange/registry.c. The test matrix, the benchmarks, the simulator and --exchange help pick
- * it up from the registry.
+ * exchange_NAME` with its run and at least one model, one line in the registry in
+ * exchange/registry.c, and, if it sends point-to-point messages, its tag in exchange/tags.h.
+ * The test matrix, the benchmarks, the simulator and --exchange help pick it up from the
+ * registry; the README's table of back-ends is written by hand.
  */
 #ifndef SORTEX_EXCHANGE_H
 #define SORTEX_EXCHANGE_H

@@ -10,29 +10,26 @@
 #include "util/knobs.h"
 #include "util/util.h"
 
-extern const struct exchange_ops exchange_alltoallv;
-extern const struct exchange_ops exchange_direct;
-extern const struct exchange_ops exchange_forward;
-extern const struct exchange_ops exchange_fullduplex;
-extern const struct exchange_ops exchange_pairwise;
-extern const struct exchange_ops exchange_shift;
-extern const struct exchange_ops exchange_grid;
-extern const struct exchange_ops exchange_hypercube;
-extern const struct exchange_ops exchange_transpose;
+/* One line per back-end, NAME for the `const struct exchange_ops exchange_NAME` its file defines;
+ * the first is the default. The list declares them and fills the table. */
+#define EXCHANGE_BACKENDS(X)                                                                       \
+    X(alltoallv)                                                                                   \
+    X(direct)                                                                                      \
+    X(forward)                                                                                     \
+    X(fullduplex)                                                                                  \
+    X(pairwise)                                                                                    \
+    X(shift)                                                                                       \
+    X(grid)                                                                                        \
+    X(hypercube)                                                                                   \
+    X(transpose)
 
-/* One line per back-end; the first is the default. */
-static const struct exchange_ops *const registry[] = {
-    &exchange_alltoallv,
-    &exchange_direct,
-    &exchange_forward,
-    &exchange_fullduplex,
-    &exchange_pairwise,
-    &exchange_shift,
-    &exchange_grid,
-    &exchange_hypercube,
-    &exchange_transpose,
-    NULL,
-};
+#define DECLARE(name) extern const struct exchange_ops exchange_##name;
+EXCHANGE_BACKENDS(DECLARE)
+#undef DECLARE
+
+#define ENTRY(name) &exchange_##name,
+static const struct exchange_ops *const registry[] = {EXCHANGE_BACKENDS(ENTRY) NULL};
+#undef ENTRY
 
 const struct exchange_ops *exchange_find(const char *name)
 {
