@@ -52,6 +52,7 @@ struct bench_xbench_config {
     int threads; /* OpenMP threads per rank */
     uint64_t seed;
     int verbose; /* rank 0 reports each pattern and volume on stderr */
+    int counts_given; /* 1: back-ends get the receive counts (exchange_args.recv_counts_known) */
 };
 
 /** The CSV header line written by bench_xbench_run() (no trailing newline). */

@@ -291,10 +291,24 @@ static int run_case(MPI_Comm comm, const struct bench_xbench_config *cfg,
         for (int b = 0; b < nb; b++) {
             const struct exchange_ops *ops = cfg->backends[b];
             struct exchange_stats st;
-            struct exchange_args args = {comm, cfg->threads, send,        pl->row,
-                                         recv, recv_cap,     recv_counts, &st};
+            struct exchange_args args = {
+                .comm = comm,
+                .threads = cfg->threads,
+                .send = send,
+                .send_counts = pl->row,
+                .recv = recv,
+                .recv_cap = recv_cap,
+                .recv_counts = recv_counts,
+                .stats = &st,
+                .recv_counts_known = cfg->counts_given,
+            };
             poison(recv, pl->recv_total, cfg->threads);
-            memset(recv_counts, 0, (size_t)P * sizeof(uint64_t));
+            /* The receive counts: handed over (as the sort does), or left for the back-end. */
+            if (cfg->counts_given) {
+                memcpy(recv_counts, pl->col, (size_t)P * sizeof(uint64_t));
+            } else {
+                memset(recv_counts, 0, (size_t)P * sizeof(uint64_t));
+            }
 
             /* The timed region: one exchange, barrier to barrier. */
             MPI_Barrier(comm);

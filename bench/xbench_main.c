@@ -46,6 +46,10 @@ static void usage(FILE *f)
             "      --matrix          print the count matrices (keys, P rows of P) instead of\n"
             "                        timing, for the first volume of --bytes\n"
             "      --ranks P         P for --matrix [the number of ranks]\n"
+            "      --counts WHO      exchanged: every back-end learns the receive counts\n"
+            "                        itself; given: they are handed to it, as the sort does\n"
+            "                        (the back-ends that exchange only counts skip that)\n"
+            "                        [exchanged]\n"
             "  -v, --verbose         one line per pattern, volume and back-end on stderr\n"
             "  -h, --help            this help\n"
             "  -V, --version         version, commit and MPI library\n"
@@ -66,6 +70,7 @@ enum {
     OPT_NOTE,
     OPT_MATRIX,
     OPT_RANKS,
+    OPT_COUNTS,
 };
 
 struct cli {
@@ -77,7 +82,7 @@ struct cli {
     long reps, warmup, threads, ranks;
     uint64_t seed;
     const char *output;
-    int matrix, verbose;
+    int matrix, verbose, counts_given;
     int done; /* --help, --version or a 'help' list: exit 0 after parsing */
 };
 
@@ -196,6 +201,7 @@ static int parse(int argc, char **argv, struct cli *cli, int quiet)
         {"note", required_argument, NULL, OPT_NOTE},
         {"matrix", no_argument, NULL, OPT_MATRIX},
         {"ranks", required_argument, NULL, OPT_RANKS},
+        {"counts", required_argument, NULL, OPT_COUNTS},
         {"verbose", no_argument, NULL, 'v'},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
@@ -279,6 +285,16 @@ static int parse(int argc, char **argv, struct cli *cli, int quiet)
         case OPT_RANKS:
             if (util_parse_int(optarg, 1, 65536, &cli->ranks) != UTIL_OK) {
                 BAD("--ranks must be an integer from 1 to 65536 (%s)", optarg);
+            }
+            break;
+        case OPT_COUNTS:
+            if (strcmp(optarg, "exchanged") != 0 && strcmp(optarg, "given") != 0) {
+                BAD("--counts must be exchanged or given (%s)", optarg);
+            }
+            cli->counts_given = strcmp(optarg, "given") == 0;
+            /* Said in the header too, as a note: the rows differ from exchanged ones. */
+            if (cli->counts_given && cli->nnotes < MAX_ITEMS) {
+                cli->notes[cli->nnotes++] = "counts=given";
             }
             break;
         case 'v':
@@ -438,6 +454,7 @@ int main(int argc, char **argv)
             .threads = (int)cli.threads,
             .seed = cli.seed,
             .verbose = cli.verbose,
+            .counts_given = cli.counts_given,
         };
         bench_env_print(out, MPI_COMM_WORLD, "exchange", cfg.threads, argc, argv, cli.notes,
                         cli.nnotes);

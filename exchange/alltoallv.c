@@ -1,9 +1,9 @@
 /*
  * exchange/alltoallv.c: the reference back-end, MPI's own irregular all-to-all.
  *
- * Scheme: MPI_Alltoall of the 64-bit counts, then MPI_Alltoallv of the keys. Cost: whatever the
- * MPI library's algorithm costs (Open MPI picks linear or pairwise); at best one start-up per
- * peer and every byte moved once.
+ * Scheme: MPI_Alltoall of the 64-bit counts (unless the caller knows them), then MPI_Alltoallv
+ * of the keys. Cost: whatever the MPI library's algorithm costs (Open MPI picks linear or
+ * pairwise); at best one start-up per peer and every byte moved once.
  *
  * MPI counts and displacements are int. When any count or displacement exceeds the limit
  * (INT_MAX keys, i.e. 16 GiB to one peer, or SORTEX_INT_LIMIT in tests) the keys move instead
@@ -84,9 +84,10 @@ static int alltoallv_run(const struct exchange_args *a)
     }
     uint64_t *rdispl = sdispl + size;
 
-    /* 1. Counts. */
-    if (MPI_Alltoall(a->send_counts, 1, MPI_UINT64_T, a->recv_counts, 1, MPI_UINT64_T, a->comm) !=
-        MPI_SUCCESS) {
+    /* 1. Counts, unless the caller knows them. */
+    if (!a->recv_counts_known &&
+        MPI_Alltoall(a->send_counts, 1, MPI_UINT64_T, a->recv_counts, 1, MPI_UINT64_T, a->comm) !=
+            MPI_SUCCESS) {
         err = util_fail(UTIL_EMPI, "rank %d: exchange: MPI_Alltoall of counts failed", rank);
         goto fail;
     }

@@ -55,8 +55,12 @@ struct exchange_args {
     const uint64_t *send_counts;  /* [P] keys for each destination, own rank included */
     uint64_t *recv;               /* out: keys grouped by source; room for recv_cap keys */
     uint64_t recv_cap;            /* capacity of recv in keys (>= the total this rank receives) */
-    uint64_t *recv_counts;        /* out: [P] keys received from each source */
+    uint64_t *recv_counts;        /* out: [P] keys received from each source; or in, see below */
     struct exchange_stats *stats; /* out: filled by the back-end */
+    int recv_counts_known;        /* 1: recv_counts holds, on entry, what every source sends this
+                                   * rank (the caller knows, as MPI_Alltoallv's caller does), and
+                                   * a back-end that would exchange counts only for that skips it;
+                                   * the same on every rank. 0: the back-end finds out. */
 };
 
 /**

@@ -15,13 +15,14 @@
  * mod P and receives from (rank - i) mod P: two different peers per round, no idle PE.
  *
  * Both: the counts go first by one MPI_Alltoall (the receiver must know each size to receive in
- * place); a rank whose receive buffer is too small reports it and still takes part, into a
- * buffer it throws away, so nobody hangs and the usual case pays for no agreement round. The
- * own bucket is a local copy; every other piece moves once, straight from the send buffer to
- * its final place in the receive buffer (no scratch), in chunks of at most exchange_int_limit()
- * keys. A pair with nothing to send either way skips its round.
+ * place), unless the caller knows them (exchange_args.recv_counts_known); a rank whose receive
+ * buffer is too small reports it and still takes part, into a buffer it throws away, so nobody
+ * hangs and the usual case pays for no agreement round. The own bucket is a local copy; every other
+ * piece moves once, straight from the send buffer to its final place in the receive buffer (no
+ * scratch), in chunks of at most exchange_int_limit() keys. A pair with nothing to send either way
+ * skips its round.
  *
- * Synchronous rounds (one blocking MPI_Sendrecv each, the seeds' model) let each rank stream
+ * Synchronous rounds (one blocking MPI_Sendrecv each, the papers' model) let each rank stream
  * to one peer at a time, which pays off for large pieces when every rank has a core of its own.
  * Otherwise (small pieces, or an oversubscribed node: exchange_post_all()) a rank posts all its
  * rounds at once, non-blocking, in the same schedule order. SORTEX_ROUNDS=sync or async
@@ -76,9 +77,10 @@ static int rounds_run(const struct exchange_args *a, enum round_schedule schedul
     }
     uint64_t *rdispl = sdispl + size;
 
-    /* 1. Counts. */
-    if (MPI_Alltoall(a->send_counts, 1, MPI_UINT64_T, a->recv_counts, 1, MPI_UINT64_T, a->comm) !=
-        MPI_SUCCESS) {
+    /* 1. Counts, unless the caller knows them. */
+    if (!a->recv_counts_known &&
+        MPI_Alltoall(a->send_counts, 1, MPI_UINT64_T, a->recv_counts, 1, MPI_UINT64_T, a->comm) !=
+            MPI_SUCCESS) {
         err = util_fail(UTIL_EMPI, "rank %d: exchange: MPI_Alltoall of counts failed", rank);
         goto fail;
     }

@@ -7,8 +7,9 @@
  * whose global position is below g (a clamp, since equal keys are contiguous). P-1 binary
  * searches: O(P log(n/P)).
  *
- * A reduce-scatter of the counts then tells each rank how many keys it will receive, so its
- * receive buffer is known to be large enough before any key moves.
+ * An all-to-all of the counts then tells each rank how many keys it will receive from each
+ * rank, so its receive buffer is known to be large enough before any key moves, and the
+ * exchange back-end is handed the counts instead of exchanging them a second time.
  */
 #include "sort/internal.h"
 #include "util/util.h"
@@ -54,10 +55,13 @@ int sort_bucket(struct sort_job *job)
         job->send_counts[j] = next - prev;
         prev = next;
     }
+    if (MPI_Alltoall(job->send_counts, 1, MPI_UINT64_T, job->recv_counts, 1, MPI_UINT64_T,
+                     job->comm) != MPI_SUCCESS) {
+        return util_fail(UTIL_EMPI, "rank %d: bucket: MPI_Alltoall of counts failed", job->rank);
+    }
     uint64_t n_recv = 0;
-    if (MPI_Reduce_scatter_block(job->send_counts, &n_recv, 1, MPI_UINT64_T, MPI_SUM,
-                                 job->comm) != MPI_SUCCESS) {
-        return util_fail(UTIL_EMPI, "rank %d: bucket: MPI_Reduce_scatter_block failed", job->rank);
+    for (int j = 0; j < job->size; j++) {
+        n_recv += job->recv_counts[j];
     }
     job->n_recv = n_recv;
     return sort_reserve(job, &job->b, &job->cap_b, n_recv);

@@ -13,7 +13,6 @@
 int sort_exchange(struct sort_job *job)
 {
     if (job->size == 1) {
-        job->recv_counts[0] = job->send_counts[0];
         memset(&job->stats->exchange, 0, sizeof(job->stats->exchange));
         return 0;
     }
@@ -24,8 +23,9 @@ int sort_exchange(struct sort_job *job)
         .send_counts = job->send_counts,
         .recv = job->b,
         .recv_cap = job->cap_b,
-        .recv_counts = job->recv_counts,
+        .recv_counts = job->recv_counts, /* the bucket phase's all-to-all filled them */
         .stats = &job->stats->exchange,
+        .recv_counts_known = 1,
     };
     int err = job->exchange->run(&args);
     /* The sort exchanges once: the back-end's kept scratch would only hold memory from here on. */

@@ -57,6 +57,18 @@ PY
     done
 }
 
+@test "xbench --counts given hands every back-end the receive counts, and every key checks out" {
+    local np
+    for np in 2 3; do
+        run_mpi "$np" "$XBENCH" --counts given --patterns random,oddcycle --bytes 4Ki,40000 \
+            --reps 2 --output "$BATS_TEST_TMPDIR/x$np.csv"
+        assert_success
+        check_xbench_csv "$BATS_TEST_TMPDIR/x$np.csv" "$np" 2 2
+        run grep -c '^# counts: given$' "$BATS_TEST_TMPDIR/x$np.csv"
+        assert_output 1
+    done
+}
+
 @test "xbench count matrices send exactly the volume of every rank, for every pattern" {
     run_mpi 1 "$XBENCH" --matrix --ranks 7 --bytes 8000
     assert_success
@@ -122,7 +134,8 @@ PY
 @test "xbench rejects bad flags with one error line and exit 2" {
     local args
     for args in "--patterns nosuch" "--patterns onehot:101" "--patterns bucket:3" \
-        "--patterns sort" "--patterns sort:nosuch" "--bytes 12X" "--exchange nosuch" "--reps 0" "--bogus"; do
+        "--patterns sort" "--patterns sort:nosuch" "--patterns file:" "--bytes 12X" \
+        "--exchange nosuch" "--reps 0" "--counts maybe" "--bogus"; do
         # shellcheck disable=SC2086
         run_mpi 2 "$XBENCH" $args
         assert_failure 2
