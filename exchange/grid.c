@@ -368,14 +368,9 @@ static int model_grid(const struct exchange_model_case *c, struct exchange_model
         exchange_model_rounds_close(&w);
     }
     exchange_model_detail(r, "grid=%dx%d", g.rows, g.cols);
-    exchange_model_detail(r, "volume_factor=%.3f",
-           c->total_bytes ? (double)r->bytes_moved / (double)c->total_bytes : 0.0);
+    exchange_model_detail_volume(r, c);
 fail:
-    if (err == UTIL_OK) {
-        exchange_model_rounds_free(&w);
-    } else {
-        util_free(w.sent);
-    }
+    exchange_model_rounds_end(&w, err);
     util_free(acc);
     util_free(touched);
     return err;

@@ -404,14 +404,9 @@ static int model_hypercube(const struct exchange_model_case *c, struct exchange_
     }
     exchange_model_detail(r, "cube_dim=%d", dim);
     exchange_model_detail(r, "folded=%d", p - q);
-    exchange_model_detail(r, "volume_factor=%.3f",
-           c->total_bytes ? (double)r->bytes_moved / (double)c->total_bytes : 0.0);
+    exchange_model_detail_volume(r, c);
 fail:
-    if (err == UTIL_OK) {
-        exchange_model_rounds_free(&w);
-    } else {
-        util_free(w.sent);
-    }
+    exchange_model_rounds_end(&w, err);
     util_free(acc);
     return err;
 }

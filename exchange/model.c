@@ -157,11 +157,14 @@ double exchange_model_async_done(struct exchange_model_async *a, int p)
 int exchange_model_rounds_init(struct exchange_model_rounds *w, const struct exchange_model_case *c,
                                struct exchange_model_result *r)
 {
+    memset(w, 0, sizeof(*w));
     w->c = c;
     w->r = r;
     r->steps = 0; /* each round adds its packet steps */
     w->sent = util_calloc(4 * (size_t)c->p, sizeof(uint64_t));
-    if (w->sent == NULL) {
+    if (w->sent == NULL || exchange_model_async_init(&w->async, c->p) != UTIL_OK) {
+        util_free(w->sent);
+        memset(w, 0, sizeof(*w));
         return util_fail(UTIL_ENOMEM, "out of memory (%s model, P = %d)", r->algo, c->p);
     }
     w->recv = w->sent + c->p;
@@ -195,11 +198,36 @@ void exchange_model_rounds_close(struct exchange_model_rounds *w)
     memset(w->sent, 0, 3 * (size_t)w->c->p * sizeof(uint64_t));
 }
 
-/* Ends the walk: the most messages any rank sent in all. */
 void exchange_model_rounds_free(struct exchange_model_rounds *w)
 {
     for (int i = 0; i < w->c->p; i++) {
         w->r->startups = exchange_model_max(w->r->startups, w->total_msgs[i]);
     }
+    double async = exchange_model_async_done(&w->async, w->c->p);
+    w->r->async_seconds = w->priced_async ? async : w->r->async_seconds;
     util_free(w->sent);
+    memset(w, 0, sizeof(*w));
+}
+
+void exchange_model_rounds_discard(struct exchange_model_rounds *w)
+{
+    exchange_model_async_free(&w->async);
+    util_free(w->sent);
+    memset(w, 0, sizeof(*w));
+}
+
+void exchange_model_rounds_end(struct exchange_model_rounds *w, int err)
+{
+    if (err == UTIL_OK) {
+        exchange_model_rounds_free(w);
+    } else {
+        exchange_model_rounds_discard(w);
+    }
+}
+
+void exchange_model_detail_volume(struct exchange_model_result *r,
+                                  const struct exchange_model_case *c)
+{
+    exchange_model_detail(r, "volume_factor=%.3f",
+                          c->total_bytes ? (double)r->bytes_moved / (double)c->total_bytes : 0.0);
 }

@@ -21,30 +21,41 @@
 void exchange_model_detail(struct exchange_model_result *r, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
+/** The asynchronous refinement: each rank's finishing time so far (ready) and in the current
+ * round (next). */
+struct exchange_model_async {
+    double *ready, *next; /* [p] each */
+};
+
 /** Round bookkeeping: per rank the bytes sent and received and the messages sent in the current
- * round, and the messages sent in all. */
+ * round, and the messages sent in all; and the same transfers priced asynchronously. */
 struct exchange_model_rounds {
     const struct exchange_model_case *c;
     struct exchange_model_result *r;
     uint64_t *sent, *recv, *msgs, *total_msgs; /* [p] each */
+    struct exchange_model_async async;        /* the transfers priced asynchronously ... */
+    int priced_async;                         /* ... when the model sets this to 1 */
 };
 
 /** Starts a walk of @c into @r (r->steps counts packet steps from 0). Returns 0 or UTIL_ENOMEM
- * after one error line. */
+ * after one error line (then @w holds nothing to free). */
 int exchange_model_rounds_init(struct exchange_model_rounds *w, const struct exchange_model_case *c,
                                struct exchange_model_result *r);
 /** One message of @b bytes from @src to @dst in the current round. */
 void exchange_model_rounds_msg(struct exchange_model_rounds *w, int src, int dst, uint64_t b);
 /** Closes the current round: prices it (a round nobody sends in is skipped), resets it. */
 void exchange_model_rounds_close(struct exchange_model_rounds *w);
-/** Ends the walk (r->startups: the most messages any rank sent) and frees it. */
+/** Ends the walk: r->startups (the most messages any rank sent), r->async_seconds (when the
+ * model priced its transfers in w->async: w->priced_async), and frees it. */
 void exchange_model_rounds_free(struct exchange_model_rounds *w);
+/** Frees the walk without a result (after a failure). */
+void exchange_model_rounds_discard(struct exchange_model_rounds *w);
+/** exchange_model_rounds_free() when @err is 0, else exchange_model_rounds_discard(). */
+void exchange_model_rounds_end(struct exchange_model_rounds *w, int err);
 
-/** The asynchronous refinement: each rank's finishing time so far (ready) and in the current
- * round (next). */
-struct exchange_model_async {
-    double *ready, *next; /* [p] each */
-};
+/** Adds "volume_factor=X" to r->detail: the bytes on links over what a direct exchange moves. */
+void exchange_model_detail_volume(struct exchange_model_result *r,
+                                  const struct exchange_model_case *c);
 
 /** Returns 0 or UTIL_ENOMEM (no message). */
 int exchange_model_async_init(struct exchange_model_async *a, int p);

@@ -168,11 +168,7 @@ int exchange_model_shift_rounds(const struct exchange_model_case *c,
     if (err != UTIL_OK) {
         return err;
     }
-    struct exchange_model_async as;
-    if (exchange_model_async_init(&as, p) != UTIL_OK) {
-        exchange_model_rounds_free(&w);
-        return util_fail(UTIL_ENOMEM, "out of memory (%s model, P = %d)", r->algo, p);
-    }
+    w.priced_async = 1;
     for (int k = 1; k < p; k++) {
         for (int i = 0; i < p; i++) {
             int j = topo_shift_to(k, i, p);
@@ -182,15 +178,14 @@ int exchange_model_shift_rounds(const struct exchange_model_case *c,
             }
             exchange_model_rounds_msg(&w, i, j, b);
             /* A send-receive: i's message to j is one transfer between the two. */
-            exchange_model_async_xfer(&as, i, j, c->alpha + c->beta * (double)b);
+            exchange_model_async_xfer(&w.async, i, j, c->alpha + c->beta * (double)b);
         }
         for (int i = 0; i < p; i++) {
-            exchange_model_async_commit(&as, i, topo_shift_to(k, i, p));
+            exchange_model_async_commit(&w.async, i, topo_shift_to(k, i, p));
         }
         exchange_model_rounds_close(&w);
     }
     exchange_model_rounds_free(&w);
-    r->async_seconds = exchange_model_async_done(&as, p);
     return UTIL_OK;
 }
 
@@ -210,11 +205,7 @@ static int model_factor(const struct exchange_model_case *c, struct exchange_mod
     if (err != UTIL_OK) {
         return err;
     }
-    struct exchange_model_async as;
-    if (exchange_model_async_init(&as, p) != UTIL_OK) {
-        exchange_model_rounds_free(&w);
-        return util_fail(UTIL_ENOMEM, "out of memory (%s model, P = %d)", r->algo, p);
-    }
+    w.priced_async = 1;
     for (int i = 0; i < nrounds; i++) {
         for (int j = 0; j < p; j++) {
             int q = topo_factor_partner(i, j, p);
@@ -227,16 +218,15 @@ static int model_factor(const struct exchange_model_case *c, struct exchange_mod
             }
             if (j < q) { /* one swap per pair, as long as the larger direction */
                 double cost = c->alpha + c->beta * (double)exchange_model_max(out, in);
-                exchange_model_async_xfer(&as, j, q, cost);
+                exchange_model_async_xfer(&w.async, j, q, cost);
             }
         }
         for (int j = 0; j < p; j++) {
-            exchange_model_async_commit(&as, j, topo_factor_partner(i, j, p));
+            exchange_model_async_commit(&w.async, j, topo_factor_partner(i, j, p));
         }
         exchange_model_rounds_close(&w);
     }
     exchange_model_rounds_free(&w);
-    r->async_seconds = exchange_model_async_done(&as, p);
     return UTIL_OK;
 }
 
