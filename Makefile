@@ -61,7 +61,7 @@ LDLIBS += -lxxhash $(if $(filter 1,$(VQSORT)),-lhwy_contrib -lhwy) -lstdc++ -lm 
 
 # ---- sources ----------------------------------------------------------------------------------
 # Every .c file of a module is library code except the CLI files (main.c, *_main.c).
-MODULES := util sort exchange datagen verify bench
+MODULES := util sort exchange datagen verify sim bench
 ALL_C := $(foreach m,$(MODULES),$(wildcard $(m)/*.c))
 MAIN_C := $(filter %/main.c %_main.c,$(ALL_C))
 LIB_C := $(filter-out $(MAIN_C),$(ALL_C))
@@ -76,7 +76,7 @@ PROGRAMS := sortex:sort/main.c \
             sortex-verify:verify/main.c \
             sortex-example:sort/example_main.c \
             sortex-xbench:bench/xbench_main.c \
-            sortex-sched:exchange/sched_main.c
+            sortex-sched:sim/main.c
 
 # C unit tests: tests/unit/test_*.c, run from tests/*.bats.
 UNIT_C := $(wildcard tests/unit/test_*.c)

@@ -1,14 +1,7 @@
 /*
- * bench/bench.h: the benchmark module: synthetic count matrices for the exchange micro-benchmark,
- * the key function that lets every receiver check what arrived, the machine description written
- * at the top of every results file, and the exchange measurement kernel.
- *
- * A pattern is a rule giving, for P ranks that each send V keys, the P x P matrix of counts
- * c[src][dst] (row sums are exactly V; the own block c[i][i] is part of the row). Rows are pure
- * functions of (pattern, parameter, P, V, seed, src), so every rank computes the same matrix
- * without communication, and other tools (the schedule simulator) can reuse them.
- *
- * Adding a pattern: one static row function and one table line in bench/patterns.c.
+ * bench/bench.h: the benchmark module: the key function that lets every receiver check what
+ * arrived, the machine description written at the top of every results file, and the exchange
+ * measurement kernel. The count matrices it measures on are the simulator's patterns (sim/sim.h).
  */
 #ifndef SORTEX_BENCH_H
 #define SORTEX_BENCH_H
@@ -18,80 +11,12 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "datagen/datagen.h"
 #include "exchange/exchange.h"
+#include "sim/sim.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-struct bench_spec;
-
-/**
- * Fills row[0..P) (zeroed by the caller) with the counts rank @src sends to each rank; the row
- * sums to spec->keys. Returns 0 or UTIL_ENOMEM (scratch for weights could not be allocated).
- */
-typedef int bench_row_fn(const struct bench_spec *spec, int src, uint64_t *row);
-
-/**
- * Fills matrix[src * P + dst] (zeroed by the caller) with the whole matrix, for patterns whose
- * rows cannot be computed one at a time. Returns 0, UTIL_ENOMEM or UTIL_EUSAGE (one line).
- */
-typedef int bench_matrix_fn(const struct bench_spec *spec, uint64_t *matrix);
-
-/** One count-matrix pattern. */
-struct bench_pattern {
-    const char *name;       /* "onehot" */
-    const char *summary;    /* one line for --patterns help */
-    const char *param_name; /* what NAME:X sets ("percent"), or NULL when it takes none */
-    double param_default, param_min, param_max;
-    int param_integral;      /* 1: the parameter must be a whole number */
-    bench_row_fn *row;       /* one row at a time; or NULL and: */
-    bench_matrix_fn *matrix; /* the whole matrix at once, costly ('all' leaves these out) */
-};
-
-/** A pattern instance: the pattern, its parameter and the matrix size. */
-struct bench_spec {
-    const struct bench_pattern *pattern;
-    double param;  /* the pattern's parameter (its default when none was given) */
-    int ranks;     /* P */
-    uint64_t keys; /* V: keys each rank sends, its own block included */
-    uint64_t seed;
-    const struct datagen_dist *dist; /* the 'sort' pattern's input distribution */
-};
-
-/** The registry: a NULL-terminated table of every pattern, in the order 'all' runs them. */
-const struct bench_pattern *const *bench_pattern_list(void);
-/** Looks a pattern up by name; NULL when there is none. */
-const struct bench_pattern *bench_pattern_find(const char *name);
-/** Prints "NAME[:PARAM]  summary" lines of every pattern to out, with a header line. */
-void bench_pattern_print_help(FILE *out);
-
-/**
- * Parses "NAME" or "NAME:PARAM" into spec->pattern and spec->param, or for 'sort' the
- * distribution "sort:DIST" into spec->dist (other fields untouched).
- * Returns 0, or UTIL_EUSAGE after printing one error line (unknown name with the valid ones,
- * a parameter out of range, a parameter given to a pattern that takes none).
- */
-int bench_spec_parse(const char *text, struct bench_spec *spec);
-
-/** Writes "NAME" or "NAME:PARAM" (the parameter as %g, or the distribution) into buf. */
-void bench_spec_label(const struct bench_spec *spec, char *buf, size_t cap);
-/** Writes the PARAM part alone ("" for a pattern without one) into buf. */
-void bench_spec_param(const struct bench_spec *spec, char *buf, size_t cap);
-
-/**
- * Fills row[0..spec->ranks) with the counts of rank src (0 <= src < P); sums to spec->keys.
- * Returns 0 or UTIL_ENOMEM (no message), or a whole-matrix pattern's error.
- */
-int bench_spec_row(const struct bench_spec *spec, int src, uint64_t *row);
-
-/**
- * Fills matrix[src * P + dst] with the whole P x P count matrix. The caller owns matrix (room
- * for P * P counts). Returns 0 or UTIL_ENOMEM (no message), or a whole-matrix pattern's error
- * (one line printed).
- */
-int bench_spec_matrix(const struct bench_spec *spec, uint64_t *matrix);
 
 /**
  * The key rank src sends to rank dst at position index of that block: a 64-bit hash of
@@ -100,9 +25,6 @@ int bench_spec_matrix(const struct bench_spec *spec, uint64_t *matrix);
  */
 uint64_t bench_key_base(uint64_t seed, int src, int dst);
 uint64_t bench_key_at(uint64_t base, uint64_t index);
-
-/** The splitmix64 finaliser (a counter-based generator: key and pattern randomness). */
-uint64_t bench_mix(uint64_t x);
 
 /**
  * Prints the machine description as "# key: value" lines, one per line: suite, program, date,
@@ -121,7 +43,7 @@ double bench_median(double *v, int n);
 struct bench_xbench_config {
     const struct exchange_ops *const *backends; /* interleaved in this order in each repetition */
     int nbackends;
-    const struct bench_spec *specs; /* patterns with parameters (ranks, keys, seed are set here) */
+    const struct sim_spec *specs; /* patterns with parameters (ranks, keys, seed are set here) */
     int nspecs;
     const uint64_t *bytes; /* volumes per rank, in bytes (rounded down to whole keys) */
     int nbytes;
@@ -130,6 +52,7 @@ struct bench_xbench_config {
     int threads; /* OpenMP threads per rank */
     uint64_t seed;
     int verbose; /* rank 0 reports each pattern and volume on stderr */
+    int counts_given; /* 1: back-ends get the receive counts (exchange_args.recv_counts_known) */
 };
 
 /** The CSV header line written by bench_xbench_run() (no trailing newline). */

@@ -2,7 +2,7 @@
  * bench/xbench.c: the exchange measurement kernel (see bench.h).
  *
  * Scheme, per (pattern, volume):
- *   plan     every rank computes the whole count matrix (bench/patterns.c), so it knows what it
+ *   plan     every rank computes the whole count matrix (sim/patterns.c), so it knows what it
  *            sends (its row) and exactly what it must receive (its column);
  *   fill     the send buffer gets key bench_key(seed, me, dst, index) at each position;
  *   measure  warm-up + timed repetitions; in each, every back-end runs once, in the given
@@ -31,6 +31,16 @@ const char bench_xbench_columns[] =
 /* A value no key takes in practice (keys are hashes): what the receive area holds before a run. */
 #define POISON_BYTE 0xA5
 
+uint64_t bench_key_base(uint64_t seed, int src, int dst)
+{
+    return sim_mix(seed ^ sim_mix(((uint64_t)(uint32_t)src << 32) | (uint32_t)dst));
+}
+
+uint64_t bench_key_at(uint64_t base, uint64_t index)
+{
+    return sim_mix(base + index * 0x9e3779b97f4a7c15ULL);
+}
+
 double bench_median(double *v, int n)
 {
     if (n <= 0) {
@@ -52,58 +62,66 @@ double bench_median(double *v, int n)
 struct plan {
     uint64_t *row;         /* [P] keys this rank sends to each rank */
     uint64_t *col;         /* [P] keys this rank must receive from each rank */
+    uint64_t send_total;   /* sum of row */
     uint64_t recv_total;   /* sum of col */
+    uint64_t row_max;      /* the largest row sum: V, or a file's heaviest sender */
     uint64_t h_bytes;      /* max over ranks of bytes sent to plus received from other ranks */
     double recv_imbalance; /* max column sum / mean column sum */
 };
 
-static int agree_alloc(MPI_Comm comm, int ok, int rank, const char *what);
+static int agree(MPI_Comm comm, int err);
 
 /*
  * Computes the matrix of spec into matrix[P*P] and this rank's part of it into pl. Collective:
- * a row pattern is computed by every rank, a costly whole-matrix one (a sort's counts) by rank 0
- * and broadcast. Returns an error agreed by all ranks.
+ * a row pattern is computed by every rank, a whole-matrix one (a sort's counts, a file) by
+ * rank 0 and broadcast. Returns an error agreed by all ranks (reported where it happened).
  */
-static int plan_case(MPI_Comm comm, const struct bench_spec *spec, int me, uint64_t *matrix,
+static int plan_case(MPI_Comm comm, const struct sim_spec *spec, int me, uint64_t *matrix,
                      struct plan *pl)
 {
     int P = spec->ranks, err = UTIL_OK;
     if (spec->pattern->matrix != NULL) {
         if (me == 0) {
-            err = bench_spec_matrix(spec, matrix);
+            err = sim_spec_matrix(spec, matrix);
         }
         MPI_Bcast(&err, 1, MPI_INT, 0, comm);
         if (err == UTIL_OK) {
             MPI_Bcast(matrix, P * P, MPI_UINT64_T, 0, comm);
         }
     } else {
-        err = agree_alloc(comm, bench_spec_matrix(spec, matrix) == UTIL_OK, me, "pattern weights");
+        err = agree(comm, sim_spec_matrix(spec, matrix));
     }
     if (err != UTIL_OK) {
         return err;
     }
-    uint64_t hmax = 0, cmax = 0;
+    uint64_t hmax = 0, cmax = 0, rmax = 0, all = 0;
     for (int i = 0; i < P; i++) {
-        uint64_t out = 0, in = 0, csum = 0;
+        uint64_t out = 0, in = 0, csum = 0, rsum = 0;
         for (int j = 0; j < P; j++) {
             uint64_t cin = matrix[(size_t)j * (size_t)P + (size_t)i];
+            uint64_t cout = matrix[(size_t)i * (size_t)P + (size_t)j];
             csum += cin;
+            rsum += cout;
             if (j != i) {
-                out += matrix[(size_t)i * (size_t)P + (size_t)j];
+                out += cout;
                 in += cin;
             }
         }
         hmax = out + in > hmax ? out + in : hmax;
         cmax = csum > cmax ? csum : cmax;
+        rmax = rsum > rmax ? rsum : rmax;
+        all += rsum;
     }
-    pl->recv_total = 0;
+    pl->send_total = pl->recv_total = 0;
     for (int j = 0; j < P; j++) {
         pl->row[j] = matrix[(size_t)me * (size_t)P + (size_t)j];
         pl->col[j] = matrix[(size_t)j * (size_t)P + (size_t)me];
+        pl->send_total += pl->row[j];
         pl->recv_total += pl->col[j];
     }
+    pl->row_max = rmax;
     pl->h_bytes = hmax * sizeof(uint64_t);
-    pl->recv_imbalance = spec->keys ? (double)cmax / (double)spec->keys : 1.0;
+    pl->recv_imbalance = all ? (double)cmax * P / (double)all : 1.0;
     return UTIL_OK;
 }
 
@@ -166,22 +184,43 @@ static uint64_t check_recv(const uint64_t *recv, const uint64_t *got, const stru
     return wrong;
 }
 
-/* The largest receive area this rank needs over every case, in keys. */
-static int size_recv(MPI_Comm comm, const struct bench_xbench_config *cfg, int P, int me,
-                     uint64_t *matrix, struct plan *pl, uint64_t *need)
+/* The volumes spec i runs at: every one of --bytes, or once for a pattern whose counts are
+ * given (a file). */
+static int volumes(const struct bench_xbench_config *cfg, int i)
 {
-    *need = 0;
+    return cfg->specs[i].pattern->fixed ? 1 : cfg->nbytes;
+}
+
+/* Case (spec i, volume b) for P ranks, planned into pl (collective; see plan_case()). A given
+ * matrix's volume is what its heaviest rank sends. */
+static int set_case(MPI_Comm comm, const struct bench_xbench_config *cfg, int i, int b, int P,
+                    int me, uint64_t *matrix, struct plan *pl, struct sim_spec *spec)
+{
+    *spec = cfg->specs[i];
+    spec->ranks = P;
+    spec->keys = cfg->bytes[b] / sizeof(uint64_t);
+    spec->seed = cfg->seed;
+    int err = plan_case(comm, spec, me, matrix, pl);
+    if (spec->pattern->fixed) {
+        spec->keys = pl->row_max;
+    }
+    return err;
+}
+
+/* The largest send and receive areas this rank needs over every case, in keys. */
+static int size_buffers(MPI_Comm comm, const struct bench_xbench_config *cfg, int P, int me,
+                        uint64_t *matrix, struct plan *pl, uint64_t *send, uint64_t *recv)
+{
+    struct sim_spec spec;
+    *send = *recv = 0;
     for (int i = 0; i < cfg->nspecs; i++) {
-        for (int b = 0; b < cfg->nbytes; b++) {
-            struct bench_spec spec = cfg->specs[i];
-            spec.ranks = P;
-            spec.keys = cfg->bytes[b] / sizeof(uint64_t);
-            spec.seed = cfg->seed;
-            int err = plan_case(comm, &spec, me, matrix, pl);
+        for (int b = 0; b < volumes(cfg, i); b++) {
+            int err = set_case(comm, cfg, i, b, P, me, matrix, pl, &spec);
             if (err != UTIL_OK) {
                 return err;
             }
-            *need = pl->recv_total > *need ? pl->recv_total : *need;
+            *send = pl->send_total > *send ? pl->send_total : *send;
+            *recv = pl->recv_total > *recv ? pl->recv_total : *recv;
         }
     }
     return UTIL_OK;
@@ -230,7 +269,7 @@ static int agree_alloc(MPI_Comm comm, int ok, int rank, const char *what)
 
 /* Times and checks every back-end on one case; prints its rows from rank 0. */
 static int run_case(MPI_Comm comm, const struct bench_xbench_config *cfg,
-                    const struct bench_spec *spec, const struct plan *pl, uint64_t *send,
+                    const struct sim_spec *spec, const struct plan *pl, uint64_t *send,
                     uint64_t *recv, uint64_t recv_cap, uint64_t *recv_counts, double *tmax,
                     double *tmin, FILE *out, int *invalid)
 {
@@ -245,17 +284,31 @@ static int run_case(MPI_Comm comm, const struct bench_xbench_config *cfg,
         goto fail;
     }
     char label[64];
-    bench_spec_label(spec, label, sizeof(label));
+    sim_spec_label(spec, label, sizeof(label));
 
     fill_send(send, pl->row, P, rank, cfg->seed, cfg->threads);
     for (int r = 0; r < cfg->warmup + reps; r++) {
         for (int b = 0; b < nb; b++) {
             const struct exchange_ops *ops = cfg->backends[b];
             struct exchange_stats st;
-            struct exchange_args args = {comm, cfg->threads, send,        pl->row,
-                                         recv, recv_cap,     recv_counts, &st};
+            struct exchange_args args = {
+                .comm = comm,
+                .threads = cfg->threads,
+                .send = send,
+                .send_counts = pl->row,
+                .recv = recv,
+                .recv_cap = recv_cap,
+                .recv_counts = recv_counts,
+                .stats = &st,
+                .recv_counts_known = cfg->counts_given,
+            };
             poison(recv, pl->recv_total, cfg->threads);
-            memset(recv_counts, 0, (size_t)P * sizeof(uint64_t));
+            /* The receive counts: handed over (as the sort does), or left for the back-end. */
+            if (cfg->counts_given) {
+                memcpy(recv_counts, pl->col, (size_t)P * sizeof(uint64_t));
+            } else {
+                memset(recv_counts, 0, (size_t)P * sizeof(uint64_t));
+            }
 
             /* The timed region: one exchange, barrier to barrier. */
             MPI_Barrier(comm);
@@ -328,7 +381,7 @@ static int run_case(MPI_Comm comm, const struct bench_xbench_config *cfg,
         double med = bench_median(tx, reps), fast = bench_median(tn, reps);
         uint64_t bytes = spec->keys * sizeof(uint64_t);
         char param[64];
-        bench_spec_param(spec, param, sizeof(param));
+        sim_spec_param(spec, param, sizeof(param));
         fprintf(out,
                 "%s,%s,%s,%d,%d,%llu,%d,%.9f,%.9f,%.9f,%.9f,%.3f,%llu,%.4f,%llu,%llu,%llu,%llu,"
                 "%d,",
@@ -374,13 +427,9 @@ int bench_xbench_run(MPI_Comm comm, const struct bench_xbench_config *cfg, FILE 
     pl.col = vecs + P;
     uint64_t *recv_counts = vecs + 2 * P;
 
-    /* Buffers once, for the largest case: V keys to send, the largest column to receive. */
+    /* Buffers once, for the largest case: the largest row and column of this rank. */
     uint64_t send_keys = 0, recv_keys = 0;
-    for (int b = 0; b < cfg->nbytes; b++) {
-        uint64_t k = cfg->bytes[b] / sizeof(uint64_t);
-        send_keys = k > send_keys ? k : send_keys;
-    }
-    if ((err = size_recv(comm, cfg, P, rank, matrix, &pl, &recv_keys)) != UTIL_OK) {
+    if ((err = size_buffers(comm, cfg, P, rank, matrix, &pl, &send_keys, &recv_keys)) != UTIL_OK) {
         goto fail;
     }
     if ((err = check_memory(comm, (send_keys + recv_keys) * sizeof(uint64_t), rank)) != UTIL_OK) {
@@ -398,12 +447,9 @@ int bench_xbench_run(MPI_Comm comm, const struct bench_xbench_config *cfg, FILE 
         fprintf(out, "%s\n", bench_xbench_columns);
     }
     for (int i = 0; i < cfg->nspecs && err == UTIL_OK; i++) {
-        for (int b = 0; b < cfg->nbytes && err == UTIL_OK; b++) {
-            struct bench_spec spec = cfg->specs[i];
-            spec.ranks = P;
-            spec.keys = cfg->bytes[b] / sizeof(uint64_t);
-            spec.seed = cfg->seed;
-            if ((err = plan_case(comm, &spec, rank, matrix, &pl)) != UTIL_OK) {
+        for (int b = 0; b < volumes(cfg, i) && err == UTIL_OK; b++) {
+            struct sim_spec spec;
+            if ((err = set_case(comm, cfg, i, b, P, rank, matrix, &pl, &spec)) != UTIL_OK) {
                 break;
             }
             err = run_case(comm, cfg, &spec, &pl, send, recv, recv_keys, recv_counts, times,

@@ -1,6 +1,6 @@
 /*
  * bench/xbench_main.c: bin/sortex-xbench, the exchange micro-benchmark's command line over
- * bench_xbench_run() (bench/xbench.c) and the count-matrix patterns (bench/patterns.c).
+ * bench_xbench_run() (bench/xbench.c) and the count-matrix patterns (sim/patterns.c).
  *
  * Every rank parses the same arguments; only rank 0 prints, so a mistake gives one line, not P.
  */
@@ -32,7 +32,9 @@ static void usage(FILE *f)
             "  -x, --exchange LIST   back-ends, comma separated, or 'all' [all]; 'help' lists\n"
             "  -p, --patterns LIST   patterns NAME or NAME:PARAM, comma separated, or 'all'\n"
             "                        (every pattern with its default parameter) [all];\n"
-            "                        'help' lists them\n"
+            "                        'help' lists them; file:PATH replays a P x P matrix of\n"
+            "                        keys saved as CSV (sortex-sched --print-matrix), once,\n"
+            "                        whatever --bytes\n"
             "  -b, --bytes LIST      bytes each rank sends, its own block included, comma\n"
             "                        separated; suffixes K M G (10^3), Ki Mi Gi (2^10)\n"
             "                        [64Ki,1Mi,16Mi]\n"
@@ -45,6 +47,10 @@ static void usage(FILE *f)
             "      --matrix          print the count matrices (keys, P rows of P) instead of\n"
             "                        timing, for the first volume of --bytes\n"
             "      --ranks P         P for --matrix [the number of ranks]\n"
+            "      --counts WHO      exchanged: every back-end learns the receive counts\n"
+            "                        itself; given: they are handed to it, as the sort does\n"
+            "                        (the back-ends that exchange only counts skip that)\n"
+            "                        [exchanged]\n"
             "  -v, --verbose         one line per pattern, volume and back-end on stderr\n"
             "  -h, --help            this help\n"
             "  -V, --version         version, commit and MPI library\n"
@@ -65,18 +71,19 @@ enum {
     OPT_NOTE,
     OPT_MATRIX,
     OPT_RANKS,
+    OPT_COUNTS,
 };
 
 struct cli {
     const struct exchange_ops *backends[MAX_ITEMS];
-    struct bench_spec specs[MAX_ITEMS];
+    struct sim_spec specs[MAX_ITEMS];
     uint64_t bytes[MAX_ITEMS];
     const char *notes[MAX_ITEMS];
     int nbackends, nspecs, nbytes, nnotes;
     long reps, warmup, threads, ranks;
     uint64_t seed;
     const char *output;
-    int matrix, verbose;
+    int matrix, verbose, counts_given;
     int done; /* --help, --version or a 'help' list: exit 0 after parsing */
 };
 
@@ -135,11 +142,11 @@ static int parse_patterns(const char *text, struct cli *cli)
     char buf[1024], *items[MAX_ITEMS];
     int n;
     if (strcmp(text, "all") == 0) {
-        const struct bench_pattern *const *all = bench_pattern_list();
+        const struct sim_pattern *const *all = sim_pattern_list();
         cli->nspecs = 0;
         for (int i = 0; all[i] != NULL && cli->nspecs < MAX_ITEMS; i++) {
             if (all[i]->row != NULL) {
-                struct bench_spec *s = &cli->specs[cli->nspecs++];
+                struct sim_spec *s = &cli->specs[cli->nspecs++];
                 s->pattern = all[i];
                 s->param = s->pattern->param_default;
                 s->dist = NULL;
@@ -151,7 +158,7 @@ static int parse_patterns(const char *text, struct cli *cli)
         return UTIL_EUSAGE;
     }
     for (int i = 0; i < n; i++) {
-        if (bench_spec_parse(items[i], &cli->specs[i]) != UTIL_OK) {
+        if (sim_spec_parse(items[i], &cli->specs[i]) != UTIL_OK) {
             return UTIL_EUSAGE;
         }
     }
@@ -195,6 +202,7 @@ static int parse(int argc, char **argv, struct cli *cli, int quiet)
         {"note", required_argument, NULL, OPT_NOTE},
         {"matrix", no_argument, NULL, OPT_MATRIX},
         {"ranks", required_argument, NULL, OPT_RANKS},
+        {"counts", required_argument, NULL, OPT_COUNTS},
         {"verbose", no_argument, NULL, 'v'},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
@@ -230,7 +238,7 @@ static int parse(int argc, char **argv, struct cli *cli, int quiet)
         case 'p':
             if (strcmp(optarg, "help") == 0) {
                 if (!quiet) {
-                    bench_pattern_print_help(stdout);
+                    sim_pattern_print_help(stdout);
                 }
                 cli->done = 1;
                 return UTIL_OK;
@@ -278,6 +286,16 @@ static int parse(int argc, char **argv, struct cli *cli, int quiet)
         case OPT_RANKS:
             if (util_parse_int(optarg, 1, 65536, &cli->ranks) != UTIL_OK) {
                 BAD("--ranks must be an integer from 1 to 65536 (%s)", optarg);
+            }
+            break;
+        case OPT_COUNTS:
+            if (strcmp(optarg, "exchanged") != 0 && strcmp(optarg, "given") != 0) {
+                BAD("--counts must be exchanged or given (%s)", optarg);
+            }
+            cli->counts_given = strcmp(optarg, "given") == 0;
+            /* Said in the header too, as a note: the rows differ from exchanged ones. */
+            if (cli->counts_given && cli->nnotes < MAX_ITEMS) {
+                cli->notes[cli->nnotes++] = "counts=given";
             }
             break;
         case 'v':
@@ -328,17 +346,17 @@ static int print_matrices(const struct cli *cli, int P, FILE *out)
     }
     fputc('\n', out);
     for (int i = 0; i < cli->nspecs; i++) {
-        struct bench_spec spec = cli->specs[i];
+        struct sim_spec spec = cli->specs[i];
         spec.ranks = P;
         spec.keys = cli->bytes[0] / sizeof(uint64_t);
         spec.seed = cli->seed;
-        int err = bench_spec_matrix(&spec, m);
+        int err = sim_spec_matrix(&spec, m); /* reports its own failure */
         if (err != UTIL_OK) {
             util_free(m);
-            return err == UTIL_ENOMEM ? util_fail(err, "out of memory for pattern weights") : err;
+            return err;
         }
         char param[64];
-        bench_spec_param(&spec, param, sizeof(param));
+        sim_spec_param(&spec, param, sizeof(param));
         for (int s = 0; s < P; s++) {
             fprintf(out, "%s,%s,%d", spec.pattern->name, param, s);
             for (int j = 0; j < P; j++) {
@@ -437,6 +455,7 @@ int main(int argc, char **argv)
             .threads = (int)cli.threads,
             .seed = cli.seed,
             .verbose = cli.verbose,
+            .counts_given = cli.counts_given,
         };
         bench_env_print(out, MPI_COMM_WORLD, "exchange", cfg.threads, argc, argv, cli.notes,
                         cli.nnotes);

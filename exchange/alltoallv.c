@@ -1,9 +1,9 @@
 /*
  * exchange/alltoallv.c: the reference back-end, MPI's own irregular all-to-all.
  *
- * Scheme: MPI_Alltoall of the 64-bit counts, then MPI_Alltoallv of the keys. Cost: whatever the
- * MPI library's algorithm costs (Open MPI picks linear or pairwise); at best one start-up per
- * peer and every byte moved once.
+ * Scheme: MPI_Alltoall of the 64-bit counts (unless the caller knows them), then MPI_Alltoallv
+ * of the keys. Cost: whatever the MPI library's algorithm costs (Open MPI picks linear or
+ * pairwise); at best one start-up per peer and every byte moved once.
  *
  * MPI counts and displacements are int. When any count or displacement exceeds the limit
  * (INT_MAX keys, i.e. 16 GiB to one peer, or SORTEX_INT_LIMIT in tests) the keys move instead
@@ -12,8 +12,10 @@
  */
 #include "exchange/exchange.h"
 
+#include <math.h>
 #include <string.h>
 
+#include "exchange/model.h"
 #include "exchange/tags.h"
 #include "util/alloc.h"
 #include "util/util.h"
@@ -82,9 +84,10 @@ static int alltoallv_run(const struct exchange_args *a)
     }
     uint64_t *rdispl = sdispl + size;
 
-    /* 1. Counts. */
-    if (MPI_Alltoall(a->send_counts, 1, MPI_UINT64_T, a->recv_counts, 1, MPI_UINT64_T, a->comm) !=
-        MPI_SUCCESS) {
+    /* 1. Counts, unless the caller knows them. */
+    if (!a->recv_counts_known &&
+        MPI_Alltoall(a->send_counts, 1, MPI_UINT64_T, a->recv_counts, 1, MPI_UINT64_T, a->comm) !=
+            MPI_SUCCESS) {
         err = util_fail(UTIL_EMPI, "rank %d: exchange: MPI_Alltoall of counts failed", rank);
         goto fail;
     }
@@ -160,8 +163,63 @@ fail:
     return err;
 }
 
+/* ---- the models: the two algorithms Open MPI picks from ------------------------------------ */
+
+/* Linear: every rank posts its P-1 messages at once; one round of P-1 start-ups (the empty
+ * messages are posted too), then the busiest rank's volume at full bandwidth. */
+static int model_linear(const struct exchange_model_case *c, struct exchange_model_result *r)
+{
+    int p = c->p;
+    struct exchange_model_rounds w;
+    int err = exchange_model_rounds_init(&w, c, r);
+    if (err != UTIL_OK) {
+        return err;
+    }
+    for (int i = 0; i < p; i++) {
+        for (int j = 0; j < p; j++) {
+            if (i != j) {
+                exchange_model_rounds_msg(&w, i, j, c->bytes[(size_t)i * p + j]);
+            }
+        }
+    }
+    if (p > 1) {
+        exchange_model_rounds_close(&w);
+    }
+    exchange_model_rounds_free(&w);
+    r->steps = NAN; /* all messages at once: no schedule of steps to count */
+    return UTIL_OK;
+}
+
+/* Pairwise: Open MPI's shift rounds (Birkeland and Sørevik §3.1), every message sent, empty ones
+ * too, so every round synchronises every rank with two others. */
+static int model_ompi_pairwise(const struct exchange_model_case *c, struct exchange_model_result *r)
+{
+    return exchange_model_shift_rounds(c, r, 0);
+}
+
+static const struct exchange_model model_alltoallv_linear = {
+    .name = "alltoallv-linear",
+    .summary = "all P-1 messages at once: alpha (P-1) + beta max(sent, received)",
+    .duplex = "full",
+    .run = model_linear,
+};
+
+static const struct exchange_model model_alltoallv_pairwise = {
+    .name = "alltoallv-pairwise",
+    .summary = "Open MPI's pairwise: P-1 shift rounds (to r+k, from r-k), empty messages sent too",
+    .duplex = "full",
+    .run = model_ompi_pairwise,
+};
+
+static const struct exchange_model *const alltoallv_models[] = {
+    &model_alltoallv_linear,
+    &model_alltoallv_pairwise,
+    NULL,
+};
+
 const struct exchange_ops exchange_alltoallv = {
     .name = "alltoallv",
     .summary = "MPI_Alltoall of the counts, then MPI_Alltoallv of the keys (the reference)",
     .run = alltoallv_run,
+    .models = alltoallv_models,
 };

@@ -7,17 +7,20 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "exchange/arena.h"
 #include "util/alloc.h"
+#include "util/knobs.h"
 #include "util/util.h"
 
 /* Blocks larger than this are copied by several threads (below it one memcpy is faster). */
 #define BUNDLE_PARALLEL_COPY_KEYS (1u << 20)
-/* Default payload from which a bundle is sent scattered rather than packed. */
-#define BUNDLE_SCATTER_MIN_DEFAULT (64u << 10)
-/* Default eager chunk of a short first message (bundle.h): Open MPI's shared-memory transport
- * sends up to 4 KiB (its match header included) eagerly and anything longer by a rendezvous,
- * which measured here cost more than a second eager message. */
-#define BUNDLE_EAGER_BYTES_DEFAULT 4032u
+/*
+ * The payload from which a bundle goes scattered (SORTEX_SCATTER_MIN, 64 KiB by default) and the
+ * eager chunk of a short first message (SORTEX_EAGER_BYTES, 4032 bytes by default: Open MPI's
+ * shared-memory transport sends up to 4 KiB, its match header included, eagerly and anything
+ * longer by a rendezvous, which measured here cost more than a second eager message) come from
+ * the knob table (util/knobs.c), as every rank's environment gives them.
+ */
 
 void exchange_bundle_init(struct bundle_io *io, MPI_Comm comm, int threads,
                           struct exchange_stats *stats)
@@ -27,13 +30,8 @@ void exchange_bundle_init(struct bundle_io *io, MPI_Comm comm, int threads,
     io->threads = threads;
     io->stats = stats;
     io->limit = exchange_int_limit();
-    /* Read once per process, like exchange_int_limit(). */
-    static uint64_t scatter_min = UINT64_MAX, eager = UINT64_MAX;
-    if (scatter_min == UINT64_MAX) {
-        scatter_min = util_env_count("SORTEX_SCATTER_MIN", BUNDLE_SCATTER_MIN_DEFAULT);
-        eager = util_env_count("SORTEX_EAGER_BYTES", BUNDLE_EAGER_BYTES_DEFAULT) / sizeof(uint64_t);
-    }
-    io->scatter_min = scatter_min;
+    uint64_t eager = util_knob_u64(UTIL_KNOB_EAGER_BYTES) / sizeof(uint64_t);
+    io->scatter_min = util_knob_u64(UTIL_KNOB_SCATTER_MIN);
     io->eager = eager < io->limit ? eager : 0;
     MPI_Comm_rank(comm, &io->rank);
 }
@@ -110,10 +108,8 @@ static int reserve_reqs(MPI_Request **arr, size_t *cap, size_t need, MPI_Comm co
 static int isend_chunks(struct bundle_io *io, const uint64_t *buf, uint64_t words, int peer,
                         int tag, int terminated)
 {
-    uint64_t lim = io->limit;
-    if (terminated && io->eager > 0 && words < BUNDLE_EAGER_CHUNKS * io->eager) {
-        lim = io->eager;
-    }
+    uint64_t lim =
+        terminated ? exchange_bundle_first_chunk(words, io->eager, io->limit) : io->limit;
     uint64_t nchunks = terminated ? words / lim + 1 : (words + lim - 1) / lim;
     int err = reserve_reqs(&io->req, &io->cap_req, io->nreq + nchunks, io->comm, io->rank);
     if (err != UTIL_OK) {
@@ -164,10 +160,10 @@ int exchange_bundle_post_pair(struct bundle_io *io, const uint64_t *sbuf, uint64
     return err == UTIL_OK ? isend_chunks(io, sbuf, scount, dest, tag, 0) : err;
 }
 
-/* Whether pieces with this payload travel packed. */
+/* Whether pieces with this payload (keys) travel packed. */
 static int packed(const struct bundle_io *io, uint64_t payload)
 {
-    return payload * sizeof(uint64_t) < io->scatter_min;
+    return exchange_bundle_packs(payload * sizeof(uint64_t), io->scatter_min);
 }
 
 uint64_t exchange_bundle_stage_words(const struct bundle_io *io,
@@ -390,7 +386,7 @@ int exchange_bundle_reserve(struct bundle_scratch *s, uint64_t n, const struct b
     }
     exchange_bundle_release(s);
     if (n <= SIZE_MAX / sizeof(uint64_t)) {
-        s->keys = util_alloc_scratch(n * sizeof(uint64_t));
+        s->keys = exchange_arena_take(s->owner, n * sizeof(uint64_t), &s->bytes, NULL);
     }
     if (s->keys == NULL) {
         char what[96];
@@ -398,13 +394,56 @@ int exchange_bundle_reserve(struct bundle_scratch *s, uint64_t n, const struct b
                        (unsigned long long)n);
         exchange_abort_midway(io->comm, io->rank, what);
     }
-    s->cap = n;
+    s->cap = s->bytes / sizeof(uint64_t);
     return UTIL_OK;
 }
 
 void exchange_bundle_release(struct bundle_scratch *s)
 {
-    util_free_scratch(s->keys, s->cap * sizeof(uint64_t));
+    exchange_arena_give(s->keys, s->bytes);
     s->keys = NULL;
     s->cap = 0;
+    s->bytes = 0;
+}
+
+/* ---- the cost model ------------------------------------------------------------------------- */
+
+void exchange_bundle_cost_add(struct exchange_bundle_cost *b, uint64_t bytes)
+{
+    b->bytes += bytes;
+    b->pieces++;
+    b->full += bytes > 0;
+    b->largest = exchange_model_max(b->largest, bytes);
+}
+
+/* Prices the first message of a bundle, @b bytes, cut as isend_chunks() cuts it. */
+static void cost_first(struct exchange_model_rounds *w, int src, int dst, uint64_t b)
+{
+    /* The transport's settings in keys, as bytes: its eager chunk is whole keys. */
+    uint64_t limit = exchange_int_limit() * sizeof(uint64_t);
+    uint64_t eager = util_knob_u64(UTIL_KNOB_EAGER_BYTES) / sizeof(uint64_t) * sizeof(uint64_t);
+    uint64_t chunk = exchange_bundle_first_chunk(b, eager < limit ? eager : 0, limit);
+    for (; b >= chunk; b -= chunk) {
+        exchange_model_rounds_msg(w, src, dst, chunk);
+    }
+    exchange_model_rounds_msg(w, src, dst, b); /* the shorter last chunk, empty or not */
+}
+
+void exchange_bundle_cost_send(struct exchange_model_rounds *w, int src, int dst,
+                               struct exchange_bundle_cost *b)
+{
+    uint64_t header = sizeof(uint64_t) * b->pieces; /* one count per piece */
+    if (exchange_bundle_packs(b->bytes, util_knob_u64(UTIL_KNOB_SCATTER_MIN))) {
+        cost_first(w, src, dst, header + b->bytes);
+    } else {
+        cost_first(w, src, dst, header);
+        /* The pieces as messages of their own: their bytes and start-ups at once. */
+        w->sent[src] += b->bytes;
+        w->recv[dst] += b->bytes;
+        w->msgs[src] += b->full;
+        w->total_msgs[src] += b->full;
+        w->r->bytes_moved += b->bytes;
+        w->r->max_message = exchange_model_max(w->r->max_message, b->largest);
+    }
+    memset(b, 0, sizeof(*b));
 }

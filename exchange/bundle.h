@@ -47,12 +47,31 @@
 #include <stdint.h>
 
 #include "exchange/exchange.h"
+#include "exchange/model.h"
 
 /** Tags one bundle step occupies (tag, tag + 1, tag + 2). */
 #define BUNDLE_TAGS_PER_STEP 3
 
 /** First messages shorter than this many eager chunks are cut into eager chunks. */
 #define BUNDLE_EAGER_CHUNKS 4
+
+/** Whether a bundle whose pieces hold @payload_bytes travels packed: below @scatter_min bytes
+ * (SORTEX_SCATTER_MIN), else scattered. The transport and the cost model both ask this. */
+static inline int exchange_bundle_packs(uint64_t payload_bytes, uint64_t scatter_min)
+{
+    return payload_bytes < scatter_min;
+}
+
+/**
+ * The chunk a first message of @len units (keys, or bytes for the cost model) is cut into:
+ * @eager units when it is shorter than BUNDLE_EAGER_CHUNKS of them (and eager > 0), else
+ * @limit. It then travels as len / chunk + 1 messages, every one of the chunk's size but the
+ * last, which is shorter (empty when the chunks divide len): the receiver finds the end there.
+ */
+static inline uint64_t exchange_bundle_first_chunk(uint64_t len, uint64_t eager, uint64_t limit)
+{
+    return eager > 0 && len < BUNDLE_EAGER_CHUNKS * eager ? eager : limit;
+}
 
 /** The pending requests and the matched-but-unreceived messages of a rank, plus accounting. */
 struct bundle_io {
@@ -169,10 +188,13 @@ int exchange_bundle_wait(struct bundle_io *io);
 /** Copies n keys, with up to threads OpenMP threads when the block is large. */
 void exchange_bundle_copy(uint64_t *dst, const uint64_t *src, uint64_t n, int threads);
 
-/** A scratch buffer of keys (util_alloc_scratch()), grown without keeping its contents. */
+/** A scratch buffer of keys from the kept arena (exchange/arena.h) of its owner, grown without
+ * keeping its contents. Zero it and set the owner (the back-end's exchange_ops) to start. */
 struct bundle_scratch {
     uint64_t *keys;
-    uint64_t cap;
+    uint64_t cap;      /* keys */
+    size_t bytes;      /* the buffer's size */
+    const void *owner; /* whose arena buffers it takes */
 };
 
 /**
@@ -182,7 +204,27 @@ struct bundle_scratch {
  */
 int exchange_bundle_reserve(struct bundle_scratch *s, uint64_t n, const struct bundle_io *io);
 
-/** Frees the buffer of s. */
+/** Gives the buffer of s back to the arena, for the owner's next exchange. */
 void exchange_bundle_release(struct bundle_scratch *s);
+
+/* ---- the cost model of bundles (grid's and hypercube's models) --------------------------- */
+
+/** One bundle as the cost model collects it: payload bytes, pieces (one header count each),
+ * non-empty pieces and the largest piece. Zero it to start. */
+struct exchange_bundle_cost {
+    uint64_t bytes, pieces, full, largest;
+};
+
+/** Adds a piece of @bytes to the bundle @b. */
+void exchange_bundle_cost_add(struct exchange_bundle_cost *b, uint64_t bytes);
+
+/**
+ * Prices bundle @b from @src to @dst in the current round of @w as exchange_bundle_send() sends
+ * it, with the same settings (SORTEX_SCATTER_MIN, SORTEX_EAGER_BYTES, the int limit): packed,
+ * the header and the pieces in one first message; or scattered, the header alone and then every
+ * non-empty piece as a message of its own. Clears @b.
+ */
+void exchange_bundle_cost_send(struct exchange_model_rounds *w, int src, int dst,
+                               struct exchange_bundle_cost *b);
 
 #endif

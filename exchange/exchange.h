@@ -7,8 +7,15 @@
  * takes exactly these arguments and produces exactly this layout, so back-ends are
  * interchangeable and the tests and benchmarks pick up each one from the registry by itself.
  *
+ * A back-end is described completely by its struct exchange_ops: its name and summary, its run,
+ * and its cost models, which replay on a P x P count matrix what the run would put on the links
+ * (no MPI), so that the schedule simulator (sim/) models every registered back-end.
+ *
  * Adding a back-end: one file exchange/NAME.c defining `const struct exchange_ops
- * exchange_NAME`, and one line in the registry in exchange/registry.c.
+ * exchange_NAME` with its run and at least one model, one line in the registry in
+ * exchange/registry.c, and, if it sends point-to-point messages, its tag in exchange/tags.h.
+ * The test matrix, the benchmarks, the simulator and --exchange help pick it up from the
+ * registry; the README's table of back-ends is written by hand.
  */
 #ifndef SORTEX_EXCHANGE_H
 #define SORTEX_EXCHANGE_H
@@ -48,8 +55,12 @@ struct exchange_args {
     const uint64_t *send_counts;  /* [P] keys for each destination, own rank included */
     uint64_t *recv;               /* out: keys grouped by source; room for recv_cap keys */
     uint64_t recv_cap;            /* capacity of recv in keys (>= the total this rank receives) */
-    uint64_t *recv_counts;        /* out: [P] keys received from each source */
+    uint64_t *recv_counts;        /* out: [P] keys received from each source; or in, see below */
     struct exchange_stats *stats; /* out: filled by the back-end */
+    int recv_counts_known;        /* 1: recv_counts holds, on entry, what every source sends this
+                                   * rank (the caller knows, as MPI_Alltoallv's caller does), and
+                                   * a back-end that would exchange counts only for that skips it;
+                                   * the same on every rank. 0: the back-end finds out. */
 };
 
 /**
@@ -63,11 +74,120 @@ struct exchange_args {
  */
 typedef int exchange_run_fn(const struct exchange_args *args);
 
-/** One back-end: a name for --exchange, a one-line summary for --exchange help, its run. */
+/*
+ * ---- cost models --------------------------------------------------------------------------
+ *
+ * The input of every model is a P x P matrix of bytes (row i, column j: bytes rank i sends to
+ * rank j; the diagonal is a local copy and never crosses a link). A model replays what its
+ * back-end would put on the links, round by round, and prices every round with the alpha-beta
+ * model: a round costs alpha per start-up on the busiest rank plus beta per byte of the largest
+ * volume one rank sends or receives in it (one port, full duplex, no contention beyond that
+ * rank). The scheduled back-ends (direct, forward, fullduplex) are replayed from the very
+ * schedule exchange/sched.h builds for them, at the packet size their run would choose.
+ *
+ * What every model leaves out, alike: the exchange of counts before the data moves, local
+ * copies (packing, regrouping, forwarding buffers), and contention inside the network.
+ */
+
+/** Largest P the models accept (the matrix has P^2 entries; 4096 is 128 MiB of counts). */
+#define EXCHANGE_MODEL_MAX_P 4096
+
+/**
+ * One instance to model: the byte matrix and the machine parameters, plus the figures every
+ * model shares. Fill with exchange_model_case_init(), free with exchange_model_case_free().
+ */
+struct exchange_model_case {
+    int p;                 /* ranks */
+    const uint64_t *bytes; /* [p * p] bytes i -> j, row-major; borrowed, not freed */
+    uint64_t elem_bytes;   /* bytes per element the back-ends deal in: 8 (keys) or 1 (bytes) */
+    double alpha;          /* seconds per message start-up */
+    double beta;           /* seconds per byte */
+    int validate;          /* 1: check every schedule built with exchange_sched_validate() */
+
+    /* Derived by exchange_model_case_init(). */
+    int packet_fixed;      /* 1: packet_bytes was asked for, and every scheduled model uses it;
+                            * 0: each uses its back-end's rule (forward's cuts h finer) */
+    uint64_t packet_bytes; /* packet size S: the one asked for, or direct's and fullduplex's */
+    uint64_t *packets;     /* [p * p] ceil(bytes / S), diagonal 0; owned */
+    uint64_t h;            /* packets: max over ranks of sent + received (diagonal excluded) */
+    uint64_t send_max;     /* packets: largest row sum */
+    uint64_t recv_max;     /* packets: largest column sum */
+    uint64_t h_bytes;      /* bytes: max over ranks of sent + received */
+    uint64_t total_bytes;  /* bytes off the diagonal: what a direct exchange moves */
+};
+
+/**
+ * Sets up @c for the @p x @p byte matrix @bytes (borrowed: it must outlive @c) whose back-ends
+ * deal in elements of @elem_bytes bytes. @packet_bytes > 0 fixes the packet size of the
+ * scheduled back-ends; 0 picks it as each of them does (exchange_model_packet_bytes() with its
+ * model's target_h; the case holds the one of EXCHANGE_SCHED_TARGET_H). alpha, beta and
+ * validate are left at 0 for the caller. Returns 0; UTIL_EUSAGE (one error line) when a row or
+ * column sum overflows 64 bits or p is out of 1..EXCHANGE_MODEL_MAX_P; UTIL_ENOMEM.
+ */
+int exchange_model_case_init(struct exchange_model_case *c, int p, const uint64_t *bytes,
+                             uint64_t elem_bytes, uint64_t packet_bytes);
+
+/** Frees what exchange_model_case_init() allocated; a zeroed case is fine. */
+void exchange_model_case_free(struct exchange_model_case *c);
+
+/**
+ * The packet size for the byte matrix @bytes by the rule of the scheduled back-ends: the same
+ * function their runs call, exchange_sched_packet_bytes() (the heaviest rank's bytes sent plus
+ * received over @target_h packets, at least 64 KiB, a multiple of 40 bytes). @target_h 0 is
+ * EXCHANGE_SCHED_TARGET_H.
+ */
+uint64_t exchange_model_packet_bytes(int p, const uint64_t *bytes, uint64_t target_h);
+
+/** What one model says about one instance. Fields that do not apply are NAN (doubles). */
+struct exchange_model_result {
+    const char *algo;      /* the model's name */
+    const char *duplex;    /* "half" or "full": the port model its steps count in */
+    uint64_t rounds;       /* communication rounds (steps of the schedule for direct & co.) */
+    uint64_t startups;     /* the most messages one rank sends, over the whole exchange */
+    uint64_t packet_bytes; /* the packet size its steps count in: the case's, or for a model
+                            * with a target_h of its own (forward) without a fixed size, its own */
+    uint64_t h;            /* h in packets of packet_bytes */
+    double steps;          /* length in packet steps of packet_bytes; NAN when meaningless */
+    double bound;          /* the guaranteed bound on steps; NAN when there is none */
+    uint64_t bytes_moved;  /* bytes on links, all ranks: forwarding, padding, headers included */
+    uint64_t max_message;  /* largest single message, bytes */
+    double seconds;        /* the alpha-beta model time, every round waiting for its slowest */
+    double async_seconds;  /* the same transfers without rounds: each starts when both ends are
+                            * free (point-to-point back-ends); NAN for the others */
+    double sched_seconds;  /* measured time to compute the schedule; NAN when none is computed */
+    char detail[192];      /* model-specific figures, "key=value" separated by ';' (may be "") */
+};
+
+/** Runs one model on @c and fills @r (initialised by exchange_model_run()). Returns 0,
+ * UTIL_ENOMEM, or UTIL_EIO (an invalid schedule: an internal error, reported once). */
+typedef int exchange_model_fn(const struct exchange_model_case *c, struct exchange_model_result *r);
+
+/** One cost model of a back-end. */
+struct exchange_model {
+    const char *name;    /* for --algos: the back-end's name, or NAME-VARIANT (alltoallv-linear) */
+    const char *summary; /* one line: what the model prices, for --algos help */
+    const char *duplex;  /* "half" or "full": the port model its steps count in */
+    uint64_t target_h;   /* packets its back-end cuts h into when the data picks the packet size;
+                          * 0 for back-ends without packets */
+    exchange_model_fn *run;
+};
+
+/**
+ * Runs @m on @c: sets up @r (its name and duplex, the case's packet size and h, NAN where a
+ * figure does not apply) and calls m->run. Returns what m->run returns.
+ */
+int exchange_model_run(const struct exchange_model *m, const struct exchange_model_case *c,
+                       struct exchange_model_result *r);
+
+/**
+ * One back-end: a name for --exchange, a one-line summary for --exchange help, its run, and its
+ * cost models (NULL-terminated, at least one; alltoallv has one per algorithm Open MPI may pick).
+ */
 struct exchange_ops {
     const char *name;
     const char *summary;
     exchange_run_fn *run;
+    const struct exchange_model *const *models;
 };
 
 /** Looks a back-end up by name; NULL when there is none. */
@@ -123,6 +243,14 @@ void exchange_abort_midway(MPI_Comm comm, int rank, const char *what) __attribut
  * Ranks decide alone: the order of posting is the schedule's on every rank either way.
  */
 int exchange_post_all(uint64_t largest);
+
+/**
+ * Frees the scratch memory the back-ends keep from one exchange to the next (their staging,
+ * landing and forwarding buffers, kept so that a repeated exchange does not fault their pages in
+ * again). A program that exchanges once and goes on working, as the sort does, calls it after
+ * its exchange; otherwise the memory lasts until the process ends. Not during an exchange.
+ */
+void exchange_release_scratch(void);
 
 /** Adds a back-end specific figure to stats->extra (ignored when full). */
 void exchange_stats_extra(struct exchange_stats *stats, const char *name, double value);

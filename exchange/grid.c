@@ -1,9 +1,9 @@
 /*
- * exchange/grid.c: the two-level exchange over a rows x cols process grid (seed 003).
+ * exchange/grid.c: the two-level exchange over a rows x cols process grid (Birkeland and Sørevik).
  *
- * Scheme (seed 003, sections 3.1 and 5: an all-to-all done as one all-to-all per grid
- * dimension, each within small groups): ranks fill a grid of about sqrt(P) x sqrt(P) row by
- * row (exchange/topo.h: cols = ceil(P / floor(sqrt P)), the last row possibly incomplete).
+ * Scheme (Birkeland and Sørevik [BS07], sections 3.1 and 5: an all-to-all done as one all-to-all
+ * per grid dimension, each within small groups): ranks fill a grid of about sqrt(P) x sqrt(P) row
+ * by row (exchange/topo.h: cols = ceil(P / floor(sqrt P)), the last row possibly incomplete).
  *   Phase 1, within rows: every rank sends to each other rank of its row one bundle holding
  *     its pieces for all destinations in that rank's column.
  *   Phase 2, within columns: every rank forwards to each other rank of its column one bundle
@@ -29,11 +29,15 @@
 
 #include <string.h>
 
+#include "exchange/arena.h"
 #include "exchange/bundle.h"
 #include "exchange/tags.h"
 #include "exchange/topo.h"
 #include "util/alloc.h"
 #include "util/util.h"
+
+/* This back-end, defined at the end: its address names its kept scratch (exchange/arena.h). */
+extern const struct exchange_ops exchange_grid;
 
 /* The two phases' tags (each phase takes BUNDLE_TAGS_PER_STEP). */
 #define TAG_ROWS (EXCHANGE_TAG_GRID)
@@ -258,6 +262,10 @@ static int grid_run(const struct exchange_args *a)
     gr.ncol = topo_grid_col_size(&gr.g, gr.col);
     topo_grid_sources(&gr.g, gr.rank, &gr.lo, &gr.hi);
     exchange_bundle_init(&gr.io, a->comm, a->threads, a->stats);
+    struct bundle_scratch *kept[] = {&gr.stage1, &gr.stage2, &gr.land1, &gr.land2, &gr.hop};
+    for (size_t i = 0; i < sizeof(kept) / sizeof(*kept); i++) {
+        kept[i]->owner = &exchange_grid;
+    }
 
     size_t p = (size_t)size;
     int *peers = util_malloc(p * sizeof(int));
@@ -291,11 +299,10 @@ static int grid_run(const struct exchange_args *a)
 fail:
     a->stats->seconds = util_now() - t0;
     exchange_bundle_free(&gr.io);
-    exchange_bundle_release(&gr.stage1);
-    exchange_bundle_release(&gr.stage2);
-    exchange_bundle_release(&gr.land1);
-    exchange_bundle_release(&gr.land2);
-    exchange_bundle_release(&gr.hop);
+    for (size_t i = 0; i < sizeof(kept) / sizeof(*kept); i++) {
+        exchange_bundle_release(kept[i]); /* kept for the next exchange */
+    }
+    exchange_arena_end(&exchange_grid);
     util_free(peers);
     util_free(sizes);
     util_free(gr.out);
@@ -305,9 +312,83 @@ fail:
     return err;
 }
 
+/* ---- the model ------------------------------------------------------------------------------ */
+
+/*
+ * One phase of the grid (exchange/topo.h: ranks fill a rows x cols grid row by row; the piece
+ * s -> d goes first within s's row to via = the rank in d's column, or the one in the row above
+ * when the last row lacks that column, then within that column to d). Every (a, b), a != b,
+ * with pieces routed a -> b in this phase forms one bundle. The pieces are enumerated by an
+ * outer rank o and an inner rank i (phase 1: o is the source and bundles go o -> via; phase 2:
+ * o is the destination and bundles go via -> o), collected per peer in @acc with @touched.
+ */
+static void grid_phase(struct exchange_model_rounds *w, const struct topo_grid *g, int phase,
+                       struct exchange_bundle_cost *acc, int *touched)
+{
+    int p = g->p;
+    for (int o = 0; o < p; o++) {
+        int nt = 0;
+        for (int i = 0; i < p; i++) {
+            int s = phase == 1 ? o : i, d = phase == 1 ? i : o;
+            if (s == d) {
+                continue; /* the own piece never leaves */
+            }
+            int peer = topo_grid_via(g, s, d); /* the intermediate: the bundle's other end */
+            if ((phase == 1 && peer == s) || (phase == 2 && peer == d)) {
+                continue; /* this phase keeps the piece where it is */
+            }
+            if (acc[peer].pieces == 0) {
+                touched[nt++] = peer;
+            }
+            exchange_bundle_cost_add(&acc[peer], w->c->bytes[(size_t)s * p + d]);
+        }
+        for (int k = 0; k < nt; k++) {
+            int peer = touched[k];
+            exchange_bundle_cost_send(w, phase == 1 ? o : peer, phase == 1 ? peer : o, &acc[peer]);
+        }
+    }
+}
+
+/* Grid: phase 1 within rows, phase 2 within columns; each phase one bundle per peer, all
+ * posted at once. */
+static int model_grid(const struct exchange_model_case *c, struct exchange_model_result *r)
+{
+    int p = c->p;
+    struct topo_grid g = topo_grid_shape(p);
+    struct exchange_model_rounds w;
+    int err = exchange_model_rounds_init(&w, c, r);
+    struct exchange_bundle_cost *acc = util_calloc((size_t)p, sizeof(*acc));
+    int *touched = util_malloc((size_t)p * sizeof(int));
+    if (err != UTIL_OK || acc == NULL || touched == NULL) {
+        err = err != UTIL_OK ? err : util_fail(UTIL_ENOMEM, "out of memory (grid model)");
+        goto fail;
+    }
+    for (int phase = 1; phase <= 2 && p > 1; phase++) {
+        grid_phase(&w, &g, phase, acc, touched);
+        exchange_model_rounds_close(&w);
+    }
+    exchange_model_detail(r, "grid=%dx%d", g.rows, g.cols);
+    exchange_model_detail_volume(r, c);
+fail:
+    exchange_model_rounds_end(&w, err);
+    util_free(acc);
+    util_free(touched);
+    return err;
+}
+
+static const struct exchange_model model_grid_phases = {
+    .name = "grid",
+    .summary = "rows then columns of a sqrt(P) grid: ~2 (sqrt(P)-1) start-ups, data moved twice",
+    .duplex = "full",
+    .run = model_grid,
+};
+
+static const struct exchange_model *const grid_models[] = {&model_grid_phases, NULL};
+
 const struct exchange_ops exchange_grid = {
     .name = "grid",
     .summary = "two phases over a sqrt(P) x sqrt(P) grid: rows, then columns (2 (sqrt P - 1) "
                "start-ups)",
     .run = grid_run,
+    .models = grid_models,
 };

@@ -2,16 +2,16 @@
  * exchange/hypercube.c: all-to-all in log2 P combining rounds across the dimensions of a
  * hypercube.
  *
- * Scheme (seed 001's combining model: packets travelling the same way are bundled and sent
- * with one start-up, the bundle shrinking as packets are delivered; applied here to the
- * personalized all-to-all): Q = the largest power of two <= P, dim = log2 Q. Before round k,
+ * Scheme (the combining model of one-to-all scatter [OAS]: packets travelling the same way are
+ * bundled and sent with one start-up, the bundle shrinking as packets are delivered; applied here
+ * to the personalized all-to-all): Q = the largest power of two <= P, dim = log2 Q. Before round k,
  * cube node x holds the pieces (s, d) whose source node agrees with x on the bits >= k and whose
  * destination node agrees with x on the bits < k; in round k it swaps with x ^ 2^k every piece
  * whose destination lies across dimension k, as one bundle (exchange/bundle.h: the per-(source,
- * destination) counts plus the pieces, packed into one message when small, scattered straight
- * from where each piece is when large). After dim rounds every node holds exactly the pieces
- * for itself, from every source, and lays them out by source; large pieces for it were left
- * waiting inside MPI on arrival and are received straight into the result.
+ * destination) counts plus the pieces, packed into one message when small, scattered straight from
+ * where each piece is when large). After dim rounds every node holds exactly the pieces for itself,
+ * from every source, and lays them out by source; large pieces for it were left waiting inside MPI
+ * on arrival and are received straight into the result.
  *
  * Non-power-of-two P: the P - Q ranks e >= Q are folded into node e - Q (exchange/topo.h).
  * Such a rank sends its whole send buffer to its node in an extra first round and receives its
@@ -30,11 +30,15 @@
 
 #include <string.h>
 
+#include "exchange/arena.h"
 #include "exchange/bundle.h"
 #include "exchange/tags.h"
 #include "exchange/topo.h"
 #include "util/alloc.h"
 #include "util/util.h"
+
+/* This back-end, defined at the end: its address names its kept scratch (exchange/arena.h). */
+extern const struct exchange_ops exchange_hypercube;
 
 /* Step t's tags: 0 is the fold, 1..dim the cube rounds, dim + 1 the unfold. */
 #define TAG_STEP(t) (EXCHANGE_TAG_HYPERCUBE + BUNDLE_TAGS_PER_STEP * (t))
@@ -302,6 +306,9 @@ static int hypercube_run(const struct exchange_args *a)
     cu.stage = scratch;
     cu.land = scratch + steps;
     cu.hop = scratch + 2 * steps;
+    for (size_t i = 0; i < 3 * steps; i++) {
+        scratch[i].owner = &exchange_hypercube;
+    }
     for (uint64_t d = 0, off = 0; d < p; off += a->send_counts[d], d++) {
         cu.out[d].keys = a->send + off;
         cu.out[d].n = a->send_counts[d];
@@ -323,8 +330,9 @@ static int hypercube_run(const struct exchange_args *a)
     a->stats->seconds = util_now() - t0;
     exchange_bundle_free(&cu.io);
     for (size_t i = 0; scratch != NULL && i < 3 * steps; i++) {
-        exchange_bundle_release(&scratch[i]);
+        exchange_bundle_release(&scratch[i]); /* kept for the next exchange */
     }
+    exchange_arena_end(&exchange_hypercube);
     util_free(scratch);
     util_free(sets);
     util_free(pieces);
@@ -334,9 +342,88 @@ static int hypercube_run(const struct exchange_args *a)
     return err;
 }
 
+/* ---- the model ------------------------------------------------------------------------------ */
+
+/*
+ * Hypercube (exchange/topo.h): Q = the largest power of two <= P; rank e >= Q is folded into
+ * node e - Q: it hands that node its whole send buffer first (its own piece included) and gets
+ * its pieces back last. Before cube round k, node x holds the pieces (s, d) whose source node
+ * agrees with x on the bits >= k and whose destination node agrees with x on the bits < k; it
+ * sends x ^ 2^k, as one bundle, those whose destination node differs from x in bit k. So a
+ * piece is held by x = (node(s) & ~mask) | (node(d) & mask) and moves in round k iff node(s)
+ * and node(d) differ in bit k: one pass over the P^2 pieces per round.
+ */
+static int model_hypercube(const struct exchange_model_case *c, struct exchange_model_result *r)
+{
+    int p = c->p, dim = topo_cube_dim(p), q = 1 << dim;
+    size_t n = (size_t)p;
+    struct exchange_model_rounds w;
+    int err = exchange_model_rounds_init(&w, c, r);
+    struct exchange_bundle_cost *acc = util_calloc((size_t)q, sizeof(*acc));
+    if (err != UTIL_OK || acc == NULL) {
+        err = err != UTIL_OK ? err : util_fail(UTIL_ENOMEM, "out of memory (hypercube model)");
+        goto fail;
+    }
+    /* Fold: every extra rank hands its node its whole row. */
+    if (p > q) {
+        for (int e = q; e < p; e++) {
+            for (size_t d = 0; d < n; d++) {
+                exchange_bundle_cost_add(&acc[0], c->bytes[(size_t)e * n + d]);
+            }
+            exchange_bundle_cost_send(&w, e, e - q, &acc[0]);
+        }
+        exchange_model_rounds_close(&w);
+    }
+    /* The cube rounds. */
+    for (int k = 0; k < dim; k++) {
+        int bit = 1 << k, mask = bit - 1;
+        for (size_t s = 0; s < n; s++) {
+            int a = topo_cube_node((int)s, q);
+            for (size_t d = 0; d < n; d++) {
+                int b = topo_cube_node((int)d, q);
+                if (((a ^ b) & bit) != 0) {
+                    exchange_bundle_cost_add(&acc[(a & ~mask) | (b & mask)], c->bytes[s * n + d]);
+                }
+            }
+        }
+        for (int x = 0; x < q; x++) {
+            /* Every node sends, an empty bundle too. */
+            exchange_bundle_cost_send(&w, x, x ^ bit, &acc[x]);
+        }
+        exchange_model_rounds_close(&w);
+    }
+    /* Unfold: every node hands its extra rank the pieces for it, from every source. */
+    if (p > q) {
+        for (int e = q; e < p; e++) {
+            for (size_t s = 0; s < n; s++) {
+                exchange_bundle_cost_add(&acc[0], c->bytes[s * n + (size_t)e]);
+            }
+            exchange_bundle_cost_send(&w, e - q, e, &acc[0]);
+        }
+        exchange_model_rounds_close(&w);
+    }
+    exchange_model_detail(r, "cube_dim=%d", dim);
+    exchange_model_detail(r, "folded=%d", p - q);
+    exchange_model_detail_volume(r, c);
+fail:
+    exchange_model_rounds_end(&w, err);
+    util_free(acc);
+    return err;
+}
+
+static const struct exchange_model model_hypercube_rounds = {
+    .name = "hypercube",
+    .summary = "log2 P combining rounds (non-powers of two folded): volume ~ (n/2) log2 P",
+    .duplex = "full",
+    .run = model_hypercube,
+};
+
+static const struct exchange_model *const hypercube_models[] = {&model_hypercube_rounds, NULL};
+
 const struct exchange_ops exchange_hypercube = {
     .name = "hypercube",
     .summary = "log2 P rounds across cube dimensions, bundles with count headers (+2 folding "
                "rounds for P not a power of two)",
     .run = hypercube_run,
+    .models = hypercube_models,
 };

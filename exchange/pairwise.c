@@ -3,25 +3,26 @@
  * schedules: `pairwise` (the 1-factorization) and `shift` (Open MPI's own pairwise algorithm),
  * kept side by side so that they can be compared on the same code path.
  *
- * pairwise (seed 004, section 4.1): the 1-factorization of the complete graph. For odd P there
- * are P rounds; in round i PE j exchanges with (i - j) mod P and idles when that is j. For even
- * P, PEs 0..P-2 do the same with P-1 in place of P and the PE that would idle exchanges with
- * P-1: P-1 rounds, nobody idles. Each round every pair talks both ways at once (one
- * MPI_Sendrecv with the same peer), so a round costs alpha + beta * max(m_jk, m_kj) on a
- * full-duplex link and the P-1 (P) rounds add up to the optimal (P-1) l for a regular
- * instance of pieces of length l (P l for odd P).
+ * pairwise (Sanders and Solis-Oba, section 4.1): the 1-factorization of the complete graph. For odd
+ * P there are P rounds; in round i PE j exchanges with (i - j) mod P and idles when that is j. For
+ * even P, PEs 0..P-2 do the same with P-1 in place of P and the PE that would idle exchanges with
+ * P-1: P-1 rounds, nobody idles. Each round every pair talks both ways at once (one MPI_Sendrecv
+ * with the same peer), so a round costs alpha + beta * max(m_jk, m_kj) on a full-duplex link and
+ * the P-1 (P) rounds add up to the optimal (P-1) l for a regular instance of pieces of length l (P
+ * l for odd P).
  *
- * shift (seed 003, section 3.1): P-1 rounds; in round i every rank sends to (rank + i) mod P
- * and receives from (rank - i) mod P: two different peers per round, no idle PE.
+ * shift (Birkeland and Sørevik, section 3.1): P-1 rounds; in round i every rank sends to (rank + i)
+ * mod P and receives from (rank - i) mod P: two different peers per round, no idle PE.
  *
  * Both: the counts go first by one MPI_Alltoall (the receiver must know each size to receive in
- * place); a rank whose receive buffer is too small reports it and still takes part, into a
- * buffer it throws away, so nobody hangs and the usual case pays for no agreement round. The
- * own bucket is a local copy; every other piece moves once, straight from the send buffer to
- * its final place in the receive buffer (no scratch), in chunks of at most exchange_int_limit()
- * keys. A pair with nothing to send either way skips its round.
+ * place), unless the caller knows them (exchange_args.recv_counts_known); a rank whose receive
+ * buffer is too small reports it and still takes part, into a buffer it throws away, so nobody
+ * hangs and the usual case pays for no agreement round. The own bucket is a local copy; every other
+ * piece moves once, straight from the send buffer to its final place in the receive buffer (no
+ * scratch), in chunks of at most exchange_int_limit() keys. A pair with nothing to send either way
+ * skips its round.
  *
- * Synchronous rounds (one blocking MPI_Sendrecv each, the seeds' model) let each rank stream
+ * Synchronous rounds (one blocking MPI_Sendrecv each, the papers' model) let each rank stream
  * to one peer at a time, which pays off for large pieces when every rank has a core of its own.
  * Otherwise (small pieces, or an oversubscribed node: exchange_post_all()) a rank posts all its
  * rounds at once, non-blocking, in the same schedule order. SORTEX_ROUNDS=sync or async
@@ -36,20 +37,19 @@
 #include <string.h>
 
 #include "exchange/bundle.h"
+#include "exchange/model.h"
 #include "exchange/tags.h"
 #include "exchange/topo.h"
 #include "util/alloc.h"
+#include "util/knobs.h"
 #include "util/util.h"
 
 /* Whether this rank posts all its rounds at once (see above); biggest: its largest piece. */
 static int rounds_async(uint64_t biggest)
 {
-    const char *force = getenv("SORTEX_ROUNDS");
-    if (force != NULL && strcmp(force, "sync") == 0) {
-        return 0;
-    }
-    if (force != NULL && strcmp(force, "async") == 0) {
-        return 1;
+    uint64_t force = util_knob_u64(UTIL_KNOB_ROUNDS); /* 0: not forced, 1: sync, 2: async */
+    if (force != 0) {
+        return force == 2;
     }
     return exchange_post_all(biggest * sizeof(uint64_t));
 }
@@ -77,9 +77,10 @@ static int rounds_run(const struct exchange_args *a, enum round_schedule schedul
     }
     uint64_t *rdispl = sdispl + size;
 
-    /* 1. Counts. */
-    if (MPI_Alltoall(a->send_counts, 1, MPI_UINT64_T, a->recv_counts, 1, MPI_UINT64_T, a->comm) !=
-        MPI_SUCCESS) {
+    /* 1. Counts, unless the caller knows them. */
+    if (!a->recv_counts_known &&
+        MPI_Alltoall(a->send_counts, 1, MPI_UINT64_T, a->recv_counts, 1, MPI_UINT64_T, a->comm) !=
+            MPI_SUCCESS) {
         err = util_fail(UTIL_EMPI, "rank %d: exchange: MPI_Alltoall of counts failed", rank);
         goto fail;
     }
@@ -150,14 +151,113 @@ static int shift_run(const struct exchange_args *a)
     return rounds_run(a, SCHEDULE_SHIFT);
 }
 
+/* ---- the models ------------------------------------------------------------------------------ */
+
+/*
+ * Shift rounds (Birkeland and Sørevik §3.1, exchange/topo.h): in round k = 1..P-1 rank i sends to i
+ * + k and receives from i - k (mod P). Open MPI's pairwise alltoallv (@skip_empty 0) sends every
+ * message, empty ones too, so every round synchronises every rank with two others; the shift
+ * back-end (@skip_empty 1) sends only non-empty pieces.
+ */
+int exchange_model_shift_rounds(const struct exchange_model_case *c,
+                                struct exchange_model_result *r, int skip_empty)
+{
+    int p = c->p;
+    struct exchange_model_rounds w;
+    int err = exchange_model_rounds_init(&w, c, r);
+    if (err != UTIL_OK) {
+        return err;
+    }
+    w.priced_async = 1;
+    for (int k = 1; k < p; k++) {
+        for (int i = 0; i < p; i++) {
+            int j = topo_shift_to(k, i, p);
+            uint64_t b = c->bytes[(size_t)i * p + j];
+            if (b == 0 && skip_empty) {
+                continue;
+            }
+            exchange_model_rounds_msg(&w, i, j, b);
+            /* A send-receive: i's message to j is one transfer between the two. */
+            exchange_model_async_xfer(&w.async, i, j, c->alpha + c->beta * (double)b);
+        }
+        for (int i = 0; i < p; i++) {
+            exchange_model_async_commit(&w.async, i, topo_shift_to(k, i, p));
+        }
+        exchange_model_rounds_close(&w);
+    }
+    exchange_model_rounds_free(&w);
+    return UTIL_OK;
+}
+
+static int model_shift(const struct exchange_model_case *c, struct exchange_model_result *r)
+{
+    return exchange_model_shift_rounds(c, r, 1);
+}
+
+/* 1-factor pairwise (Sanders and Solis-Oba §4.1, exchange/topo.h): P-1 rounds for even P, P for odd
+ * P; partners swap both ways in one send-receive, an empty side sends nothing, and a pair with
+ * nothing either way skips its round (as the pairwise back-end does). */
+static int model_factor(const struct exchange_model_case *c, struct exchange_model_result *r)
+{
+    int p = c->p, nrounds = p == 1 ? 0 : topo_factor_rounds(p);
+    struct exchange_model_rounds w;
+    int err = exchange_model_rounds_init(&w, c, r);
+    if (err != UTIL_OK) {
+        return err;
+    }
+    w.priced_async = 1;
+    for (int i = 0; i < nrounds; i++) {
+        for (int j = 0; j < p; j++) {
+            int q = topo_factor_partner(i, j, p);
+            uint64_t out = c->bytes[(size_t)j * p + q], in = c->bytes[(size_t)q * p + j];
+            if (q == j || out + in == 0) {
+                continue; /* idle, or a pair with nothing either way */
+            }
+            if (out > 0) {
+                exchange_model_rounds_msg(&w, j, q, out);
+            }
+            if (j < q) { /* one swap per pair, as long as the larger direction */
+                double cost = c->alpha + c->beta * (double)exchange_model_max(out, in);
+                exchange_model_async_xfer(&w.async, j, q, cost);
+            }
+        }
+        for (int j = 0; j < p; j++) {
+            exchange_model_async_commit(&w.async, j, topo_factor_partner(i, j, p));
+        }
+        exchange_model_rounds_close(&w);
+    }
+    exchange_model_rounds_free(&w);
+    return UTIL_OK;
+}
+
+static const struct exchange_model model_pairwise = {
+    .name = "pairwise",
+    .summary = "1-factor rounds (P-1, P for odd P), partners swap: alpha + beta (largest message) "
+               "each",
+    .duplex = "full",
+    .run = model_factor,
+};
+
+static const struct exchange_model model_shift_rounds = {
+    .name = "shift",
+    .summary = "P-1 shift rounds (to r+k, from r-k), non-empty pieces only: alpha + beta (largest)",
+    .duplex = "full",
+    .run = model_shift,
+};
+
+static const struct exchange_model *const pairwise_models[] = {&model_pairwise, NULL};
+static const struct exchange_model *const shift_models[] = {&model_shift_rounds, NULL};
+
 const struct exchange_ops exchange_pairwise = {
     .name = "pairwise",
     .summary = "1-factor rounds, one MPI_Sendrecv with one peer each (P-1 rounds, P for odd P)",
     .run = pairwise_run,
+    .models = pairwise_models,
 };
 
 const struct exchange_ops exchange_shift = {
     .name = "shift",
     .summary = "P-1 rounds sending to rank+i, receiving from rank-i (Open MPI's pairwise)",
     .run = shift_run,
+    .models = shift_models,
 };

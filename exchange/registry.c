@@ -7,31 +7,29 @@
 #include <string.h>
 
 #include "util/alloc.h"
+#include "util/knobs.h"
 #include "util/util.h"
 
-extern const struct exchange_ops exchange_alltoallv;
-extern const struct exchange_ops exchange_direct;
-extern const struct exchange_ops exchange_forward;
-extern const struct exchange_ops exchange_fullduplex;
-extern const struct exchange_ops exchange_pairwise;
-extern const struct exchange_ops exchange_shift;
-extern const struct exchange_ops exchange_grid;
-extern const struct exchange_ops exchange_hypercube;
-extern const struct exchange_ops exchange_transpose;
+/* One line per back-end, NAME for the `const struct exchange_ops exchange_NAME` its file defines;
+ * the first is the default. The list declares them and fills the table. */
+#define EXCHANGE_BACKENDS(X)                                                                       \
+    X(alltoallv)                                                                                   \
+    X(direct)                                                                                      \
+    X(forward)                                                                                     \
+    X(fullduplex)                                                                                  \
+    X(pairwise)                                                                                    \
+    X(shift)                                                                                       \
+    X(grid)                                                                                        \
+    X(hypercube)                                                                                   \
+    X(transpose)
 
-/* One line per back-end; the first is the default. */
-static const struct exchange_ops *const registry[] = {
-    &exchange_alltoallv,
-    &exchange_direct,
-    &exchange_forward,
-    &exchange_fullduplex,
-    &exchange_pairwise,
-    &exchange_shift,
-    &exchange_grid,
-    &exchange_hypercube,
-    &exchange_transpose,
-    NULL,
-};
+#define DECLARE(name) extern const struct exchange_ops exchange_##name;
+EXCHANGE_BACKENDS(DECLARE)
+#undef DECLARE
+
+#define ENTRY(name) &exchange_##name,
+static const struct exchange_ops *const registry[] = {EXCHANGE_BACKENDS(ENTRY) NULL};
+#undef ENTRY
 
 const struct exchange_ops *exchange_find(const char *name)
 {
@@ -69,17 +67,9 @@ void exchange_print_help(FILE *out)
     }
 }
 
-/* The launch's settings are read once per process: every exchange asks for them, and a getenv()
- * among the ~90 variables mpirun sets costs ~50 ns, omp_get_num_procs() a system call (~0.3 us),
- * which together made small exchanges measurably slower than MPI_Alltoallv. */
 uint64_t exchange_int_limit(void)
 {
-    static uint64_t limit; /* 0: not read yet */
-    if (limit == 0) {
-        uint64_t v = util_env_count("SORTEX_INT_LIMIT", 2147483647ULL);
-        limit = v >= 1 && v <= 2147483647ULL ? v : 2147483647ULL;
-    }
-    return limit;
+    return util_knob_u64(UTIL_KNOB_INT_LIMIT);
 }
 
 uint64_t *exchange_recv_target(const struct exchange_args *args, uint64_t need, int rank,
@@ -108,10 +98,11 @@ void exchange_abort_midway(MPI_Comm comm, int rank, const char *what)
 
 int exchange_post_all(uint64_t largest)
 {
-    static int oversubscribed = -1; /* -1: not known yet (see exchange_int_limit()) */
+    /* Once per process: every exchange asks, and omp_get_num_procs() is a system call. */
+    static int oversubscribed = -1; /* -1: not known yet */
     if (oversubscribed < 0) {
-        const char *local = getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
-        oversubscribed = local != NULL && atoi(local) > omp_get_num_procs();
+        uint64_t local = util_knob_u64(UTIL_KNOB_LOCAL_SIZE);
+        oversubscribed = local > (uint64_t)omp_get_num_procs();
     }
     return oversubscribed || largest < EXCHANGE_POST_ALL_BELOW;
 }

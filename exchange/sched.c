@@ -1,6 +1,6 @@
 /*
  * exchange/sched.c: the schedule container: validation, degree statistics, the packet and byte
- * mapping, printing and the registry of algorithms (see sched.h). The algorithms themselves live
+ * mapping, printing and the bounds of the algorithms (see sched.h). The algorithms themselves live
  * in sched_build.c.
  */
 #include "exchange/sched.h"
@@ -479,7 +479,7 @@ void exchange_sched_print(FILE *out, const struct exchange_sched *s)
     }
 }
 
-/* ---- registry ---------------------------------------------------------------------------- */
+/* ---- the algorithms and their bounds ------------------------------------------------------- */
 
 /* §2.1: ceil(h/2) colour classes of at most 3 steps. */
 static double bound_direct(int p, uint64_t h, uint64_t send_max, uint64_t recv_max)
@@ -504,38 +504,9 @@ static double bound_fullduplex(int p, uint64_t h, uint64_t send_max, uint64_t re
     return (double)(send_max > recv_max ? send_max : recv_max);
 }
 
-static const struct exchange_sched_algo algo_direct = {
-    "direct",
-    "half-duplex, direct delivery by bipartite edge colouring: <= 3 ceil(h/2) steps",
-    exchange_sched_direct,
-    EXCHANGE_SCHED_HALF_DUPLEX,
-    bound_direct,
-    EXCHANGE_SCHED_TARGET_H};
-static const struct exchange_sched_algo algo_forward = {
-    "forward",
-    "half-duplex, idle PEs forward fifths of packets: ~6/5 (h+1) steps",
-    exchange_sched_forward,
-    EXCHANGE_SCHED_HALF_DUPLEX,
-    bound_forward,
-    EXCHANGE_SCHED_TARGET_H_FORWARD};
-static const struct exchange_sched_algo algo_fullduplex = {
-    "fullduplex",
-    "full-duplex, direct delivery: max(send, receive) steps, optimal",
-    exchange_sched_fullduplex,
-    EXCHANGE_SCHED_FULL_DUPLEX,
-    bound_fullduplex,
-    EXCHANGE_SCHED_TARGET_H};
-
-const struct exchange_sched_algo *const exchange_sched_algos[] = {&algo_direct, &algo_forward,
-                                                                  &algo_fullduplex, NULL};
-
-const struct exchange_sched_algo *exchange_sched_lookup(const char *name)
-{
-    /* A linear search: the table is tiny. */
-    for (size_t i = 0; name != NULL && exchange_sched_algos[i] != NULL; i++) {
-        if (strcmp(exchange_sched_algos[i]->name, name) == 0) {
-            return exchange_sched_algos[i];
-        }
-    }
-    return NULL;
-}
+const struct exchange_sched_algo exchange_sched_algo_direct = {
+    "direct", exchange_sched_direct, EXCHANGE_SCHED_HALF_DUPLEX, bound_direct};
+const struct exchange_sched_algo exchange_sched_algo_forward = {
+    "forward", exchange_sched_forward, EXCHANGE_SCHED_HALF_DUPLEX, bound_forward};
+const struct exchange_sched_algo exchange_sched_algo_fullduplex = {
+    "fullduplex", exchange_sched_fullduplex, EXCHANGE_SCHED_FULL_DUPLEX, bound_fullduplex};

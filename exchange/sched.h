@@ -1,7 +1,7 @@
 /*
  * exchange/sched.h: schedules for h-relations, after Sanders and Solis-Oba, "How helpers hasten
- * h-relations" (seed 004). Pure C, no MPI: the scheduled exchange back-ends compute a schedule
- * here (every rank the same one, deterministically) and then execute it.
+ * h-relations" ([SS01] in the README). Pure C, no MPI: the scheduled exchange back-ends compute a
+ * schedule here (every rank the same one, deterministically) and then execute it.
  *
  * The problem. P PEs; PE i must send m[i][j] packets to PE j. h is the largest number of packets
  * a PE sends plus receives (the diagonal m[i][i] is a local copy and takes no part). In the
@@ -154,48 +154,32 @@ int exchange_sched_degrees(int p, const uint64_t *m, uint64_t *h, uint64_t *send
  * Packets the heaviest PE's load is cut into when the packet size is left to the data, by direct
  * and fullduplex. Every packet step costs a start-up and a hand-over between two PEs; finer
  * packets only pay where the schedule is executed one step at a time on half-duplex links, where a
- * message's short last packet leaves a step part idle. Measured on 2 cores (sortex-xbench, the
- * sort's count matrices of the nine benchmark inputs, 16 MiB per rank, two launches of 9
- * repetitions): forward's median ratio to MPI_Alltoallv over the inputs with h cut into 256 / 64 /
- * 32 / 16 packets was 1.36 / 1.19 / 1.10 / 1.06 at P = 7 and 1.19 / 1.17 / 1.09 / 1.04 at P = 5
- * (uniform at P = 7: 431 messages in 208 rounds at 256, 194 in 92 at 32); at P = 3, 4 and 8, and
- * for direct and fullduplex, it did not change beyond the noise. Coarser packets make a message's
- * short last packet a larger share of h, but it costs only its own bytes: sortex-sched's alpha-beta
- * times (uniform, 16 MiB per rank) at 32 and 256 packets were within 3% for P = 7 to 32, and 32-42%
- * lower at 32 for P = 64 (fewer rounds). At 8 packets direct and fullduplex were faster on one node
- * only at moderate volumes (random at P = 7, 4 MiB per rank: direct 1.23-1.24 to 1.02-1.10), where
- * they already keep within 1.25x, and the model says links would lose: sortex-sched's async time
- * for fullduplex on `random` at P = 5 to 8 is 16-25% longer at 8 than at 32, as messages of one
- * packet each cannot be balanced by size. sortex-sched --target-h models other packet sizes, and
+ * message's short last packet leaves a step part idle. 32 was measured (sortex-xbench against
+ * MPI_Alltoallv on the sort's count matrices, P = 3 to 8) as fast as 16 and faster than 64 and
+ * 256 on shared memory, while sortex-sched's model keeps the step counts close to those of fine
+ * packets; 8 made direct and fullduplex faster on one node only at moderate volumes and, in the
+ * model, slower on links. The figures are in the commit that set it (git log -S
+ * EXCHANGE_SCHED_TARGET_H). sortex-sched --target-h models other packet sizes, and
  * SORTEX_SCHED_TARGET_H sets one for a run (exchange/scheduled.c).
  */
 #define EXCHANGE_SCHED_TARGET_H 32
 /**
  * The same for forward, whose transfers are fifths of packets: at 8 packets its pieces (h / 40)
- * are about as large as direct's packets (h / 32), so it starts about as many messages. Measured on
- * 2 cores (sortex-xbench, the sort's matrices of uniform, rd, dd and staggered and the patterns
- * random and bucket, 4 and 16 MiB per rank, 7 repetitions, two launches of each build
- * interleaved): forward's ratio to MPI_Alltoallv at 4 MiB per rank went from 1.40-1.71 to
- * 1.04-1.09 on random at P = 5 (109 messages to 25), 1.51-1.69 to 1.18-1.23 at P = 7, from
- * 1.43-1.59 to 0.97-1.04 on the sort's uniform at P = 7 (194 to 42), and from 1.36-1.45 to
- * 1.02-1.09 on bucket at P = 5 and 7; at 16 MiB it was level or up to 0.2 lower; the odd cycles
- * (the sort's staggered at P = 7: 76 messages either way) did not change beyond the noise. The
- * price is on half-duplex links run one step at a time, where coarse packets balance worse:
- * sortex-sched's async time for forward on `random` (this machine's alpha and beta, 4 and 16
- * MiB per rank) is 9-14% longer at 8 packets than at 32 for P = 6 to 8, though not at P = 5 or
- * 16, and on the emulated cluster (6 hosts, 200 Mbit/s half duplex, stepwise, 16 MiB
- * per rank, one run each) forward against direct on `random` went from 0.94 to 1.15, while the
- * odd cycles kept their 0.84-0.86.
+ * are about as large as direct's packets (h / 32), so it starts about as many messages. Measured
+ * against 32 with sortex-xbench on one node, it brought forward's time from 1.4-1.7x MPI_Alltoallv
+ * down to 1.0-1.2x at 4 MiB per rank; the price is on half-duplex links run one step at a time,
+ * where coarse packets balance worse (sortex-sched's async model, and the emulated half-duplex
+ * cluster). The figures are in the commit that set it (git log -S
+ * EXCHANGE_SCHED_TARGET_H_FORWARD).
  */
 #define EXCHANGE_SCHED_TARGET_H_FORWARD 8
 /** The most packets a run (SORTEX_SCHED_TARGET_H) or sortex-sched --target-h may ask for. */
 #define EXCHANGE_SCHED_TARGET_H_MAX 1048576
 /**
  * Smallest packet the data may choose, in bytes. Every packet step costs a message start-up and
- * a synchronisation of its two PEs, so tiny packets make small exchanges slow: at P = 8 with 64
- * KiB per rank, 512-byte packets (h / 256) took 5-10x as long as MPI_Alltoallv, 64 KiB packets
- * 1.2-1.5x. 64 KiB keeps a packet's start-up below a tenth of its transfer time on shared memory
- * and on networks of up to ~10 GB/s.
+ * a synchronisation of its two PEs, so tiny packets make small exchanges slow (512-byte packets
+ * at 64 KiB per rank took several times as long as MPI_Alltoallv). 64 KiB keeps a packet's
+ * start-up below a tenth of its transfer time on shared memory and on networks of up to ~10 GB/s.
  */
 #define EXCHANGE_SCHED_MIN_PACKET ((uint64_t)64 << 10)
 /** Packet sizes are multiples of this many bytes: 5 keys, so a fifth of a packet is whole keys. */
@@ -237,23 +221,18 @@ int exchange_sched_joins(const struct exchange_sched *s, uint8_t *join);
 /** Prints @s readably, one line per transfer grouped by step (for debugging and tests). */
 void exchange_sched_print(FILE *out, const struct exchange_sched *s);
 
-/** One scheduling algorithm of the registry. */
+/** A scheduling algorithm: how to build its schedules, and what they guarantee. */
 struct exchange_sched_algo {
-    const char *name;    /* "direct", "forward", "fullduplex" */
-    const char *summary; /* one line for --help style listings */
+    const char *name; /* "direct", "forward", "fullduplex" (for messages) */
     exchange_sched_fn *build;
     enum exchange_sched_model model;
     /** Guaranteed upper bound in steps for p PEs and the degree statistics of a matrix. */
     double (*bound)(int p, uint64_t h, uint64_t send_max, uint64_t recv_max);
-    /** Packets its executor cuts h into when the data chooses the packet size (the @target_h
-     * of exchange_sched_packet_bytes()). */
-    uint64_t target_h;
 };
 
-/** The algorithms, ending with NULL. */
-extern const struct exchange_sched_algo *const exchange_sched_algos[];
-
-/** The algorithm called @name, or NULL. */
-const struct exchange_sched_algo *exchange_sched_lookup(const char *name);
+/** The three algorithms; the back-ends of exchange/scheduled.c run one each. */
+extern const struct exchange_sched_algo exchange_sched_algo_direct;
+extern const struct exchange_sched_algo exchange_sched_algo_forward;
+extern const struct exchange_sched_algo exchange_sched_algo_fullduplex;
 
 #endif

@@ -1,8 +1,8 @@
 /*
  * exchange/sched_build.c: the h-relation scheduling algorithms of sched.h, after Sanders and
- * Solis-Oba, "How helpers hasten h-relations" (seed 004).
+ * Solis-Oba, "How helpers hasten h-relations" ([SS01] in the README).
  *
- * All three algorithms share one pipeline:
+ * All three algorithms share one pipeline; the graph work of steps 1 to 3 is exchange/bvn.h's:
  *   1. a bipartite multigraph, senders L x receivers R, given as weights (packet counts);
  *      for the half-duplex algorithms the transfer graph's edges are first oriented so that
  *      every PE has in = out <= ceil(h/2) (§2.1), for full-duplex the weights are m itself;
@@ -12,7 +12,9 @@
  *      perfect matching of the support, n = its lightest weight, subtract, repeat. Each
  *      (matching, n) is n identical colour classes of a c-edge-colouring, so they are
  *      scheduled once with "super-packets" of n packets (§3 does the same for the strongly
- *      polynomial variant, with a different choice of matchings);
+ *      polynomial variant, with a different choice of matchings); within a round the packets
+ *      of each pair are dealt out, and the round cut where an edge's payload changes kind
+ *      (schedule_round());
  *   4. each colour class scheduled by the algorithm: one step (full-duplex), 2 or 3 steps
  *      (direct), or 12 rounds of 1/5 with helpers (forward).
  */
@@ -22,11 +24,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "exchange/bvn.h"
 #include "util/alloc.h"
 #include "util/util.h"
 
 #define NONE UINT32_MAX
-#define NO_ENTRY UINT64_MAX
 #define UNITS EXCHANGE_SCHED_UNITS
 
 /* What a matching edge u -> nxt[u] carries in a colour class. */
@@ -705,12 +707,12 @@ static int forward_removal(struct ctx *c, const uint32_t *nxt, uint8_t *kind, ui
  * forward_removal() (§2.4, Lemma 1).
  *
  * Our addition: the bipartite graph gets virtual PEs without packets (VIRTUAL_PES), whose
- * padding is placed on real PEs with spare degree first (bip_build()). A colour class in which
- * a virtual PE is matched to a real one has a real path, hence a helper, so only classes where
- * the virtual PEs are matched among themselves can need removals: none unless nearly every PE
- * has the maximum degree (p c - E < 2 c, E = packets after orientation), as on the lower-bound
- * instance. This keeps M small and the schedule compact (a removal class splits into up to ~p/2
- * variants; with huge counts at p = 63 this took 35M transfers down to 1M).
+ * padding is placed on real PEs with spare degree first (exchange_bvn_build()). A colour class
+ * in which a virtual PE is matched to a real one has a real path, hence a helper, so only
+ * classes where the virtual PEs are matched among themselves can need removals: none unless
+ * nearly every PE has the maximum degree (p c - E < 2 c, E = packets after orientation), as on
+ * the lower-bound instance. This keeps M small and the schedule compact (a removal class splits
+ * into up to ~p/2 variants; with huge counts at p = 63 this took 35M transfers down to 1M).
  */
 static int forward_class(struct ctx *c, const uint32_t *nxt, uint8_t *kind, const uint64_t *base,
                          uint64_t n)
@@ -755,379 +757,53 @@ static int fullduplex_class(struct ctx *c, const uint32_t *nxt, uint8_t *kind,
     return w_flush(c, 1, n * UNITS);
 }
 
-/* ---- the bipartite multigraph and its decomposition ---------------------------------------- */
+/* ---- the bipartite multigraph and its decomposition (exchange/bvn.h) ------------------------ */
 
 /*
- * The c-regular bipartite multigraph L x R. Row u lists its entries (u, col[e]) in
- * [rb[u], re[u]); entries whose weight reaches zero are swapped out of the live range. Each
- * entry has real weight (packets on the pair) and padding (virtual) weight.
+ * The weights of the bipartite graph. Oriented (half-duplex): half of the m_uv + m_vu packets on
+ * {u, v} each way, and the odd one the way exchange_bvn_orient_odd() chose. Directed
+ * (full-duplex): m_uv. The diagonal carries no packets.
  */
-struct bip {
+struct weights {
     uint32_t p;
-    uint64_t c;
-    uint64_t *rb, *re;
-    uint32_t *col;
-    uint64_t *real, *pad;
-    uint64_t *ml; /* matched entry of L vertex u, or NO_ENTRY */
-    uint32_t *mr; /* matched L vertex of R vertex v, or NONE */
-    uint32_t *vis, stamp;
-    uint32_t *su;   /* DFS stack: L vertices ... */
-    uint64_t *spos; /* ... their scan positions ... */
-    uint64_t *sent; /* ... and the entry that led to the next level */
-    uint64_t *la;   /* per L vertex: look-ahead position for a free neighbour */
+    const uint64_t *m;
+    bool oriented;
+    uint64_t *ab, *adj_e; /* the orientation of the odd edges (oriented only) */
+    uint32_t *adj_v, *tail;
 };
 
-static void bip_free(struct bip *g)
+/* Row u of the weights (exchange_bvn_row_fn): walks u's sorted odd adjacency in step with v. */
+static void weights_row(void *arg, uint32_t u, uint64_t *w)
 {
-    util_free(g->rb);
-    util_free(g->re);
-    util_free(g->col);
-    util_free(g->real);
-    util_free(g->pad);
-    util_free(g->ml);
-    util_free(g->mr);
-    util_free(g->vis);
-    util_free(g->su);
-    util_free(g->spos);
-    util_free(g->sent);
-    util_free(g->la);
-}
-
-/*
- * Orients the edges {u, v} of odd multiplicity m_uv + m_vu (a simple graph) so that every PE
- * has |out - in| <= 1 (§2.1). The paper joins odd-degree PEs by dummy edges and follows Euler
- * tours; equivalently, walks are started first at PEs of odd remaining degree (such a walk can
- * only end at another odd PE, and both become even), then at any PE (closed walks). A PE ends
- * at most one open walk, so it gains at most one more out- than in-edge or vice versa.
- * Stores in *tail_of[edge] the tail and the edges of u in adj[ab[u] .. ab[u+1]) sorted by
- * neighbour (adj_v) with their ids (adj_e). Cost O(p^2) to find the edges, O(edges) to walk.
- */
-static int orient_odd(uint32_t p, const uint64_t *m, uint64_t **ab_out, uint32_t **adj_v_out,
-                      uint64_t **adj_e_out, uint32_t **tail_out)
-{
-    uint64_t *ab = util_calloc((size_t)p + 1, sizeof(*ab));
-    uint64_t *fill = util_calloc((size_t)p + 1, sizeof(*fill));
-    uint64_t *rem = util_calloc((size_t)p + 1, sizeof(*rem));
-    uint32_t *adj_v = NULL, *tail = NULL;
-    uint64_t *adj_e = NULL;
-    uint8_t *used = NULL;
-    int rc = UTIL_ENOMEM;
-    if (ab == NULL || fill == NULL || rem == NULL) {
-        goto fail;
-    }
-    /* Degrees in the odd-multiplicity graph, then its adjacency in neighbour order. */
-    uint64_t ne = 0;
-    for (uint64_t u = 0; u < p; u++) {
-        for (uint64_t v = u + 1; v < p; v++) {
-            if ((m[u * p + v] + m[v * p + u]) % 2 == 1) {
-                ab[u + 1]++;
-                ab[v + 1]++;
-                ne++;
-            }
-        }
-    }
-    for (uint32_t u = 0; u < p; u++) {
-        ab[u + 1] += ab[u];
-        fill[u] = ab[u];
-        rem[u] = ab[u + 1] - ab[u];
-    }
-    adj_v = util_malloc((size_t)(2 * ne + 1) * sizeof(*adj_v));
-    adj_e = util_malloc((size_t)(2 * ne + 1) * sizeof(*adj_e));
-    tail = util_malloc((size_t)(ne + 1) * sizeof(*tail));
-    used = util_calloc((size_t)ne + 1, 1);
-    if (adj_v == NULL || adj_e == NULL || tail == NULL || used == NULL) {
-        goto fail;
-    }
-    ne = 0;
-    for (uint64_t u = 0; u < p; u++) {
-        for (uint64_t v = u + 1; v < p; v++) {
-            if ((m[u * p + v] + m[v * p + u]) % 2 == 1) {
-                adj_v[fill[u]] = (uint32_t)v;
-                adj_e[fill[u]++] = ne;
-                adj_v[fill[v]] = (uint32_t)u;
-                adj_e[fill[v]++] = ne++;
-            }
-        }
-    }
-    /* Walks: first from odd PEs (open walks), then from any PE (closed walks). */
-    for (uint32_t u = 0; u < p; u++) {
-        fill[u] = ab[u]; /* now: scan position */
-    }
-    for (int pass = 0; pass < 2; pass++) {
-        for (uint32_t s = 0; s < p; s++) {
-            while (pass == 0 ? rem[s] % 2 == 1 : rem[s] > 0) {
-                uint32_t x = s;
-                for (;;) {
-                    while (fill[x] < ab[x + 1] && used[adj_e[fill[x]]]) {
-                        fill[x]++;
-                    }
-                    if (fill[x] == ab[x + 1]) {
-                        break;
-                    }
-                    uint64_t e = adj_e[fill[x]];
-                    uint32_t y = adj_v[fill[x]];
-                    used[e] = 1;
-                    tail[e] = x;
-                    rem[x]--;
-                    rem[y]--;
-                    x = y;
-                }
-                if (pass == 0) {
-                    break; /* s is even now */
-                }
-            }
-        }
-    }
-    *ab_out = ab;
-    *adj_v_out = adj_v;
-    *adj_e_out = adj_e;
-    *tail_out = tail;
-    ab = NULL;
-    adj_v = NULL;
-    adj_e = NULL;
-    tail = NULL;
-    rc = UTIL_OK;
-fail:
-    util_free(ab);
-    util_free(fill);
-    util_free(rem);
-    util_free(adj_v);
-    util_free(adj_e);
-    util_free(tail);
-    util_free(used);
-    return rc;
-}
-
-/*
- * Real weight of bipartite entry (u, v). Oriented (half-duplex): half of the m_uv + m_vu
- * packets on {u, v} each way, and the odd one the way orient_odd() chose; *pos walks u's
- * odd-graph adjacency in step with v. Directed (full-duplex): m_uv.
- */
-static uint64_t weight(uint32_t p, const uint64_t *m, bool oriented, uint32_t u, uint32_t v,
-                       const uint64_t *ab, const uint32_t *adj_v, const uint64_t *adj_e,
-                       const uint32_t *tail, uint64_t *pos)
-{
-    if (u == v || u >= p || v >= p) {
-        return 0; /* the diagonal and the virtual PEs carry no packets */
-    }
-    uint64_t uv = m[(uint64_t)u * p + v], vu = m[(uint64_t)v * p + u];
-    if (!oriented) {
-        return uv;
-    }
-    uint64_t w = (uv + vu) / 2;
-    if ((uv + vu) % 2 == 1) {
-        /* The odd edge {u, v} is the next entry of u's sorted adjacency. */
-        while (*pos < ab[u + 1] && adj_v[*pos] < v) {
-            (*pos)++;
-        }
-        w += tail[adj_e[*pos]] == u;
-    }
-    return w;
-}
-
-/* A padded entry: (u, v) gets x units of virtual weight. */
-struct padding {
-    uint64_t u, v, x;
-};
-
-static int padding_cmp(const void *a, const void *b)
-{
-    const struct padding *x = a, *y = b;
-    return x->u != y->u ? (x->u < y->u ? -1 : 1) : x->v < y->v ? -1 : x->v > y->v;
-}
-
-/*
- * Builds the c-regular bipartite multigraph on @pv >= @p vertices (PEs p..pv-1 are virtual: no
- * packets) from the p x p matrix @m: real weights, then padding. Row and column deficits
- * (c minus the sums) are filled by one staircase walk, which adds at most 2 pv padded entries.
- * The walk takes virtual rows first and virtual columns last, so a virtual PE's padding goes
- * to real PEs as far as their deficits allow, and only the rest to itself.
- */
-static int bip_build(struct bip *g, uint32_t p, uint32_t pv, const uint64_t *m, bool oriented)
-{
-    uint64_t *ab = NULL, *adj_e = NULL, *rows = NULL, *cols = NULL;
-    uint32_t *adj_v = NULL, *tail = NULL;
-    struct padding *pads = NULL;
-    size_t np = 0;
-    int rc = UTIL_ENOMEM;
-    memset(g, 0, sizeof(*g));
-    g->p = pv;
-    if (oriented && orient_odd(p, m, &ab, &adj_v, &adj_e, &tail) != UTIL_OK) {
-        goto fail;
-    }
-    rows = util_calloc(pv, sizeof(*rows));
-    cols = util_calloc(pv, sizeof(*cols));
-    pads = util_malloc((2 * (size_t)pv + 1) * sizeof(*pads));
-    if (rows == NULL || cols == NULL || pads == NULL) {
-        goto fail;
-    }
-    /* Pass 1: row and column sums, the number of real entries and c. */
-    uint64_t nnz = 0;
-    for (uint32_t u = 0; u < p; u++) {
-        uint64_t pos = oriented ? ab[u] : 0;
-        for (uint32_t v = 0; v < p; v++) {
-            uint64_t w = weight(p, m, oriented, u, v, ab, adj_v, adj_e, tail, &pos);
-            rows[u] += w;
-            cols[v] += w;
-            nnz += w != 0;
-        }
-    }
-    for (uint32_t u = 0; u < pv; u++) {
-        g->c = rows[u] > g->c ? rows[u] : g->c;
-        g->c = cols[u] > g->c ? cols[u] : g->c;
-    }
-    /* Padding: staircase over the deficits (equal totals); rows p..pv-1 go first. */
-    for (uint32_t i = 0, v = 0; i < pv && v < pv;) {
-        uint32_t u = i < pv - p ? p + i : i - (pv - p);
-        uint64_t du = g->c - rows[u], dv = g->c - cols[v];
-        if (du == 0) {
-            i++;
+    const struct weights *x = arg;
+    uint64_t pos = x->oriented ? x->ab[u] : 0;
+    for (uint32_t v = 0; v < x->p; v++) {
+        uint64_t uv = x->m[(uint64_t)u * x->p + v], vu = x->m[(uint64_t)v * x->p + u];
+        if (u == v) {
+            w[v] = 0;
             continue;
         }
-        if (dv == 0) {
-            v++;
+        if (!x->oriented) {
+            w[v] = uv;
             continue;
         }
-        uint64_t x = du < dv ? du : dv;
-        pads[np++] = (struct padding){u, v, x};
-        rows[u] += x;
-        cols[v] += x;
-    }
-    qsort(pads, np, sizeof(*pads), padding_cmp);
-    /* Pass 2: the rows, real and padded entries merged in column order. */
-    size_t cap = (size_t)(nnz + np + 1), n = pv;
-    g->rb = util_malloc((n + 1) * sizeof(*g->rb));
-    g->re = util_malloc((n + 1) * sizeof(*g->re));
-    g->col = util_malloc(cap * sizeof(*g->col));
-    g->real = util_malloc(cap * sizeof(*g->real));
-    g->pad = util_malloc(cap * sizeof(*g->pad));
-    g->ml = util_malloc(n * sizeof(*g->ml));
-    g->mr = util_malloc(n * sizeof(*g->mr));
-    g->vis = util_calloc(n, sizeof(*g->vis));
-    g->su = util_malloc((n + 1) * sizeof(*g->su));
-    g->spos = util_malloc((n + 1) * sizeof(*g->spos));
-    g->sent = util_malloc((n + 1) * sizeof(*g->sent));
-    g->la = util_malloc((n + 1) * sizeof(*g->la));
-    if (g->rb == NULL || g->re == NULL || g->col == NULL || g->real == NULL || g->pad == NULL ||
-        g->ml == NULL || g->mr == NULL || g->vis == NULL || g->su == NULL || g->spos == NULL ||
-        g->sent == NULL || g->la == NULL) {
-        goto fail;
-    }
-    uint64_t ne = 0;
-    size_t k = 0;
-    for (uint32_t u = 0; u < pv; u++) {
-        uint64_t pos = oriented && u < p ? ab[u] : 0;
-        g->rb[u] = ne;
-        for (uint32_t v = 0; v < pv; v++) {
-            uint64_t w = weight(p, m, oriented, u, v, ab, adj_v, adj_e, tail, &pos);
-            uint64_t x = k < np && pads[k].u == u && pads[k].v == v ? pads[k++].x : 0;
-            if (w != 0 || x != 0) {
-                g->col[ne] = v;
-                g->real[ne] = w;
-                g->pad[ne++] = x;
+        w[v] = (uv + vu) / 2;
+        if ((uv + vu) % 2 == 1) {
+            /* The odd edge {u, v} is the next entry of u's sorted adjacency. */
+            while (pos < x->ab[u + 1] && x->adj_v[pos] < v) {
+                pos++;
             }
+            w[v] += x->tail[x->adj_e[pos]] == u;
         }
-        g->re[u] = ne;
-        g->ml[u] = NO_ENTRY;
-        g->mr[u] = NONE;
-    }
-    g->rb[pv] = ne;
-    rc = UTIL_OK;
-fail:
-    util_free(ab);
-    util_free(adj_v);
-    util_free(adj_e);
-    util_free(tail);
-    util_free(rows);
-    util_free(cols);
-    util_free(pads);
-    return rc;
-}
-
-/*
- * Augmenting path from the free L vertex u0 (Kuhn's algorithm, iterative, with a look-ahead
- * for a free neighbour at every level). R vertices visited in this pass are skipped: a failed
- * search leaves nothing useful behind them. Returns true if the matching grew.
- */
-static bool augment(struct bip *g, uint32_t u0)
-{
-    uint32_t depth = 0;
-    g->su[0] = u0;
-    g->spos[0] = g->rb[u0];
-    for (;;) {
-        uint32_t x = g->su[depth];
-        /* Look-ahead: a free neighbour ends the path. R vertices only get matched during a
-         * call of bip_perfect(), so each row's look-ahead pointer only moves forward. */
-        if (g->spos[depth] == g->rb[x]) {
-            uint64_t best = NO_ENTRY;
-            while (g->la[x] < g->re[x] && g->mr[g->col[g->la[x]]] != NONE) {
-                g->la[x]++;
-            }
-            best = g->la[x] < g->re[x] ? g->la[x] : NO_ENTRY;
-            if (best != NO_ENTRY) {
-                /* Flip the path: every level takes the entry that led to the next. */
-                g->sent[depth] = best;
-                for (uint32_t d = 0; d <= depth; d++) {
-                    uint32_t y = g->su[d];
-                    g->ml[y] = g->sent[d];
-                    g->mr[g->col[g->sent[d]]] = y;
-                }
-                return true;
-            }
-        }
-        /* Descend through the next unvisited matched neighbour, or back up. */
-        uint64_t e = g->spos[depth];
-        while (e < g->re[x] && g->vis[g->col[e]] == g->stamp) {
-            e++;
-        }
-        if (e == g->re[x]) {
-            if (depth == 0) {
-                return false;
-            }
-            depth--;
-            continue;
-        }
-        g->spos[depth] = e + 1;
-        g->vis[g->col[e]] = g->stamp;
-        g->sent[depth] = e;
-        depth++;
-        g->su[depth] = g->mr[g->col[e]];
-        g->spos[depth] = g->rb[g->su[depth]];
     }
 }
 
-/*
- * Completes the matching to a perfect one. The graph is regular, so a perfect matching exists
- * and every free L vertex has an augmenting path (the symmetric difference with a perfect
- * matching contains one); passes share visit marks, so each pass is O(entries) and grows the
- * matching at least once.
- */
-static int bip_perfect(struct bip *g)
+static void weights_free(struct weights *x)
 {
-    for (uint32_t u = 0; u < g->p; u++) {
-        g->la[u] = g->rb[u];
-    }
-    for (;;) {
-        bool free_left = false, grew = false;
-        g->stamp++;
-        if (g->stamp == 0) {
-            memset(g->vis, 0, (size_t)g->p * sizeof(*g->vis));
-            g->stamp = 1;
-        }
-        for (uint32_t u = 0; u < g->p; u++) {
-            if (g->ml[u] == NO_ENTRY) {
-                bool ok = augment(g, u);
-                grew = grew || ok;
-                free_left = free_left || !ok;
-            }
-        }
-        if (!free_left) {
-            return UTIL_OK;
-        }
-        if (!grew) {
-            return UTIL_EUSAGE; /* cannot happen for a regular graph */
-        }
-    }
+    util_free(x->ab);
+    util_free(x->adj_e);
+    util_free(x->adj_v);
+    util_free(x->tail);
 }
 
 typedef int class_fn(struct ctx *c, const uint32_t *nxt, uint8_t *kind, const uint64_t *base,
@@ -1139,112 +815,110 @@ static int u64_cmp(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* What the decomposition's rounds need: the scheduling context, the class function, the
+ * matrix and its packets not yet assigned, and scratch per vertex. */
+struct rounds {
+    struct ctx *c;
+    class_fn *fn;
+    const uint64_t *m;
+    uint64_t *rem; /* p x p packets not yet assigned (initially m) */
+    uint8_t *kind;
+    uint64_t *base, *s1, *s2, *of, *ob, *cuts;
+};
+
 /*
- * Birkhoff-von Neumann decomposition of the c-regular graph into perfect matchings with
- * multiplicities, handed to @fn as colour classes. Each round: complete the matching, take
- * n = its lightest entry, subtract n from every matched entry (real weight first, then
- * padding), drop exhausted entries. The remaining graph is (c - n)-regular, so there are at
- * most min(c, entries) rounds. Within a round the real part of an entry draws packets from
- * the pair's pool (m_uv first for entry (u, v), then m_vu, then padding); where an entry's
- * mix changes the round is cut so that every class hands each edge one kind of payload.
- * @rem is the p x p matrix of packets not yet assigned (initially m). Cost per round O(p log p)
- * plus the matching repair.
+ * One round of the Birkhoff-von Neumann decomposition (exchange_bvn_round_fn), @a copies of the
+ * matching @nxt whose entry of u carries @real[u] packets. The real part of an entry (u, v)
+ * draws packets from the pair's pool, m_uv first, then m_vu, and the rest is padding; where an
+ * entry's mix changes the round is cut, so that every colour class handed to the class
+ * function gives each edge one kind of payload. Cost O(p log p) per round.
  */
-static int decompose(struct ctx *c, struct bip *g, const uint64_t *m, uint64_t *rem, class_fn *fn)
+static int schedule_round(void *arg, const uint32_t *nxt, const uint64_t *real, uint64_t a)
 {
-    uint32_t p = g->p;
-    uint64_t pr = c->preal; /* the stride of m and rem */
-    size_t n = p;
-    uint32_t *nxt = util_malloc(n * sizeof(*nxt));
-    uint8_t *kind = util_malloc(n);
-    uint64_t *base = util_malloc(n * sizeof(*base));
-    uint64_t *s1 = util_malloc(n * sizeof(*s1));
-    uint64_t *s2 = util_malloc(n * sizeof(*s2));
-    uint64_t *of = util_malloc(n * sizeof(*of));
-    uint64_t *ob = util_malloc(n * sizeof(*ob));
-    uint64_t *cuts = util_malloc((2 * n + 1) * sizeof(*cuts));
+    struct rounds *x = arg;
+    uint32_t p = x->c->p;
+    uint64_t pr = x->c->preal; /* the stride of m and rem */
+    /* Per entry: [0, s1) packets u -> v, [s1, s2) packets v -> u, [s2, a) virtual. */
+    size_t ncut = 0;
+    for (uint32_t u = 0; u < p; u++) {
+        uint64_t v = nxt[u], r = real[u], f = 0;
+        if (r > 0) {
+            /* Real packets (so u, v < pr): message u -> v first, then v -> u. */
+            uint64_t *fw = &x->rem[u * pr + v], *bw = &x->rem[v * pr + u];
+            f = r < *fw ? r : *fw;
+            x->of[u] = x->m[u * pr + v] - *fw;
+            x->ob[u] = x->m[v * pr + u] - *bw;
+            *fw -= f;
+            *bw -= r - f;
+        }
+        x->s1[u] = f;
+        x->s2[u] = r;
+        if (f > 0 && f < a) {
+            x->cuts[ncut++] = f;
+        }
+        if (r > f && r < a) {
+            x->cuts[ncut++] = r;
+        }
+    }
+    x->cuts[ncut++] = a;
+    qsort(x->cuts, ncut, sizeof(*x->cuts), u64_cmp);
+    /* One colour class per stretch between cuts. */
+    uint64_t at = 0;
+    int rc = UTIL_OK;
+    for (size_t k = 0; k < ncut && rc == UTIL_OK; k++) {
+        if (x->cuts[k] == at) {
+            continue;
+        }
+        for (uint32_t u = 0; u < p; u++) {
+            x->kind[u] = at < x->s1[u] ? K_FWD : at < x->s2[u] ? K_BWD : K_VIRT;
+            x->base[u] = x->kind[u] == K_FWD   ? x->of[u] + at
+                         : x->kind[u] == K_BWD ? x->ob[u] + at - x->s1[u]
+                                               : 0;
+        }
+        x->c->s->matchings++;
+        rc = x->fn(x->c, nxt, x->kind, x->base, x->cuts[k] - at);
+        at = x->cuts[k];
+    }
+    return rc;
+}
+
+/*
+ * Builds the bipartite multigraph of @m on @pv >= p vertices (the virtual PEs take padding;
+ * see VIRTUAL_PES), decomposes it and schedules every colour class with @fn. Returns 0,
+ * UTIL_ENOMEM, or UTIL_EUSAGE (an internal error).
+ */
+static int decompose(struct ctx *c, const uint64_t *m, bool oriented, class_fn *fn)
+{
+    uint32_t p = c->preal, pv = c->p;
+    size_t n = pv;
+    struct exchange_bvn g;
+    struct weights w = {p, m, oriented, NULL, NULL, NULL, NULL};
+    struct rounds x = {c, fn, m, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+    memset(&g, 0, sizeof(g));
+    x.rem = util_malloc((size_t)p * p * sizeof(*x.rem));
+    x.kind = util_malloc(n);
+    x.base = util_malloc(6 * n * sizeof(uint64_t) + sizeof(uint64_t));
     int rc = UTIL_ENOMEM;
-    if (nxt == NULL || kind == NULL || base == NULL || s1 == NULL || s2 == NULL || of == NULL ||
-        ob == NULL || cuts == NULL) {
+    if (x.rem == NULL || x.kind == NULL || x.base == NULL ||
+        (oriented && exchange_bvn_orient_odd(p, m, &w.ab, &w.adj_v, &w.adj_e, &w.tail) !=
+                         UTIL_OK)) {
         goto fail;
     }
-    rc = UTIL_OK;
-    while (g->c > 0 && rc == UTIL_OK) {
-        rc = bip_perfect(g);
-        if (rc != UTIL_OK) {
-            break;
-        }
-        /* The multiplicity of this matching: its lightest entry. */
-        uint64_t a = UINT64_MAX;
-        for (uint32_t u = 0; u < p; u++) {
-            uint64_t e = g->ml[u];
-            a = g->real[e] + g->pad[e] < a ? g->real[e] + g->pad[e] : a;
-        }
-        /* Per entry: [0, s1) packets u -> v, [s1, s2) packets v -> u, [s2, a) virtual. */
-        size_t ncut = 0;
-        for (uint32_t u = 0; u < p; u++) {
-            uint64_t e = g->ml[u], v = g->col[e];
-            uint64_t r = a < g->real[e] ? a : g->real[e], f = 0;
-            nxt[u] = (uint32_t)v;
-            if (r > 0) {
-                /* Real packets (so u, v < pr): message u -> v first, then v -> u. */
-                uint64_t *fw = &rem[u * pr + v], *bw = &rem[v * pr + u];
-                f = r < *fw ? r : *fw;
-                of[u] = m[u * pr + v] - *fw;
-                ob[u] = m[v * pr + u] - *bw;
-                *fw -= f;
-                *bw -= r - f;
-            }
-            g->real[e] -= r;
-            g->pad[e] -= a - r;
-            s1[u] = f;
-            s2[u] = r;
-            if (f > 0 && f < a) {
-                cuts[ncut++] = f;
-            }
-            if (r > f && r < a) {
-                cuts[ncut++] = r;
-            }
-        }
-        cuts[ncut++] = a;
-        qsort(cuts, ncut, sizeof(*cuts), u64_cmp);
-        /* One colour class per stretch between cuts. */
-        uint64_t x = 0;
-        for (size_t k = 0; k < ncut && rc == UTIL_OK; k++) {
-            if (cuts[k] == x) {
-                continue;
-            }
-            for (uint32_t u = 0; u < p; u++) {
-                kind[u] = x < s1[u] ? K_FWD : x < s2[u] ? K_BWD : K_VIRT;
-                base[u] = kind[u] == K_FWD ? of[u] + x : kind[u] == K_BWD ? ob[u] + x - s1[u] : 0;
-            }
-            c->s->matchings++;
-            rc = fn(c, nxt, kind, base, cuts[k] - x);
-            x = cuts[k];
-        }
-        /* Drop exhausted entries; their L and R ends become free. */
-        for (uint32_t u = 0; u < p; u++) {
-            uint64_t e = g->ml[u];
-            if (g->real[e] + g->pad[e] == 0) {
-                g->mr[g->col[e]] = NONE;
-                g->ml[u] = NO_ENTRY;
-                uint64_t last = --g->re[u];
-                g->col[e] = g->col[last];
-                g->real[e] = g->real[last];
-                g->pad[e] = g->pad[last];
-            }
-        }
-        g->c -= a;
+    memcpy(x.rem, m, (size_t)p * p * sizeof(*x.rem));
+    x.s1 = x.base + n;
+    x.s2 = x.s1 + n;
+    x.of = x.s2 + n;
+    x.ob = x.of + n;
+    x.cuts = x.ob + n; /* 2n + 1 */
+    if ((rc = exchange_bvn_build(&g, p, pv, weights_row, &w)) == UTIL_OK) {
+        rc = exchange_bvn_decompose(&g, schedule_round, &x);
     }
 fail:
-    util_free(nxt);
-    util_free(kind);
-    util_free(base);
-    util_free(s1);
-    util_free(s2);
-    util_free(of);
-    util_free(ob);
-    util_free(cuts);
+    exchange_bvn_free(&g);
+    weights_free(&w);
+    util_free(x.rem);
+    util_free(x.kind);
+    util_free(x.base);
     return rc;
 }
 
@@ -1442,12 +1116,9 @@ static int build(const char *algo, int p, const uint64_t *m, bool oriented, uint
                  class_fn *fn, enum exchange_sched_model model, struct exchange_sched **out)
 {
     struct exchange_sched *s = NULL;
-    struct bip g;
     struct ctx c;
-    uint64_t *rem = NULL;
     uint64_t h, smax, rmax;
     int rc;
-    memset(&g, 0, sizeof(g));
     memset(&c, 0, sizeof(c));
     *out = NULL;
     if (p < 1 || m == NULL) {
@@ -1461,15 +1132,12 @@ static int build(const char *algo, int p, const uint64_t *m, bool oriented, uint
     if (rc != UTIL_OK || h > UINT64_MAX / 16) {
         return util_error("%s schedule: message sizes too large to schedule (p = %d)", algo, p);
     }
-    size_t n = (size_t)p;
     rc = UTIL_ENOMEM;
     s = util_calloc(1, sizeof(*s));
-    rem = util_malloc(n * n * sizeof(*rem));
     uint32_t pv = (uint32_t)p + nvirt;
-    if (s == NULL || rem == NULL || ctx_init(&c, (uint32_t)p, pv) != UTIL_OK) {
+    if (s == NULL || ctx_init(&c, (uint32_t)p, pv) != UTIL_OK) {
         goto fail;
     }
-    memcpy(rem, m, n * n * sizeof(*rem));
     s->algo = algo;
     s->model = model;
     s->p = p;
@@ -1477,10 +1145,7 @@ static int build(const char *algo, int p, const uint64_t *m, bool oriented, uint
     s->send_max = smax;
     s->recv_max = rmax;
     c.s = s;
-    rc = bip_build(&g, (uint32_t)p, pv, m, oriented);
-    if (rc == UTIL_OK) {
-        rc = decompose(&c, &g, m, rem, fn);
-    }
+    rc = decompose(&c, m, oriented, fn);
     if (rc == UTIL_OK) {
         rc = flush_m(&c); /* forward, odd p: the last removed packets */
     }
@@ -1503,15 +1168,13 @@ static int build(const char *algo, int p, const uint64_t *m, bool oriented, uint
     s = NULL;
 fail:
     exchange_sched_free(s);
-    bip_free(&g);
     ctx_free(&c);
-    util_free(rem);
     return rc;
 }
 
 /*
- * Virtual PEs of the half-duplex algorithms (see bip_build() and forward_class()): they take
- * the padding, so classes have real paths (2 steps instead of 3 in direct, no removals in
+ * Virtual PEs of the half-duplex algorithms (see exchange_bvn_build() and forward_class()): they
+ * take the padding, so classes have real paths (2 steps instead of 3 in direct, no removals in
  * forward). Measured over six random matrix families, p = 7..128: direct 1.28 h -> 1.17 h on
  * average with 1 to 4 virtual PEs (best from 2 on), forward 1.088 h -> 1.066 h. Both
  * algorithms use the same number, so they see the same colour classes.

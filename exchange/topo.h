@@ -11,7 +11,7 @@
 
 #include <stdint.h>
 
-/* ---- The 1-factorization of the complete graph (seed 004, section 4.1) ---------------------
+/* ---- The 1-factorization of the complete graph (Sanders and Solis-Oba, section 4.1) -------------
  *
  * For odd p there are p rounds; in round i PE j exchanges with (i - j) mod p and idles when that
  * is j itself (once per PE: the j with 2j = i mod p). For even p the PEs 0..p-2 run the odd
@@ -41,7 +41,7 @@ static inline int topo_factor_partner(int i, int j, int p)
     return q;
 }
 
-/* ---- Open MPI's shift schedule (seed 003, section 3.1) -------------------------------------
+/* ---- Open MPI's shift schedule (Birkeland and Sørevik, section 3.1) -----------------------------
  *
  * p - 1 rounds; in round i (1-based) every rank sends to (rank + i) mod p and receives from
  * (rank - i) mod p: a different partner on each side, and no idle PE.
@@ -59,7 +59,7 @@ static inline int topo_shift_from(int i, int rank, int p)
     return (int)(((int64_t)rank - i % p + p) % p);
 }
 
-/* ---- The two-level grid (seed 003) ---------------------------------------------------------
+/* ---- The two-level grid (Birkeland and Sørevik) -------------------------------------------------
  *
  * Ranks fill a rows x cols grid row by row: rank q sits at row q / cols, column q % cols, with
  * rows = ceil(p / cols) and cols = ceil(p / floor(sqrt(p))), so rows <= cols and only the last
@@ -125,7 +125,7 @@ static inline void topo_grid_sources(const struct topo_grid *g, int m, int *lo, 
     }
 }
 
-/* ---- The hypercube with folding (seed 001's combining idea applied to all-to-all) -----------
+/* ---- The hypercube with folding (one-to-all scatter's combining, for all-to-all) ----------------
  *
  * Q = the largest power of two <= p, dim = log2 Q. Ranks 0..Q-1 are the cube nodes; each rank
  * e >= Q (an "extra", p - Q of them) is folded into node e - Q: before the cube rounds it hands

@@ -25,7 +25,7 @@
  * each key five times (deal, round 1, regroup, round 2, unpack) against once for alltoallv.
  * So the exchange runs as a pipeline of steps: step k takes the k-th of `steps` consecutive
  * pieces of every run (s, j) and runs the five phases on them alone, with scratch of about
- * TRANSPOSE_STEP_KEYS keys per rank that stays in cache; only the deal's reads and the unpack's
+ * SORTEX_TRANSPOSE_STEP keys per rank that stays in cache; only the deal's reads and the unpack's
  * writes touch memory. Each step is an instance of the algorithm above for its own count
  * matrix, so its bins obey the bounds for its own n_max and h (at most 1/steps of the whole
  * ones plus P), and its unpack puts its pieces where they belong in the runs. Round 2 of step
@@ -34,13 +34,9 @@
  * The price per step: one MPI_Alltoall start-up and up to P(P-1) keys of padding per rank.
  * SORTEX_TRANSPOSE_STEP=KEYS sets the step size (a huge value gives the unpipelined scheme).
  * The pipeline hands cache-resident blocks from rank to rank, so it is only as fast as moving a
- * cache line between the ranks' cores. On the 2-vCPU VMs we measured, that changes with where
- * the host puts the vCPUs: a cache-line round trip between them took 50-125 ns at some times
- * and 360-450 ns at others, for minutes at a time. P = 2, 32 MiB per rank, 26 launches, each
- * between two round-trip probes: in the 19 with both probes near, transpose took 8.5-11.6 ms
- * and alltoallv 3.4-4.1 ms; in the 3 with both far, transpose took 21.3-21.7 ms and alltoallv
- * 2.6-3.1 ms (in the other 4 the placement changed). That is the "two modes" of the
- * benchmark. Steps of 64 Ki keys were fastest in the near placement (16 Ki to 1 Mi tried).
+ * cache line between the ranks' cores; on virtual machines that changes with where the host
+ * puts the virtual CPUs, which shows as two modes of transpose's time in the benchmarks. Steps
+ * of 64 Ki keys were measured fastest (16 Ki to 1 Mi tried).
  *
  * The bound (the paper's argument, made exact for integers; it uses only how many keys of
  * each run a bin gets). Rank s deals c_j keys for each destination j into P bins: every bin
@@ -82,19 +78,26 @@
 #include "exchange/transpose.h"
 
 #include <assert.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "exchange/arena.h"
 #include "exchange/exchange.h"
+#include "exchange/model.h"
 #include "util/alloc.h"
+#include "util/knobs.h"
 #include "util/util.h"
+
+/* This back-end, defined at the end: its address names its kept scratch (exchange/arena.h). */
+extern const struct exchange_ops exchange_transpose;
 
 /* Below this many keys a copy stays on one thread. */
 #define TRANSPOSE_PAR_KEYS ((uint64_t)1 << 16)
-/* Keys per rank per step (see step_keys()): 512 KiB, so that the three scratch buffers of every
- * rank on a node stay in the last-level cache. Measured on 2 cores with P = 2..8: 64 Ki keys
- * beat 32 Ki (more synchronisations) and 128 Ki to 256 Ki (more cache misses). */
-#define TRANSPOSE_STEP_KEYS ((uint64_t)1 << 16)
+/* Keys per rank per step (see step_keys()): SORTEX_TRANSPOSE_STEP, 64 Ki keys (512 KiB) by
+ * default, so that the three scratch buffers of every rank on a node stay in the last-level
+ * cache. Measured on 2 cores with P = 2..8: 64 Ki keys beat 32 Ki (more synchronisations) and
+ * 128 Ki to 256 Ki (more cache misses). */
 
 /* ---- the pure part: bounds, steps, plan, copies ------------------------------------------- */
 
@@ -308,14 +311,6 @@ void exchange_transpose_unpack(const struct exchange_transpose_plan *plan, const
 
 /* ---- the MPI part ---------------------------------------------------------------------------- */
 
-/* The step size asked for: SORTEX_TRANSPOSE_STEP (for measurements; a huge value gives the
- * unpipelined algorithm) or TRANSPOSE_STEP_KEYS. */
-static uint64_t step_wanted(void)
-{
-    uint64_t v = util_env_count("SORTEX_TRANSPOSE_STEP", TRANSPOSE_STEP_KEYS);
-    return v > 0 ? v : TRANSPOSE_STEP_KEYS;
-}
-
 /* Keys per rank per step: the agreed wish, cut so that P blocks of a step, which hold at most
  * step + P keys dealt plus P(P-1)/2 of padding, fit the int limit. */
 static uint64_t step_keys(uint64_t wanted, uint64_t limit, int p)
@@ -463,6 +458,8 @@ static int transpose_run(const struct exchange_args *a)
     struct transpose_step step[2] = {{0}, {0}};
     struct transpose_tally tally = {0};
     uint64_t *scratch = NULL;
+    size_t scratch_bytes = 0;
+    int fresh = 0; /* the scratch is new: its pages are not faulted in yet */
     MPI_Comm_rank(a->comm, &rank);
     MPI_Comm_size(a->comm, &p);
     struct exchange_stats *st = a->stats;
@@ -479,7 +476,8 @@ static int transpose_run(const struct exchange_args *a)
                                 sizeof(uint64_t));
     int ok = exchange_transpose_plan_init(&step[0].plan, p, rank) == UTIL_OK;
     ok = exchange_transpose_plan_init(&step[1].plan, p, rank) == UTIL_OK && ok && all != NULL;
-    uint64_t agreed[3] = {(uint64_t)ok, exchange_int_limit(), step_wanted()};
+    uint64_t agreed[3] = {(uint64_t)ok, exchange_int_limit(),
+                          util_knob_u64(UTIL_KNOB_TRANSPOSE_STEP)};
     if ((err = agree(a->comm, rank, agreed)) != UTIL_OK) {
         goto fail;
     }
@@ -518,7 +516,8 @@ static int transpose_run(const struct exchange_args *a)
                                                                         : most;
     uint64_t buf = 2 * (uint64_t)p * exchange_transpose_bound(step_most, p);
     if (steps > 0) {
-        scratch = util_alloc_big(3 * buf * sizeof(uint64_t));
+        scratch = exchange_arena_take(&exchange_transpose, 3 * buf * sizeof(uint64_t),
+                                      &scratch_bytes, &fresh);
         ok = scratch != NULL;
     }
     agreed[0] = (uint64_t)ok;
@@ -536,12 +535,12 @@ static int transpose_run(const struct exchange_args *a)
         /* One rank: the exchange is a copy. */
         copy_keys(a->recv, a->send, a->send_counts[0], threads);
     }
-    /* Fault the scratch and the receive buffer in here, all at once: single-copy transfers into
+    /* Fault new scratch and the receive buffer in here, all at once: single-copy transfers into
      * untouched pages fault them inside the kernel's copy (measured several times slower), and
-     * faults taken during the unpacks hold up every step's synchronisation (an untouched receive
-     * buffer measured 0.12-0.87 s against 0.11-0.17 s pre-faulted, 2^24 keys on 8 ranks). */
+     * faults taken during the unpacks hold up every step's synchronisation. Kept scratch
+     * (exchange/arena.h) is faulted in already. */
     uint64_t received = rdispl[p - 1] + a->recv_counts[p - 1];
-    util_pretouch(scratch, steps > 0 ? 3 * buf * sizeof(uint64_t) : 0, threads);
+    util_pretouch(scratch, steps > 0 && fresh ? 3 * buf * sizeof(uint64_t) : 0, threads);
     util_pretouch(a->recv, steps > 0 ? received * sizeof(uint64_t) : 0, threads);
     uint64_t *sbuf = scratch, *rbuf[2] = {scratch + buf, scratch + 2 * buf};
 
@@ -593,16 +592,136 @@ static int transpose_run(const struct exchange_args *a)
     transpose_stats(&tally, p, steps, st);
 fail:
     st->seconds = util_now() - t0;
-    util_free_big(scratch);
+    exchange_arena_give(scratch, scratch_bytes); /* kept for the next exchange */
+    exchange_arena_end(&exchange_transpose);
     exchange_transpose_plan_free(&step[0].plan);
     exchange_transpose_plan_free(&step[1].plan);
     util_free(all);
     return err;
 }
 
+/* ---- the model ------------------------------------------------------------------------------ */
+
+/* Elements of a message of @b bytes (a byte matrix of whole keys divides exactly). */
+static uint64_t elems(uint64_t b, uint64_t elem)
+{
+    return b / elem + (b % elem != 0);
+}
+
+/*
+ * The largest bin of one dealing: the largest over bins b of the sum over k of
+ * exchange_transpose_share() of run k (elements of @c[k * stride] bytes, k = 0..P-1), whose
+ * dealing starts at bin (@s0 + k) mod P. Round 1 on rank s: the runs (s, k), s0 = s; round 2
+ * for destination j: the runs (k, j), s0 = j. Every bin gets e / P of a run of e and the e mod P
+ * bins from its start on one more; the extra ones are added with a difference array over the
+ * bins, O(P) per dealing instead of the O(P^2) of summing the shares bin by bin.
+ */
+static uint64_t largest_bin(const uint64_t *c, size_t stride, int p, int s0, uint64_t elem,
+                            int64_t *diff)
+{
+    uint64_t base = 0;
+    memset(diff, 0, ((size_t)p + 1) * sizeof(*diff));
+    for (int k = 0; k < p; k++) {
+        uint64_t e = elems(c[(size_t)k * stride], elem);
+        uint64_t extra = e % (uint64_t)p;
+        int start = (s0 + k) % p, end = start + (int)extra;
+        base += e / (uint64_t)p;
+        if (extra == 0) {
+            continue;
+        }
+        diff[start]++;
+        if (end <= p) {
+            diff[end]--;
+        } else {
+            diff[p]--; /* the run wraps round: [start, P) and [0, end - P) */
+            diff[0]++;
+            diff[end - p]--;
+        }
+    }
+    int64_t run = 0, best = 0;
+    for (int b = 0; b < p; b++) {
+        run += diff[b];
+        best = run > best ? run : best;
+    }
+    return base + (uint64_t)best;
+}
+
+/*
+ * Transpose: round 1 sends bin b of every rank to rank b, round 2 bin j to rank j, both as
+ * MPI_Alltoall with one block size (exchange_transpose_bound() of n_max and of h, the largest
+ * row and column sums in elements, own block included). The
+ * largest bins actually dealt are reported beside the blocks; they never exceed them.
+ * Modelled without the back-end's pipelining into cache-sized steps (each step is the same
+ * scheme on a slice, with its own padding and two more start-ups).
+ */
+static int model_transpose(const struct exchange_model_case *c, struct exchange_model_result *r)
+{
+    int p = c->p;
+    size_t n = (size_t)p;
+    uint64_t e = c->elem_bytes, pp = (uint64_t)p;
+    int64_t *diff = util_malloc((n + 1) * sizeof(*diff));
+    if (diff == NULL) {
+        return util_fail(UTIL_ENOMEM, "out of memory (transpose model, P = %d)", p);
+    }
+    /* n_max, h and all elements, own blocks included (the back-end deals them too). */
+    uint64_t n_max = 0, h = 0, all = 0, own = 0, bin1 = 0, bin2 = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t row = 0, col = 0;
+        for (size_t j = 0; j < n; j++) {
+            row += elems(c->bytes[i * n + j], e);
+            col += elems(c->bytes[j * n + i], e);
+            /* What stays home: run (i, j)'s share of bin i in round 1, and run (j, i)'s share
+             * of bin i, which rank i keeps, in round 2. */
+            own += exchange_transpose_share(elems(c->bytes[i * n + j], e), (int)i, (int)j, (int)i,
+                                            p);
+            own += exchange_transpose_share(elems(c->bytes[j * n + i], e), (int)j, (int)i, (int)i,
+                                            p);
+        }
+        all += row;
+        n_max = exchange_model_max(n_max, row);
+        h = exchange_model_max(h, col);
+        bin1 = exchange_model_max(bin1, largest_bin(c->bytes + i * n, 1, p, (int)i, e, diff));
+        bin2 = exchange_model_max(bin2, largest_bin(c->bytes + i, n, p, (int)i, e, diff));
+    }
+    util_free(diff);
+    uint64_t block1 = exchange_transpose_bound(n_max, p), block2 = exchange_transpose_bound(h, p);
+    r->steps = 0;
+    if (p > 1) {
+        /* Two MPI_Alltoall rounds, P-1 blocks out and in per rank, padding included. */
+        for (int k = 0; k < 2; k++) {
+            uint64_t blk = (k == 0 ? block1 : block2) * e;
+            r->rounds++;
+            r->seconds += c->alpha * (double)(p - 1) + c->beta * (double)(pp - 1) * (double)blk;
+            r->steps += (double)(pp - 1) * (double)blk / (double)c->packet_bytes;
+            r->bytes_moved += pp * (pp - 1) * blk;
+            r->max_message = exchange_model_max(r->max_message, blk);
+        }
+        r->startups = 2 * (pp - 1);
+    }
+    uint64_t cross = 2 * all - own;
+    exchange_model_detail(r, "bin1=%llu", (unsigned long long)bin1);
+    exchange_model_detail(r, "block1=%llu", (unsigned long long)block1);
+    exchange_model_detail(r, "bin2=%llu", (unsigned long long)bin2);
+    exchange_model_detail(r, "block2=%llu", (unsigned long long)block2);
+    exchange_model_detail(
+        r, "padding_bytes=%llu",
+        (unsigned long long)(r->bytes_moved > cross * e ? r->bytes_moved - cross * e : 0));
+    return UTIL_OK;
+}
+
+static const struct exchange_model model_transpose_rounds = {
+    .name = "transpose",
+    .summary = "two MPI_Alltoall rounds of blocks padded to n_max/P + P/2 and h/P + P/2",
+    .duplex = "full",
+    .run = model_transpose,
+};
+
+static const struct exchange_model *const transpose_models[] = {&model_transpose_rounds, NULL};
+
 const struct exchange_ops exchange_transpose = {
     .name = "transpose",
     .summary = "two regular MPI_Alltoall rounds with bins bounded by n/P + P/2 (Bader, Helman, "
                "JaJa)",
     .run = transpose_run,
+    .models = transpose_models,
 };

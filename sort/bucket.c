@@ -7,13 +7,14 @@
  * whose global position is below g (a clamp, since equal keys are contiguous). P-1 binary
  * searches: O(P log(n/P)).
  *
- * A reduce-scatter of the counts then tells each rank how many keys it will receive, so its
- * receive buffer is known to be large enough before any key moves.
+ * An all-to-all of the counts then tells each rank how many keys it will receive from each
+ * rank, so its receive buffer is known to be large enough before any key moves, and the
+ * exchange back-end is handed the counts instead of exchanging them a second time.
  */
 #include "sort/internal.h"
 #include "util/util.h"
 
-/* First index in a[0..n) whose key is >= k (below == 0) or > k (below == 1). */
+/* First index in a[0..n) whose key is >= k (above == 0) or > k (above == 1). */
 static uint64_t search(const uint64_t *a, uint64_t n, uint64_t k, int above)
 {
     uint64_t lo = 0, hi = n;
@@ -28,17 +29,17 @@ static uint64_t search(const uint64_t *a, uint64_t n, uint64_t k, int above)
     return lo;
 }
 
-/* Keys of this rank below the tuple s in (key, global position) order. */
-static uint64_t boundary(const struct sort_job *job, const struct sort_tuple *s)
+uint64_t sortex_bucket_boundary(const uint64_t *keys, uint64_t m, uint64_t offset, uint64_t key,
+                                uint64_t pos)
 {
-    uint64_t lo = search(job->a, job->n_local, s->key, 0);
-    uint64_t hi = search(job->a, job->n_local, s->key, 1);
-    /* Equal keys sit at global positions offset+lo .. offset+hi-1; those below s->pos count. */
-    uint64_t first = job->offset + lo;
-    if (s->pos <= first) {
+    uint64_t lo = search(keys, m, key, 0);
+    uint64_t hi = search(keys, m, key, 1);
+    /* Equal keys sit at global positions offset+lo .. offset+hi-1; those below pos count. */
+    uint64_t first = offset + lo;
+    if (pos <= first) {
         return lo;
     }
-    uint64_t equal_below = s->pos - first;
+    uint64_t equal_below = pos - first;
     return equal_below < hi - lo ? lo + equal_below : hi;
 }
 
@@ -46,15 +47,21 @@ int sort_bucket(struct sort_job *job)
 {
     uint64_t prev = 0;
     for (int j = 0; j < job->size; j++) {
-        uint64_t next = j + 1 < job->size ? boundary(job, &job->splitters[j]) : job->n_local;
+        const struct sort_tuple *sp = &job->splitters[j];
+        uint64_t next = j + 1 < job->size ? sortex_bucket_boundary(job->a, job->n_local,
+                                                                   job->offset, sp->key, sp->pos)
+                                          : job->n_local;
         next = next < prev ? prev : next; /* splitters are sorted; guard anyway */
         job->send_counts[j] = next - prev;
         prev = next;
     }
+    if (MPI_Alltoall(job->send_counts, 1, MPI_UINT64_T, job->recv_counts, 1, MPI_UINT64_T,
+                     job->comm) != MPI_SUCCESS) {
+        return util_fail(UTIL_EMPI, "rank %d: bucket: MPI_Alltoall of counts failed", job->rank);
+    }
     uint64_t n_recv = 0;
-    if (MPI_Reduce_scatter_block(job->send_counts, &n_recv, 1, MPI_UINT64_T, MPI_SUM,
-                                 job->comm) != MPI_SUCCESS) {
-        return util_fail(UTIL_EMPI, "rank %d: bucket: MPI_Reduce_scatter_block failed", job->rank);
+    for (int j = 0; j < job->size; j++) {
+        n_recv += job->recv_counts[j];
     }
     job->n_recv = n_recv;
     return sort_reserve(job, &job->b, &job->cap_b, n_recv);

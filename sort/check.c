@@ -22,6 +22,7 @@
 
 #include "sort/internal.h"
 #include "util/alloc.h"
+#include "util/knobs.h"
 #include "util/util.h"
 #include "verify/verify.h"
 
@@ -95,17 +96,16 @@ int sort_check_input(struct sort_job *job)
  * (order kept, one key duplicated, one lost). Only under --check, right before it looks. */
 static void corrupt_for_test(struct sort_job *job)
 {
-    const char *spec = getenv("SORTEX_CORRUPT");
-    int rank = -1;
-    if (spec == NULL || job->n_out < 2) {
+    const struct util_knob_value *v = util_knob(UTIL_KNOB_CORRUPT);
+    if (!v->valid || v->nargs != 1 || v->arg[0] != job->rank || job->n_out < 2) {
         return;
     }
     uint64_t *k = job->out;
-    if (sscanf(spec, "order:%d", &rank) == 1 && rank == job->rank && k[0] != k[job->n_out - 1]) {
+    if (strcmp(v->word, "order") == 0 && k[0] != k[job->n_out - 1]) {
         uint64_t t = k[0];
         k[0] = k[job->n_out - 1];
         k[job->n_out - 1] = t;
-    } else if (sscanf(spec, "keys:%d", &rank) == 1 && rank == job->rank) {
+    } else if (strcmp(v->word, "keys") == 0) {
         k[0] = k[1];
     }
 }

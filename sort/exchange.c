@@ -3,7 +3,8 @@
  *
  * One rank has one bucket, already sorted where the result belongs: no back-end runs and
  * nothing is copied (finish then has nothing to do either). Every back-end still handles P = 1
- * itself; the exchange benchmark's tests run them all at one rank.
+ * itself; the exchange benchmark's tests run them all at one rank. After the exchange the
+ * back-ends' kept scratch (exchange_release_scratch()) is freed: the sort exchanges once.
  */
 #include <string.h>
 
@@ -12,7 +13,6 @@
 int sort_exchange(struct sort_job *job)
 {
     if (job->size == 1) {
-        job->recv_counts[0] = job->send_counts[0];
         memset(&job->stats->exchange, 0, sizeof(job->stats->exchange));
         return 0;
     }
@@ -23,8 +23,12 @@ int sort_exchange(struct sort_job *job)
         .send_counts = job->send_counts,
         .recv = job->b,
         .recv_cap = job->cap_b,
-        .recv_counts = job->recv_counts,
+        .recv_counts = job->recv_counts, /* the bucket phase's all-to-all filled them */
         .stats = &job->stats->exchange,
+        .recv_counts_known = 1,
     };
-    return job->exchange->run(&args);
+    int err = job->exchange->run(&args);
+    /* The sort exchanges once: the back-end's kept scratch would only hold memory from here on. */
+    exchange_release_scratch();
+    return err;
 }

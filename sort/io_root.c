@@ -28,6 +28,7 @@
 #include "exchange/tags.h"
 #include "sort/internal.h"
 #include "util/alloc.h"
+#include "util/knobs.h"
 #include "util/util.h"
 
 /* Point-to-point transfers of any size: chunks of at most the MPI int limit. */
@@ -195,8 +196,8 @@ int sort_root_load(struct sort_job *job)
  */
 int sort_root_stdout(void)
 {
-    const char *hnp = getenv("OMPI_MCA_orte_hnp_uri");
-    const char *local = getenv("OMPI_MCA_orte_local_daemon_uri");
+    const char *hnp = util_knob(UTIL_KNOB_HNP_URI)->text;
+    const char *local = util_knob(UTIL_KNOB_DAEMON_URI)->text;
     if (hnp == NULL || local == NULL || strcmp(hnp, local) != 0) {
         return STDOUT_FILENO;
     }

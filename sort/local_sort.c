@@ -47,6 +47,7 @@
 
 #include "util/alloc.h"
 #include "util/cpu.h"
+#include "util/knobs.h"
 #include "util/util.h"
 
 /* Digit of the in-cache LSD passes: 9 bits (6 passes for 54 bits) measured faster than 8 (7
@@ -214,12 +215,12 @@ void sortex_local_tuning(struct sortex_local_tuning *t)
             tuning_for(c, SORTEX_KERNEL_RADIX, &radix);
             tuning_for(c, SORTEX_KERNEL_VQSORT, &vq);
             size_t l2 = radix.bucket_keys * 32; /* the calibration's bucket sizes */
-            const char *force = getenv("SORTEX_KERNEL");
+            uint64_t force = util_knob_u64(UTIL_KNOB_KERNEL); /* 1 radix, 2 vqsort */
             enum sortex_kernel k;
             double ns = 0;
-            if (force != NULL && strcmp(force, "radix") == 0) {
+            if (force == 1) {
                 k = SORTEX_KERNEL_RADIX;
-            } else if (force != NULL && strcmp(force, "vqsort") == 0) {
+            } else if (force == 2) {
                 k = SORTEX_KERNEL_VQSORT;
             } else {
                 k = calibrate(l2 / 32, l2 / 16, &ns);

@@ -10,6 +10,7 @@
 
 #include "sort/sortex.h"
 #include "util/alloc.h"
+#include "util/knobs.h"
 #include "util/temp.h"
 #include "util/util.h"
 
@@ -50,6 +51,8 @@ static void usage(FILE *f)
             "                         a long one runs, its progress, rate and time left [off]\n"
             "  -v, --verbose          print a summary of phase times on stderr\n"
             "  -h, --help             this help\n"
+            "      --knobs            the environment variables sortex reads: settings with\n"
+            "                         their defaults and units, test hooks apart\n"
             "  -V, --version          version, commit and MPI library\n"
             "\n"
             "exit codes: 0 sorted; 2 usage error or bad input/output (nothing written);\n"
@@ -66,6 +69,7 @@ enum {
     OPT_PROGRESS,
     OPT_IO,
     OPT_CHECK,
+    OPT_KNOBS,
 };
 
 struct cli {
@@ -96,6 +100,7 @@ static int parse(int argc, char **argv, struct cli *cli, int quiet)
         {"check", no_argument, NULL, OPT_CHECK},
         {"verbose", no_argument, NULL, 'v'},
         {"help", no_argument, NULL, 'h'},
+        {"knobs", no_argument, NULL, OPT_KNOBS},
         {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
     };
@@ -201,6 +206,12 @@ static int parse(int argc, char **argv, struct cli *cli, int quiet)
         case 'h':
             if (!quiet) {
                 usage(stdout);
+            }
+            cli->done = 1;
+            return UTIL_OK;
+        case OPT_KNOBS:
+            if (!quiet) {
+                util_knobs_print(stdout);
             }
             cli->done = 1;
             return UTIL_OK;

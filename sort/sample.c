@@ -24,13 +24,42 @@
 #include "util/alloc.h"
 #include "util/util.h"
 
+int sortex_sample_total(uint64_t oversample, int p, uint64_t *total)
+{
+    unsigned __int128 t = (unsigned __int128)oversample * (unsigned)p;
+    if ((t + (unsigned)p) * 2 > INT_MAX) {
+        return UTIL_EUSAGE;
+    }
+    *total = (uint64_t)t;
+    return UTIL_OK;
+}
+
+uint64_t sortex_sample_count(uint64_t total, uint64_t m, uint64_t n)
+{
+    if (n == 0) {
+        return 0;
+    }
+    uint64_t s = (uint64_t)(((unsigned __int128)total * m + n - 1) / n);
+    return s < m ? s : m;
+}
+
+uint64_t sortex_sample_index(uint64_t k, uint64_t s, uint64_t m)
+{
+    return (uint64_t)(((unsigned __int128)(2 * k + 1) * m) / (2 * s));
+}
+
+int sortex_tuple_order(uint64_t akey, uint64_t apos, uint64_t bkey, uint64_t bpos)
+{
+    if (akey != bkey) {
+        return akey < bkey ? -1 : 1;
+    }
+    return (apos > bpos) - (apos < bpos);
+}
+
 int sort_tuple_cmp(const void *x, const void *y)
 {
     const struct sort_tuple *a = x, *b = y;
-    if (a->key != b->key) {
-        return a->key < b->key ? -1 : 1;
-    }
-    return (a->pos > b->pos) - (a->pos < b->pos);
+    return sortex_tuple_order(a->key, a->pos, b->key, b->pos);
 }
 
 int sort_sample(struct sort_job *job)
@@ -39,21 +68,16 @@ int sort_sample(struct sort_job *job)
     int p = job->size;
     struct sort_tuple *mine = NULL;
 
-    /* This rank's share of the T samples, drawn at the centres of equal gaps. */
-    unsigned __int128 total = (unsigned __int128)job->oversample * (unsigned)p;
-    /* Every rank rounds its share up, so the gathered words number at most 2 (T + P). The same
-     * on every rank, so all return here together and rank 0 alone says why. */
-    if ((total + (unsigned)p) * 2 > INT_MAX) {
+    /* This rank's share of the T samples, drawn at the centres of equal gaps. The refusal is
+     * the same on every rank, so all return here together and rank 0 alone says why. */
+    uint64_t total = 0;
+    if (sortex_sample_total(job->oversample, p, &total) != UTIL_OK) {
         return job->rank == 0 ? util_fail(UTIL_EUSAGE,
                                           "sample: %llu samples are too many (--oversample)",
-                                          (unsigned long long)total)
+                                          (unsigned long long)job->oversample * (unsigned)p)
                               : UTIL_EUSAGE;
     }
-    uint64_t s = 0;
-    if (job->n_total > 0) {
-        s = (uint64_t)((total * job->n_local + job->n_total - 1) / job->n_total);
-    }
-    s = s < job->n_local ? s : job->n_local;
+    uint64_t s = sortex_sample_count(total, job->n_local, job->n_total);
     int *counts = util_malloc(2 * (size_t)p * sizeof(int));
     mine = util_malloc((s ? s : 1) * sizeof(*mine));
     /* A rank without room for its sample or the counts cannot take part in the all-gathers:
@@ -70,7 +94,7 @@ int sort_sample(struct sort_job *job)
     }
     int *displs = counts + p;
     for (uint64_t k = 0; k < s; k++) {
-        uint64_t idx = (uint64_t)(((unsigned __int128)(2 * k + 1) * job->n_local) / (2 * s));
+        uint64_t idx = sortex_sample_index(k, s, job->n_local);
         mine[k].key = job->a[idx];
         mine[k].pos = job->offset + idx;
     }

@@ -27,6 +27,7 @@
 
 #include "sort/internal.h"
 #include "util/alloc.h"
+#include "util/knobs.h"
 #include "util/util.h"
 
 static const char *const phase_names[SORTEX_PHASE_COUNT] = {
@@ -58,32 +59,23 @@ void sortex_free_keys(uint64_t *keys)
 
 int sort_injected(const struct sort_job *job, enum sortex_phase phase)
 {
-    const char *spec = getenv("SORTEX_FAIL");
-    if (spec == NULL || *spec == '\0') {
-        return UTIL_OK;
-    }
-    size_t len = strlen(phase_names[phase]);
-    if (strncmp(spec, phase_names[phase], len) != 0 || (spec[len] != '\0' && spec[len] != ':')) {
-        return UTIL_OK;
-    }
-    if (spec[len] == ':' && atoi(spec + len + 1) != job->rank) {
+    const struct util_knob_value *v = util_knob(UTIL_KNOB_FAIL); /* PHASE[:RANK] */
+    if (!v->valid || strcmp(v->word, phase_names[phase]) != 0 ||
+        (v->nargs > 0 && v->arg[0] != job->rank)) {
         return UTIL_OK;
     }
     return util_fail(UTIL_EINJECT, "rank %d: %s: injected failure (SORTEX_FAIL=%s)", job->rank,
-                     phase_names[phase], spec);
+                     phase_names[phase], v->text);
 }
 
 void sort_stall_at(const struct sort_job *job, const char *point)
 {
-    const char *spec = getenv("SORTEX_STALL");
-    size_t len = strlen(point);
-    if (spec == NULL || strncmp(spec, point, len) != 0 || spec[len] != ':') {
+    const struct util_knob_value *v = util_knob(UTIL_KNOB_STALL); /* POINT:RANK:SECONDS */
+    if (!v->valid || v->nargs != 2 || strcmp(v->word, point) != 0 || v->arg[0] != job->rank ||
+        v->arg[1] < 0) {
         return;
     }
-    int rank = -1, seconds = 0;
-    if (sscanf(spec + len + 1, "%d:%d", &rank, &seconds) != 2 || rank != job->rank) {
-        return;
-    }
+    int seconds = (int)v->arg[1];
     fprintf(stderr, "%s: rank %d pid %ld stalling %d s in %s\n", util_progname(), job->rank,
             (long)getpid(), seconds, point);
     fflush(stderr);
@@ -158,13 +150,11 @@ static int default_threads(MPI_Comm comm)
         util_free(all);
         MPI_Comm_free(&node);
     }
-    const char *omp = getenv("OMP_NUM_THREADS");
-    uint64_t slurm = util_env_count("SLURM_CPUS_PER_TASK", 0);
     int t;
-    if (omp != NULL && *omp != '\0') {
+    if (util_knob(UTIL_KNOB_OMP_THREADS)->set) {
         t = omp_get_max_threads();
-    } else if (slurm > 0 && slurm <= 4096) {
-        t = (int)slurm;
+    } else if (util_knob(UTIL_KNOB_SLURM_CPUS)->valid) {
+        t = (int)util_knob_u64(UTIL_KNOB_SLURM_CPUS);
     } else {
         t = cpus / (sharers > 0 ? sharers : 1);
     }

@@ -6,6 +6,11 @@
  */
 #include "sort/internal.h"
 
+uint64_t sortex_splitter_index(int j, uint64_t t, int p)
+{
+    return (uint64_t)(((unsigned __int128)(unsigned)j * t) / (unsigned)p);
+}
+
 int sort_splitters(struct sort_job *job)
 {
     uint64_t t = job->nsample;
@@ -15,8 +20,7 @@ int sort_splitters(struct sort_job *job)
             job->splitters[j - 1].pos = UINT64_MAX;
             continue;
         }
-        uint64_t idx = (uint64_t)(((unsigned __int128)j * t) / (unsigned)job->size);
-        job->splitters[j - 1] = job->sample[idx];
+        job->splitters[j - 1] = job->sample[sortex_splitter_index(j, t, job->size)];
     }
     return 0;
 }

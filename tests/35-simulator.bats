@@ -61,13 +61,29 @@ csv_header() {
     assert_line --regexp '^sortex-sched [0-9.]+ \(commit [0-9a-f]+'
 }
 
+@test "models every registered back-end: --algos help names each in brackets" {
+    local backend
+    run -0 "$SCHED" --algos help
+    for backend in $(backends); do
+        assert_line --regexp "^$backend(-[a-z]+)? +\\[$backend\\] [^ ]"
+    done
+}
+
 @test "models every algorithm on every synthetic pattern and alias, for even and odd P" {
-    local names pat p
+    local names pat p arg
     names=$(algos | paste -sd,)
     for pat in $("$SCHED" --pattern help | awk 'NR > 1 { sub(/:.*/, "", $1); print $1 }'); do
-        [[ $pat != sort ]] || pat=sort:npb # the one pattern whose parameter is a name
         for p in 5 8; do
-            run -0 "$SCHED" --pattern "$pat" --ranks "$p" --volume 64Ki --csv
+            # The patterns whose parameter is a name: a distribution, a saved matrix.
+            case $pat in
+            sort) arg=sort:npb ;;
+            file)
+                "$SCHED" --pattern random --ranks "$p" --print-matrix >"$BATS_TEST_TMPDIR/m$p.csv"
+                arg=file:$BATS_TEST_TMPDIR/m$p.csv
+                ;;
+            *) arg=$pat ;;
+            esac
+            run -0 "$SCHED" --pattern "$arg" --ranks "$p" --volume 64Ki --csv
             [[ $(awk -F, 'NR > 1 { print $2 ":" $7 }' <<<"$output" | paste -sd,) == \
                 "$(algos | sed "s/^/$p:/" | paste -sd,)" ]] ||
                 fail "pattern $pat, P = $p: not one row per model: $output"
@@ -153,19 +169,32 @@ csv_header() {
 @test "transpose bins, grid and hypercube volumes match a brute-force replay of their rules" {
     # An independent, piece-by-piece replay of the back-ends' documented rules (dealing run
     # (s, j) from bin s + j, the grid's row-then-column routing with the incomplete last row,
-    # the hypercube's folding, bundles packed below 64 KiB of payload and scattered into one
-    # message per non-empty piece above, a first message under four eager chunks of 4032 bytes
-    # cut into them), against the simulator's O(P^2) bookkeeping.
-    local p volume
-    for p in 5 8 12 17; do
-        for volume in 4000 16Mi; do
-            "$SCHED" --pattern random --ranks "$p" --volume "$volume" --seed "$p" --print-matrix \
-                >"$BATS_TEST_TMPDIR/m.csv"
-            "$SCHED" --matrix "$BATS_TEST_TMPDIR/m.csv" --csv --algos transpose,grid,hypercube \
-                >"$BATS_TEST_TMPDIR/models.csv"
-            python3 - "$BATS_TEST_TMPDIR/m.csv" "$BATS_TEST_TMPDIR/models.csv" <<'PY' ||
+    # the hypercube's folding, bundles packed below SORTEX_SCATTER_MIN bytes of payload and
+    # scattered into one message per non-empty piece above, a first message under four eager
+    # chunks of SORTEX_EAGER_BYTES cut into them), against the simulator's O(P^2) bookkeeping,
+    # with the transport's settings and with others (the models follow them as a run does).
+    local p volume knobs
+    for knobs in "" "1000 800" "0 0"; do
+        for p in 5 8 12 17; do
+            for volume in 4000 16Mi; do
+                "$SCHED" --pattern random --ranks "$p" --volume "$volume" --seed "$p" --print-matrix \
+                    >"$BATS_TEST_TMPDIR/m.csv"
+                # shellcheck disable=SC2086
+                set -- $knobs
+                SORTEX_SCATTER_MIN=${1:-} SORTEX_EAGER_BYTES=${2:-} "$SCHED" \
+                    --matrix "$BATS_TEST_TMPDIR/m.csv" --csv --algos transpose,grid,hypercube \
+                    >"$BATS_TEST_TMPDIR/models.csv"
+                python3 - "$BATS_TEST_TMPDIR/m.csv" "$BATS_TEST_TMPDIR/models.csv" \
+                    "$("$SORTEX" --knobs | awk '$1 == "SORTEX_SCATTER_MIN" { print $3 }')" \
+                    "$("$SORTEX" --knobs | awk '$1 == "SORTEX_EAGER_BYTES" { print $3 }')" \
+                    "${1:-}" "${2:-}" <<'PY' ||
 import csv, sys
 C = [[8 * int(x) for x in l.split(",")] for l in open(sys.argv[1]) if not l.startswith("#")]
+units = {"": 1, "Ki": 1024, "Mi": 1 << 20}
+size = lambda t: int(t.rstrip("KMi")) * units[t[len(t.rstrip("KMi")):]]
+# The settings in force: the ones given, else the defaults --knobs names.
+SCATTER = int(sys.argv[5]) if sys.argv[5] else size(sys.argv[3])
+EAGER = int(sys.argv[6]) // 8 * 8 if sys.argv[6] else size(sys.argv[4]) // 8 * 8
 p = len(C)
 rows = {r["algo"]: r for r in csv.DictReader(open(sys.argv[2]))}
 det = lambda r: {k: int(float(v)) for k, v in (kv.split("=") for kv in r["detail"].split(";"))}
@@ -184,16 +213,16 @@ assert int(rows["transpose"]["bytes_moved"]) == 8 * p * (p - 1) * (block1 + bloc
 def first(b):
     """Messages of a first message of b bytes: eager chunks and a shorter last one below four
     chunks, else one."""
-    return b // 4032 + 1 if b < 4 * 4032 else 1
+    return b // EAGER + 1 if EAGER and b < 4 * EAGER else 1
 
 def check(algo, bundles):
     """bundles: (sender, [piece bytes]) per bundle sent; header 8 bytes a piece; packed below
-    64 KiB of payload (one first message), else the header as the first message plus one
+    SCATTER bytes of payload (one first message), else the header as the first message plus one
     message per non-empty piece."""
     moved, msgs = 0, [0] * p
     for src, pieces in bundles:
         moved += sum(pieces) + 8 * len(pieces)
-        if sum(pieces) < 65536:
+        if sum(pieces) < SCATTER:
             msgs[src] += first(sum(pieces) + 8 * len(pieces))
         else:
             msgs[src] += first(8 * len(pieces)) + sum(1 for x in pieces if x)
@@ -234,7 +263,8 @@ assert all(x == node(d) for (s, d), x in held.items())
 bundles += [(e - q, [C[s][e] for s in range(p)]) for e in range(q, p)]
 check("hypercube", bundles)
 PY
-                fail "P = $p, volume $volume"
+                    fail "P = $p, volume $volume, settings '$knobs'"
+            done
         done
     done
 }
@@ -248,6 +278,12 @@ PY
     a=$("$SCHED" --pattern random --ranks 12 --csv --algos direct,forward,transpose | cut -d, -f2-18)
     b=$("$SCHED" --matrix "$m" --csv --algos direct,forward,transpose | cut -d, -f2-18)
     assert_equal "$b" "$a"
+    # The matrix reader is the file:PATH pattern, the one sortex-xbench replays too.
+    b=$("$SCHED" --pattern "file:$m" --ranks 12 --csv --algos direct,forward,transpose |
+        cut -d, -f2-18)
+    assert_equal "$b" "$a"
+    run -2 --separate-stderr "$SCHED" --pattern "file:$m" --ranks 11
+    assert_equal "$stderr" "sortex-sched: error: the matrix in $m is 12 x 12, not 11 x 11 for 11 ranks"
     # The same matrix in bytes (every count times 8) is the same instance for the schedules
     # (transpose pads in elements, which are then bytes).
     awk -F, -v OFS=, '/^#/ { next } { for (i = 1; i <= NF; i++) $i *= 8; print }' "$m" \
@@ -279,6 +315,17 @@ off = sum(m[i][j] for i in range(p) for j in range(p) if i != j)
 assert 8 * off == d["exchange_stats"]["bytes_sent"], (sys.argv[3], off)
 PY
     done
+}
+
+@test "refuses a sample size exactly when the sort refuses it, by the sort's own rule" {
+    # The sort gathers up to 2 (S P + P) words and refuses more than INT_MAX of them: at
+    # P = 2000 that is S = 536870, the first over. The simulator calls the same rule.
+    run -2 --separate-stderr "$SCHED" --dist uniform --n 4000 --ranks 2000 --oversample 536870 \
+        --print-matrix
+    [[ $stderr == "sortex-sched: error: the sort would refuse "*"(--oversample 536870 with P = 2000)" ]] ||
+        fail "not the refusal: $stderr"
+    run -0 "$SCHED" --dist uniform --n 4000 --ranks 2000 --oversample 536869 --print-matrix
+    assert_equal "${#lines[@]}" 2001
 }
 
 @test "models direct, forward and fullduplex at the packet size, h and length of a real run" {

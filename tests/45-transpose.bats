@@ -1,59 +1,20 @@
 #!/usr/bin/env bats
 # The transpose exchange back-end: its unit test, its bin bounds seen through --stats, its
-# steps and large-count path, and output byte-identical to the alltoallv reference.
+# steps and large-count path, and output byte-identical to the alltoallv reference and verified
+# by sortex-verify, on inputs from sortex-gen.
 bats_require_minimum_version 1.5.0
 load helper
 
 # Process counts of the bound checks: odd and even, powers of two and not.
 TPS=(2 3 4 5 6 7 8)
-# Distributions every case runs on (names as sortex-gen spells them).
+# Distributions every case runs on: uniform keys, every key equal, and every rank's slice in one
+# value bucket that belongs to another rank (sortex-gen's staggered).
 TDISTS=(uniform staggered zero)
 
-# py_input DIST N P: prints the path of an input made by python3, cached for the test file.
-# uniform: random 64-bit keys; zero: all keys equal; staggered: rank i's slice uniform in
-# bucket 2i+1 (i < P/2) or 2i-P (mod P) of [0, 2^64) cut into P.
-py_input() {
-    local dist=$1 n=$2 p=$3
-    local f=$BATS_FILE_TMPDIR/py-$dist-$n-$p.bin
-    if [[ ! -f $f ]]; then
-        python3 - "$dist" "$n" "$p" "$f" <<'PY' || return 1
-import random, struct, sys
-dist, n, p, out = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
-rnd = random.Random(n * 31 + p)
-w = 2**64 // p
-if dist == "uniform":
-    v = [rnd.getrandbits(64) for _ in range(n)]
-elif dist == "zero":
-    v = [0] * n
-elif dist == "staggered":
-    v = []
-    for i in range(p):
-        t = (2 * i + 1 if i < p // 2 else 2 * i - p) % p
-        v += [t * w + rnd.randrange(w) for _ in range(i * n // p, (i + 1) * n // p)]
-else:
-    sys.exit("py_input: unknown distribution " + dist)
-open(out, "wb").write(struct.pack("<%dQ" % len(v), *v))
-PY
-    fi
-    echo "$f"
-}
-
-# transpose_input DIST N P: the inputs of this file. Switching to sortex-gen is this one line:
-# gen_input "$@" instead of py_input "$@".
+# transpose_input DIST N P: the path of sortex-gen's input DIST of N keys split for P ranks
+# (helper.bash's gen_input, cached for the test file).
 transpose_input() {
-    py_input "$@"
-}
-
-# sorted_check IN OUT: OUT holds exactly the keys of IN, in order (python3, u64 keys).
-sorted_check() {
-    python3 - "$1" "$2" <<'PY'
-import struct, sys
-a, b = (open(f, "rb").read() for f in sys.argv[1:3])
-a = struct.unpack("<%dQ" % (len(a) // 8), a)
-b = struct.unpack("<%dQ" % (len(b) // 8), b)
-if sorted(a) != list(b):
-    sys.exit("output is not the sorted input (%d keys in, %d out)" % (len(a), len(b)))
-PY
+    gen_input "$@"
 }
 
 # bounds_check P: in the last transpose stats, each round's largest bin is within the block
@@ -81,8 +42,8 @@ print($1)" "$BATS_TEST_TMPDIR/stats.json"
 }
 
 # transpose_case NP IN [sortex options...]: sorts IN on NP ranks with transpose and with
-# alltoallv; both outputs must be byte-identical and the sorted input; the transpose stats are
-# left in $BATS_TEST_TMPDIR/stats.json and its bounds checked.
+# alltoallv; both outputs must be byte-identical and IN sorted (sortex-verify); the transpose
+# stats are left in $BATS_TEST_TMPDIR/stats.json and its bounds checked.
 transpose_case() {
     local np=$1 in=$2
     shift 2
@@ -100,8 +61,12 @@ transpose_case() {
     cp "$BATS_TEST_TMPDIR/stats-transpose.json" "$BATS_TEST_TMPDIR/stats.json"
     cmp "$BATS_TEST_TMPDIR/out-alltoallv.bin" "$BATS_TEST_TMPDIR/out-transpose.bin" ||
         { echo "transpose and alltoallv differ: P=$np input=$in $*" >&2; return 1; }
-    sorted_check "$in" "$BATS_TEST_TMPDIR/out-transpose.bin" ||
-        { echo "not sorted: P=$np input=$in $*" >&2; return 1; }
+    if ! "$VERIFY" "$BATS_TEST_TMPDIR/out-transpose.bin" --input "$in" \
+        >"$BATS_TEST_TMPDIR/verify.log" 2>&1; then
+        echo "not sorted: P=$np input=$in $*" >&2
+        cat "$BATS_TEST_TMPDIR/verify.log" >&2
+        return 1
+    fi
     bounds_check "$np" || { echo "bounds: P=$np input=$in $*" >&2; return 1; }
 }
 

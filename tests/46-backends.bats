@@ -1,45 +1,33 @@
 #!/usr/bin/env bats
-# The pairwise, shift, grid and hypercube exchange back-ends against the reference: each must
-# sort every input to output byte-identical to alltoallv's, at every P from 1 to 8, on uniform,
-# skewed and tiny inputs, with the int limit lowered and with every bundle forced scattered.
-# Also runs the two unit programs: the schedules as pure functions, and the exchange contract
-# checked key by key against alltoallv.
+# Every registered exchange back-end against the reference, alltoallv: each must sort every input
+# to output byte-identical to alltoallv's, and verified by sortex-verify, on uniform, skewed,
+# all-equal and few-valued inputs from sortex-gen, with the int limit lowered, with every
+# bundle scattered and with blocking rounds. Also runs the two unit programs: the schedules as
+# pure functions and the registry's contract, and the exchange contract checked key by key
+# against alltoallv at P = 1 to 8.
 bats_require_minimum_version 1.5.0
 load helper
 
-BACKENDS=(pairwise shift grid hypercube)
+# The back-ends compared with alltoallv: every other one the registry holds.
+mapfile -t BACKENDS < <(backends | grep -vx alltoallv)
 PS=(1 2 3 4 5 6 7 8)
 
-# keys_file KIND N P: writes N keys with python3 and prints the path (cached per test file).
+# keys_file KIND N P: the path of an input from sortex-gen (helper.bash's gen_input, cached for
+# the test file):
 #   uniform  random 64-bit keys
-#   equal    every key 42
-#   narrow   the slice rank r reads holds keys of one narrow range, the ranges in reverse rank
-#            order: every rank sends (nearly) all its keys to one other rank
-#   few      seven distinct values
+#   equal    every key the same (sortex-gen's zero)
+#   narrow   rank r's slice in one value bucket, staggered: every rank sends (nearly) all its
+#            keys to one other rank (sortex-gen's staggered)
+#   few      a few distinct values (sortex-gen's few)
 keys_file() {
-    local kind=$1 n=$2 p=$3
-    local f=$BATS_FILE_TMPDIR/keys-$kind-$n-$p.bin
-    if [[ ! -f $f ]]; then
-        python3 - "$kind" "$n" "$p" "$f" <<'PY' || return 1
-import random, struct, sys
-kind, n, p, path = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
-rng = random.Random(n * 31 + p)
-if kind == "uniform":
-    keys = [rng.getrandbits(64) for _ in range(n)]
-elif kind == "equal":
-    keys = [42] * n
-elif kind == "narrow":
-    # Key i sits in slice r = i p / n (the split every rank reads by).
-    keys = [((p - 1 - i * p // n) << 40) | rng.getrandbits(20) for i in range(n)]
-elif kind == "few":
-    keys = [rng.randrange(7) * 0x0123456789ABCDEF % 2**64 for _ in range(n)]
-else:
-    sys.exit("unknown kind " + kind)
-with open(path, "wb") as f:
-    f.write(struct.pack("<%dQ" % n, *keys))
-PY
-    fi
-    echo "$f"
+    local kind=$1 n=$2 p=$3 dist
+    case $kind in
+    uniform | few) dist=$kind ;;
+    equal) dist=zero ;;
+    narrow) dist=staggered ;;
+    *) echo "keys_file: unknown kind $kind" >&2; return 1 ;;
+    esac
+    gen_input "$dist" "$n" "$p"
 }
 
 # sort_with NP BACKEND IN [sortex options...]: sorts IN on NP ranks into
@@ -57,21 +45,21 @@ sort_with() {
     fi
 }
 
-# same_as_alltoallv NP IN [sortex options...]: sorts IN with alltoallv, checks that output is
-# IN sorted, then sorts IN with each of BACKENDS and fails naming every back-end whose output
-# differs from alltoallv's in any byte. Takes any input file (generated here or by sortex-gen).
+# verified OUT IN: sortex-verify says OUT is IN sorted (order, count, permutation checksum).
+verified() {
+    "$VERIFY" "$1" --input "$2" >"$BATS_TEST_TMPDIR/verify.log" 2>&1 ||
+        { echo "not IN sorted: $1 ($2)" >&2; cat "$BATS_TEST_TMPDIR/verify.log" >&2; return 1; }
+}
+
+# same_as_alltoallv NP IN [sortex options...]: sorts IN with alltoallv, verifies that output
+# against IN, then sorts IN with each of BACKENDS and fails naming every back-end whose output
+# differs from alltoallv's in any byte (so each is verified too).
 same_as_alltoallv() {
     local np=$1 in=$2 backend ref failed=0
     shift 2
     sort_with "$np" alltoallv "$in" "$@" || return 1
     ref=$BATS_TEST_TMPDIR/out-alltoallv.bin
-    python3 - "$in" "$ref" <<'PY' || { echo "alltoallv did not sort $in (P=$np)" >&2; return 1; }
-import struct, sys
-data = open(sys.argv[1], "rb").read()
-n = len(data) // 8
-want = struct.pack("<%dQ" % n, *sorted(struct.unpack("<%dQ" % n, data)))
-sys.exit(0 if open(sys.argv[2], "rb").read() == want else 1)
-PY
+    verified "$ref" "$in" || return 1
     for backend in "${BACKENDS[@]}"; do
         sort_with "$np" "$backend" "$in" "$@" || return 1
         if ! cmp -s "$ref" "$BATS_TEST_TMPDIR/out-$backend.bin"; then
@@ -82,18 +70,14 @@ PY
     return "$failed"
 }
 
-# reference KIND N NP: sorts keys_file KIND N NP (or, for KIND gen:DIST, sortex-gen's input
-# DIST: gen_input) with alltoallv on NP ranks into $BATS_TEST_TMPDIR/ref.bin and prints the
-# input's path.
+# reference DIST N NP: sorts sortex-gen's input DIST (gen_input) with alltoallv on NP ranks
+# into $BATS_TEST_TMPDIR/ref.bin, verifies it and prints the input's path.
 reference() {
     local in
-    if [[ $1 == gen:* ]]; then
-        in=$(gen_input "${1#gen:}" "$2" "$3") || return 1
-    else
-        in=$(keys_file "$1" "$2" "$3") || return 1
-    fi
+    in=$(gen_input "$1" "$2" "$3") || return 1
     sort_with "$3" alltoallv "$in" || return 1
     mv "$BATS_TEST_TMPDIR/out-alltoallv.bin" "$BATS_TEST_TMPDIR/ref.bin"
+    verified "$BATS_TEST_TMPDIR/ref.bin" "$in" || return 1
     echo "$in"
 }
 
@@ -108,6 +92,21 @@ stat_of() {
     run "$SORTEX_BUILD/tests/test_backends"
     assert_success
     assert_output --partial "ok: 1-factor, shift, grid and hypercube schedules"
+}
+
+@test "exchange/ includes nothing above util/, and only sim/ and bench/ include sim/" {
+    run grep -rhoE '^#include "[a-z]+/' "$TOP/exchange"
+    assert_success
+    refute_output --regexp '"(sort|datagen|verify|sim|bench)/'
+    run grep -rlE '^#include "sim/' "$TOP/util" "$TOP/exchange" "$TOP/sort" "$TOP/datagen" \
+        "$TOP/verify"
+    assert_output ""
+}
+
+@test "every registered back-end has a run and a cost model that prices a matrix" {
+    run "$SORTEX_BUILD/tests/test_backends"
+    assert_success
+    assert_output --partial "ok: every registered back-end has a run and a cost model"
 }
 
 @test "every back-end delivers alltoallv's exact layout, pattern by pattern, at P = 1..8" {
@@ -224,7 +223,7 @@ stat_of() {
     # On dd's matrices (at P = 5 and 7, 400003 keys) forward's schedule has odd cycles to pair;
     # on uniform ones its packets (h / 8) are one per message and it has none at P = 7.
     for np in 5 7; do
-        in=$(reference gen:dd 400003 "$np")
+        in=$(reference dd 400003 "$np")
         for ring in "" 1 100000; do
             for w in "" 1 2; do
                 SORTEX_FWD_RING_BYTES=$ring SORTEX_SCHED_LOOKAHEAD=$w sort_with "$np" forward "$in"
@@ -240,7 +239,7 @@ stat_of() {
 @test "the scheduled back-ends join pieces only when every rank agrees, and match alltoallv" {
     local np in b j
     for np in 3 7; do
-        in=$(reference gen:dd 400003 "$np")
+        in=$(reference dd 400003 "$np")
         for b in direct forward fullduplex; do
             for j in 1 0; do
                 SORTEX_SCHED_JOIN=$j sort_with "$np" "$b" "$in"
@@ -263,9 +262,11 @@ stat_of() {
     assert_output "0"
 }
 
-@test "--exchange help lists pairwise, shift, grid and hypercube with a summary each" {
+@test "--exchange help lists every registered back-end with a summary, alltoallv first" {
     run "$SORTEX" --exchange help
     assert_success
+    assert_line --index 1 --regexp "^alltoallv +[^ ].+"
+    [[ ${#BACKENDS[@]} -ge 8 ]] || fail "the registry lists only: ${BACKENDS[*]}"
     local backend
     for backend in "${BACKENDS[@]}"; do
         assert_line --regexp "^$backend +[^ ].+"

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "util/knobs.h"
 #include "util/util.h"
 
 /* Size in bytes of "48K" / "1024K" / "32M" as /sys writes it, 0 when unreadable. */
@@ -72,8 +73,12 @@ const struct util_caches *util_caches(void)
         }
     }
     c.line = c.line ? c.line : 64;
-    c.l1d = util_env_count("SORTEX_L1D_BYTES", c.l1d);
-    c.l2 = util_env_count("SORTEX_L2_BYTES", c.l2);
+    if (util_knob(UTIL_KNOB_L1D_BYTES)->valid) {
+        c.l1d = (size_t)util_knob_u64(UTIL_KNOB_L1D_BYTES);
+    }
+    if (util_knob(UTIL_KNOB_L2_BYTES)->valid) {
+        c.l2 = (size_t)util_knob_u64(UTIL_KNOB_L2_BYTES);
+    }
     done = 1;
     return &c;
 }

@@ -169,13 +169,6 @@ int util_parse_count(const char *s, uint64_t *out)
     return UTIL_OK;
 }
 
-uint64_t util_env_count(const char *name, uint64_t dflt)
-{
-    uint64_t v = 0;
-    const char *s = getenv(name);
-    return s != NULL && util_parse_count(s, &v) == UTIL_OK ? v : dflt;
-}
-
 int util_parse_int(const char *s, long lo, long hi, long *out)
 {
     if (s == NULL || (*s != '-' && (*s < '0' || *s > '9'))) {

@@ -69,11 +69,6 @@ void util_report_release(bool print);
  * Rejects empty strings, signs, leading white space, garbage and overflow. Returns 0 or UTIL_EUSAGE (no message).
  */
 int util_parse_count(const char *s, uint64_t *out);
-/**
- * The value of environment variable @name when it is a count (util_parse_count()), else @dflt
- * (unset, empty or garbage). For tuning and test knobs read once per call, never per key.
- */
-uint64_t util_env_count(const char *name, uint64_t dflt);
 /** Parses a plain integer in [lo, hi] (decimal, no suffix). Returns 0 or UTIL_EUSAGE. */
 int util_parse_int(const char *s, long lo, long hi, long *out);
 /** Parses a finite double in [lo, hi]. Returns 0 or UTIL_EUSAGE. */

@@ -212,11 +212,11 @@ limit_rate() {
     tc -n "$ns" qdisc add dev "$dev" root tbf rate "$rate" burst 256kb latency 50ms
 }
 
-# Makes the link of host i half-duplex at the switch: both directions through port pI (ingress:
-# what the host sends; egress: what it receives) are redirected into one ifb device whose tbf
-# they share, so the host's sends plus receives stay within the rate, as in the half-duplex
-# model of the h-relation paper (seed 004). After the ifb's queue, packets go on where they were
-# going. u32 with an empty match is the match-all filter every kernel with tc filters has.
+# Makes the link of host i half-duplex at the switch: both directions through port pI (ingress: what
+# the host sends; egress: what it receives) are redirected into one ifb device whose tbf they share,
+# so the host's sends plus receives stay within the rate, as in the half-duplex model of the
+# h-relation paper (Sanders and Solis-Oba 2001). After the ifb's queue, packets go on where they
+# were going. u32 with an empty match is the match-all filter every kernel with tc filters has.
 half_duplex() {
     local sw=$1 i=$2 rate=$3
     ip -n "$sw" link add "ifb$i" type ifb

@@ -4,15 +4,16 @@
  * usage: mpirun -np P test_backends_mpi [BACKEND...]   (default: every registered back-end)
  *
  * For a set of count patterns (random, empty, all to one rank, only the own bucket, one rank
- * sending everything, large pieces) every rank fills its send buffer with keys that encode
- * (source, destination, index), runs alltoallv as the reference and then each back-end, and
- * checks that recv_counts and the received keys are identical to the reference (grouped by
- * source, each source's keys in their original order), that the stats add up (bytes received
- * at least the keys received from others, messages and rounds present when keys moved), and
- * that a receive buffer one key too small is refused with UTIL_EUSAGE without hanging.
- * Run it with SORTEX_INT_LIMIT lowered to exercise the chunked paths, and with
- * SORTEX_SCATTER_MIN=0 to send every bundle scattered (then checked through the stats). Rank 0
- * prints one "ok" line per back-end; the exit status is 1 when any check failed on any rank.
+ * sending everything, large pieces) every rank fills its send buffer with keys that encode (source,
+ * destination, index), runs alltoallv as the reference and then each back-end, and checks that
+ * recv_counts and the received keys are identical to the reference (grouped by source, each
+ * source's keys in their original order), with the receive counts left to the back-end and with
+ * them given (exchange_args.recv_counts_known), that the stats add up (bytes received at least the
+ * keys received from others, messages and rounds present when keys moved), and that a receive
+ * buffer one key too small is refused with UTIL_EUSAGE without hanging. Run it with
+ * SORTEX_INT_LIMIT lowered to exercise the chunked paths, and with SORTEX_SCATTER_MIN=0 to send
+ * every bundle scattered (then checked through the stats). Rank 0 prints one "ok" line per
+ * back-end; the exit status is 1 when any check failed on any rank.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +21,7 @@
 
 #include "exchange/exchange.h"
 #include "util/alloc.h"
+#include "util/knobs.h"
 #include "util/util.h"
 
 enum pattern {
@@ -86,10 +88,11 @@ static uint64_t key_of(int s, int d, uint64_t j)
     return (uint64_t)s << 48 | (uint64_t)d << 32 | j;
 }
 
-/* Runs one back-end with recv room for cap keys; returns its error code. */
+/* Runs one back-end with recv room for cap keys; returns its error code. known: recv_counts
+ * holds the receive counts on entry (exchange_args.recv_counts_known), as the sort passes them. */
 static int run(const struct exchange_ops *ops, MPI_Comm comm, const uint64_t *send,
                const uint64_t *send_counts, uint64_t *recv, uint64_t cap, uint64_t *recv_counts,
-               struct exchange_stats *st)
+               struct exchange_stats *st, int known)
 {
     struct exchange_args args = {
         .comm = comm,
@@ -100,11 +103,13 @@ static int run(const struct exchange_ops *ops, MPI_Comm comm, const uint64_t *se
         .recv_cap = cap,
         .recv_counts = recv_counts,
         .stats = st,
+        .recv_counts_known = known,
     };
     return ops->run(&args);
 }
 
-static void test_pattern(const struct exchange_ops *ops, enum pattern pat, MPI_Comm comm)
+static void test_pattern(const struct exchange_ops *ops, enum pattern pat, MPI_Comm comm,
+                         int known)
 {
     uint64_t *send_counts = util_calloc((size_t)size, sizeof(uint64_t));
     uint64_t *ref_counts = util_calloc((size_t)size, sizeof(uint64_t));
@@ -126,11 +131,14 @@ static void test_pattern(const struct exchange_ops *ops, enum pattern pat, MPI_C
     }
     struct exchange_stats st;
     const struct exchange_ops *ref_ops = exchange_find("alltoallv");
-    CHECK(run(ref_ops, comm, send, send_counts, ref, nrecv, ref_counts, &st) == 0,
+    CHECK(run(ref_ops, comm, send, send_counts, ref, nrecv, ref_counts, &st, 0) == 0,
           "alltoallv failed (%s)", pattern_names[pat]);
     memset(got, 0xA5, (nrecv + 1) * sizeof(uint64_t));
     memset(&st, 0xA5, sizeof(st));
-    int rc = run(ops, comm, send, send_counts, got, nrecv, got_counts, &st);
+    if (known) {
+        memcpy(got_counts, ref_counts, (size_t)size * sizeof(uint64_t));
+    }
+    int rc = run(ops, comm, send, send_counts, got, nrecv, got_counts, &st, known);
     CHECK(rc == 0, "%s failed with %d (%s)", ops->name, rc, pattern_names[pat]);
 
     /* The reference itself has the contract's layout, and the back-end equals it. */
@@ -172,8 +180,8 @@ static void test_pattern(const struct exchange_ops *ops, enum pattern pat, MPI_C
         CHECK(st.rounds > 0, "%s %s: keys arrived in 0 rounds", ops->name, pattern_names[pat]);
     }
     /* Forced scattering shows in the stats of the back-ends that bundle. */
-    const char *smin = getenv("SORTEX_SCATTER_MIN");
-    for (int i = 0; smin != NULL && strcmp(smin, "0") == 0 && i < st.nextra; i++) {
+    const struct util_knob_value *smin = util_knob(UTIL_KNOB_SCATTER_MIN);
+    for (int i = 0; smin->valid && smin->value == 0 && i < st.nextra; i++) {
         if (strcmp(st.extra[i].name, "scattered_bundles") == 0 && st.messages > 0) {
             CHECK(st.extra[i].value > 0, "%s %s: nothing scattered", ops->name,
                   pattern_names[pat]);
@@ -189,7 +197,7 @@ static void test_pattern(const struct exchange_ops *ops, enum pattern pat, MPI_C
 }
 
 /* A receive buffer one key short on one rank is refused there, and nobody hangs. */
-static void test_too_small(const struct exchange_ops *ops, MPI_Comm comm)
+static void test_too_small(const struct exchange_ops *ops, MPI_Comm comm, int known)
 {
     uint64_t *counts = util_calloc((size_t)size, sizeof(uint64_t));
     uint64_t *rcounts = util_calloc((size_t)size, sizeof(uint64_t));
@@ -203,7 +211,10 @@ static void test_too_small(const struct exchange_ops *ops, MPI_Comm comm)
     }
     struct exchange_stats st;
     uint64_t cap = rank == 0 ? (uint64_t)size * 10 - 1 : (uint64_t)size * 10;
-    int rc = run(ops, comm, send, counts, recv, cap, rcounts, &st);
+    for (int s = 0; s < size; s++) {
+        rcounts[s] = 10; /* what every rank receives from each, given when known */
+    }
+    int rc = run(ops, comm, send, counts, recv, cap, rcounts, &st, known);
     if (rank == 0) {
         CHECK(rc == UTIL_EUSAGE, "%s: a too small receive buffer gave %d", ops->name, rc);
     }
@@ -233,9 +244,11 @@ int main(int argc, char **argv)
             continue;
         }
         for (int pat = 0; pat < PATTERN_COUNT; pat++) {
-            test_pattern(ops, (enum pattern)pat, comm);
+            test_pattern(ops, (enum pattern)pat, comm, 0);
+            test_pattern(ops, (enum pattern)pat, comm, 1); /* the counts given, as by the sort */
         }
-        test_too_small(ops, comm);
+        test_too_small(ops, comm, 0);
+        test_too_small(ops, comm, 1);
         MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MAX, comm);
         if (rank == 0) {
             printf("%s %s: P=%d, %d patterns, int limit %llu\n", failed ? "FAIL" : "ok",

@@ -1,35 +1,29 @@
 /*
- * exchange/sched_main.c: bin/sortex-sched, the schedule simulator. Builds a P x P count matrix
- * (from a CSV file, from a datagen input as the sort would bucket it, or from a synthetic
- * pattern), runs every exchange model of exchange/model.h on it and prints one line per model:
- * rounds, steps against h and the theorems' bounds, bytes moved, largest message, the alpha-beta
- * time and the time the scheduler took. No MPI is initialised, except by --ping-pong, which
- * measures alpha and beta between two ranks.
+ * sim/main.c: bin/sortex-sched, the schedule simulator's command line. Builds a P x P count
+ * matrix (from a CSV file, from a datagen input as the sort would bucket it, or from a pattern:
+ * sim/patterns.c), runs the cost models of every registered back-end on it and prints one line
+ * per model (sim/report.c): rounds, steps against h and the theorems' bounds, bytes moved,
+ * largest message, the alpha-beta time and the time the scheduler took. No MPI is initialised,
+ * except by --ping-pong (sim/pingpong.c), which measures alpha and beta between two ranks.
  */
-#include <errno.h>
 #include <getopt.h>
-#include <math.h>
-#include <mpi.h>
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "bench/bench.h"
 #include "datagen/datagen.h"
-#include "exchange/model.h"
+#include "exchange/exchange.h"
 #include "exchange/sched.h"
+#include "sim/sim.h"
 #include "util/alloc.h"
 #include "util/util.h"
 
 /*
- * Defaults of --alpha and --beta, measured on this machine (Open MPI 4.1.4, vader shared memory
- * with CMA single copy, 2 AMD EPYC cores) by `mpirun -np 2 sortex-sched --ping-pong`: alpha is
- * the median one-way time of an 8-byte message, beta the median one-way time of a 64 MiB
- * message less alpha, per byte. The machine was shared (1-minute load 8 to 14 on 2 cores), so
- * the measurement was repeated 11 times over 15 minutes and the medians of the 11 runs are
- * taken: alpha 0.10-3.4 us (0.36 us median; about 3.3 us when the two ranks shared a core with
- * other work), beta 0.23-0.78 ns/B (0.38 ns/B median, 2.6 GB/s; 1.3-4.3 GB/s).
+ * Defaults of --alpha and --beta: the medians of 11 runs of `mpirun -np 2 sortex-sched
+ * --ping-pong` on the project machine (Open MPI's shared memory with single-copy transfers):
+ * alpha the one-way time of an 8-byte message, beta that of a 64 MiB message less alpha, per
+ * byte. The spread of the runs is in the commit that set them.
  */
 #define ALPHA_DEFAULT  3.6e-7  /* seconds per start-up */
 #define BETA_DEFAULT   3.8e-10 /* seconds per byte: 2.6 GB/s */
@@ -71,6 +65,7 @@ struct cli {
     int csv, print_matrix, validate;
     const char *ping_pong; /* non-NULL: measure; the large message size ("" = default) */
     const struct exchange_model *algos[MAX_ALGOS];
+    const struct exchange_ops *backend[MAX_ALGOS]; /* the back-end each models */
     int nalgos;
     int done; /* --help, --version or a 'help' list: exit 0 */
 };
@@ -153,15 +148,51 @@ static void usage(FILE *f)
 static void print_algos(FILE *f)
 {
     fprintf(f, "models (--algos NAME,...; the MPI back-end each models in brackets):\n");
-    for (size_t i = 0; exchange_models[i] != NULL; i++) {
-        fprintf(f, "%-19s [%s] %s\n", exchange_models[i]->name, exchange_models[i]->backend,
-                exchange_models[i]->summary);
+    for (const struct exchange_ops *const *b = exchange_list(); *b != NULL; b++) {
+        for (const struct exchange_model *const *m = (*b)->models; m != NULL && *m != NULL; m++) {
+            fprintf(f, "%-19s [%s] %s\n", (*m)->name, (*b)->name, (*m)->summary);
+        }
     }
+}
+
+/* Writes the model names of every back-end, comma separated, into @buf (always terminated). */
+static void model_names(char *buf, size_t cap)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (const struct exchange_ops *const *b = exchange_list(); *b != NULL; b++) {
+        const struct exchange_model *const *m = (*b)->models;
+        for (; m != NULL && *m != NULL && used < cap; m++) {
+            int k = snprintf(buf + used, cap - used, "%s%s", used ? ", " : "", (*m)->name);
+            used += k > 0 ? (size_t)k : 0;
+        }
+    }
+}
+
+/* Adds every model of every back-end named @name ("all": of every back-end) to cli->algos;
+ * returns how many it added, or -1 when there is no room. */
+static int add_models(struct cli *cli, const char *name)
+{
+    int added = 0;
+    for (const struct exchange_ops *const *b = exchange_list(); *b != NULL; b++) {
+        for (const struct exchange_model *const *m = (*b)->models; m != NULL && *m != NULL; m++) {
+            if (strcmp(name, "all") != 0 && strcmp(name, (*m)->name) != 0) {
+                continue;
+            }
+            if (cli->nalgos == MAX_ALGOS) {
+                return -1;
+            }
+            cli->backend[cli->nalgos] = *b;
+            cli->algos[cli->nalgos++] = *m;
+            added++;
+        }
+    }
+    return added;
 }
 
 static void print_patterns(FILE *f)
 {
-    bench_pattern_print_help(f);
+    sim_pattern_print_help(f);
     for (size_t i = 0; i < sizeof(aliases) / sizeof(*aliases); i++) {
         fprintf(f, "%-21s alias of %s\n", aliases[i].alias, aliases[i].name);
     }
@@ -171,28 +202,24 @@ static void print_patterns(FILE *f)
 static int parse_algos(const char *text, struct cli *cli)
 {
     char buf[512], names[512];
+    cli->nalgos = 0;
     if (strcmp(text, "all") == 0) {
-        for (cli->nalgos = 0; exchange_models[cli->nalgos] != NULL; cli->nalgos++) {
-            cli->algos[cli->nalgos] = exchange_models[cli->nalgos];
-        }
-        return UTIL_OK;
+        return add_models(cli, "all") >= 0 ? UTIL_OK : util_error("too many models (%s)", text);
     }
     if (strlen(text) >= sizeof(buf) || *text == '\0') {
         return util_error("bad --algos list (%s)", text);
     }
     strcpy(buf, text);
-    cli->nalgos = 0;
     for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok != NULL;
          tok = strtok_r(NULL, ",", &save)) {
-        const struct exchange_model *m = exchange_model_find(tok);
-        if (m == NULL) {
-            exchange_model_names(names, sizeof(names));
+        int added = add_models(cli, tok);
+        if (added == 0) {
+            model_names(names, sizeof(names));
             return util_error("unknown algorithm (%s); valid: %s", tok, names);
         }
-        if (cli->nalgos == MAX_ALGOS) {
+        if (added < 0) {
             return util_error("too many --algos (%s)", text);
         }
-        cli->algos[cli->nalgos++] = m;
     }
     return cli->nalgos > 0 ? UTIL_OK : util_error("empty --algos list (%s)", text);
 }
@@ -405,128 +432,6 @@ static int parse(int argc, char **argv, struct cli *cli)
 
 /* ---- the inputs -------------------------------------------------------------------------- */
 
-/* Parses one CSV field: optional blanks, decimal digits, optional blanks. */
-static int parse_field(const char *s, const char *e, uint64_t *out)
-{
-    while (s < e && (*s == ' ' || *s == '\t')) {
-        s++;
-    }
-    while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r')) {
-        e--;
-    }
-    if (s == e) {
-        return UTIL_EUSAGE;
-    }
-    uint64_t v = 0;
-    for (; s < e; s++) {
-        if (*s < '0' || *s > '9' || v > (UINT64_MAX - (uint64_t)(*s - '0')) / 10) {
-            return UTIL_EUSAGE;
-        }
-        v = v * 10 + (uint64_t)(*s - '0');
-    }
-    *out = v;
-    return UTIL_OK;
-}
-
-/* Shortens a field for an error message. */
-static const char *excerpt(const char *s, const char *e, char *buf, size_t cap)
-{
-    size_t len = (size_t)(e - s) < cap - 1 ? (size_t)(e - s) : cap - 1;
-    memcpy(buf, s, len);
-    buf[len] = '\0';
-    return buf;
-}
-
-/* Reads a square CSV matrix into a new array *@m (util_free) of *@p x *@p counts. */
-static int read_matrix(const char *path, uint64_t **m, int *p)
-{
-    FILE *f = fopen(path, "r");
-    if (f == NULL) {
-        return util_error("cannot read the matrix (%s: %s)", path, strerror(errno));
-    }
-    char *line = NULL, buf[48];
-    size_t cap = 0, lineno = 0;
-    uint64_t *a = NULL;
-    long cols = -1, rows = 0;
-    int err = UTIL_OK;
-    ssize_t len;
-    while ((len = getline(&line, &cap, f)) >= 0) {
-        lineno++;
-        char *s = line, *end = line + len;
-        while (end > s && (end[-1] == '\n' || end[-1] == '\r')) {
-            end--;
-        }
-        const char *t = s;
-        while (t < end && (*t == ' ' || *t == '\t')) {
-            t++;
-        }
-        if (t == end || *t == '#') {
-            continue; /* blank or comment */
-        }
-        /* Count the fields of this row; the first row fixes P. */
-        long fields = 1;
-        for (const char *q = s; q < end; q++) {
-            fields += *q == ',';
-        }
-        if (cols < 0) {
-            if (fields > EXCHANGE_MODEL_MAX_P) {
-                err = util_error("%s:%zu: %ld counts in a row, at most %d ranks (P too large)",
-                                 path, lineno, fields, EXCHANGE_MODEL_MAX_P);
-                break;
-            }
-            cols = fields;
-            a = util_malloc((size_t)cols * (size_t)cols * sizeof(*a));
-            if (a == NULL) {
-                err = util_fail(UTIL_ENOMEM, "out of memory for a %ld x %ld matrix", cols, cols);
-                break;
-            }
-        } else if (fields != cols) {
-            err = util_error("%s:%zu: ragged matrix: %ld counts, the first row has %ld (%s)", path,
-                             lineno, fields, cols, excerpt(s, end, buf, sizeof(buf)));
-            break;
-        }
-        if (rows == cols) {
-            err = util_error("%s:%zu: more rows than the %ld columns (not a square matrix)", path,
-                             lineno, cols);
-            break;
-        }
-        /* Parse the fields into row `rows`. */
-        const char *q = s;
-        for (long j = 0; j < cols && err == UTIL_OK; j++) {
-            const char *comma = memchr(q, ',', (size_t)(end - q));
-            const char *fe = comma != NULL ? comma : end;
-            if (parse_field(q, fe, &a[(size_t)rows * (size_t)cols + (size_t)j]) != UTIL_OK) {
-                err = util_error("%s:%zu: count %ld is not a non-negative integer (%s)", path,
-                                 lineno, j + 1, excerpt(q, fe, buf, sizeof(buf)));
-            }
-            q = fe + 1;
-        }
-        if (err != UTIL_OK) {
-            break;
-        }
-        rows++;
-    }
-    if (err == UTIL_OK && ferror(f)) {
-        err = util_error("cannot read the matrix (%s: %s)", path, strerror(errno));
-    }
-    if (err == UTIL_OK && cols < 0) {
-        err = util_error("the matrix has no rows (%s)", path);
-    }
-    if (err == UTIL_OK && rows != cols) {
-        err = util_error("%s: %ld rows of %ld counts: not a square matrix (ragged CSV)", path, rows,
-                         cols);
-    }
-    free(line);
-    fclose(f);
-    if (err != UTIL_OK) {
-        util_free(a);
-        return err;
-    }
-    *m = a;
-    *p = (int)cols;
-    return UTIL_OK;
-}
-
 /* Builds the count matrix of the chosen input into *@m (keys, or bytes for --unit bytes). */
 static int build_counts(const struct cli *cli, uint64_t **m, int *p, char *label, size_t cap)
 {
@@ -536,7 +441,7 @@ static int build_counts(const struct cli *cli, uint64_t **m, int *p, char *label
         for (char *q = label; *q; q++) {
             *q = *q == ',' ? '_' : *q; /* keep the CSV column whole */
         }
-        return read_matrix(cli->matrix, m, p);
+        return sim_matrix_read(cli->matrix, m, p);
     }
     size_t n = (size_t)cli->ranks;
     uint64_t *a = util_calloc(n * n, sizeof(*a));
@@ -559,13 +464,13 @@ static int build_counts(const struct cli *cli, uint64_t **m, int *p, char *label
             err = util_error("unknown distribution (%s); valid: %s", cli->dist, names);
         } else if ((err = datagen_check(&dp)) == UTIL_OK) {
             int threads = cli->threads > 0 ? (int)cli->threads : omp_get_max_threads();
-            err = exchange_model_sort_counts(&dp, cli->epsilon, cli->oversample, threads, a);
+            err = sim_sort_counts(&dp, cli->epsilon, cli->oversample, threads, a);
         }
         (void)snprintf(label, cap, "dist:%s:n=%llu:seed=%llu", cli->dist,
                        (unsigned long long)cli->n, (unsigned long long)cli->seed);
     } else {
         /* A synthetic pattern of the exchange benchmark, under its name or an alias. */
-        char text[128];
+        char text[SIM_PATH_MAX + 64];
         const char *colon = strchr(cli->pattern, ':');
         size_t len = colon ? (size_t)(colon - cli->pattern) : strlen(cli->pattern);
         (void)snprintf(text, sizeof(text), "%s", cli->pattern);
@@ -575,15 +480,15 @@ static int build_counts(const struct cli *cli, uint64_t **m, int *p, char *label
                 (void)snprintf(text, sizeof(text), "%s%s", aliases[i].name, colon ? colon : "");
             }
         }
-        struct bench_spec spec = {
+        struct sim_spec spec = {
             .ranks = (int)cli->ranks, .keys = cli->volume / sizeof(uint64_t), .seed = cli->seed};
-        err = bench_spec_parse(text, &spec);
-        if (err == UTIL_OK && bench_spec_matrix(&spec, a) != UTIL_OK) {
-            err = util_fail(UTIL_ENOMEM, "out of memory for the pattern's weights (%s)", text);
+        err = sim_spec_parse(text, &spec);
+        if (err == UTIL_OK) {
+            err = sim_spec_matrix(&spec, a); /* reports its own failure */
         }
         char spec_label[96] = "";
         if (err == UTIL_OK) {
-            bench_spec_label(&spec, spec_label, sizeof(spec_label));
+            sim_spec_label(&spec, spec_label, sizeof(spec_label));
         }
         (void)snprintf(label, cap, "pattern:%s:volume=%llu:seed=%llu", spec_label,
                        (unsigned long long)cli->volume, (unsigned long long)cli->seed);
@@ -597,213 +502,6 @@ static int build_counts(const struct cli *cli, uint64_t **m, int *p, char *label
     return UTIL_OK;
 }
 
-/* ---- output ------------------------------------------------------------------------------ */
-
-/* A byte count with a binary unit: "512 B", "1.5 KiB", "3.0 GiB". */
-static const char *fmt_bytes(uint64_t b, char *buf, size_t cap)
-{
-    static const char *const unit[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
-    double x = (double)b;
-    int u = 0;
-    while (x >= 1024.0 && u < 5) {
-        x /= 1024.0;
-        u++;
-    }
-    (void)snprintf(buf, cap, "%.*f %s", u == 0 ? 0 : 1, x, unit[u]);
-    return buf;
-}
-
-/* Seconds with a readable unit; "-" for NAN. */
-static const char *fmt_secs(double s, char *buf, size_t cap)
-{
-    if (isnan(s)) {
-        (void)snprintf(buf, cap, "-");
-    } else if (s < 1e-3) {
-        (void)snprintf(buf, cap, "%.1f us", s * 1e6);
-    } else if (s < 1.0) {
-        (void)snprintf(buf, cap, "%.2f ms", s * 1e3);
-    } else {
-        (void)snprintf(buf, cap, "%.3f s", s);
-    }
-    return buf;
-}
-
-/* A number with @prec decimals, or "-" for NAN. */
-static const char *fmt_num(double x, int prec, char *buf, size_t cap)
-{
-    if (isnan(x)) {
-        (void)snprintf(buf, cap, "-");
-    } else {
-        (void)snprintf(buf, cap, "%.*f", prec, x);
-    }
-    return buf;
-}
-
-/* CSV: a comma, then @x in style 'g', 'f' or 'e' with @prec digits; NAN as an empty field. */
-static void csv_num(FILE *f, double x, char style, int prec)
-{
-    fputc(',', f);
-    if (isnan(x)) {
-        return;
-    }
-    if (style == 'f') {
-        fprintf(f, "%.*f", prec, x);
-    } else if (style == 'e') {
-        fprintf(f, "%.*e", prec, x);
-    } else {
-        fprintf(f, "%.*g", prec, x);
-    }
-}
-
-static const char csv_columns[] =
-    "input,p,packet_bytes,h_packets,h_bytes,total_bytes,algo,backend,duplex,rounds,startups,"
-    "steps,steps_per_h,bound_steps,bytes_moved,max_message,model_seconds,async_seconds,sched_"
-    "seconds,alpha,"
-    "beta,detail";
-
-static void print_csv_row(FILE *f, const char *label, const struct exchange_model_case *c,
-                          const struct exchange_model *m, const struct exchange_model_result *r)
-{
-    double per_h = r->h > 0 ? r->steps / (double)r->h : NAN;
-    fprintf(f, "%s,%d,%llu,%llu,%llu,%llu,%s,%s,%s,%llu,%llu", label, c->p,
-            (unsigned long long)r->packet_bytes, (unsigned long long)r->h,
-            (unsigned long long)c->h_bytes, (unsigned long long)c->total_bytes, r->algo, m->backend,
-            r->duplex, (unsigned long long)r->rounds, (unsigned long long)r->startups);
-    csv_num(f, r->steps, 'g', 9);
-    csv_num(f, per_h, 'f', 6);
-    csv_num(f, r->bound, 'g', 9);
-    fprintf(f, ",%llu,%llu", (unsigned long long)r->bytes_moved,
-            (unsigned long long)r->max_message);
-    csv_num(f, r->seconds, 'e', 6);
-    csv_num(f, r->async_seconds, 'e', 6);
-    csv_num(f, r->sched_seconds, 'e', 6);
-    fprintf(f, ",%.6e,%.6e,%s\n", c->alpha, c->beta, r->detail);
-}
-
-static void print_table_head(FILE *f, const char *label, const struct exchange_model_case *c)
-{
-    char b1[32], b2[32], b3[32];
-    fprintf(f, "input   %s\n", label);
-    fprintf(f, "P       %d\n", c->p);
-    fprintf(f, "volume  %s off the diagonal; h = %s (the most one rank sends + receives)\n",
-            fmt_bytes(c->total_bytes, b1, sizeof(b1)), fmt_bytes(c->h_bytes, b2, sizeof(b2)));
-    fprintf(f, "packets %s each: h = %llu packets (most sent %llu, most received %llu)\n",
-            fmt_bytes(c->packet_bytes, b3, sizeof(b3)), (unsigned long long)c->h,
-            (unsigned long long)c->send_max, (unsigned long long)c->recv_max);
-    /* Back-ends whose own rule cuts h differently: their packets are in their detail below. */
-    for (size_t i = 0; !c->packet_fixed && exchange_sched_algos[i] != NULL; i++) {
-        const struct exchange_sched_algo *sa = exchange_sched_algos[i];
-        if (sa->target_h != EXCHANGE_SCHED_TARGET_H) {
-            fprintf(f, "        (%s's packets are its own, h / %llu: see its packet_bytes below)\n",
-                    sa->name, (unsigned long long)sa->target_h);
-        }
-    }
-    fprintf(f, "model   alpha = %.3g us per start-up, beta = %.3g ns/B (%.2f GB/s)\n\n",
-            c->alpha * 1e6, c->beta * 1e9, c->beta > 0 ? 1e-9 / c->beta : 0.0);
-    fprintf(f, "%-19s %-4s %6s %6s %9s %7s %9s %10s %10s %10s %10s %10s\n", "algorithm", "dupl",
-            "rounds", "msgs", "steps", "steps/h", "bound", "moved", "largest", "model", "async",
-            "sched");
-}
-
-static void print_table_row(FILE *f, const struct exchange_model_result *r)
-{
-    char s1[32], s2[32], s3[32], s4[32], s5[32], s6[32], s7[32], s8[32];
-    double per_h = r->h > 0 ? r->steps / (double)r->h : NAN;
-    fprintf(f, "%-19s %-4s %6llu %6llu %9s %7s %9s %10s %10s %10s %10s %10s\n", r->algo, r->duplex,
-            (unsigned long long)r->rounds, (unsigned long long)r->startups,
-            fmt_num(r->steps, 1, s1, sizeof(s1)), fmt_num(per_h, 3, s2, sizeof(s2)),
-            fmt_num(r->bound, 1, s3, sizeof(s3)), fmt_bytes(r->bytes_moved, s4, sizeof(s4)),
-            fmt_bytes(r->max_message, s5, sizeof(s5)), fmt_secs(r->seconds, s6, sizeof(s6)),
-            fmt_secs(r->async_seconds, s7, sizeof(s7)), fmt_secs(r->sched_seconds, s8, sizeof(s8)));
-}
-
-/* --print-matrix: the counts as --matrix reads them, after a comment line. */
-static void print_matrix(FILE *f, const char *label, const uint64_t *m, int p, const char *unit)
-{
-    fprintf(f, "# %s, %s from row to column, P = %d\n", label, unit, p);
-    for (size_t i = 0; i < (size_t)p; i++) {
-        for (size_t j = 0; j < (size_t)p; j++) {
-            fprintf(f, "%s%llu", j ? "," : "", (unsigned long long)m[i * (size_t)p + j]);
-        }
-        fputc('\n', f);
-    }
-}
-
-/* ---- the ping-pong ----------------------------------------------------------------------- */
-
-static int dbl_cmp(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-/* Median one-way time of @bytes between ranks 0 and 1: @trials trials of @reps round trips. */
-static double ping_pong_time(char *buf, int bytes, int trials, int reps, int rank)
-{
-    double t[64];
-    for (int k = 0; k < trials; k++) {
-        MPI_Barrier(MPI_COMM_WORLD);
-        double t0 = MPI_Wtime();
-        for (int i = 0; i < reps; i++) {
-            if (rank == 0) {
-                MPI_Send(buf, bytes, MPI_BYTE, 1, 0, MPI_COMM_WORLD);
-                MPI_Recv(buf, bytes, MPI_BYTE, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-            } else {
-                MPI_Recv(buf, bytes, MPI_BYTE, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-                MPI_Send(buf, bytes, MPI_BYTE, 0, 0, MPI_COMM_WORLD);
-            }
-        }
-        t[k] = (MPI_Wtime() - t0) / (2.0 * reps);
-    }
-    qsort(t, (size_t)trials, sizeof(double), dbl_cmp);
-    return t[trials / 2];
-}
-
-/*
- * --ping-pong: alpha = the median one-way time of an 8-byte message, beta = (the median
- * one-way time of a large message - alpha) / its size. Run under mpirun -np 2.
- */
-static int ping_pong(const char *size_text, int *argc, char ***argv)
-{
-    uint64_t big = (uint64_t)64 << 20;
-    if (*size_text != '\0' &&
-        (util_parse_count(size_text, &big) != UTIL_OK || big < 1024 || big > ((uint64_t)1 << 30))) {
-        return util_error("--ping-pong takes a message size from 1Ki to 1Gi (%s)", size_text);
-    }
-    if (MPI_Init(argc, argv) != MPI_SUCCESS) {
-        return util_fail(UTIL_EMPI, "MPI_Init failed");
-    }
-    int rank, size, err = UTIL_OK;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    char *buf = util_malloc((size_t)big);
-    int ok = buf != NULL, all_ok = 0;
-    MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    if (size != 2) {
-        err = rank == 0 ? util_error("--ping-pong needs exactly 2 ranks (%d)", size) : UTIL_EUSAGE;
-    } else if (!all_ok) {
-        err = util_fail(UTIL_ENOMEM, "rank %d: out of memory for %llu bytes", rank,
-                        (unsigned long long)big);
-    } else {
-        memset(buf, 1, (size_t)big);
-        (void)ping_pong_time(buf, 8, 3, 100, rank); /* warm-up */
-        double lat = ping_pong_time(buf, 8, 31, 2000, rank);
-        int reps = big >= ((uint64_t)16 << 20) ? 4 : 20;
-        double tb = ping_pong_time(buf, (int)big, 11, reps, rank);
-        double beta = (tb - lat) / (double)big;
-        if (rank == 0) {
-            printf("alpha %.3e s   one-way latency of 8 bytes (median of 31 trials)\n", lat);
-            printf("beta  %.3e s/B one-way time per byte of %llu bytes (median of 11 trials): "
-                   "%.2f GB/s\n",
-                   beta, (unsigned long long)big, beta > 0 ? 1e-9 / beta : 0.0);
-            printf("--alpha %.3e --beta %.3e\n", lat, beta);
-        }
-    }
-    util_free(buf);
-    MPI_Finalize();
-    return err;
-}
-
 /* ---- main -------------------------------------------------------------------------------- */
 
 int main(int argc, char **argv)
@@ -815,7 +513,7 @@ int main(int argc, char **argv)
         return util_exit_code(err);
     }
     if (cli.ping_pong != NULL) {
-        return util_exit_code(ping_pong(cli.ping_pong, &argc, &argv));
+        return util_exit_code(sim_ping_pong(cli.ping_pong, &argc, &argv));
     }
     uint64_t *counts = NULL, *bytes = NULL;
     struct exchange_model_case mc;
@@ -827,7 +525,7 @@ int main(int argc, char **argv)
     }
     int unit_bytes = cli.bytes_unit;
     if (cli.print_matrix) {
-        print_matrix(stdout, label, counts, p, unit_bytes ? "bytes" : "keys");
+        sim_matrix_print(stdout, label, counts, p, unit_bytes ? "bytes" : "keys");
         goto done;
     }
 
@@ -858,30 +556,24 @@ int main(int argc, char **argv)
 
     /* One line per model. */
     if (cli.csv) {
-        printf("%s\n", csv_columns);
+        printf("%s\n", sim_report_columns);
     } else {
-        print_table_head(stdout, label, &mc);
+        sim_report_table_head(stdout, label, &mc, cli.algos, cli.nalgos);
     }
     struct exchange_model_result res[MAX_ALGOS];
     for (int a = 0; a < cli.nalgos && err == UTIL_OK; a++) {
-        if ((err = cli.algos[a]->run(&mc, &res[a])) != UTIL_OK) {
+        if ((err = exchange_model_run(cli.algos[a], &mc, &res[a])) != UTIL_OK) {
             break;
         }
         if (cli.csv) {
-            print_csv_row(stdout, label, &mc, cli.algos[a], &res[a]);
+            sim_report_csv_row(stdout, label, &mc, cli.backend[a], &res[a]);
         } else {
-            print_table_row(stdout, &res[a]);
+            sim_report_table_row(stdout, &res[a]);
         }
         fflush(stdout);
     }
     if (err == UTIL_OK && !cli.csv) {
-        /* The model-specific figures under the table. */
-        int head = 0;
-        for (int a = 0; a < cli.nalgos; a++) {
-            if (res[a].detail[0] != '\0') {
-                printf("%s%-19s %s\n", head++ ? "" : "\n", res[a].algo, res[a].detail);
-            }
-        }
+        sim_report_details(stdout, res, cli.nalgos);
     }
 done:
     if (bytes != counts) {

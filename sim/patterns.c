@@ -1,5 +1,5 @@
 /*
- * bench/patterns.c: the synthetic count matrices of the exchange micro-benchmark.
+ * sim/patterns.c: the count matrices of the simulator and the exchange micro-benchmark.
  *
  * Every pattern is one row function: given P, V (keys per rank) and the source rank it fills the
  * counts that rank sends to each destination, summing to exactly V. Where weights are involved
@@ -14,11 +14,12 @@
  * direct delivery needs 3h/2 steps and forwarding 6h/5.
  *
  * 'sort:DIST' is the matrix itself rather than a picture of it: the counts a P-rank sortex run
- * hands its exchange for the datagen input DIST of P x V keys (exchange_model_sort_counts(), the
- * sort's sampling and bucketing without MPI), so that back-ends can be timed on the nine inputs
- * of the sample sort literature in isolation from the rest of the sort.
+ * hands its exchange for the datagen input DIST of P x V keys (sim_sort_counts(), the sort's
+ * sampling and bucketing without MPI), so that back-ends can be timed on the nine inputs of the
+ * sample sort literature in isolation from the rest of the sort. 'file:PATH' replays any matrix
+ * saved as CSV (sortex-sched --print-matrix writes them).
  */
-#include "bench/bench.h"
+#include "sim/sim.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -26,26 +27,15 @@
 
 #include <omp.h>
 
-#include "exchange/model.h"
 #include "util/alloc.h"
 #include "util/util.h"
 
-uint64_t bench_mix(uint64_t x)
+uint64_t sim_mix(uint64_t x)
 {
     x += 0x9e3779b97f4a7c15ULL;
     x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
     x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
     return x ^ (x >> 31);
-}
-
-uint64_t bench_key_base(uint64_t seed, int src, int dst)
-{
-    return bench_mix(seed ^ bench_mix(((uint64_t)(uint32_t)src << 32) | (uint32_t)dst));
-}
-
-uint64_t bench_key_at(uint64_t base, uint64_t index)
-{
-    return bench_mix(base + index * 0x9e3779b97f4a7c15ULL);
 }
 
 /* ---- randomness: one independent stream per (seed, pattern, source rank) -------------------- */
@@ -54,20 +44,20 @@ struct rng {
     uint64_t state;
 };
 
-static struct rng rng_for(const struct bench_spec *spec, int src)
+static struct rng rng_for(const struct sim_spec *spec, int src)
 {
     uint64_t h = 1469598103934665603ULL; /* FNV-1a of the pattern name keeps streams apart */
     for (const char *c = spec->pattern->name; *c; c++) {
         h = (h ^ (unsigned char)*c) * 1099511628211ULL;
     }
-    struct rng r = {bench_mix(spec->seed ^ bench_mix(h + (uint64_t)(uint32_t)src))};
+    struct rng r = {sim_mix(spec->seed ^ sim_mix(h + (uint64_t)(uint32_t)src))};
     return r;
 }
 
 static uint64_t rng_next(struct rng *r)
 {
     r->state += 0x9e3779b97f4a7c15ULL;
-    return bench_mix(r->state);
+    return sim_mix(r->state);
 }
 
 /* Uniform in [0, 1). */
@@ -115,7 +105,7 @@ static void split_even(uint64_t total, int first, int k, int P, uint64_t *row)
 /* ---- the patterns ---------------------------------------------------------------------------- */
 
 /* [B] Every rank sends an equal block to every rank: the regular all-to-all of OSU and IMB. */
-static int row_bucket(const struct bench_spec *s, int src, uint64_t *row)
+static int row_bucket(const struct sim_spec *s, int src, uint64_t *row)
 {
     split_even(s->keys, src, s->ranks, s->ranks, row);
     return UTIL_OK;
@@ -123,7 +113,7 @@ static int row_bucket(const struct bench_spec *s, int src, uint64_t *row)
 
 /* [U] Uniform random keys: each key's destination is uniform, so a row is multinomial(V, 1/P):
  * exact draws for small V, the normal approximation (mean V/P, variance V(1-1/P)/P) above. */
-static int row_uniform(const struct bench_spec *s, int src, uint64_t *row)
+static int row_uniform(const struct sim_spec *s, int src, uint64_t *row)
 {
     int P = s->ranks;
     struct rng r = rng_for(s, src);
@@ -149,7 +139,7 @@ static int row_uniform(const struct bench_spec *s, int src, uint64_t *row)
 }
 
 /* Random weights: each (src, dst) weight uniform in [0, 1), so rows and columns vary by ~2x. */
-static int row_random(const struct bench_spec *s, int src, uint64_t *row)
+static int row_random(const struct sim_spec *s, int src, uint64_t *row)
 {
     int P = s->ranks;
     double *w = util_malloc((size_t)P * sizeof(double));
@@ -168,7 +158,7 @@ static int row_random(const struct bench_spec *s, int src, uint64_t *row)
 
 /* One-hot: x percent of every rank's volume goes to rank 0, the rest in equal blocks to all.
  * Rank 0 receives about (x/100 (P-1) + 1) V: an incast, the h of the relation grows with x. */
-static int row_onehot(const struct bench_spec *s, int src, uint64_t *row)
+static int row_onehot(const struct sim_spec *s, int src, uint64_t *row)
 {
     uint64_t hot = (uint64_t)floor((double)s->keys * (s->param / 100.0));
     hot = hot > s->keys ? s->keys : hot;
@@ -180,7 +170,7 @@ static int row_onehot(const struct bench_spec *s, int src, uint64_t *row)
 /* Zipf over destinations, rotated per rank: rank i sends weight 1/(r+1)^s to rank i+1+r (mod P),
  * r = 0..P-1, so every rank's heaviest block goes to its successor and its own block is the
  * lightest. Columns stay balanced while each row gets steeper with s (s = 0: equal blocks). */
-static int row_zipf(const struct bench_spec *s, int src, uint64_t *row)
+static int row_zipf(const struct sim_spec *s, int src, uint64_t *row)
 {
     int P = s->ranks;
     double *w = util_malloc((size_t)P * sizeof(double));
@@ -198,7 +188,7 @@ static int row_zipf(const struct bench_spec *s, int src, uint64_t *row)
 /* [S] Staggered: with h = floor(P/2), rank i < h sends everything to 2i + 1, rank i >= h to
  * 2(i - h): a permutation (odd P: the last rank keeps its data), as the sample sort sees the
  * staggered input after bucketing. */
-static int row_staggered(const struct bench_spec *s, int src, uint64_t *row)
+static int row_staggered(const struct sim_spec *s, int src, uint64_t *row)
 {
     int h = s->ranks / 2;
     row[src < h ? 2 * src + 1 : 2 * (src - h)] = s->keys;
@@ -207,7 +197,7 @@ static int row_staggered(const struct bench_spec *s, int src, uint64_t *row)
 
 /* [g-G] g-group: the group of rank i starts at i - (i mod g); with v = (that + floor(P/2)) mod P
  * the rank sends equal blocks to the g ranks v, v+1, ... (mod P). */
-static int row_ggroup(const struct bench_spec *s, int src, uint64_t *row)
+static int row_ggroup(const struct sim_spec *s, int src, uint64_t *row)
 {
     int P = s->ranks;
     int g = (int)s->param < P ? (int)s->param : P;
@@ -218,7 +208,7 @@ static int row_ggroup(const struct bench_spec *s, int src, uint64_t *row)
 
 /* Sparse random: every rank sends to d distinct random destinations (d clamped to P) with
  * weights uniform in [0.5, 1.5), and nothing to the others. */
-static int row_sparse(const struct bench_spec *s, int src, uint64_t *row)
+static int row_sparse(const struct sim_spec *s, int src, uint64_t *row)
 {
     int P = s->ranks;
     int d = (int)s->param < P ? (int)s->param : P;
@@ -256,7 +246,7 @@ static int row_sparse(const struct bench_spec *s, int src, uint64_t *row)
 /* Odd cycles (the lower-bound instance): ranks 3t, 3t+1, 3t+2 form a cycle and each sends its
  * whole volume to its successor. P mod 3 = 1: the last rank keeps its data; P mod 3 = 2: the
  * last two ranks swap theirs. */
-static int row_oddcycle(const struct bench_spec *s, int src, uint64_t *row)
+static int row_oddcycle(const struct sim_spec *s, int src, uint64_t *row)
 {
     int P = s->ranks, full = P - P % 3, dst;
     if (src < full) {
@@ -272,7 +262,7 @@ static int row_oddcycle(const struct bench_spec *s, int src, uint64_t *row)
 
 /* The counts the sort's exchange sees on a datagen input of P x V keys (default parameters, the
  * pattern's seed). */
-static int matrix_sort(const struct bench_spec *s, uint64_t *matrix)
+static int matrix_sort(const struct sim_spec *s, uint64_t *matrix)
 {
     struct datagen_params dp;
     datagen_params_init(&dp);
@@ -287,82 +277,113 @@ static int matrix_sort(const struct bench_spec *s, uint64_t *matrix)
     if (err != UTIL_OK) {
         return err;
     }
-    return exchange_model_sort_counts(&dp, 0, 0, omp_get_max_threads(), matrix);
+    return sim_sort_counts(&dp, 0, 0, omp_get_max_threads(), matrix);
 }
 
-static const struct bench_pattern pattern_uniform = {
-    "uniform", "[U] uniform random keys: multinomial(V, 1/P) counts", NULL, 0, 0, 0, 0, row_uniform,
-    NULL};
-static const struct bench_pattern pattern_random = {
-    "random", "random weights in [0,1) per (src, dst): irregular rows and columns",
-    NULL,     0,
-    0,        0,
-    0,        row_random,
-    NULL};
-static const struct bench_pattern pattern_onehot = {
-    "onehot",  "PARAM percent of every rank's volume to rank 0, the rest in equal blocks (incast)",
-    "percent", 50,
-    0,         100,
-    0,         row_onehot,
-    NULL};
-static const struct bench_pattern pattern_zipf = {
-    "zipf",     "rank i sends weight 1/(r+1)^PARAM to rank i+1+r: skewed rows, balanced columns",
-    "exponent", 1.0,
-    0,          16,
-    0,          row_zipf,
-    NULL};
-static const struct bench_pattern pattern_staggered = {
-    "staggered", "[S] a permutation: rank i < P/2 to 2i+1, the others to 2(i - P/2)",
-    NULL,        0,
-    0,           0,
-    0,           row_staggered,
-    NULL};
-static const struct bench_pattern pattern_ggroup = {
-    "ggroup", "[g-G] equal blocks to the PARAM ranks of the group half the machine away",
-    "groups", 2,
-    1,        1 << 20,
-    1,        row_ggroup,
-    NULL};
-static const struct bench_pattern pattern_bucket = {
-    "bucket", "[B] bucket-sorted input: exactly equal blocks (the regular all-to-all)",
-    NULL,     0,
-    0,        0,
-    0,        row_bucket,
-    NULL};
-static const struct bench_pattern pattern_sparse = {
-    "sparse",
-    "PARAM random destinations per rank with random weights, nothing elsewhere",
-    "destinations",
-    2,
-    1,
-    1 << 20,
-    1,
-    row_sparse,
-    NULL};
-static const struct bench_pattern pattern_oddcycle = {
-    "oddcycle",
-    "3-cycles 3t -> 3t+1 -> 3t+2 -> 3t, all volume to the successor (h-relation "
-    "lower bound)",
-    NULL,
-    0,
-    0,
-    0,
-    0,
-    row_oddcycle,
-    NULL};
-static const struct bench_pattern pattern_sort = {
-    "sort",
-    "what the sort's exchange sees on the datagen input PARAM of P x V keys (not in 'all')",
-    "distribution",
-    0,
-    0,
-    0,
-    0,
-    NULL,
-    matrix_sort};
+/* A CSV file of counts: as they are, when it is P x P for the P asked for. */
+static int matrix_file(const struct sim_spec *s, uint64_t *matrix)
+{
+    uint64_t *m = NULL;
+    int p = 0, err = sim_matrix_read(s->path, &m, &p);
+    if (err != UTIL_OK) {
+        return err;
+    }
+    if (p != s->ranks) {
+        util_free(m);
+        return util_error("the matrix in %s is %d x %d, not %d x %d for %d ranks", s->path, p, p,
+                          s->ranks, s->ranks, s->ranks);
+    }
+    memcpy(matrix, m, (size_t)p * (size_t)p * sizeof(*matrix));
+    util_free(m);
+    return UTIL_OK;
+}
+
+static const struct sim_pattern pattern_uniform = {
+    .name = "uniform",
+    .summary = "[U] uniform random keys: multinomial(V, 1/P) counts",
+    .row = row_uniform,
+};
+static const struct sim_pattern pattern_random = {
+    .name = "random",
+    .summary = "random weights in [0,1) per (src, dst): irregular rows and columns",
+    .row = row_random,
+};
+static const struct sim_pattern pattern_onehot = {
+    .name = "onehot",
+    .summary = "PARAM percent of every rank's volume to rank 0, the rest in equal blocks (incast)",
+    .param = SIM_PARAM_NUMBER,
+    .param_name = "percent",
+    .param_default = 50,
+    .param_min = 0,
+    .param_max = 100,
+    .row = row_onehot,
+};
+static const struct sim_pattern pattern_zipf = {
+    .name = "zipf",
+    .summary = "rank i sends weight 1/(r+1)^PARAM to rank i+1+r: skewed rows, balanced columns",
+    .param = SIM_PARAM_NUMBER,
+    .param_name = "exponent",
+    .param_default = 1.0,
+    .param_min = 0,
+    .param_max = 16,
+    .row = row_zipf,
+};
+static const struct sim_pattern pattern_staggered = {
+    .name = "staggered",
+    .summary = "[S] a permutation: rank i < P/2 to 2i+1, the others to 2(i - P/2)",
+    .row = row_staggered,
+};
+static const struct sim_pattern pattern_ggroup = {
+    .name = "ggroup",
+    .summary = "[g-G] equal blocks to the PARAM ranks of the group half the machine away",
+    .param = SIM_PARAM_INTEGER,
+    .param_name = "groups",
+    .param_default = 2,
+    .param_min = 1,
+    .param_max = 1 << 20,
+    .row = row_ggroup,
+};
+static const struct sim_pattern pattern_bucket = {
+    .name = "bucket",
+    .summary = "[B] bucket-sorted input: exactly equal blocks (the regular all-to-all)",
+    .row = row_bucket,
+};
+static const struct sim_pattern pattern_sparse = {
+    .name = "sparse",
+    .summary = "PARAM random destinations per rank with random weights, nothing elsewhere",
+    .param = SIM_PARAM_INTEGER,
+    .param_name = "destinations",
+    .param_default = 2,
+    .param_min = 1,
+    .param_max = 1 << 20,
+    .row = row_sparse,
+};
+static const struct sim_pattern pattern_oddcycle = {
+    .name = "oddcycle",
+    .summary = "3-cycles 3t -> 3t+1 -> 3t+2 -> 3t, all volume to the successor (h-relation lower "
+               "bound)",
+    .row = row_oddcycle,
+};
+static const struct sim_pattern pattern_sort = {
+    .name = "sort",
+    .summary = "what the sort's exchange sees on the datagen input PARAM of P x V keys (not in "
+               "'all')",
+    .param = SIM_PARAM_DIST,
+    .param_name = "distribution",
+    .matrix = matrix_sort,
+};
+static const struct sim_pattern pattern_file = {
+    .name = "file",
+    .summary = "the counts of a CSV file, P rows of P keys as --print-matrix writes them; V does "
+               "not apply (not in 'all')",
+    .param = SIM_PARAM_PATH,
+    .param_name = "path",
+    .fixed = 1,
+    .matrix = matrix_file,
+};
 
 /* One line per pattern; 'all' runs the row patterns in this order. */
-static const struct bench_pattern *const registry[] = {
+static const struct sim_pattern *const registry[] = {
     &pattern_uniform,
     &pattern_random,
     &pattern_onehot,
@@ -373,15 +394,16 @@ static const struct bench_pattern *const registry[] = {
     &pattern_sparse,
     &pattern_oddcycle,
     &pattern_sort,
+    &pattern_file,
     NULL,
 };
 
-const struct bench_pattern *const *bench_pattern_list(void)
+const struct sim_pattern *const *sim_pattern_list(void)
 {
     return registry;
 }
 
-const struct bench_pattern *bench_pattern_find(const char *name)
+const struct sim_pattern *sim_pattern_find(const char *name)
 {
     for (size_t i = 0; registry[i] != NULL; i++) {
         if (strcmp(registry[i]->name, name) == 0) {
@@ -391,11 +413,11 @@ const struct bench_pattern *bench_pattern_find(const char *name)
     return NULL;
 }
 
-void bench_pattern_print_help(FILE *out)
+void sim_pattern_print_help(FILE *out)
 {
     fprintf(out, "count-matrix patterns (--patterns NAME[:PARAM]; V keys per rank, P ranks):\n");
     for (size_t i = 0; registry[i] != NULL; i++) {
-        const struct bench_pattern *p = registry[i];
+        const struct sim_pattern *p = registry[i];
         char name[64];
         if (p->param_name != NULL) {
             (void)snprintf(name, sizeof(name), "%s:%s", p->name, p->param_name);
@@ -403,18 +425,18 @@ void bench_pattern_print_help(FILE *out)
             (void)snprintf(name, sizeof(name), "%s", p->name);
         }
         fprintf(out, "%-21s %s", name, p->summary);
-        if (p->matrix != NULL) {
+        if (p->param == SIM_PARAM_DIST) {
             char names[512];
             datagen_names(names, sizeof(names));
             fprintf(out, " [%s]", names);
-        } else if (p->param_name != NULL) {
+        } else if (p->param == SIM_PARAM_NUMBER || p->param == SIM_PARAM_INTEGER) {
             fprintf(out, " [%.10g; %.10g..%.10g]", p->param_default, p->param_min, p->param_max);
         }
         fputc('\n', out);
     }
 }
 
-int bench_spec_parse(const char *text, struct bench_spec *spec)
+int sim_spec_parse(const char *text, struct sim_spec *spec)
 {
     char name[64];
     const char *colon = strchr(text, ':');
@@ -424,7 +446,7 @@ int bench_spec_parse(const char *text, struct bench_spec *spec)
     }
     memcpy(name, text, len);
     name[len] = '\0';
-    const struct bench_pattern *p = bench_pattern_find(name);
+    const struct sim_pattern *p = sim_pattern_find(name);
     if (p == NULL) {
         char names[256] = "";
         size_t used = 0;
@@ -438,7 +460,9 @@ int bench_spec_parse(const char *text, struct bench_spec *spec)
     spec->pattern = p;
     spec->param = p->param_default;
     spec->dist = NULL;
-    if (p->matrix != NULL) {
+    spec->path[0] = '\0';
+    switch (p->param) {
+    case SIM_PARAM_DIST:
         spec->dist = colon != NULL ? datagen_find(colon + 1) : NULL;
         if (spec->dist == NULL) {
             char names[512];
@@ -447,66 +471,66 @@ int bench_spec_parse(const char *text, struct bench_spec *spec)
                               text, names);
         }
         return UTIL_OK;
+    case SIM_PARAM_PATH:
+        if (colon == NULL || colon[1] == '\0' || strlen(colon + 1) >= sizeof(spec->path)) {
+            return util_error("%s needs a file name of at most %d bytes, %s:PATH (%s)", p->name,
+                              SIM_PATH_MAX - 1, p->name, text);
+        }
+        strcpy(spec->path, colon + 1);
+        return UTIL_OK;
+    case SIM_PARAM_NONE:
+        return colon == NULL ? UTIL_OK
+                             : util_error("pattern %s takes no parameter (%s)", p->name, text);
+    default:
+        break;
     }
-    if (colon != NULL) {
-        if (p->param_name == NULL) {
-            return util_error("pattern %s takes no parameter (%s)", p->name, text);
-        }
-        if (util_parse_double(colon + 1, p->param_min, p->param_max, &spec->param) != UTIL_OK ||
-            (p->param_integral && spec->param != (double)(long)spec->param)) {
-            return util_error("%s: the %s must be a %s from %.10g to %.10g (%s)", p->name,
-                              p->param_name, p->param_integral ? "whole number" : "number",
-                              p->param_min, p->param_max, colon + 1);
-        }
+    int integral = p->param == SIM_PARAM_INTEGER;
+    if (colon != NULL &&
+        (util_parse_double(colon + 1, p->param_min, p->param_max, &spec->param) != UTIL_OK ||
+         (integral && spec->param != (double)(long)spec->param))) {
+        return util_error("%s: the %s must be a %s from %.10g to %.10g (%s)", p->name,
+                          p->param_name, integral ? "whole number" : "number", p->param_min,
+                          p->param_max, colon + 1);
     }
     return UTIL_OK;
 }
 
-void bench_spec_param(const struct bench_spec *spec, char *buf, size_t cap)
+void sim_spec_param(const struct sim_spec *spec, char *buf, size_t cap)
 {
-    if (spec->dist != NULL) {
+    enum sim_param kind = spec->pattern->param;
+    if (kind == SIM_PARAM_DIST) {
         (void)snprintf(buf, cap, "%s", spec->dist->name);
-    } else if (spec->pattern->param_name != NULL) {
+    } else if (kind == SIM_PARAM_PATH) {
+        /* The file's base name, without commas: it goes into CSV columns. */
+        const char *base = strrchr(spec->path, '/');
+        (void)snprintf(buf, cap, "%s", base != NULL ? base + 1 : spec->path);
+        for (char *c = buf; *c != '\0'; c++) {
+            *c = *c == ',' ? '_' : *c;
+        }
+    } else if (kind != SIM_PARAM_NONE) {
         (void)snprintf(buf, cap, "%g", spec->param);
     } else if (cap > 0) {
         buf[0] = '\0';
     }
 }
 
-void bench_spec_label(const struct bench_spec *spec, char *buf, size_t cap)
+void sim_spec_label(const struct sim_spec *spec, char *buf, size_t cap)
 {
     char param[64];
-    bench_spec_param(spec, param, sizeof(param));
+    sim_spec_param(spec, param, sizeof(param));
     (void)snprintf(buf, cap, "%s%s%s", spec->pattern->name, param[0] ? ":" : "", param);
 }
 
-int bench_spec_row(const struct bench_spec *spec, int src, uint64_t *row)
+int sim_spec_matrix(const struct sim_spec *spec, uint64_t *matrix)
 {
-    size_t P = (size_t)spec->ranks;
+    memset(matrix, 0, (size_t)spec->ranks * (size_t)spec->ranks * sizeof(*matrix));
     if (spec->pattern->matrix != NULL) {
-        uint64_t *m = util_calloc(P * P, sizeof(*m));
-        if (m == NULL) {
-            return UTIL_ENOMEM;
-        }
-        int err = spec->pattern->matrix(spec, m);
-        memcpy(row, m + (size_t)src * P, P * sizeof(*row));
-        util_free(m);
-        return err;
-    }
-    memset(row, 0, P * sizeof(uint64_t));
-    return spec->pattern->row(spec, src, row);
-}
-
-int bench_spec_matrix(const struct bench_spec *spec, uint64_t *matrix)
-{
-    if (spec->pattern->matrix != NULL) {
-        memset(matrix, 0, (size_t)spec->ranks * (size_t)spec->ranks * sizeof(*matrix));
         return spec->pattern->matrix(spec, matrix);
     }
     for (int i = 0; i < spec->ranks; i++) {
-        int err = bench_spec_row(spec, i, matrix + (size_t)i * (size_t)spec->ranks);
-        if (err != UTIL_OK) {
-            return err;
+        if (spec->pattern->row(spec, i, matrix + (size_t)i * (size_t)spec->ranks) != UTIL_OK) {
+            return util_fail(UTIL_ENOMEM, "out of memory for the weights of pattern %s",
+                             spec->pattern->name);
         }
     }
     return UTIL_OK;
