@@ -79,8 +79,10 @@ static void usage(FILE *out)
             "      --ranks P       rank slices the recipes are defined for (default 4)\n"
             "  -t, --threads T     OpenMP threads (default: OMP_NUM_THREADS or all cores)\n"
             "      --progress      show progress on stderr (default: only when stderr is a\n"
-            "                      terminal and the file is at least 64 MiB)\n"
-            UTIL_FORMAT_USAGE
+            "                      terminal and the file is at least 64 MiB)\n",
+            util_progname(), util_progname());
+    util_format_usage(out, 22);
+    fprintf(out,
             "                      (numbers are generated in u64 order and mapped so that a\n"
             "                      sort as that type sees the same order; datagen/README.md\n"
             "                      defines the records of byte-key formats)\n"
@@ -104,8 +106,7 @@ static void usage(FILE *out)
             "\n"
             "exit codes: 0 written; 2 usage error (bad option or value, missing or unwritable\n"
             "output directory; nothing is written); 3 runtime failure (write error, out of\n"
-            "memory; the temporary file is removed)\n",
-            util_progname(), util_progname());
+            "memory; the temporary file is removed)\n");
 }
 
 /* The default of one parameter as --list shows it. */

@@ -133,6 +133,25 @@ void util_format_describe(const struct util_format *f, char *buf, size_t cap)
 
 /* ---- the format options -------------------------------------------------------------------- */
 
+void util_format_usage(FILE *out, int col)
+{
+    /* An option, then its description in lines of at most 52 characters ("" continues). */
+    static const char *const lines[][2] = {
+        {"--format NAME", "record format (default: u64): u64, i64, f64 (8-byte"},
+        {"", "little-endian numbers) or gensort (100-byte records,"},
+        {"", "10-byte key at offset 0); --type is an alias"},
+        {"--record-size R", "instead, records of R bytes (1..65536) whose key"},
+        {"", "compares as unsigned bytes (memcmp order), with"},
+        {"--key-offset O", "the key's first byte in the record (default: 0)"},
+        {"--key-size K", "the key's length in bytes (default: R - O)"},
+    };
+    for (size_t i = 0; i < sizeof(lines) / sizeof(lines[0]); i++) {
+        int w = fprintf(out, "      %s", lines[i][0]);
+        w = w < 0 ? 0 : w;
+        fprintf(out, "%*s%s\n", w + 1 < col ? col - w : 1, "", lines[i][1]);
+    }
+}
+
 void util_format_args_init(struct util_format_args *a)
 {
     memset(a, 0, sizeof(*a));

@@ -18,6 +18,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "sortex reads little-endian key files and supports little-endian hosts only"
@@ -122,15 +123,11 @@ enum util_format_opt {
         {"key-offset", required_argument, NULL, UTIL_FORMAT_OPT_KEY_OFFSET},                       \
         {"key-size", required_argument, NULL, UTIL_FORMAT_OPT_KEY_SIZE}
 
-/** The --help lines of the format options (two-space indent, 80 columns). */
-#define UTIL_FORMAT_USAGE                                                                          \
-    "      --format NAME   record format: u64 (default), i64, f64 (8-byte numbers,\n"              \
-    "                      little-endian), gensort (100-byte records, 10-byte key);\n"            \
-    "                      --type is an alias\n"                                                   \
-    "      --record-size R records of R bytes (1..65536) whose key is compared as\n"             \
-    "                      unsigned bytes (memcmp order), with:\n"                                 \
-    "      --key-offset O  the key's first byte in the record (default 0)\n"                     \
-    "      --key-size K    the key's length in bytes (default R - O)\n"
+/**
+ * Prints the --help lines of the format options on @out: each option indented by six spaces, its
+ * description starting at column @col (the program's own, 22 to 26), lines within 80 columns.
+ */
+void util_format_usage(FILE *out, int col);
 
 /** What the format options said. Zero-initialise it (or use util_format_args_init()). */
 struct util_format_args {
