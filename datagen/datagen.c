@@ -328,15 +328,6 @@ int datagen_fill_threads(const struct datagen_params *p, uint64_t first, uint64_
     if (check_span(p, first, count) != UTIL_OK || check_keys(p) != UTIL_OK) {
         return UTIL_EUSAGE;
     }
-    uint64_t pieces = (count + FILL_PIECE - 1) / FILL_PIECE;
-    if (threads <= 0) {
-        threads = omp_get_max_threads();
-    }
-#pragma omp parallel for num_threads(threads) schedule(dynamic, 1) if (pieces > 1)
-    for (uint64_t k = 0; k < pieces; k++) {
-        uint64_t off = k * FILL_PIECE;
-        uint64_t c = count - off < FILL_PIECE ? count - off : FILL_PIECE;
-        (void)datagen_fill(p, first + off, c, out + off);
-    }
-    return UTIL_OK;
+    /* 8-byte keys: their records are the keys (datagen_fill() of each piece). */
+    return datagen_fill_records_threads(p, first, count, out, threads);
 }
