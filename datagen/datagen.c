@@ -264,8 +264,7 @@ int datagen_fill(const struct datagen_params *p, uint64_t first, uint64_t count,
     return UTIL_OK;
 }
 
-int datagen_fill_records(const struct datagen_params *p, uint64_t first, uint64_t count,
-                         void *out)
+int datagen_fill_records(const struct datagen_params *p, uint64_t first, uint64_t count, void *out)
 {
     if (check_span(p, first, count) != UTIL_OK) {
         return UTIL_EUSAGE;

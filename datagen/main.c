@@ -205,8 +205,7 @@ static void list(FILE *out)
             continue;
         }
         list_params(*it, params, sizeof(params));
-        fprintf(out, "%-18s %-8s %-10s %s\n", (*it)->name, (*it)->format, params,
-                (*it)->summary);
+        fprintf(out, "%-18s %-8s %-10s %s\n", (*it)->name, (*it)->format, params, (*it)->summary);
     }
 }
 

@@ -81,8 +81,7 @@ void verify_crc_format(struct verify_crc_sum c, char *buf, size_t cap)
     if (c.hi == 0) {
         (void)snprintf(buf, cap, "%llx", (unsigned long long)c.lo);
     } else {
-        (void)snprintf(buf, cap, "%llx%016llx", (unsigned long long)c.hi,
-                       (unsigned long long)c.lo);
+        (void)snprintf(buf, cap, "%llx%016llx", (unsigned long long)c.hi, (unsigned long long)c.lo);
     }
 }
 

@@ -145,8 +145,8 @@ void verify_print_text(FILE *out, const struct verify_config *cfg, const struct 
     if (res->compared) {
         fprintf(out, "input:     ");
         print_files(out, cfg->inputs, cfg->n_inputs);
-        fprintf(out, " (%zu file%s, %" PRIu64 " %ss", cfg->n_inputs,
-                cfg->n_inputs == 1 ? "" : "s", res->input_sum.count, unit);
+        fprintf(out, " (%zu file%s, %" PRIu64 " %ss", cfg->n_inputs, cfg->n_inputs == 1 ? "" : "s",
+                res->input_sum.count, unit);
         if (res->records) {
             verify_crc_format(res->input_crc, a, sizeof(a));
             fprintf(out, ", Checksum: %s", a);
@@ -212,8 +212,8 @@ void verify_print_json(FILE *out, const struct verify_config *cfg, const struct 
     if (res->records) {
         fprintf(out, ",\"format\":{\"name\":");
         util_json_string(out, type->name);
-        fprintf(out, ",\"record_size\":%zu,\"key_offset\":%zu,\"key_size\":%zu}",
-                type->record_size, type->key_offset, type->key_size);
+        fprintf(out, ",\"record_size\":%zu,\"key_offset\":%zu,\"key_size\":%zu}", type->record_size,
+                type->key_offset, type->key_size);
     }
 
     fprintf(out, ",\"sorted\":{\"files\":");

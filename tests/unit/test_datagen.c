@@ -175,8 +175,8 @@ static void test_ranges(void)
             char what[160];
             (void)snprintf(what, sizeof(what),
                            "%s as %s %zu/%zu/%zu: every range and every thread count agree",
-                           (*it)->name, formats[f].name ? formats[f].name : "layout",
-                           formats[f].r, formats[f].o, formats[f].k);
+                           (*it)->name, formats[f].name ? formats[f].name : "layout", formats[f].r,
+                           formats[f].o, formats[f].k);
             report(ok, what);
         }
     }
