@@ -204,7 +204,7 @@ PY
         "--key-size 5|--key-size needs --record-size (5)"
         "--key-offset 5|--key-offset needs --record-size (5)"
         "--record-size x|--record-size needs a number of bytes such as 100 or 4Ki (x)"
-        "--format gensort --record-size 13|--format gensort contradicts the layout flags (--record-size 13 --key-offset 0 --key-size 13)"
+        "--format gensort --record-size 13|--format gensort contradicts the layout flags (--record-size 13 --key-offset 0 --key-size 10)"
         "--format nosuch|unknown format, expected one of u64, i64, f64, gensort or a layout (--record-size) (nosuch)"
     )
     for c in "${cases[@]}"; do

@@ -173,7 +173,7 @@ assert d["verdict"] == "invalid", d
         "x.dat --record-size 65537|--record-size is at most 65536 bytes (65537)"
         "x.dat --record-size 13 --key-offset 9 --key-size 5|the key reaches past the record: --key-offset + --key-size > --record-size (9 + 5 > 13)"
         "x.dat --key-offset 3|--key-offset needs --record-size (3)"
-        "x.dat --format gensort --record-size 13|--format gensort contradicts the layout flags (--record-size 13 --key-offset 0 --key-size 13)"
+        "x.dat --format gensort --record-size 13|--format gensort contradicts the layout flags (--record-size 13 --key-offset 0 --key-size 10)"
     )
     for c in "${cases[@]}"; do
         local args=${c%%|*} want=${c#*|}
@@ -184,6 +184,9 @@ assert d["verdict"] == "invalid", d
         assert_equal "${stderr_lines[0]}" "sortex-verify: error: $want"
         assert_output ""
     done
+    # A named format with layout flags that agree is that format; the key defaults to its own.
+    run -1 "$VERIFY" "$TESTDATA/bin-0-1000.dat" --format gensort --record-size 100
+    assert_line "ERROR - there are 483 unordered records"
     # A size that is a multiple of 50 is fine as 50-byte records.
     run "$VERIFY" x.dat --record-size 50 --key-size 10
     ((status <= 1))

@@ -211,9 +211,12 @@ int util_format_resolve(struct util_format_args *a, const struct util_format *df
                           a->have_key_offset ? "--key-offset" : "--key-size",
                           (unsigned long long)(a->have_key_offset ? a->key_offset : a->key_size));
     }
-    /* The key defaults to the rest of the record; an offset past the record is caught below. */
-    uint64_t r = a->record_size, o = a->have_key_offset ? a->key_offset : 0;
-    uint64_t k = a->have_key_size ? a->key_size : (o < r ? r - o : 0);
+    /* The key defaults to the named format's, else to the rest of the record (from offset 0);
+     * an offset past the record is caught below. */
+    const struct util_format *nb = a->named != NULL && a->named->byte_key ? a->named : NULL;
+    uint64_t r = a->record_size;
+    uint64_t o = a->have_key_offset ? a->key_offset : nb != NULL ? nb->key_offset : 0;
+    uint64_t k = a->have_key_size ? a->key_size : nb != NULL ? nb->key_size : o < r ? r - o : 0;
     if (!a->have_key_size && r > 0 && o >= r) {
         return util_error("--key-offset must be below --record-size %llu (%llu)",
                           (unsigned long long)r, (unsigned long long)o);

@@ -98,7 +98,8 @@ void util_format_describe(const struct util_format *f, char *buf, size_t cap);
  *
  * Numbers take util_parse_count()'s suffixes (4Ki). A layout's key is compared as unsigned
  * bytes (memcmp order), whatever R and K. --format NAME together with layout flags is accepted
- * when both describe the same layout (--format gensort --record-size 100) and refused otherwise.
+ * when both describe the same layout and refused otherwise; O and K then default to the named
+ * format's (--format gensort --record-size 100 is gensort, --record-size 13 is refused).
  *
  * Use: put UTIL_FORMAT_LONG_OPTIONS into the getopt_long() table; hand every option for which
  * util_format_is_option() is true to util_format_option(); after the loop, call
