@@ -57,7 +57,7 @@ CPPFLAGS += -D_GNU_SOURCE -I. -I$(BUILD) -DUSE_JEMALLOC=$(USE_JEMALLOC) -DSORTEX
 CFLAGS += -std=c11 $(OPT) $(WARN) -fopenmp -MMD -MP
 CXXFLAGS += -std=c++17 $(OPT) -Wall -Wextra -fopenmp -MMD -MP
 LDFLAGS += -fopenmp $(if $(SAN),-fsanitize=$(SAN) -fno-sanitize-recover=all)
-LDLIBS += -lxxhash $(if $(filter 1,$(VQSORT)),-lhwy_contrib -lhwy) -lstdc++ -lm $(if $(filter 1,$(USE_JEMALLOC)),-ljemalloc)
+LDLIBS += -lxxhash -lz $(if $(filter 1,$(VQSORT)),-lhwy_contrib -lhwy) -lstdc++ -lm $(if $(filter 1,$(USE_JEMALLOC)),-ljemalloc)
 
 # ---- sources ----------------------------------------------------------------------------------
 # Every .c file of a module is library code except the CLI files (main.c, *_main.c).

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "datagen/internal.h"
+#include "util/alloc.h"
 #include "util/util.h"
 
 /* The registry, in --list order: the benchmark family of Helman, Bader and JaJa first. */
@@ -30,6 +31,10 @@ static const struct datagen_dist *const registry[] = {
     &datagen_zipf,
     &datagen_radix,
     &datagen_npb,
+    &datagen_gensort,
+    &datagen_gensort_skew,
+    &datagen_gensort_ascii,
+    &datagen_gensort_ascii_skew,
     NULL,
 };
 
@@ -38,11 +43,13 @@ static const char *const param_names[DATAGEN_P_COUNT] = {
     [DATAGEN_P_SAMPLES] = "samples", [DATAGEN_P_FRACTION] = "fraction",
     [DATAGEN_P_UNIQUE] = "unique",   [DATAGEN_P_EXPONENT] = "exponent",
     [DATAGEN_P_DOMAIN] = "domain",   [DATAGEN_P_PREFIX] = "prefix",
-    [DATAGEN_P_MAX_KEY] = "max-key",
+    [DATAGEN_P_MAX_KEY] = "max-key", [DATAGEN_P_START] = "start",
 };
 
 /* Pieces of datagen_fill_threads(): small enough to balance, large enough to amortise. */
 #define FILL_PIECE ((uint64_t)1 << 16)
+/* Keys generated at a time for byte-key records: a 512 KiB scratch buffer. */
+#define RECORD_CHUNK ((uint64_t)1 << 16)
 
 void datagen_params_init(struct datagen_params *p)
 {
@@ -81,12 +88,23 @@ int datagen_check(const struct datagen_params *p)
     if (p->n == 0) {
         return util_error("the key count must be at least 1 (0)");
     }
-    if (p->format != NULL && p->format->byte_key) {
-        return util_error("this distribution makes 8-byte keys, not %zu-byte records (--format %s)",
-                          p->format->record_size, p->format->name);
-    }
     if (p->n > DATAGEN_MAX_N) {
         return util_error("the key count must be at most 2^60 (%llu)", (unsigned long long)p->n);
+    }
+    /* A distribution that makes records of its own format takes no other. */
+    const struct util_format *f = datagen_format(p);
+    if (d->records != NULL && p->format != NULL) {
+        const struct util_format *own = util_format_find(d->format);
+        if (own == NULL || !util_format_same_layout(own, p->format)) {
+            char want[128];
+            util_format_describe(p->format, want, sizeof(want));
+            return util_error("--dist %s makes %s records (it implies --format %s), not %s",
+                              d->name, d->format, d->format, want);
+        }
+    }
+    if ((dg_u128)p->n * f->record_size > DATAGEN_MAX_BYTES) {
+        return util_error("the file would be larger than 2^63 bytes (%llu records of %zu bytes)",
+                          (unsigned long long)p->n, f->record_size);
     }
     if (check_range("--ranks", p->ranks, 1, DATAGEN_MAX_RANKS) != UTIL_OK) {
         return UTIL_EUSAGE;
@@ -121,6 +139,20 @@ int datagen_check(const struct datagen_params *p)
         rc = d->check(p);
     }
     return rc;
+}
+
+const struct util_format *datagen_format(const struct datagen_params *p)
+{
+    if (p->format != NULL) {
+        return p->format;
+    }
+    if (p->dist != NULL && p->dist->format != NULL) {
+        const struct util_format *own = util_format_find(p->dist->format);
+        if (own != NULL) {
+            return own;
+        }
+    }
+    return util_format_default();
 }
 
 uint64_t datagen_slice_begin(uint64_t n, uint64_t p, uint64_t i)
@@ -180,14 +212,33 @@ void datagen_names(char *buf, size_t cap)
     }
 }
 
-int datagen_fill(const struct datagen_params *p, uint64_t first, uint64_t count, uint64_t *out)
+/* The range [first, first + count) lies in the file. */
+static int check_span(const struct datagen_params *p, uint64_t first, uint64_t count)
 {
     if (first > p->n || count > p->n - first) {
-        return util_error("key range %llu+%llu is past the end of the file (%llu keys)",
+        return util_error("record range %llu+%llu is past the end of the file (%llu records)",
                           (unsigned long long)first, (unsigned long long)count,
                           (unsigned long long)p->n);
     }
-    /* Cut the range at slice boundaries; the distribution sees one slice at a time. */
+    return UTIL_OK;
+}
+
+/* The file holds 8-byte keys (datagen_fill()'s contract), not records. */
+static int check_keys(const struct datagen_params *p)
+{
+    const struct util_format *f = datagen_format(p);
+    if (f->byte_key || p->dist->records != NULL) {
+        return util_error("the file holds %zu-byte records, not 8-byte keys (--format %s)",
+                          f->record_size, f->name);
+    }
+    return UTIL_OK;
+}
+
+/* Ordered keys [first, first + count) of a key distribution, cut at slice boundaries: the
+ * distribution sees one slice at a time. */
+static void fill_ordered(const struct datagen_params *p, uint64_t first, uint64_t count,
+                         uint64_t *out)
+{
     uint64_t pos = first, end = first + count;
     while (pos < end) {
         uint64_t rank = datagen_slice_of(p->n, p->ranks, pos);
@@ -197,20 +248,63 @@ int datagen_fill(const struct datagen_params *p, uint64_t first, uint64_t count,
         p->dist->slice(p, rank, b, e - b, pos - b, stop - pos, out + (pos - first));
         pos = stop;
     }
+}
+
+int datagen_fill(const struct datagen_params *p, uint64_t first, uint64_t count, uint64_t *out)
+{
+    if (check_span(p, first, count) != UTIL_OK || check_keys(p) != UTIL_OK) {
+        return UTIL_EUSAGE;
+    }
+    fill_ordered(p, first, count, out);
     /* Ordered keys to the file's encoding. */
-    if (p->format != NULL && p->format->from_ordered != NULL) {
-        p->format->from_ordered(out, (size_t)count);
+    const struct util_format *f = datagen_format(p);
+    if (f->from_ordered != NULL) {
+        f->from_ordered(out, (size_t)count);
     }
     return UTIL_OK;
 }
 
-int datagen_fill_threads(const struct datagen_params *p, uint64_t first, uint64_t count,
-                         uint64_t *out, int threads)
+int datagen_fill_records(const struct datagen_params *p, uint64_t first, uint64_t count, void *out)
 {
-    if (first > p->n || count > p->n - first) {
-        return datagen_fill(p, first, count, out); /* reports the bad range */
+    if (check_span(p, first, count) != UTIL_OK) {
+        return UTIL_EUSAGE;
     }
+    const struct util_format *f = datagen_format(p);
+    if (p->dist->records != NULL) {
+        p->dist->records(p, first, count, out);
+        return UTIL_OK;
+    }
+    if (!f->byte_key) {
+        return datagen_fill(p, first, count, out);
+    }
+    /* A key distribution in a byte-key format: keys into scratch, then records. */
+    if (count == 0) {
+        return UTIL_OK;
+    }
+    uint64_t chunk = count < RECORD_CHUNK ? count : RECORD_CHUNK;
+    uint64_t *keys = util_malloc((size_t)chunk * sizeof(*keys));
+    if (keys == NULL) {
+        return util_fail(UTIL_ENOMEM, "out of memory for %llu keys", (unsigned long long)chunk);
+    }
+    unsigned char *rec = out;
+    for (uint64_t done = 0; done < count; done += chunk) {
+        uint64_t c = count - done < chunk ? count - done : chunk;
+        fill_ordered(p, first + done, c, keys);
+        dg_key_records(f, first + done, c, keys, rec + done * f->record_size);
+    }
+    util_free(keys);
+    return UTIL_OK;
+}
+
+int datagen_fill_records_threads(const struct datagen_params *p, uint64_t first, uint64_t count,
+                                 void *out, int threads)
+{
+    if (check_span(p, first, count) != UTIL_OK) {
+        return UTIL_EUSAGE;
+    }
+    size_t r = datagen_format(p)->record_size;
     uint64_t pieces = (count + FILL_PIECE - 1) / FILL_PIECE;
+    int err = UTIL_OK;
     if (threads <= 0) {
         threads = omp_get_max_threads();
     }
@@ -218,7 +312,21 @@ int datagen_fill_threads(const struct datagen_params *p, uint64_t first, uint64_
     for (uint64_t k = 0; k < pieces; k++) {
         uint64_t off = k * FILL_PIECE;
         uint64_t c = count - off < FILL_PIECE ? count - off : FILL_PIECE;
-        (void)datagen_fill(p, first + off, c, out + off);
+        int e = datagen_fill_records(p, first + off, c, (unsigned char *)out + off * r);
+        if (e != UTIL_OK) {
+#pragma omp atomic write
+            err = e;
+        }
     }
-    return UTIL_OK;
+    return err;
+}
+
+int datagen_fill_threads(const struct datagen_params *p, uint64_t first, uint64_t count,
+                         uint64_t *out, int threads)
+{
+    if (check_span(p, first, count) != UTIL_OK || check_keys(p) != UTIL_OK) {
+        return UTIL_EUSAGE;
+    }
+    /* 8-byte keys: their records are the keys (datagen_fill() of each piece). */
+    return datagen_fill_records_threads(p, first, count, out, threads);
 }

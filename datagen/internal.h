@@ -99,9 +99,17 @@ static inline unsigned dg_log2(uint64_t x)
     return 63u - (unsigned)__builtin_clzll(x);
 }
 
+/*
+ * Turns the ordered keys of records [first, first + count) of the file into @count records of
+ * byte-key format @f at @out (datagen/records.c; the recipe is in datagen/README.md).
+ */
+void dg_key_records(const struct util_format *f, uint64_t first, uint64_t count,
+                    const uint64_t *keys, unsigned char *out);
+
 /* The registered distributions, one const instance each (defined in their files). */
 extern const struct datagen_dist datagen_uniform, datagen_gaussian, datagen_ggroup, datagen_bucket,
     datagen_staggered, datagen_zero, datagen_dd, datagen_rd, datagen_wr, datagen_sorted,
-    datagen_reverse, datagen_nearly, datagen_few, datagen_zipf, datagen_radix, datagen_npb;
+    datagen_reverse, datagen_nearly, datagen_few, datagen_zipf, datagen_radix, datagen_npb,
+    datagen_gensort, datagen_gensort_skew, datagen_gensort_ascii, datagen_gensort_ascii_skew;
 
 #endif

@@ -23,7 +23,6 @@ enum {
     OPT_SEED = 256,
     OPT_RANKS,
     OPT_PROGRESS,
-    OPT_TYPE,
     OPT_LIST,
     OPT_PARAM, /* OPT_PARAM + enum datagen_param: the distribution parameters */
 };
@@ -36,8 +35,7 @@ static const struct option long_options[] = {
     {"ranks", required_argument, NULL, OPT_RANKS},
     {"threads", required_argument, NULL, 't'},
     {"progress", no_argument, NULL, OPT_PROGRESS},
-    {"format", required_argument, NULL, OPT_TYPE},
-    {"type", required_argument, NULL, OPT_TYPE}, /* the name before records */
+    UTIL_FORMAT_LONG_OPTIONS,
     {"groups", required_argument, NULL, OPT_PARAM + DATAGEN_P_GROUPS},
     {"blocks", required_argument, NULL, OPT_PARAM + DATAGEN_P_BLOCKS},
     {"samples", required_argument, NULL, OPT_PARAM + DATAGEN_P_SAMPLES},
@@ -47,6 +45,7 @@ static const struct option long_options[] = {
     {"domain", required_argument, NULL, OPT_PARAM + DATAGEN_P_DOMAIN},
     {"prefix", required_argument, NULL, OPT_PARAM + DATAGEN_P_PREFIX},
     {"max-key", required_argument, NULL, OPT_PARAM + DATAGEN_P_MAX_KEY},
+    {"start", required_argument, NULL, OPT_PARAM + DATAGEN_P_START},
     {"list", no_argument, NULL, OPT_LIST},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, 'V'},
@@ -59,14 +58,19 @@ static void usage(FILE *out)
             "usage: %s --dist NAME --n COUNT [options] -o FILE\n"
             "       %s --list | --help | --version\n"
             "\n"
-            "Writes COUNT raw little-endian 64-bit keys (no header) drawn from a distribution.\n"
-            "The file is P rank slices back to back: slice i holds keys floor(i n/P) to\n"
-            "floor((i+1) n/P) - 1, the part rank i of a P-rank sort reads. The same options\n"
-            "give the same bytes, whatever --threads.\n"
+            "Writes COUNT records (no header) drawn from a distribution: raw little-endian\n"
+            "64-bit keys by default, or records of a byte-key format (--format gensort, or a\n"
+            "layout --record-size R --key-offset O --key-size K) whose keys follow the\n"
+            "distribution and whose payloads differ between records. The file is P rank\n"
+            "slices back to back: slice i holds records floor(i n/P) to floor((i+1) n/P) - 1,\n"
+            "the part rank i of a P-rank sort reads. The gensort family writes gensort 1.5's\n"
+            "records (the Sort Benchmark's generator by Chris Nyberg) byte for byte and\n"
+            "implies --format gensort. The same options give the same bytes, whatever\n"
+            "--threads.\n"
             "\n"
             "options:\n"
             "  -d, --dist NAME     distribution (required); --list shows them all\n"
-            "  -n, --n COUNT       number of keys, at least 1 (required); K, M, G, T are\n"
+            "  -n, --n COUNT       number of records, at least 1 (required); K, M, G, T are\n"
             "                      powers of ten (10M = 10^7), Ki, Mi, Gi, Ti powers of two\n"
             "                      (1Mi = 2^20), 1e8 style exponents work too\n"
             "  -o, --output FILE   output file (required); written under a temporary name\n"
@@ -75,10 +79,13 @@ static void usage(FILE *out)
             "      --ranks P       rank slices the recipes are defined for (default 4)\n"
             "  -t, --threads T     OpenMP threads (default: OMP_NUM_THREADS or all cores)\n"
             "      --progress      show progress on stderr (default: only when stderr is a\n"
-            "                      terminal and the file is at least 64 MiB)\n"
-            "      --type T        key encoding: u64 (default), i64 or f64; keys are generated\n"
-            "                      in u64 order and mapped so a sort as type T sees the same\n"
-            "                      order\n"
+            "                      terminal and the file is at least 64 MiB)\n",
+            util_progname(), util_progname());
+    util_format_usage(out, 22);
+    fprintf(out,
+            "                      (numbers are generated in u64 order and mapped so that a\n"
+            "                      sort as that type sees the same order; datagen/README.md\n"
+            "                      defines the records of byte-key formats)\n"
             "distribution parameters (rejected by distributions that do not use them):\n"
             "      --groups G      ggroup: ranks per group (default 2)\n"
             "      --blocks R      rd: blocks per rank and value range 0..R-1 (default 32)\n"
@@ -91,14 +98,15 @@ static void usage(FILE *out)
             "      --prefix B      radix: shared top bytes, 1..7 (default 4)\n"
             "      --max-key M     npb: MAX_KEY (default: 2^11, 2^16, 2^19, 2^21, 2^23, 2^27\n"
             "                      for n = 2^16, 2^20, 2^23, 2^25, 2^27, 2^31, else 2^19)\n"
+            "      --start N       the gensort family: the first record number, gensort's -b,\n"
+            "                      0..2^64-1 (default 0)\n"
             "  -l, --list          list the distributions with their parameters and recipes\n"
             "  -h, --help          this help\n"
             "  -V, --version       version, commit, MPI library and allocator\n"
             "\n"
             "exit codes: 0 written; 2 usage error (bad option or value, missing or unwritable\n"
             "output directory; nothing is written); 3 runtime failure (write error, out of\n"
-            "memory; the temporary file is removed)\n",
-            util_progname(), util_progname());
+            "memory; the temporary file is removed)\n");
 }
 
 /* The default of one parameter as --list shows it. */
@@ -133,32 +141,50 @@ static void param_default(enum datagen_param param, const struct datagen_params 
     case DATAGEN_P_MAX_KEY:
         (void)snprintf(buf, cap, "class");
         break;
+    case DATAGEN_P_START:
+        (void)snprintf(buf, cap, "%llu", (unsigned long long)d->start);
+        break;
     default:
         (void)snprintf(buf, cap, "?");
         break;
     }
 }
 
-/* --list: one line a distribution (name, seeded, parameters=defaults, recipe), then notes. */
-static void list(FILE *out)
+/* The parameters of @dist with their defaults, "groups=2,..." or "-". */
+static void list_params(const struct datagen_dist *dist, char *params, size_t cap)
 {
     struct datagen_params d;
     datagen_params_init(&d);
+    size_t used = 0;
+    (void)snprintf(params, cap, "-");
+    for (int k = 0; k < DATAGEN_P_COUNT; k++) {
+        if ((dist->params & DATAGEN_PARAM_BIT(k)) == 0) {
+            continue;
+        }
+        char def[32];
+        param_default((enum datagen_param)k, &d, def, sizeof(def));
+        int w = snprintf(params + used, cap - used, "%s%s=%s", used ? "," : "",
+                         datagen_param_name((enum datagen_param)k), def);
+        used += w > 0 ? (size_t)w : 0;
+        used = used < cap ? used : cap - 1;
+    }
+}
+
+/*
+ * --list: the key distributions, one line each (name, seeded, parameters=defaults, recipe),
+ * then the notes, then the distributions that make records of their own format in a second
+ * table (name, format, parameters, recipe): a script reading the first table gets the
+ * distributions any format can hold.
+ */
+static void list(FILE *out)
+{
+    char params[128];
     fprintf(out, "%-10s %-5s %-26s %s\n", "NAME", "SEED", "PARAMETERS", "RECIPE");
     for (const struct datagen_dist *const *it = datagen_list(); *it != NULL; it++) {
-        char params[128] = "-";
-        size_t used = 0;
-        for (int k = 0; k < DATAGEN_P_COUNT; k++) {
-            if (((*it)->params & DATAGEN_PARAM_BIT(k)) == 0) {
-                continue;
-            }
-            char def[32];
-            param_default((enum datagen_param)k, &d, def, sizeof(def));
-            int w = snprintf(params + used, sizeof(params) - used, "%s%s=%s", used ? "," : "",
-                             datagen_param_name((enum datagen_param)k), def);
-            used += w > 0 ? (size_t)w : 0;
-            used = used < sizeof(params) ? used : sizeof(params) - 1;
+        if ((*it)->records != NULL) {
+            continue;
         }
+        list_params(*it, params, sizeof(params));
         fprintf(out, "%-10s %-5s %-26s %s\n", (*it)->name, (*it)->seeded ? "yes" : "no", params,
                 (*it)->summary);
     }
@@ -167,7 +193,20 @@ static void list(FILE *out)
             "P = --ranks; rank i's slice holds m = floor((i+1)n/P) - floor(i n/P) keys. Any count\n"
             "c split into q parts gives part k = [floor(k c/q), floor((k+1) c/q)); floor(P/2)\n"
             "stands for P/2. U(b) is uniform in value bucket b = [floor(b 2^64/P),\n"
-            "floor((b+1) 2^64/P)). datagen/README.md defines every recipe exactly.\n");
+            "floor((b+1) 2^64/P)). Any of these writes any --format: a byte-key format gets\n"
+            "one record per key. datagen/README.md defines every recipe exactly.\n"
+            "\n"
+            "Records of gensort 1.5 (the Sort Benchmark's generator, by Chris Nyberg), byte for\n"
+            "byte; they imply --format gensort and ignore --seed and --ranks:\n"
+            "\n");
+    fprintf(out, "%-18s %-8s %-10s %s\n", "NAME", "FORMAT", "PARAMETERS", "RECIPE");
+    for (const struct datagen_dist *const *it = datagen_list(); *it != NULL; it++) {
+        if ((*it)->records == NULL) {
+            continue;
+        }
+        list_params(*it, params, sizeof(params));
+        fprintf(out, "%-18s %-8s %-10s %s\n", (*it)->name, (*it)->format, params, (*it)->summary);
+    }
 }
 
 /* A plain decimal uint64 (the seed): digits only, no sign, no overflow. */
@@ -217,6 +256,11 @@ static int parse_param(enum datagen_param param, const char *s, struct datagen_p
         return parse_count_opt(name, s, 1, &p->prefix);
     case DATAGEN_P_MAX_KEY:
         return parse_count_opt(name, s, 1, &p->max_key);
+    case DATAGEN_P_START:
+        if (util_parse_count(s, &p->start) != UTIL_OK) {
+            return util_error("--start needs a record number in 0..2^64-1 (%s)", s);
+        }
+        return UTIL_OK;
     case DATAGEN_P_FRACTION:
         if (util_parse_double(s, 0.0, 1.0, &p->fraction) != UTIL_OK) {
             return util_error("--fraction needs a number in [0, 1] (%s)", s);
@@ -240,6 +284,7 @@ struct cli {
     bool progress;
     long threads;
     unsigned given; /* DATAGEN_PARAM_BIT()s of the parameters on the command line */
+    struct util_format_args format; /* --format, --record-size, --key-offset, --key-size */
 };
 
 /* Parses argv into @p and @cli. Returns 0, UTIL_EUSAGE (reported), or 1 when done (--help,
@@ -281,14 +326,6 @@ static int parse_args(int argc, char **argv, struct datagen_params *p, struct cl
         case OPT_PROGRESS:
             cli->progress = true;
             break;
-        case OPT_TYPE:
-            p->format = util_format_find(optarg);
-            if (p->format == NULL) {
-                char names[128];
-                util_format_names(names, sizeof(names));
-                rc = util_error("unknown key type (%s); choose one of: %s", optarg, names);
-            }
-            break;
         case 'l':
         case OPT_LIST:
             list(stdout);
@@ -306,7 +343,9 @@ static int parse_args(int argc, char **argv, struct datagen_params *p, struct cl
             rc = util_error("unknown option (%s)", util_bad_option(argv, opt, sizeof(opt)));
             break;
         default:
-            if (c >= OPT_PARAM && c < OPT_PARAM + DATAGEN_P_COUNT) {
+            if (util_format_is_option(c)) {
+                rc = util_format_option(&cli->format, c, optarg);
+            } else if (c >= OPT_PARAM && c < OPT_PARAM + DATAGEN_P_COUNT) {
                 rc = parse_param((enum datagen_param)(c - OPT_PARAM), optarg, p);
                 cli->given |= DATAGEN_PARAM_BIT(c - OPT_PARAM);
             } else {
@@ -325,7 +364,7 @@ static int parse_args(int argc, char **argv, struct datagen_params *p, struct cl
 }
 
 /* The checks that need the whole command line: required options, parameters that apply. */
-static int check_cli(struct datagen_params *p, const struct cli *cli)
+static int check_cli(struct datagen_params *p, struct cli *cli)
 {
     if (cli->dist == NULL) {
         return util_error("no distribution given (--dist NAME; --list shows them)");
@@ -349,6 +388,10 @@ static int check_cli(struct datagen_params *p, const struct cli *cli)
     if (cli->output == NULL) {
         return util_error("no output file given (-o FILE)");
     }
+    /* No format option: u64, or the format the distribution implies (datagen_format()). */
+    if (util_format_resolve(&cli->format, NULL, &p->format) != UTIL_OK) {
+        return UTIL_EUSAGE;
+    }
     if (datagen_check(p) != UTIL_OK) {
         return UTIL_EUSAGE;
     }
@@ -358,7 +401,7 @@ static int check_cli(struct datagen_params *p, const struct cli *cli)
 int main(int argc, char **argv)
 {
     struct datagen_params p;
-    struct cli cli = {NULL, NULL, false, false, 0, 0};
+    struct cli cli = {NULL, NULL, false, false, 0, 0, {0}};
     util_set_progname("sortex-gen");
     datagen_params_init(&p);
 
@@ -376,7 +419,8 @@ int main(int argc, char **argv)
     util_temp_signals();
     struct datagen_write_opts opts = {
         (int)cli.threads,
-        cli.progress || (isatty(STDERR_FILENO) && p.n * sizeof(uint64_t) >= AUTO_PROGRESS_BYTES),
+        cli.progress ||
+            (isatty(STDERR_FILENO) && p.n * datagen_format(&p)->record_size >= AUTO_PROGRESS_BYTES),
     };
     rc = datagen_write(&p, cli.output, &opts);
     return util_exit_code(rc);

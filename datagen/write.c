@@ -1,10 +1,11 @@
 /*
  * datagen/write.c: writes a whole data file (see datagen_write() in datagen.h).
  *
- * Scheme: the file is cut into blocks of WRITE_BLOCK keys; OpenMP threads take blocks
- * dynamically, generate each into their own reused buffer with datagen_fill() and pwrite() it at
- * its offset. Memory is threads x 4 MiB whatever n is, and since every key depends only on its
- * position the bytes do not depend on which thread wrote which block. Generation of one block
+ * Scheme: the file is cut into blocks of about WRITE_BLOCK_BYTES (whole records); OpenMP threads
+ * take blocks dynamically, generate each into their own reused buffer with
+ * datagen_fill_records() and pwrite() it at its offset. Memory is threads x 4 MiB whatever n is,
+ * and since every record depends only on its position the bytes do not depend on which thread
+ * wrote which block. Generation of one block
  * overlaps the copy into the page cache of another, so on two threads uniform keys are written
  * at about the speed of the page cache. The data goes to a temporary name in the same directory
  * and is renamed at the end (atomic on POSIX file systems); every failure removes it.
@@ -22,7 +23,7 @@
 #include "util/temp.h"
 #include "util/util.h"
 
-#define WRITE_BLOCK     ((uint64_t)1 << 19) /* keys a block: 4 MiB */
+#define WRITE_BLOCK_BYTES ((uint64_t)4 << 20) /* a block: 4 MiB, or one record if larger */
 #define PROGRESS_PERIOD 0.25 /* seconds between updates on a terminal */
 
 /* pwrite() all of buf at off, retrying short writes and interruptions. Returns 0 or errno. */
@@ -90,7 +91,9 @@ int datagen_write(const struct datagen_params *p, const char *path,
     }
 
     /* Refuse up front what cannot fit, rather than filling the file system first. */
-    uint64_t bytes = p->n * sizeof(uint64_t), avail = 0;
+    const size_t rsize = datagen_format(p)->record_size;
+    const uint64_t block_recs = WRITE_BLOCK_BYTES / rsize > 0 ? WRITE_BLOCK_BYTES / rsize : 1;
+    uint64_t bytes = p->n * rsize, avail = 0;
     if (util_temp_space(fd, bytes, &avail) != 0) {
         (void)close(fd);
         (void)unlink(tmp);
@@ -103,15 +106,15 @@ int datagen_write(const struct datagen_params *p, const char *path,
     struct progress pr = {opts->progress, isatty(STDERR_FILENO) == 1, false, util_now(), 0.0,
                           bytes};
     pr.last = pr.start;
-    uint64_t blocks = (p->n + WRITE_BLOCK - 1) / WRITE_BLOCK;
+    uint64_t blocks = (p->n + block_recs - 1) / block_recs;
     uint64_t done = 0;
     int first_errno = 0;  /* errno of the first failed write or close */
-    int alloc_failed = 0; /* a thread could not get its buffer */
+    int alloc_failed = 0; /* 1: a thread could not get its buffer; 2: nor its scratch */
 
     /* Generate and write the blocks; after a failure the remaining blocks are skipped. */
 #pragma omp parallel num_threads(threads)
     {
-        uint64_t *buf = util_alloc_big(WRITE_BLOCK * sizeof(uint64_t));
+        unsigned char *buf = util_alloc_big((size_t)block_recs * rsize);
         if (buf == NULL) {
 #pragma omp atomic write
             alloc_failed = 1;
@@ -126,10 +129,14 @@ int datagen_write(const struct datagen_params *p, const char *path,
             if (failed != 0 || no_buf != 0 || buf == NULL) {
                 continue;
             }
-            uint64_t first = b * WRITE_BLOCK;
-            uint64_t c = p->n - first < WRITE_BLOCK ? p->n - first : WRITE_BLOCK;
-            (void)datagen_fill(p, first, c, buf); /* checked range: cannot fail */
-            int e = write_all(fd, buf, c * sizeof(uint64_t), (off_t)(first * sizeof(uint64_t)));
+            uint64_t first = b * block_recs;
+            uint64_t c = p->n - first < block_recs ? p->n - first : block_recs;
+            if (datagen_fill_records(p, first, c, buf) != UTIL_OK) {
+#pragma omp atomic write
+                alloc_failed = 2; /* a key distribution's scratch buffer (reported) */
+                continue;
+            }
+            int e = write_all(fd, buf, c * rsize, (off_t)(first * rsize));
             if (e != 0) {
                 /* Keep the first errno; later ones are usually consequences of it. */
 #pragma omp critical(datagen_write_error)
@@ -147,7 +154,7 @@ int datagen_write(const struct datagen_params *p, const char *path,
 #pragma omp atomic capture
             now_done = done += c;
             if (omp_get_thread_num() == 0) {
-                progress_show(&pr, now_done * sizeof(uint64_t), false);
+                progress_show(&pr, now_done * rsize, false);
             }
         }
         util_free_big(buf);
@@ -161,7 +168,9 @@ int datagen_write(const struct datagen_params *p, const char *path,
     if (pr.tty && pr.shown) {
         fputc('\n', stderr); /* end the rewritten progress line before any other line */
     }
-    if (alloc_failed) {
+    if (alloc_failed == 2) {
+        rc = UTIL_ENOMEM;
+    } else if (alloc_failed) {
         rc = util_fail(UTIL_ENOMEM, "out of memory for the write buffers (%d threads)", threads);
     } else if (first_errno != 0) {
         rc = util_fail(UTIL_EIO, "cannot write output: %s (%s)", strerror(first_errno), path);
@@ -175,7 +184,7 @@ int datagen_write(const struct datagen_params *p, const char *path,
     util_temp_done(tmp);
     util_free(tmp);
     if (rc == UTIL_OK) {
-        progress_show(&pr, p->n * sizeof(uint64_t), true);
+        progress_show(&pr, bytes, true);
     }
     return rc;
 }

@@ -331,9 +331,9 @@ assert all(a ^ (1 << 63) == b for a, b in zip(u, i)) and len(u) == len(i) == 100
 
 @test "--help names every option with its default, and the exit codes" {
     run -0 "$GEN" --help
-    for opt in --dist --n --output --seed --ranks --threads --progress --type --groups --blocks \
-        --samples --fraction --unique --exponent --domain --prefix --max-key --list --help \
-        --version; do
+    for opt in --dist --n --output --seed --ranks --threads --progress --format --type \
+        --record-size --key-offset --key-size --groups --blocks --samples --fraction --unique \
+        --exponent --domain --prefix --max-key --start --list --help --version; do
         assert_output --partial -- "$opt "
     done
     assert_output --partial "(default 0)"

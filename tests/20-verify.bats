@@ -89,16 +89,6 @@ key_at() {
     python3 -c 'import sys; from array import array; print(array("Q", open(sys.argv[1], "rb").read())[int(sys.argv[2])])' "$1" "$2"
 }
 
-# json_get PATH: reads one JSON object on stdin and prints the field at PATH ("order.first_bad").
-json_get() {
-    python3 -c '
-import json, sys
-v = json.load(sys.stdin)
-for part in sys.argv[1].split("."):
-    v = v[part]
-print(json.dumps(v) if isinstance(v, (bool, type(None), dict, list)) else v)' "$1"
-}
-
 @test "accepts a correct sort and reports its keys, checksums and verdict" {
     gen_sorted s.bin "$N" 1
     run -0 "$VERIFY" s.bin
@@ -309,7 +299,8 @@ print(json.dumps(v) if isinstance(v, (bool, type(None), dict, list)) else v)' "$
 
 @test "--help lists every option, its default and the exit codes; --version names the build" {
     run -0 "$VERIFY" --help
-    for opt in --input --parts --type --threads --block-size --json --help --version; do
+    for opt in --input --parts --format --type --record-size --key-offset --key-size --threads \
+        --block-size --json --help --version; do
         assert_output --partial -- "$opt"
     done
     assert_output --partial "default: u64"

@@ -27,6 +27,25 @@ setup() {
     assert_success
 }
 
+@test "the sanitizer build writes and verifies records of every kind without a report" {
+    [[ -x $SAN_BIN/sortex-gen ]] || skip "no sanitizer build (make SAN=address,undefined)"
+    export ASAN_OPTIONS=detect_leaks=0:abort_on_error=0:exitcode=23
+    export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+    local f=$BATS_TEST_TMPDIR/r.dat dist
+    # Across 2^64 record numbers, with two threads and blocks of a few records.
+    for dist in gensort gensort-skew gensort-ascii gensort-ascii-skew; do
+        run -0 "$SAN_BIN/sortex-gen" --dist "$dist" --n 50003 --start 18446744073709531615 \
+            -t 2 -o "$f"
+        run -1 "$SAN_BIN/sortex-verify" "$f" --format gensort --input "$f" -t 2 -b 1000
+        assert_line "Records: 50003"
+    done
+    run -0 "$SAN_BIN/sortex-gen" --dist few --n 50003 --record-size 13 --key-offset 3 \
+        --key-size 5 -t 2 -o "$f"
+    run -1 "$SAN_BIN/sortex-verify" "$f" --record-size 13 --key-offset 3 --key-size 5 \
+        --input "$f" -t 2 -b 64
+    assert_line --regexp '^multiset: +ok'
+}
+
 @test "valgrind memcheck finds no error in a one-rank sort" {
     command -v valgrind >/dev/null || skip "valgrind is not installed"
     [[ -x $MEMCHECK_BIN/sortex ]] || skip "no memcheck build"

@@ -98,6 +98,16 @@ sort_case() {
     fi
 }
 
+# json_get PATH: reads one JSON object on stdin and prints the field at PATH ("order.first_bad").
+json_get() {
+    python3 -c '
+import json, sys
+v = json.load(sys.stdin)
+for part in sys.argv[1].split("."):
+    v = v[part]
+print(json.dumps(v) if isinstance(v, (bool, type(None), dict, list)) else v)' "$1"
+}
+
 # stat_field EXPR: a value from the last stats.json (a python expression on d).
 stat_field() {
     python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($1)" \

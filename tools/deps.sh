@@ -9,6 +9,7 @@ packages=(
     openmpi-bin libopenmpi-dev  # mpicc, mpirun
     libjemalloc-dev          # the allocator
     libxxhash-dev            # verify's checksum hash
+    zlib1g-dev               # crc32 of gensort's checksum (verify)
     bats bats-support bats-assert bats-file  # test harness
     gnuplot-nox              # plots
     iproute2                 # ip netns for the emulated cluster

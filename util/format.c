@@ -99,8 +99,8 @@ int util_format_layout(size_t record_size, size_t key_offset, size_t key_size,
         return util_error("--key-size must be at least 1 byte (%zu)", key_size);
     }
     if (key_offset > record_size || key_size > record_size - key_offset) {
-        return util_error("the key reaches past the record: offset %zu + size %zu > %zu bytes "
-                          "(--key-offset, --key-size, --record-size)",
+        return util_error("the key reaches past the record: --key-offset + --key-size > "
+                          "--record-size (%zu + %zu > %zu)",
                           key_offset, key_size, record_size);
     }
     *out = (struct util_format){"layout", "records of R bytes, K-byte key at offset O (memcmp)",
@@ -112,4 +112,128 @@ int util_format_cmp(const struct util_format *f, const void *a, const void *b)
 {
     return memcmp((const unsigned char *)a + f->key_offset,
                   (const unsigned char *)b + f->key_offset, f->key_size);
+}
+
+bool util_format_same_layout(const struct util_format *a, const struct util_format *b)
+{
+    return a->record_size == b->record_size && a->key_offset == b->key_offset &&
+           a->key_size == b->key_size && a->byte_key == b->byte_key &&
+           a->to_ordered == b->to_ordered;
+}
+
+void util_format_describe(const struct util_format *f, char *buf, size_t cap)
+{
+    if (!f->byte_key) {
+        (void)snprintf(buf, cap, "%s", f->name);
+        return;
+    }
+    (void)snprintf(buf, cap, "%s: %zu-byte records, %zu-byte key at offset %zu", f->name,
+                   f->record_size, f->key_size, f->key_offset);
+}
+
+/* ---- the format options -------------------------------------------------------------------- */
+
+void util_format_usage(FILE *out, int col)
+{
+    /* An option, then its description in lines of at most 52 characters ("" continues). */
+    static const char *const lines[][2] = {
+        {"--format NAME", "record format (default: u64): u64, i64, f64 (8-byte"},
+        {"", "little-endian numbers) or gensort (100-byte records,"},
+        {"", "10-byte key at offset 0); --type is an alias"},
+        {"--record-size R", "instead, records of R bytes (1..65536) whose key"},
+        {"", "compares as unsigned bytes (memcmp order), with"},
+        {"--key-offset O", "the key's first byte in the record (default: 0)"},
+        {"--key-size K", "the key's length in bytes (default: R - O)"},
+    };
+    for (size_t i = 0; i < sizeof(lines) / sizeof(lines[0]); i++) {
+        int w = fprintf(out, "      %s", lines[i][0]);
+        w = w < 0 ? 0 : w;
+        fprintf(out, "%*s%s\n", w + 1 < col ? col - w : 1, "", lines[i][1]);
+    }
+}
+
+void util_format_args_init(struct util_format_args *a)
+{
+    memset(a, 0, sizeof(*a));
+}
+
+bool util_format_given(const struct util_format_args *a)
+{
+    return a->named != NULL || a->have_record_size || a->have_key_offset || a->have_key_size;
+}
+
+/* A layout number: a count (util_parse_count() syntax) that fits a size_t. */
+static int parse_layout_number(const char *flag, const char *arg, uint64_t *out)
+{
+    if (util_parse_count(arg, out) != UTIL_OK || *out > SIZE_MAX) {
+        return util_error("%s needs a number of bytes such as 100 or 4Ki (%s)", flag, arg);
+    }
+    return UTIL_OK;
+}
+
+int util_format_option(struct util_format_args *a, int opt, const char *arg)
+{
+    char names[128];
+    switch (opt) {
+    case UTIL_FORMAT_OPT_FORMAT:
+        a->named = util_format_find(arg);
+        if (a->named == NULL) {
+            util_format_names(names, sizeof(names));
+            return util_error("unknown format, expected one of %s or a layout (--record-size) "
+                              "(%s)",
+                              names, arg);
+        }
+        return UTIL_OK;
+    case UTIL_FORMAT_OPT_RECORD_SIZE:
+        a->have_record_size = true;
+        return parse_layout_number("--record-size", arg, &a->record_size);
+    case UTIL_FORMAT_OPT_KEY_OFFSET:
+        a->have_key_offset = true;
+        return parse_layout_number("--key-offset", arg, &a->key_offset);
+    case UTIL_FORMAT_OPT_KEY_SIZE:
+        a->have_key_size = true;
+        return parse_layout_number("--key-size", arg, &a->key_size);
+    default:
+        return util_error("not a format option (%d)", opt);
+    }
+}
+
+int util_format_resolve(struct util_format_args *a, const struct util_format *dflt,
+                        const struct util_format **out)
+{
+    bool layout = a->have_record_size || a->have_key_offset || a->have_key_size;
+    if (!layout) {
+        *out = a->named != NULL ? a->named : dflt;
+        return UTIL_OK;
+    }
+    if (!a->have_record_size) {
+        return util_error("%s needs --record-size (%llu)",
+                          a->have_key_offset ? "--key-offset" : "--key-size",
+                          (unsigned long long)(a->have_key_offset ? a->key_offset : a->key_size));
+    }
+    /* The key defaults to the named format's, else to the rest of the record (from offset 0);
+     * an offset past the record is caught below. */
+    const struct util_format *nb = a->named != NULL && a->named->byte_key ? a->named : NULL;
+    uint64_t r = a->record_size;
+    uint64_t o = a->have_key_offset ? a->key_offset : nb != NULL ? nb->key_offset : 0;
+    uint64_t k = a->have_key_size ? a->key_size : nb != NULL ? nb->key_size : o < r ? r - o : 0;
+    if (!a->have_key_size && r > 0 && o >= r) {
+        return util_error("--key-offset must be below --record-size %llu (%llu)",
+                          (unsigned long long)r, (unsigned long long)o);
+    }
+    if (util_format_layout((size_t)r, (size_t)o, (size_t)k, &a->layout) != UTIL_OK) {
+        return UTIL_EUSAGE;
+    }
+    if (a->named != NULL) {
+        if (!util_format_same_layout(a->named, &a->layout)) {
+            return util_error("--format %s contradicts the layout flags (--record-size %llu "
+                              "--key-offset %llu --key-size %llu)",
+                              a->named->name, (unsigned long long)r, (unsigned long long)o,
+                              (unsigned long long)k);
+        }
+        *out = a->named;
+        return UTIL_OK;
+    }
+    *out = &a->layout;
+    return UTIL_OK;
 }

@@ -18,6 +18,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "sortex reads little-endian key files and supports little-endian hosts only"
@@ -76,5 +77,94 @@ static inline uint64_t util_format_prefix(const struct util_format *f, const voi
 
 /** memcmp() of the keys of two records of byte-key format @f: <0, 0 or >0. */
 int util_format_cmp(const struct util_format *f, const void *a, const void *b);
+
+/** True when @a and @b describe the same bytes: the same R, O, K and kind of key. */
+bool util_format_same_layout(const struct util_format *a, const struct util_format *b);
+
+/**
+ * Writes a short description of @f into @buf: "u64" for the numbers, "gensort: 100-byte
+ * records, 10-byte key at offset 0" for byte keys. Always terminated.
+ */
+void util_format_describe(const struct util_format *f, char *buf, size_t cap);
+
+/*
+ * The format options, one parser for every program (sortex, sortex-gen, sortex-verify,
+ * sortex-xbench), so that they take the same flags the same way:
+ *
+ *   --format NAME (alias --type)   a named format: u64, i64, f64, gensort
+ *   --record-size R                a layout of R-byte records (1..UTIL_RECORD_MAX) ...
+ *   --key-offset O                 ... whose key starts at byte O (default 0) ...
+ *   --key-size K                   ... and is K bytes long (default R - O: the rest of the record)
+ *
+ * Numbers take util_parse_count()'s suffixes (4Ki). A layout's key is compared as unsigned
+ * bytes (memcmp order), whatever R and K. --format NAME together with layout flags is accepted
+ * when both describe the same layout and refused otherwise; O and K then default to the named
+ * format's (--format gensort --record-size 100 is gensort, --record-size 13 is refused).
+ *
+ * Use: put UTIL_FORMAT_LONG_OPTIONS into the getopt_long() table; hand every option for which
+ * util_format_is_option() is true to util_format_option(); after the loop, call
+ * util_format_resolve() once. Every error is one line through util_error() and UTIL_EUSAGE.
+ */
+
+/** getopt_long() values of the format options, far above any program's own option values. */
+enum util_format_opt {
+    UTIL_FORMAT_OPT_FORMAT = 0x4000,
+    UTIL_FORMAT_OPT_RECORD_SIZE,
+    UTIL_FORMAT_OPT_KEY_OFFSET,
+    UTIL_FORMAT_OPT_KEY_SIZE,
+    UTIL_FORMAT_OPT_END /* one past the last */
+};
+
+/** The struct option entries of the format options, for a program's getopt_long() table
+ * (the program includes <getopt.h>). */
+#define UTIL_FORMAT_LONG_OPTIONS                                                                   \
+    {"format", required_argument, NULL, UTIL_FORMAT_OPT_FORMAT},                                   \
+        {"type", required_argument, NULL, UTIL_FORMAT_OPT_FORMAT},                                 \
+        {"record-size", required_argument, NULL, UTIL_FORMAT_OPT_RECORD_SIZE},                     \
+        {"key-offset", required_argument, NULL, UTIL_FORMAT_OPT_KEY_OFFSET},                       \
+        {"key-size", required_argument, NULL, UTIL_FORMAT_OPT_KEY_SIZE}
+
+/**
+ * Prints the --help lines of the format options on @out: each option indented by six spaces, its
+ * description starting at column @col (the program's own, 22 to 26), lines within 80 columns.
+ */
+void util_format_usage(FILE *out, int col);
+
+/** What the format options said. Zero-initialise it (or use util_format_args_init()). */
+struct util_format_args {
+    const struct util_format *named; /* --format NAME, or NULL */
+    uint64_t record_size, key_offset, key_size;
+    bool have_record_size, have_key_offset, have_key_size;
+    struct util_format layout; /* storage of a resolved layout: util_format_resolve() may
+                                * return a pointer to it, valid as long as the args */
+};
+
+/** Sets @a to "no format option given". */
+void util_format_args_init(struct util_format_args *a);
+
+/** True when getopt_long() value @opt is one of the format options. */
+static inline bool util_format_is_option(int opt)
+{
+    return opt >= UTIL_FORMAT_OPT_FORMAT && opt < UTIL_FORMAT_OPT_END;
+}
+
+/** True when at least one format option was given. */
+bool util_format_given(const struct util_format_args *a);
+
+/**
+ * Records format option @opt with value @arg. Returns 0, or UTIL_EUSAGE after one error line:
+ * an unknown format name (the line lists the names), a number that is not a count.
+ */
+int util_format_option(struct util_format_args *a, int opt, const char *arg);
+
+/**
+ * The format the options describe, into *@out: the named format, the layout (checked by
+ * util_format_layout(): R = 0, K = 0, R beyond UTIL_RECORD_MAX, a key past the record), or
+ * @dflt when no option was given (@dflt may be NULL). Returns 0, or UTIL_EUSAGE after one
+ * error line, also for --key-offset or --key-size without --record-size and for a named format
+ * that contradicts the layout flags. *@out may point into @a.
+ */
+int util_format_resolve(struct util_format_args *a, const struct util_format *dflt,
+                        const struct util_format **out);
 
 #endif

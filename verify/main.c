@@ -12,8 +12,6 @@ int main(int argc, char **argv);
 /* Every option with its default, the checksum, and the exit codes. */
 static void usage(FILE *out)
 {
-    char names[128];
-    util_format_names(names, sizeof(names));
     fprintf(out,
             "usage: sortex-verify SORTED [--input ORIGINAL]... [options]\n"
             "       sortex-verify --parts SORTED1 SORTED2... [--input ORIGINAL]... [options]\n"
@@ -21,13 +19,19 @@ static void usage(FILE *out)
             "Checks that SORTED (raw little-endian 8-byte keys, no header) is non-decreasing and,\n"
             "with --input, that it holds the same keys as ORIGINAL: same count and the same\n"
             "order-independent checksum (wrapping sums of XXH3_64bits and of XXH64 of every key).\n"
+            "Records of a byte-key format (--format gensort, or --record-size R --key-offset O\n"
+            "--key-size K) are checked by key in memcmp order, hashed whole (key and payload),\n"
+            "and reported first as valsort does (Records, Checksum: the sum of the zlib crc32 of\n"
+            "every record, Duplicate keys, SUCCESS or ERROR), to compare with valsort and\n"
+            "gensort -c (gensort/valsort 1.5 by Chris Nyberg, the Sort Benchmark's tools).\n"
             "\n"
             "options:\n"
             "  -i, --input FILE      original data to compare the multiset with; repeat it for\n"
             "                        an input split over several files (default: no comparison)\n"
             "  -p, --parts           SORTED is several files checked as one sequence in the\n"
-            "                        given order, boundaries included (default: one file)\n"
-            "      --type TYPE       key type for the order check: %s (default: u64)\n"
+            "                        given order, boundaries included (default: one file)\n");
+    util_format_usage(out, 24);
+    fprintf(out,
             "  -t, --threads N       OpenMP threads (default: OMP_NUM_THREADS or every core)\n"
             "  -b, --block-size SIZE bytes read per block and thread, a multiple of 8; K, M, Ki,\n"
             "                        Mi suffixes (default: 512Ki)\n"
@@ -38,9 +42,9 @@ static void usage(FILE *out)
             "exit status:\n"
             "  0  valid: sorted (and, with --input, the same count and checksums)\n"
             "  1  invalid: not sorted, or not the same multiset as the input\n"
-            "  2  usage or I/O error: bad option, missing file, size not a multiple of 8\n"
-            "  3  out of memory\n",
-            names);
+            "  2  usage or I/O error: bad option or layout, missing file, size not a multiple\n"
+            "     of the record size\n"
+            "  3  out of memory\n");
 }
 
 /* Exit code of a library error; the verifier reports I/O errors as 2 as well. */
@@ -49,18 +53,12 @@ static int exit_code(int err)
     return err == UTIL_EIO ? UTIL_EXIT_USAGE : util_exit_code(err);
 }
 
-/* Long-only options get values above the character range. */
-enum {
-    OPT_TYPE = 256,
-};
-
 int main(int argc, char **argv)
 {
     static const struct option longopts[] = {
         {"input", required_argument, NULL, 'i'},
         {"parts", no_argument, NULL, 'p'},
-        {"format", required_argument, NULL, OPT_TYPE},
-        {"type", required_argument, NULL, OPT_TYPE}, /* the name before records */
+        UTIL_FORMAT_LONG_OPTIONS,
         {"threads", required_argument, NULL, 't'},
         {"block-size", required_argument, NULL, 'b'},
         {"json", no_argument, NULL, 'j'},
@@ -74,9 +72,10 @@ int main(int argc, char **argv)
     int rc = UTIL_EXIT_USAGE;
     long threads = 0;
     uint64_t block = 0;
-    char names[128];
+    struct util_format_args format;
 
     util_set_progname("sortex-verify");
+    util_format_args_init(&format);
     /* At most argc inputs: one array sized once, no reallocation. */
     const char **inputs = util_calloc((size_t)argc, sizeof(*inputs));
     if (inputs == NULL) {
@@ -96,19 +95,11 @@ int main(int argc, char **argv)
         case 'p':
             parts = true;
             break;
-        case OPT_TYPE:
-            cfg.format = util_format_find(optarg);
-            if (cfg.format == NULL) {
-                util_format_names(names, sizeof(names));
-                util_error("unknown key type, expected one of %s (%s)", names, optarg);
-                goto out;
-            }
-            break;
         case 't':
             if (util_parse_int(optarg, 1, 4096, &threads) != UTIL_OK) {
                 /* -t is --threads in every sortex program; say so to who meant a key type. */
                 util_error("--threads needs a whole number from 1 to 4096%s (%s)",
-                           util_format_find(optarg) ? "; the key type is --type" : "", optarg);
+                           util_format_find(optarg) ? "; the format is --format" : "", optarg);
                 goto out;
             }
             break;
@@ -134,9 +125,18 @@ int main(int argc, char **argv)
             util_error("option needs a value (%s)", argv[optind - 1]);
             goto out;
         default:
+            if (util_format_is_option(c)) {
+                if (util_format_option(&format, c, optarg) != UTIL_OK) {
+                    goto out;
+                }
+                break;
+            }
             util_error("unknown option, see --help (%s)", util_bad_option(argv, opt, sizeof(opt)));
             goto out;
         }
+    }
+    if (util_format_resolve(&format, NULL, &cfg.format) != UTIL_OK) {
+        goto out;
     }
 
     /* Positional arguments: one sorted file, or several with --parts. */

@@ -1,8 +1,12 @@
 /*
  * tests/unit/test_datagen.c: the pure parts of datagen/.
  *   - the slice split: begin(0) = 0, begin(P) = n, slice_of() inverts begin(), 128-bit cases;
- *   - every distribution: any range filled on its own (datagen_fill) or with threads
- *     (datagen_fill_threads) equals the same range of a fill of the whole file;
+ *   - every distribution in every kind of format (8-byte keys, gensort records, layouts with
+ *     short and long keys): any range filled on its own (datagen_fill_records) or with threads
+ *     (datagen_fill_records_threads, datagen_fill_threads) equals the same range of a fill of
+ *     the whole file;
+ *   - records of a key distribution: the key bytes are the key big-endian (memcmp order is
+ *     the key order), and the payloads of any two records differ;
  *   - recipes checked more easily here than from a shell: reverse is sorted backwards, nearly
  *     moves exactly 2 floor(f n / 2) keys and keeps the multiset, zipf's first two values have
  *     frequencies in ratio 2^s, gaussian keys centre on 2^63, --type i64 flips the sign bit.
@@ -95,38 +99,145 @@ static int make_params(struct datagen_params *p, const struct datagen_dist *d, u
     return datagen_check(p);
 }
 
+/* The formats every distribution is filled in: a named one, or a layout (R, O, K). */
+static const struct {
+    const char *name;
+    size_t r, o, k;
+} formats[] = {{"u64", 0, 0, 0}, {"f64", 0, 0, 0},  {"gensort", 0, 0, 0},
+               {NULL, 13, 3, 5}, {NULL, 24, 2, 19}, {NULL, 3, 0, 3}};
+
+/* Sets p->format to formats[i] (a layout lives in @storage). False when the distribution
+ * implies a format of its own and this is another. */
+static bool set_format(struct datagen_params *p, size_t i, struct util_format *storage)
+{
+    if (formats[i].name != NULL) {
+        p->format = util_format_find(formats[i].name);
+    } else {
+        (void)util_format_layout(formats[i].r, formats[i].o, formats[i].k, storage);
+        p->format = storage;
+    }
+    if (p->dist->records != NULL && strcmp(p->format->name, p->dist->format) != 0) {
+        return false;
+    }
+    return true;
+}
+
 static void test_ranges(void)
 {
     static const struct {
         uint64_t n, P;
     } shapes[] = {{1, 1}, {7, 3}, {1000, 4}, {4099, 5}, {70001, 7}, {200000, 3}};
     for (const struct datagen_dist *const *it = datagen_list(); *it != NULL; it++) {
-        int ok = 1;
-        for (size_t s = 0; s < sizeof(shapes) / sizeof(shapes[0]); s++) {
-            struct datagen_params p;
-            if (make_params(&p, *it, shapes[s].n, shapes[s].P, 42) != UTIL_OK) {
+        for (size_t f = 0; f < sizeof(formats) / sizeof(formats[0]); f++) {
+            int ok = 1, tried = 0;
+            struct util_format layout;
+            for (size_t s = 0; s < sizeof(shapes) / sizeof(shapes[0]); s++) {
+                struct datagen_params p;
+                /* The largest shape in the first format only: time goes to the rest. */
+                if ((f > 0 && shapes[s].n > 100000) ||
+                    make_params(&p, *it, shapes[s].n, shapes[s].P, 42) != UTIL_OK ||
+                    !set_format(&p, f, &layout) || datagen_check(&p) != UTIL_OK) {
+                    continue;
+                }
+                tried++;
+                if ((*it)->records != NULL) {
+                    p.start = rng(); /* any first record number */
+                }
+                uint64_t n = p.n;
+                size_t r = datagen_format(&p)->record_size;
+                unsigned char *whole = util_malloc(n * r), *part = util_malloc(n * r);
+                if (whole == NULL || part == NULL) {
+                    fprintf(stderr, "out of memory\n");
+                    exit(2);
+                }
+                ok &= datagen_fill_records(&p, 0, n, whole) == UTIL_OK;
+                /* Random ranges, one at a time. */
+                for (int t = 0; t < 50; t++) {
+                    uint64_t first = rng() % n, count = rng() % (n - first + 1);
+                    ok &= datagen_fill_records(&p, first, count, part) == UTIL_OK;
+                    ok &= memcmp(part, whole + first * r, count * r) == 0;
+                }
+                /* Threads, and the key interface for the 8-byte formats. */
+                memset(part, 0, n * r);
+                ok &= datagen_fill_records_threads(&p, 0, n, part, 2) == UTIL_OK;
+                ok &= memcmp(part, whole, n * r) == 0;
+                if (r == 8 && !datagen_format(&p)->byte_key) {
+                    memset(part, 0, n * r);
+                    ok &= datagen_fill_threads(&p, 0, n, (uint64_t *)(void *)part, 2) == UTIL_OK;
+                    ok &= memcmp(part, whole, n * r) == 0;
+                }
+                util_free(whole);
+                util_free(part);
+            }
+            if (tried == 0) {
                 continue;
             }
-            uint64_t n = p.n, *whole = alloc_keys(n), *part = alloc_keys(n);
-            ok &= datagen_fill(&p, 0, n, whole) == UTIL_OK;
-            /* Random ranges, one at a time. */
-            for (int t = 0; t < 50; t++) {
-                uint64_t first = rng() % n, count = rng() % (n - first + 1);
-                ok &= datagen_fill(&p, first, count, part) == UTIL_OK;
-                ok &= memcmp(part, whole + first, count * sizeof(uint64_t)) == 0;
-            }
-            /* Threads. */
-            memset(part, 0, n * sizeof(uint64_t));
-            ok &= datagen_fill_threads(&p, 0, n, part, 2) == UTIL_OK;
-            ok &= memcmp(part, whole, n * sizeof(uint64_t)) == 0;
-            util_free(whole);
-            util_free(part);
+            char what[160];
+            (void)snprintf(what, sizeof(what),
+                           "%s as %s %zu/%zu/%zu: every range and every thread count agree",
+                           (*it)->name, formats[f].name ? formats[f].name : "layout", formats[f].r,
+                           formats[f].o, formats[f].k);
+            report(ok, what);
         }
-        char what[128];
-        (void)snprintf(what, sizeof(what), "%s: every range and every thread count agree",
-                       (*it)->name);
-        report(ok, what);
     }
+}
+
+/* Records of a key distribution: keys big-endian in the key bytes, payloads all different. */
+static void test_key_records(void)
+{
+    const uint64_t n = 5000;
+    struct datagen_params p;
+    struct util_format layout;
+    uint64_t *keys = alloc_keys(n);
+    make_params(&p, datagen_find("uniform"), n, 3, 5);
+    datagen_fill(&p, 0, n, keys);
+    (void)util_format_layout(21, 4, 12, &layout); /* 9 payload bytes, 4 before the key */
+    p.format = &layout;
+    unsigned char *rec = util_malloc(n * 21);
+    if (rec == NULL) {
+        exit(2);
+    }
+    datagen_fill_records(&p, 0, n, rec);
+    int ok = 1, distinct = 1;
+    for (uint64_t i = 0; i < n; i++) {
+        uint64_t be = 0;
+        for (int b = 0; b < 8; b++) {
+            be = be << 8 | rec[i * 21 + 4 + (size_t)b];
+        }
+        ok &= be == keys[i];
+    }
+    /* Payloads: bytes 0..3 and 16..20; the first eight payload bytes differ for any pair. */
+    for (uint64_t i = 1; i < n && distinct; i++) {
+        for (uint64_t j = 0; j < i; j++) {
+            unsigned char a[8], b[8];
+            memcpy(a, rec + i * 21, 4);
+            memcpy(a + 4, rec + i * 21 + 16, 4);
+            memcpy(b, rec + j * 21, 4);
+            memcpy(b + 4, rec + j * 21 + 16, 4);
+            if (memcmp(a, b, 8) == 0) {
+                distinct = 0;
+                break;
+            }
+        }
+    }
+    report(ok, "records of uniform keys: key bytes 0..7 are the key big-endian");
+    report(distinct, "records of uniform keys: no two payloads are equal");
+    util_free(rec);
+    util_free(keys);
+}
+
+/* The key interface refuses record formats instead of writing past 8-byte slots. */
+static void test_keys_only(void)
+{
+    struct datagen_params p;
+    uint64_t k[4];
+    make_params(&p, datagen_find("gensort"), 4, 1, 0);
+    fprintf(stderr, "(two expected error lines follow)\n");
+    int ok = datagen_fill(&p, 0, 4, k) == UTIL_EUSAGE;
+    make_params(&p, datagen_find("uniform"), 4, 1, 0);
+    p.format = util_format_find("gensort");
+    ok &= datagen_fill_threads(&p, 0, 4, k, 2) == UTIL_EUSAGE;
+    report(ok, "datagen_fill refuses a file of records");
 }
 
 static void test_bad_range(void)
@@ -247,6 +358,8 @@ int main(void)
     util_set_progname("test_datagen");
     test_split();
     test_ranges();
+    test_key_records();
+    test_keys_only();
     test_bad_range();
     test_orders();
     test_zipf_gaussian();
