@@ -90,8 +90,10 @@ prog_name = $(word 1,$(subst :, ,$(1)))
 prog_main = $(word 2,$(subst :, ,$(1)))
 PROG_BIN := $(foreach p,$(PROGRAMS),$(BIN)/$(call prog_name,$(p)))
 
-.PHONY: all unit deps test demo bench bench-quick plots lint clean format FORCE
+.PHONY: all programs unit deps test demo bench bench-quick plots lint clean format FORCE
 all: $(PROG_BIN) $(BASE_BIN)
+# The programs without the C++ baselines, which only the benchmarks (and their tests) run.
+programs: $(PROG_BIN)
 
 define program_rule
 $(BIN)/$(call prog_name,$(1)): $(BUILD)/$(patsubst %.c,%.o,$(call prog_main,$(1))) $(LIB) | $(BIN)
@@ -143,15 +145,17 @@ $(BIN):
 unit: $(UNIT_BIN)
 
 # ---- workflows --------------------------------------------------------------------------------
+# Parallel jobs of the builds the workflows start (make test on a fresh clone builds 3 profiles).
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 deps:
 	@tools/deps.sh
 
 # The test suites find the binaries through SORTEX_BIN and SORTEX_BUILD; the sanitizer and
 # valgrind suites use the san and memcheck profiles, built here too.
 test: deps
-	@$(MAKE) --no-print-directory all unit
-	@$(MAKE) --no-print-directory SAN=address,undefined all
-	@$(MAKE) --no-print-directory DEBUG=1 USE_JEMALLOC=0 VQSORT=0 BUILD=build/memcheck all
+	@$(MAKE) --no-print-directory -j$(JOBS) all unit
+	@$(MAKE) --no-print-directory -j$(JOBS) SAN=address,undefined programs
+	@$(MAKE) --no-print-directory -j$(JOBS) DEBUG=1 USE_JEMALLOC=0 VQSORT=0 BUILD=build/memcheck programs
 	@SORTEX_BIN=$(abspath $(BIN)) SORTEX_BUILD=$(abspath $(BUILD)) tools/run-tests.sh $(TESTS)
 
 demo: deps

@@ -213,11 +213,12 @@ def t_of(rows, **want):
 
 
 def sort_groups(rows):
-    """Medians over launches of verified runs with MPI-IO (root I/O has its own table), keyed
-    by (backend, dist, n, P, threads)."""
+    """Medians over launches of verified runs with MPI-IO (root I/O has its own table) and
+    without --check (its cost has its own paragraph), keyed by (backend, dist, n, P, threads)."""
     groups = {}
     for r in rows:
-        if r.get("status") != "verified" or r.get("io", "mpiio") not in ("", "mpiio"):
+        if (r.get("status") != "verified" or r.get("io", "mpiio") not in ("", "mpiio") or
+                r.get("check", "no") == "yes"):
             continue
         key = (r["backend"], r["dist"], int(r["n"]), int(r["P"]), int(r["threads"]))
         groups.setdefault(key, []).append(r)
@@ -987,6 +988,33 @@ def readme_e2e(doc, results):
     doc.table(["distribution", "n", "P = 1 × 2: total", "P = 2 × 1: total", "ratio",
                "ratio of the best launches",
                "P = 1 × 2: in memory", "P = 2 × 1: in memory", "in-memory throughput"], table)
+    check_cost(doc, rows, cases)
+
+
+def check_cost(doc, rows, cases):
+    """What --check costs: P = 2 x 1 with it against the same launches without it."""
+    table = []
+    for d, n in cases:
+        sel = [r for r in rows if r.get("status") == "verified" and r["dist"] == d and
+               int(r["n"]) == n and (int(r["P"]), int(r["threads"])) == (2, 1)]
+        on = [r for r in sel if r.get("check") == "yes"]
+        off = [r for r in sel if r.get("check", "no") != "yes"]
+        if not on or not off:
+            continue
+        c = median([num(r.get("check_s")) for r in on])
+        t_on = median([num(r["total_s"]) for r in on])
+        t_off = median([num(r["total_s"]) for r in off])
+        table.append([d, fmt_n(n), fmt_time(c), "%.1f" % (n / c / 1e6) if c else "-",
+                      fmt_time(t_off), fmt_time(t_on), "%.3f" % (t_on / t_off) if t_off else "-",
+                      "%.1f%%" % (100.0 * c / t_off) if t_off else "-"])
+    if not table:
+        return
+    doc.p("`--check` (the job proves its output ordered and a permutation of its input, before"
+          " the output takes its final name): its own phase, and the whole sort with and without"
+          " it, P = 2 × 1 thread, medians over the launches of each, launched alternately. The"
+          " check phase is the slowest rank's.")
+    doc.table(["distribution", "n", "check phase", "Mkeys/s checked", "total without",
+               "total with", "ratio", "check / total"], table)
 
 
 def readme_elsewhere(doc, results):

@@ -3,7 +3,8 @@
  * the only reader and writer; the slices travel by a combining binomial-tree scatter and return
  * by the reverse combining gather (or, to compare, by MPI_Scatterv and MPI_Gatherv).
  *
- * Scheme (seed 001, combining one-to-all scatter on the spanning binomial tree): in round
+ * Scheme (combining one-to-all scatter on the spanning binomial tree, after the study notes
+ * "Combining OAS: lower bounds, algorithms, and their latencies", [OAS] in the README): in round
  * k = ceil(log2 P)-1 .. 0 every rank that holds data for ranks [r, r + 2^(k+1)) hands its
  * partner r + 2^k the bundle for the partner's subtree [r + 2^k, r + 2^(k+1)). Slices are
  * contiguous in file order, so a bundle is one contiguous range: no packing. Cost:

@@ -1,12 +1,13 @@
 /*
  * sort/sortex.c: the sample sort orchestrator.
  *
- * Scheme (regular-sampling sample sort; cf. Helman, Bader and JaJa's sample sort, the input
- * family of seed 000): each rank sorts its keys locally, draws evenly spaced samples in
- * proportion to how many keys it holds, all ranks gather the samples and pick P-1 splitters at
- * regular sample ranks, every rank splits its sorted keys at the splitters (binary search), an
- * exchange back-end sends bucket j to rank j, and each rank merges the P sorted runs it
- * receives. Cost per rank: O((n/P) log(n/P)) local work (linear for the radix sort), one
+ * Scheme (regular-sampling sample sort; cf. Bader, Helman and JaJa, "Practical parallel
+ * algorithms for personalized communication and integer sorting", ACM JEA 1996, [BHJ96] in the
+ * README, whose input family the benchmarks use): each rank sorts its keys locally, draws
+ * evenly spaced samples in proportion to how many keys it holds, all ranks gather the samples
+ * and pick P-1 splitters at regular sample ranks, every rank splits its sorted keys at the
+ * splitters (binary search), an exchange back-end sends bucket j to rank j, and each rank
+ * merges the P sorted runs it receives. Cost per rank: O((n/P) log(n/P)) local work, one
  * all-gather of P*S samples, one irregular all-to-all moving each key once.
  *
  * Every phase is timed. After every phase the ranks agree on success (one small all-reduce),

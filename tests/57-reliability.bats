@@ -253,7 +253,7 @@ stall_then() {
     run -0 "$VERIFY" "$OUT" -t 2 --input "$g"
     run --separate-stderr "$VERIFY" "$OUT" -t i64
     assert_equal "$status" 2
-    assert_regex "$stderr" "the key type is --type"
+    assert_regex "$stderr" "the format is --format"
     run -0 "$SORTEX_BIN/sortex-sched" --pattern random --ranks 8 -t 1
     run -0 "$SORTEX_BIN/sortex-localsort" --algo sortex --n 100000 -t 2 --reps 1
 }

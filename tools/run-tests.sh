@@ -9,7 +9,7 @@ files=("$@")
 
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
-bats --formatter tap --print-output-on-failure "${files[@]}" | tee "$log"
+bats --formatter tap --timing --print-output-on-failure "${files[@]}" | tee "$log"
 rc=${PIPESTATUS[0]}
 
 total=$(grep -cE '^(ok|not ok) ' "$log")
