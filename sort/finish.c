@@ -1,8 +1,9 @@
 /*
  * sort/finish.c: phase 7, the P sorted runs received (grouped by source in b) become the
  * rank's sorted slice: a threaded P-way merge into a, or a re-sort of b with a as scratch.
- * The merge was measured faster up to SORTEX_MERGE_MAX_RUNS runs (sort/local_sort.h). One rank
- * has nothing to finish: its locally sorted keys in a are the result.
+ * The merge was measured faster up to SORTEX_MERGE_RUNS_PER_THREAD runs per thread
+ * (sort/local_sort.h). One rank has nothing to finish: its locally sorted keys in a are the
+ * result.
  */
 #include "sort/internal.h"
 #include "util/util.h"
@@ -21,7 +22,8 @@ int sort_finish(struct sort_job *job)
     }
     enum sortex_finish mode = job->cfg->finish;
     if (mode == SORTEX_FINISH_AUTO) {
-        mode = job->size <= SORTEX_MERGE_MAX_RUNS ? SORTEX_FINISH_MERGE : SORTEX_FINISH_SORT;
+        int merge = job->size <= SORTEX_MERGE_RUNS_PER_THREAD * job->threads;
+        mode = merge ? SORTEX_FINISH_MERGE : SORTEX_FINISH_SORT;
     }
     job->n_out = job->n_recv;
     job->stats->finish = mode == SORTEX_FINISH_MERGE ? "merge" : "sort";
@@ -29,8 +31,7 @@ int sort_finish(struct sort_job *job)
         job->out = job->a;
         err = sortex_merge_runs(job->b, job->recv_counts, job->size, job->a, job->threads);
     } else {
-        err = sortex_local_sort_either(job->b, job->a, job->n_recv, job->threads, NULL,
-                                       &job->out);
+        err = sortex_local_sort_either(job->b, job->a, job->n_recv, job->threads, NULL, &job->out);
     }
     if (err != UTIL_OK) {
         return util_fail(err, "rank %d: finish: %s of %llu keys failed", job->rank,

@@ -79,11 +79,14 @@ const char *sortex_kernel_name(enum sortex_kernel kernel);
 /** Buckets at least this large in the merge, or merges of fewer keys, run on one thread. */
 #define SORTEX_MERGE_PAR_MIN ((size_t)1 << 16)
 /**
- * Finishing P sorted runs: sortex_merge_runs() is faster than sortex_local_sort() of the
- * concatenation up to about this many runs, slower beyond. The figures behind it are in
- * results/localsort (the merge / re-sort crossover, measured with sortex-localsort --runs).
+ * Finishing P sorted runs: sortex_merge_runs() with T threads is faster than
+ * sortex_local_sort() of the concatenation up to about this many runs per thread, slower
+ * beyond. With the vqsort kernel on an AVX-512 CPU (10^7 uniform keys) the merge / re-sort
+ * ratio fell below 1 between 4 and 16 runs at one thread and between 16 and 64 at two; the
+ * figures are in results/localsort (the crossover table, sortex-localsort --runs). The merge
+ * is memory-bound per run and the re-sort is not, so the crossover moves with the threads.
  */
-#define SORTEX_MERGE_MAX_RUNS 64
+#define SORTEX_MERGE_RUNS_PER_THREAD 12
 
 /**
  * Sorts @keys[0..n) ascending in place with @threads OpenMP threads and the process's tuning.
