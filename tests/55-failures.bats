@@ -2,6 +2,7 @@
 # Failures while sorting: injected in every phase, a full filesystem, a rank killed mid-run,
 # a memory limit. Every case: non-zero exit, no file under the output name, no temporary file
 # left behind, the input unchanged.
+# bats serial
 bats_require_minimum_version 1.5.0
 load helper
 

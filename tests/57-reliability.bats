@@ -3,6 +3,7 @@
 # a reader that closes the pipe, names at the file system's limits, one failure on many ranks,
 # signals at the worst moment, and the self-check of --check. Every job that fails leaves no
 # output and no temporary file; every job that succeeds is checked by the verifier.
+# bats serial
 bats_require_minimum_version 1.5.0
 load helper
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env bats
 # What a new user meets first: the README's commands as written, the default thread count, the
 # stats file. Every sort is checked by the verifier.
+# bats serial
 bats_require_minimum_version 1.5.0
 load helper
 

@@ -2,6 +2,7 @@
 # The emulated multi-host cluster (tests/cluster/): hosts made of network namespaces, MPI jobs
 # across them over TCP, lost hosts and links, rate limits, and a clean teardown every time.
 # Skips, with the reason, where network namespaces cannot be made.
+# bats serial
 bats_require_minimum_version 1.5.0
 load helper
 

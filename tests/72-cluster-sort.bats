@@ -2,6 +2,7 @@
 # The sort across an emulated cluster (tests/cluster/): 3 hosts x 2 ranks over TCP, every
 # back-end verified; a host killed or its link pulled mid-exchange ends the job quickly with no
 # output file. Skips, with the reason, where network namespaces cannot be made.
+# bats serial
 bats_require_minimum_version 1.5.0
 load helper
 

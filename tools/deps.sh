@@ -11,6 +11,7 @@ packages=(
     libxxhash-dev            # verify's checksum hash
     zlib1g-dev               # crc32 of gensort's checksum (verify)
     bats bats-support bats-assert bats-file  # test harness
+    parallel                 # GNU parallel: Bats runs the test files two at a time
     gnuplot-nox              # plots
     iproute2                 # ip netns for the emulated cluster
     util-linux               # unshare, mount
