@@ -2,7 +2,7 @@
  * sim/counts.c: the count matrix a sort hands its exchange, without MPI (see sim.h).
  *
  * The sort's sample, splitter and bucket phases for P ranks in one process, with the sort's own
- * rules (sort/sortex.h: sortex_sample_total() and its refusal, sortex_sample_count(),
+ * rules (sort/rules.h: sortex_sample_total() and its refusal, sortex_sample_count(),
  * sortex_sample_index(), sortex_splitter_index(), sortex_bucket_boundary(), the (key, position)
  * order of sortex_tuple_order()); only the collectives are replaced by loops over the ranks.
  * tests/35-simulator.bats compares the matrix with what a real run reports.
@@ -11,7 +11,8 @@
 
 #include <stdlib.h>
 
-#include "sort/sortex.h"
+#include "sort/local_sort.h"
+#include "sort/rules.h"
 #include "util/alloc.h"
 #include "util/util.h"
 

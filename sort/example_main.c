@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "exchange/exchange.h"
 #include "sort/sortex.h"
 #include "util/util.h"
 

@@ -5,15 +5,38 @@
  * nothing is copied (finish then has nothing to do either). Every back-end still handles P = 1
  * itself; the exchange benchmark's tests run them all at one rank. After the exchange the
  * back-ends' kept scratch (exchange_release_scratch()) is freed: the sort exchanges once.
+ *
+ * The back-end reports into the exchange module's struct exchange_stats, and the sort copies
+ * that into its public struct sortex_exchange_stats: the contract between sort/ and exchange/
+ * may change without changing the library's interface.
  */
 #include <string.h>
 
 #include "sort/internal.h"
 
+/* The public copy of what the back-end reported. */
+static void report(struct sortex_exchange_stats *out, const struct exchange_stats *in)
+{
+    memset(out, 0, sizeof(*out));
+    out->bytes_sent = in->bytes_sent;
+    out->bytes_recv = in->bytes_recv;
+    out->messages = in->messages;
+    out->rounds = in->rounds;
+    out->max_message = in->max_message;
+    out->seconds = in->seconds;
+    for (int i = 0; i < in->nextra && i < SORTEX_EXCHANGE_MAX_EXTRA; i++) {
+        out->extra[i].name = in->extra[i].name;
+        out->extra[i].value = in->extra[i].value;
+        out->nextra = i + 1;
+    }
+}
+
 int sort_exchange(struct sort_job *job)
 {
+    struct exchange_stats st;
+    memset(&st, 0, sizeof(st));
     if (job->size == 1) {
-        memset(&job->stats->exchange, 0, sizeof(job->stats->exchange));
+        report(&job->stats->exchange, &st);
         return 0;
     }
     struct exchange_args args = {
@@ -24,10 +47,11 @@ int sort_exchange(struct sort_job *job)
         .recv = job->b,
         .recv_cap = job->cap_b,
         .recv_counts = job->recv_counts, /* the bucket phase's all-to-all filled them */
-        .stats = &job->stats->exchange,
+        .stats = &st,
         .recv_counts_known = 1,
     };
     int err = job->exchange->run(&args);
+    report(&job->stats->exchange, &st);
     /* The sort exchanges once: the back-end's kept scratch would only hold memory from here on. */
     exchange_release_scratch();
     return err;

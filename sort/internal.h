@@ -8,7 +8,11 @@
 #include <mpi.h>
 #include <stdint.h>
 
+#include "exchange/exchange.h"
+#include "sort/local_sort.h"
+#include "sort/rules.h"
 #include "sort/sortex.h"
+#include "util/format.h"
 #include "util/util.h"
 
 /* A key made unique by its global position in the locally sorted concatenation of all ranks'

@@ -8,9 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "exchange/exchange.h"
 #include "sort/sortex.h"
 #include "util/alloc.h"
 #include "util/knobs.h"
+#include "util/format.h"
 #include "util/temp.h"
 #include "util/util.h"
 

@@ -31,6 +31,15 @@
 #include "util/knobs.h"
 #include "util/util.h"
 
+/* The public error codes are the library's own, which every phase returns. */
+#define SAME_CODE(a, b) ((int)(a) == (int)(b))
+_Static_assert(SAME_CODE(SORTEX_OK, UTIL_OK) && SAME_CODE(SORTEX_EUSAGE, UTIL_EUSAGE) &&
+                   SAME_CODE(SORTEX_EIO, UTIL_EIO) && SAME_CODE(SORTEX_ENOMEM, UTIL_ENOMEM) &&
+                   SAME_CODE(SORTEX_EMPI, UTIL_EMPI) && SAME_CODE(SORTEX_EINJECT, UTIL_EINJECT) &&
+                   SAME_CODE(SORTEX_ECHECK, UTIL_ECHECK),
+               "enum sortex_error and enum util_err differ");
+#undef SAME_CODE
+
 static const char *const phase_names[SORTEX_PHASE_COUNT] = {
     "read", "local_sort", "sample", "splitters", "bucket", "exchange", "finish", "write", "check",
 };

@@ -1,5 +1,5 @@
 /*
- * sort/sortex.h: the public interface of the sortex sample sort.
+ * sort/sortex.h: the public interface of the sortex sample sort, installed as <sortex/sortex.h>.
  *
  * Two entry points, one algorithm:
  *   sortex_sort()      in memory: every rank passes its keys and a communicator and gets back
@@ -11,6 +11,15 @@
  *
  * Ties between equal keys are broken by (rank, position), so even all-equal input splits
  * evenly: every rank ends with at most (1 + epsilon) * n / P + P keys.
+ *
+ * The caller initialises MPI; the sort makes MPI calls from the calling thread only
+ * (MPI_THREAD_FUNNELED is enough), on a duplicate of the communicator it is given, and runs
+ * OpenMP threads of its own.
+ *
+ * This header is self-contained: it includes only MPI's and the C library's headers, so a
+ * program builds against an installed copy with `pkg-config --cflags --libs sortex` alone, and
+ * any module of the tree may include it. Everything else of sort/ is internal (sort/internal.h,
+ * sort/rules.h, sort/local_sort.h).
  */
 #ifndef SORTEX_SORTEX_H
 #define SORTEX_SORTEX_H
@@ -18,15 +27,25 @@
 #include <mpi.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <stdio.h>
-
-#include "exchange/exchange.h"
-#include "sort/local_sort.h" /* the node-local kernels: sortex_local_sort(), sortex_merge_runs() */
-#include "util/format.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/** What the functions return: 0, or one of these negative codes. */
+enum sortex_error {
+    SORTEX_OK = 0,
+    SORTEX_EUSAGE = -1,  /* the caller's arguments or input are wrong (the CLI's exit 2) */
+    SORTEX_EIO = -2,     /* reading or writing failed (exit 3, as are the following) */
+    SORTEX_ENOMEM = -3,  /* an allocation failed or cfg->mem_limit refused it */
+    SORTEX_EMPI = -4,    /* an MPI call failed */
+    SORTEX_EINJECT = -5, /* a failure injected for testing (SORTEX_FAIL) */
+    SORTEX_ECHECK = -6   /* cfg->check found the result wrong; nothing was written */
+};
+
+/* Back-ends (exchange/exchange.h) and record formats (util/format.h), opaque here. */
+struct exchange_ops;
+struct util_format;
 
 /** The phases of the sort, in order; names as in the --stats JSON. */
 enum sortex_phase {
@@ -61,7 +80,7 @@ enum sortex_io {
 /** Options of one sort; zero-initialise and set what you need (sortex_config_default()). */
 struct sortex_config {
     const struct exchange_ops *exchange; /* back-end; NULL = the registry's default */
-    const struct util_format *format;   /* record format (util/format.h); NULL = u64 */
+    const struct util_format *format;   /* record format; NULL = u64 */
     int threads;         /* OpenMP threads per rank; 0 = cores of the node / ranks on it */
     double epsilon;      /* imbalance bound: max rank output <= (1+eps) n/P + P; 0 = 0.1 */
     uint64_t oversample; /* samples per bucket; 0 = max(256, ceil((P+1)/eps)) */
@@ -73,7 +92,25 @@ struct sortex_config {
                             standard input and standard output */
     int check;           /* prove the result in the same job: the output is in order and holds
                             the multiset of keys that was read (the verifier's checksum), else
-                            fail with UTIL_ECHECK and write nothing */
+                            fail with SORTEX_ECHECK and write nothing */
+};
+
+/** Room for back-end specific figures in sortex_exchange_stats. */
+#define SORTEX_EXCHANGE_MAX_EXTRA 8
+
+/** What the exchange phase did, as seen by this rank: the back-end's report. */
+struct sortex_exchange_stats {
+    uint64_t bytes_sent;  /* bytes this rank handed to MPI for other ranks (forwarding included) */
+    uint64_t bytes_recv;  /* bytes this rank received from other ranks */
+    uint64_t messages;    /* messages this rank sent to other ranks (collective: non-empty pairs) */
+    uint64_t rounds;      /* communication rounds (1 for a single collective) */
+    uint64_t max_message; /* largest message this rank sent, in bytes */
+    double seconds;       /* wall time of the whole exchange on this rank, counts included */
+    int nextra;           /* number of valid entries in extra[] */
+    struct {
+        const char *name; /* static string, e.g. "padding_bytes" */
+        double value;
+    } extra[SORTEX_EXCHANGE_MAX_EXTRA]; /* transpose's bounds, a schedule's steps... */
 };
 
 /** What one sort did. Per-rank fields describe the calling rank; global ones agree on all. */
@@ -92,7 +129,7 @@ struct sortex_stats {
     const char *check;      /* "passed" after cfg->check, "off" without it */
     long peak_rss_kib;      /* this rank's peak resident set (getrusage) */
     uint64_t buffer_bytes;  /* this rank's key buffers */
-    struct exchange_stats exchange; /* this rank's exchange */
+    struct sortex_exchange_stats exchange; /* this rank's exchange */
 };
 
 /** Fills cfg with the defaults (the same as an all-zero struct). */
@@ -110,61 +147,15 @@ uint64_t *sortex_alloc_keys(uint64_t n);
 void sortex_free_keys(uint64_t *keys);
 
 /**
- * The default oversampling factor for P ranks and imbalance bound epsilon (> 0): the smallest
- * that guarantees it, ceil((P+1)/epsilon), and at least 256. Pure; the schedule simulator uses
- * it to model the sort's counts.
- */
-uint64_t sortex_default_oversample(int p, double epsilon);
-
-/*
- * The sort's count rules as pure functions: how many samples the sort draws and where, which
- * sample becomes a splitter, where a splitter cuts a rank's sorted keys, and the (key, position)
- * order that breaks ties. The sample, splitters and bucket phases are written with them, and the
- * schedule simulator (sim/) calls the same functions to model a sort's count matrix without MPI.
- */
-
-/**
- * The total number of samples T = S P the sort draws with oversampling @oversample on @p ranks,
- * stored in *@total. Returns 0, or UTIL_EUSAGE (no message) when the sort refuses that many:
- * every rank rounds its share up, so the gathered sample holds up to T + P (key, position)
- * pairs, 2 (T + P) words, and MPI counts them in an int.
- */
-int sortex_sample_total(uint64_t oversample, int p, uint64_t *total);
-
-/**
- * Samples a rank holding @m of the @n keys draws from a total of @total: its proportional share
- * ceil(T m / n), at most m (0 when n = 0).
- */
-uint64_t sortex_sample_count(uint64_t total, uint64_t m, uint64_t n);
-
-/** Index in the rank's @m sorted keys of its sample @k of @s: floor((2k + 1) m / (2 s)), the
- * centre of the k-th of s equal gaps. Needs k < s <= m. */
-uint64_t sortex_sample_index(uint64_t k, uint64_t s, uint64_t m);
-
-/** Order of (key, position) pairs a and b: negative, 0 or positive, as for qsort(). */
-int sortex_tuple_order(uint64_t akey, uint64_t apos, uint64_t bkey, uint64_t bpos);
-
-/** Index in the sorted sample of @t > 0 pairs of splitter @j of @p (1 <= j < p): floor(j t / P). */
-uint64_t sortex_splitter_index(int j, uint64_t t, int p);
-
-/**
- * Keys of a rank below the splitter (@key, @pos) in (key, position) order: the rank holds @m
- * sorted keys at @keys whose first has global position @offset. Bucket j of the rank is the range
- * between the boundaries of splitters j - 1 and j. O(log m).
- */
-uint64_t sortex_bucket_boundary(const uint64_t *keys, uint64_t m, uint64_t offset, uint64_t key,
-                                uint64_t pos);
-
-/**
  * Sorts the keys distributed over comm. Collective: every rank of comm calls it.
  *
  * *keys must come from sortex_alloc_keys() and hold *n keys; ownership passes to the sort. On
  * success *keys and *n describe this rank's slice of the global order (rank 0 holds the
  * smallest keys, every rank at most (1+eps) n/P + P); free it with sortex_free_keys(). The
  * buffer may differ from the one passed in. On failure *keys is freed and set to NULL.
- * stats may be NULL. Returns 0, or a negative util error code agreed by all ranks (each
- * failure is reported by one line on stderr, by the lowest rank where it happened, naming the
- * phase).
+ * stats may be NULL. Returns 0, or a negative error code (enum sortex_error) agreed by all
+ * ranks (each failure is reported by one line on stderr, by the lowest rank where it happened,
+ * naming the phase).
  */
 int sortex_sort(MPI_Comm comm, uint64_t **keys, uint64_t *n, const struct sortex_config *cfg,
                 struct sortex_stats *stats);
@@ -172,11 +163,12 @@ int sortex_sort(MPI_Comm comm, uint64_t **keys, uint64_t *n, const struct sortex
 /**
  * Sorts the keys of the file in_path into out_path with every rank of comm (collective).
  * Each rank reads its contiguous slice with MPI-IO (or, with cfg->io root modes, rank 0 reads
- * everything, "-" meaning standard input and output, and scatters and gathers the slices); the output is written into a temporary file
- * beside out_path (".NAME.sortex-tmp.TAG") that is renamed to out_path only after every rank
- * has succeeded. The input is never modified; out_path naming the input is refused.
- * Returns 0 or a negative util error code agreed by all ranks (UTIL_EUSAGE for bad input or
- * output: missing, a directory, size not a multiple of the key size, unwritable directory).
+ * everything, "-" meaning standard input and output, and scatters and gathers the slices); the
+ * output is written into a temporary file beside out_path (".NAME.sortex-tmp.TAG") that is
+ * renamed to out_path only after every rank has succeeded. The input is never modified;
+ * out_path naming the input is refused. Returns 0 or a negative error code agreed by all ranks
+ * (SORTEX_EUSAGE for bad input or output: missing, a directory, size not a multiple of the key
+ * size, unwritable directory).
  */
 int sortex_sort_file(MPI_Comm comm, const char *in_path, const char *out_path,
                      const struct sortex_config *cfg, struct sortex_stats *stats);
@@ -197,7 +189,6 @@ int sortex_stats_write_json(MPI_Comm comm, const struct sortex_config *cfg,
  * Collective.
  */
 void sortex_stats_print(MPI_Comm comm, const struct sortex_stats *stats);
-
 
 #ifdef __cplusplus
 }

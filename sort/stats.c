@@ -75,11 +75,11 @@ int sortex_stats_write_json(MPI_Comm comm, const struct sortex_config *cfg,
     uint64_t maxes[2] = {st->exchange.max_message, st->exchange.rounds};
     MPI_Allreduce(MPI_IN_PLACE, sums, 3, MPI_UINT64_T, MPI_SUM, comm);
     MPI_Allreduce(MPI_IN_PLACE, maxes, 2, MPI_UINT64_T, MPI_MAX, comm);
-    double extra[EXCHANGE_MAX_EXTRA] = {0};
+    double extra[SORTEX_EXCHANGE_MAX_EXTRA] = {0};
     for (int i = 0; i < st->exchange.nextra; i++) {
         extra[i] = st->exchange.extra[i].value;
     }
-    MPI_Allreduce(MPI_IN_PLACE, extra, EXCHANGE_MAX_EXTRA, MPI_DOUBLE, MPI_MAX, comm);
+    MPI_Allreduce(MPI_IN_PLACE, extra, SORTEX_EXCHANGE_MAX_EXTRA, MPI_DOUBLE, MPI_MAX, comm);
 
     /* Per-rank figures gathered to rank 0. */
     long rss = st->peak_rss_kib;

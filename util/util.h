@@ -20,7 +20,9 @@ enum util_exit {
     UTIL_EXIT_COUNT
 };
 
-/* Library error codes: 0 is success, negative values are failures. */
+/* Library error codes: 0 is success, negative values are failures. The public interface returns
+ * them to a host program as enum sortex_error (sort/sortex.h), the same values (sort/sortex.c
+ * asserts it); this header stays free of MPI. */
 enum util_err {
     UTIL_OK = 0,
     UTIL_EUSAGE = -1,   /* the caller's arguments or input are wrong */

@@ -1,0 +1,53 @@
+/*
+ * sort/rules.h: the sort's count rules as pure functions (internal header of sort/).
+ *
+ * How many samples the sort draws and where, which sample becomes a splitter, where a splitter
+ * cuts a rank's sorted keys, and the (key, position) order that breaks ties. The sample,
+ * splitters and bucket phases are written with them, and the schedule simulator (sim/) calls
+ * the same functions to model a sort's count matrix without MPI. They carry the module's prefix
+ * but are not part of the installed interface (sort/sortex.h).
+ */
+#ifndef SORTEX_SORT_RULES_H
+#define SORTEX_SORT_RULES_H
+
+#include <stdint.h>
+
+/**
+ * The default oversampling factor for P ranks and imbalance bound epsilon (> 0): the smallest
+ * that guarantees it, ceil((P+1)/epsilon), and at least 256.
+ */
+uint64_t sortex_default_oversample(int p, double epsilon);
+
+/**
+ * The total number of samples T = S P the sort draws with oversampling @oversample on @p ranks,
+ * stored in *@total. Returns 0, or UTIL_EUSAGE (no message) when the sort refuses that many:
+ * every rank rounds its share up, so the gathered sample holds up to T + P (key, position)
+ * pairs, 2 (T + P) words, and MPI counts them in an int.
+ */
+int sortex_sample_total(uint64_t oversample, int p, uint64_t *total);
+
+/**
+ * Samples a rank holding @m of the @n keys draws from a total of @total: its proportional share
+ * ceil(T m / n), at most m (0 when n = 0).
+ */
+uint64_t sortex_sample_count(uint64_t total, uint64_t m, uint64_t n);
+
+/** Index in the rank's @m sorted keys of its sample @k of @s: floor((2k + 1) m / (2 s)), the
+ * centre of the k-th of s equal gaps. Needs k < s <= m. */
+uint64_t sortex_sample_index(uint64_t k, uint64_t s, uint64_t m);
+
+/** Order of (key, position) pairs a and b: negative, 0 or positive, as for qsort(). */
+int sortex_tuple_order(uint64_t akey, uint64_t apos, uint64_t bkey, uint64_t bpos);
+
+/** Index in the sorted sample of @t > 0 pairs of splitter @j of @p (1 <= j < p): floor(j t / P). */
+uint64_t sortex_splitter_index(int j, uint64_t t, int p);
+
+/**
+ * Keys of a rank below the splitter (@key, @pos) in (key, position) order: the rank holds @m
+ * sorted keys at @keys whose first has global position @offset. Bucket j of the rank is the range
+ * between the boundaries of splitters j - 1 and j. O(log m).
+ */
+uint64_t sortex_bucket_boundary(const uint64_t *keys, uint64_t m, uint64_t offset, uint64_t key,
+                                uint64_t pos);
+
+#endif
