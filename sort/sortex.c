@@ -54,6 +54,29 @@ void sortex_config_default(struct sortex_config *cfg)
     memset(cfg, 0, sizeof(*cfg));
 }
 
+const struct exchange_ops *sortex_exchange_find(const char *name)
+{
+    return name != NULL ? exchange_find(name) : NULL;
+}
+
+const char *sortex_exchange_name(int i)
+{
+    const struct exchange_ops *const *list = exchange_list();
+    for (int j = 0; list[j] != NULL; j++) {
+        if (j == i) {
+            return list[j]->name;
+        }
+    }
+    return NULL;
+}
+
+const struct util_format *sortex_format_find(const char *name)
+{
+    /* The keys of the sort are 8-byte numbers: the byte-key formats (gensort) are not offered. */
+    const struct util_format *f = name != NULL ? util_format_find(name) : NULL;
+    return f != NULL && !f->byte_key ? f : NULL;
+}
+
 uint64_t *sortex_alloc_keys(uint64_t n)
 {
     if (n > SIZE_MAX / sizeof(uint64_t)) {

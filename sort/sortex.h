@@ -43,7 +43,8 @@ enum sortex_error {
     SORTEX_ECHECK = -6   /* cfg->check found the result wrong; nothing was written */
 };
 
-/* Back-ends (exchange/exchange.h) and record formats (util/format.h), opaque here. */
+/* Back-ends and record formats, opaque here: sortex_exchange_find() and sortex_format_find()
+ * hand them out by name. */
 struct exchange_ops;
 struct util_format;
 
@@ -79,8 +80,9 @@ enum sortex_io {
 
 /** Options of one sort; zero-initialise and set what you need (sortex_config_default()). */
 struct sortex_config {
-    const struct exchange_ops *exchange; /* back-end; NULL = the registry's default */
-    const struct util_format *format;   /* record format; NULL = u64 */
+    const struct exchange_ops *exchange; /* back-end (sortex_exchange_find()); NULL = the
+                                            default, alltoallv */
+    const struct util_format *format;   /* key type (sortex_format_find()); NULL = u64 */
     int threads;         /* OpenMP threads per rank; 0 = cores of the node / ranks on it */
     double epsilon;      /* imbalance bound: max rank output <= (1+eps) n/P + P; 0 = 0.1 */
     uint64_t oversample; /* samples per bucket; 0 = max(256, ceil((P+1)/eps)) */
@@ -134,6 +136,23 @@ struct sortex_stats {
 
 /** Fills cfg with the defaults (the same as an all-zero struct). */
 void sortex_config_default(struct sortex_config *cfg);
+
+/**
+ * The exchange back-end called @name ("alltoallv", "direct", "forward", ...; `sortex --exchange
+ * help` describes them), for sortex_config.exchange; NULL if there is none by that name.
+ */
+const struct exchange_ops *sortex_exchange_find(const char *name);
+
+/** The name of back-end @i of the registry (0 is the default); NULL from the count on. */
+const char *sortex_exchange_name(int i);
+
+/**
+ * The key type called @name, for sortex_config.format: "u64" (the default), "i64" (signed) or
+ * "f64" (IEEE doubles, negative zero before positive zero, NaNs ordered by sign and bits);
+ * NULL for any other name. The keys stay 64-bit words in memory and in files; the sort maps
+ * them onto unsigned order and back.
+ */
+const struct util_format *sortex_format_find(const char *name);
 
 /** Names a phase as in --stats ("local_sort"); NULL for an invalid value. */
 const char *sortex_phase_name(enum sortex_phase phase);
