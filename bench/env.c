@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "sort/sortex.h"
 #include "util/alloc.h"
 #include "util/util.h"
 
@@ -109,7 +110,7 @@ void bench_env_print(FILE *out, MPI_Comm comm, const char *suite, int threads, i
 
     /* What ran, when, from which commit, on what hardware and software. */
     fprintf(out, "# suite: %s\n", suite);
-    fprintf(out, "# program: %s %s\n", util_progname(), util_version());
+    fprintf(out, "# program: %s %s\n", util_progname(), sortex_version());
     fprintf(out, "# date: %s\n", date);
     fprintf(out, "# commit: %s\n", util_commit());
     fprintf(out, "# host: %s\n", host);

@@ -44,6 +44,11 @@ static const char *const phase_names[SORTEX_PHASE_COUNT] = {
     "read", "local_sort", "sample", "splitters", "bucket", "exchange", "finish", "write", "check",
 };
 
+const char *sortex_version(void)
+{
+    return SORTEX_VERSION;
+}
+
 const char *sortex_phase_name(enum sortex_phase phase)
 {
     return (unsigned)phase < SORTEX_PHASE_COUNT ? phase_names[phase] : NULL;

@@ -32,6 +32,21 @@
 extern "C" {
 #endif
 
+/* The version of this header; sortex_version() is the library's. The Makefile reads the
+ * numbers from here for the shared library's name and sortex.pc. */
+#define SORTEX_VERSION_MAJOR 0
+#define SORTEX_VERSION_MINOR 1
+#define SORTEX_VERSION_PATCH 0
+/** The version as one number for #if: major * 10000 + minor * 100 + patch. */
+#define SORTEX_VERSION_NUMBER                                                                      \
+    (SORTEX_VERSION_MAJOR * 10000 + SORTEX_VERSION_MINOR * 100 + SORTEX_VERSION_PATCH)
+#define SORTEX_STRINGIFY_(x) #x
+#define SORTEX_STRINGIFY(x) SORTEX_STRINGIFY_(x)
+/** The version as a string, "MAJOR.MINOR.PATCH". */
+#define SORTEX_VERSION                                                                             \
+    SORTEX_STRINGIFY(SORTEX_VERSION_MAJOR)                                                         \
+    "." SORTEX_STRINGIFY(SORTEX_VERSION_MINOR) "." SORTEX_STRINGIFY(SORTEX_VERSION_PATCH)
+
 /** What the functions return: 0, or one of these negative codes. */
 enum sortex_error {
     SORTEX_OK = 0,
@@ -133,6 +148,9 @@ struct sortex_stats {
     uint64_t buffer_bytes;  /* this rank's key buffers */
     struct sortex_exchange_stats exchange; /* this rank's exchange */
 };
+
+/** The library's version, "MAJOR.MINOR.PATCH" (SORTEX_VERSION of the build); static. */
+const char *sortex_version(void);
 
 /** Fills cfg with the defaults (the same as an all-zero struct). */
 void sortex_config_default(struct sortex_config *cfg);

@@ -121,7 +121,7 @@ int sortex_stats_write_json(MPI_Comm comm, const struct sortex_config *cfg,
         (void)strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%SZ", &tm);
     }
     fprintf(f, "{\"sortex\": \"%s\", \"commit\": \"%s\", \"time\": \"%s\", \"command\": ",
-            util_version(), util_commit(), stamp);
+            sortex_version(), util_commit(), stamp);
     util_json_string(f, command ? command : "");
     fprintf(f, ",\n \"mpi_library\": ");
     util_json_string(f, lib);

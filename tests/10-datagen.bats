@@ -342,6 +342,7 @@ assert all(a ^ (1 << 63) == b for a, b in zip(u, i)) and len(u) == len(i) == 100
 
 @test "--version names the version, the commit and the MPI library" {
     run -0 "$GEN" --version
-    assert_line --regexp '^sortex-gen [0-9]+\.[0-9]+\.[0-9]+ \(commit [0-9a-f]+'
+    assert_line --index 0 --regexp '^sortex-gen [0-9]+\.[0-9]+\.[0-9]+$'
+    assert_line --regexp '^built from commit [0-9a-f]+'
     assert_output --partial "MPI"
 }

@@ -58,7 +58,8 @@ csv_header() {
     assert_output --regexp 'exit codes: 0 .* 2 usage error'
     assert_output --partial '3 runtime failure'
     run -0 "$SCHED" --version
-    assert_line --regexp '^sortex-sched [0-9.]+ \(commit [0-9a-f]+'
+    assert_line --index 0 --regexp '^sortex-sched [0-9]+\.[0-9]+\.[0-9]+$'
+    assert_line --regexp '^built from commit [0-9a-f]+'
 }
 
 @test "models every registered back-end: --algos help names each in brackets" {

@@ -139,7 +139,8 @@ expect_usage_error() {
     assert_output --partial "--exchange"
     run "$SORTEX" --version
     assert_success
-    assert_output --regexp "sortex [0-9]+\.[0-9]+\.[0-9]+ \(commit [0-9a-f]+"
+    assert_line --index 0 --regexp "^sortex [0-9]+\.[0-9]+\.[0-9]+$"
+    assert_line --regexp "^built from commit [0-9a-f]+"
     assert_output --partial "Open MPI"
 }
 

@@ -233,7 +233,8 @@ stall_then() {
         assert_output --partial "--version"
         run "$SORTEX_BIN/$prog" --version
         assert_success
-        assert_output --regexp "^$prog [0-9]+\.[0-9]+\.[0-9]+ \(commit "
+        assert_line --index 0 --regexp "^$prog [0-9]+\.[0-9]+\.[0-9]+$"
+        assert_line --regexp "^built from commit [0-9a-f]+"
     done
     run mpi 1 "$SORTEX_BIN/sortex-example" --help
     assert_success

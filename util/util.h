@@ -124,11 +124,10 @@ bool util_same_path(const char *a, const char *b);
  */
 const char *util_bad_option(char *const argv[], char *buf, size_t len);
 
-/** Version banner for --version: version, commit, MPI library, allocator. */
+/** Version banner for --version: "PROG VERSION" on the first line, then the commit, the MPI
+ * library, the allocator and the compiler flags. */
 void util_print_version(FILE *out);
 
-/** The sortex version string, e.g. "0.1.0". */
-const char *util_version(void);
 /** The commit the binary was built from, e.g. "3f2a9c1d0b7e" ("-dirty" if modified). */
 const char *util_commit(void);
 /** The compiler and flags the library was built with, e.g. "gcc 12.2.0 -O2 -g -DNDEBUG -fopenmp". */

@@ -1,18 +1,13 @@
-/* util/version.c: the version banner (see util.h). The commit comes from the build. */
+/* util/version.c: the version banner (see util.h). The version comes from the public header
+ * (SORTEX_VERSION), the commit and the flags from the build. */
 #include "util/util.h"
 
 #include <mpi.h>
 #include <string.h>
 
 #include "commit.h"
+#include "sort/sortex.h"
 #include "util/alloc.h"
-
-#define SORTEX_VERSION "0.1.0"
-
-const char *util_version(void)
-{
-    return SORTEX_VERSION;
-}
 
 const char *util_commit(void)
 {
@@ -40,7 +35,10 @@ void util_print_version(FILE *out)
     if (comma != NULL) {
         *comma = '\0'; /* "Open MPI v4.1.4, package: ..." -> "Open MPI v4.1.4" */
     }
-    fprintf(out, "%s %s (commit %s)\n", util_progname(), SORTEX_VERSION, SORTEX_COMMIT);
+    /* The first line as the GNU coding standards have it, "PROGRAM VERSION", the version after
+     * the last blank: what help2man reads the man pages' title from. */
+    fprintf(out, "%s %s\n", util_progname(), SORTEX_VERSION);
+    fprintf(out, "built from commit %s\n", SORTEX_COMMIT);
     fprintf(out, "built against: %s (MPI %d.%d); allocator: %s\n", lib, MPI_VERSION,
             MPI_SUBVERSION, util_allocator_name());
     fprintf(out, "compiled with: %s\n", SORTEX_BUILD_FLAGS);
