@@ -31,6 +31,7 @@ struct sort_job {
     const struct sortex_config *cfg;
     const struct exchange_ops *exchange;
     int threads;
+    int host_threads; /* the caller's omp_get_max_threads(), restored when the sort ends */
     double epsilon;
 
     /* Key buffers: `a` holds the input, then the output; `b` is sort scratch and receive

@@ -269,6 +269,9 @@ static int job_init(struct sort_job *job, MPI_Comm comm, const struct sortex_con
     if (!job->send_counts || !job->recv_counts || !job->splitters) {
         err = util_fail(UTIL_ENOMEM, "rank %d: out of memory", job->rank);
     }
+    /* The sort's parallel regions take job->threads; the caller's setting comes back in
+     * job_free(), so a host program's own OpenMP code is left as it was. */
+    job->host_threads = omp_get_max_threads();
     omp_set_num_threads(job->threads);
     if (err == UTIL_OK) {
         err = sort_progress_open(job);
@@ -289,6 +292,9 @@ static void job_free(struct sort_job *job)
     }
     util_report_release(true); /* nothing is left here unless a rank failed after agreeing */
     util_report_defer(false);
+    if (job->host_threads > 0) {
+        omp_set_num_threads(job->host_threads);
+    }
 }
 
 /* The largest slice any rank can end with: (1 + eps) n/P + P, where eps = (P+1)/S is what the

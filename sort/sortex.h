@@ -14,7 +14,7 @@
  *
  * The caller initialises MPI; the sort makes MPI calls from the calling thread only
  * (MPI_THREAD_FUNNELED is enough), on a duplicate of the communicator it is given, and runs
- * OpenMP threads of its own.
+ * OpenMP threads of its own, leaving the caller's omp_set_num_threads() as it found it.
  *
  * This header is self-contained: it includes only MPI's and the C library's headers, so a
  * program builds against an installed copy with `pkg-config --cflags --libs sortex` alone, and
