@@ -53,11 +53,14 @@ ifeq ($(WERROR),1)
 WARN += -Werror
 endif
 
-CPPFLAGS += -D_GNU_SOURCE -I. -I$(BUILD) -DUSE_JEMALLOC=$(USE_JEMALLOC) -DSORTEX_VQSORT=$(VQSORT)
+CPPFLAGS += -D_GNU_SOURCE -I. -I$(BUILD) -DSORTEX_VQSORT=$(VQSORT)
 CFLAGS += -std=c11 $(OPT) $(WARN) -fopenmp -MMD -MP
 CXXFLAGS += -std=c++17 $(OPT) -Wall -Wextra -fopenmp -MMD -MP
 LDFLAGS += -fopenmp $(if $(SAN),-fsanitize=$(SAN) -fno-sanitize-recover=all)
-LDLIBS += -lxxhash -lz $(if $(filter 1,$(VQSORT)),-lhwy_contrib -lhwy) -lstdc++ -lm $(if $(filter 1,$(USE_JEMALLOC)),-ljemalloc)
+# What the library itself needs. The programs add jemalloc, which then serves their whole process;
+# the library never links it, so that a host program keeps its own allocator (util/alloc.c).
+LIB_LIBS := -lxxhash -lz $(if $(filter 1,$(VQSORT)),-lhwy_contrib -lhwy) -lstdc++ -lm
+LDLIBS += $(LIB_LIBS) $(if $(filter 1,$(USE_JEMALLOC)),-ljemalloc)
 
 # ---- sources ----------------------------------------------------------------------------------
 # Every .c file of a module is library code except the CLI files (main.c, *_main.c).

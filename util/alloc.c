@@ -8,9 +8,14 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#if USE_JEMALLOC
-#include <jemalloc/jemalloc.h>
-#endif
+/*
+ * jemalloc's control interface, declared weak: the library never links jemalloc itself, so a
+ * host program keeps its own allocator. The programs link jemalloc (the Makefile's
+ * USE_JEMALLOC), which then replaces malloc for the whole process and defines this symbol; in
+ * any other process (a host program, the sanitizer build) the address is NULL.
+ */
+int mallctl(const char *name, void *oldp, size_t *oldlenp, void *newp, size_t newlen)
+    __attribute__((weak));
 
 #define HUGE_ALIGN ((size_t)2 << 20)
 /* Below glibc's 1 MiB limit for `rep movsb` on these machines (see util_copy in alloc.h). */
@@ -103,7 +108,9 @@ void util_copy(void *dst, const void *src, size_t size)
 
 const char *util_allocator_name(void)
 {
-#if USE_JEMALLOC
+    if (mallctl == NULL) {
+        return "glibc malloc"; /* the C library's, or whatever the host program brought */
+    }
     static char name[96];
     const char *version = NULL;
     size_t len = sizeof(version);
@@ -112,7 +119,4 @@ const char *util_allocator_name(void)
         return name;
     }
     return "jemalloc";
-#else
-    return "glibc malloc";
-#endif
 }

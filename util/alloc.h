@@ -1,8 +1,9 @@
 /*
  * util/alloc.h: the one allocation interface of sortex.
  *
- * Normal builds allocate through jemalloc (linked as the process allocator); sanitizer builds
- * use libc malloc so that AddressSanitizer sees every allocation. Big buffers (the key arrays)
+ * Everything goes through the process's malloc: the library links no allocator of its own, so
+ * a host program keeps its own. The programs link jemalloc, which then serves the whole
+ * process; sanitizer builds do not, so that AddressSanitizer sees every allocation. Big buffers (the key arrays)
  * go through util_alloc_big(): 2 MiB aligned and advised onto transparent huge pages, which on
  * the machines we measured cut first-touch cost ~10x and made MPI transfers ~1.6x faster.
  */
@@ -56,7 +57,8 @@ void util_pretouch(void *ptr, size_t size, int threads);
  */
 void util_copy(void *dst, const void *src, size_t size);
 
-/** Names the allocator in use, e.g. "jemalloc 5.3.0-0-g54eaed1d8b56" or "glibc malloc". */
+/** Names the allocator in use, e.g. "jemalloc 5.3.0-0-g54eaed1d8b56" when the process has
+ * jemalloc, else "glibc malloc". */
 const char *util_allocator_name(void);
 
 #endif
