@@ -1,6 +1,7 @@
 # sortex: one non-recursive Makefile.
 #
-#   make                 release build of every program into bin/
+#   make                 release build of every program into bin/, and of the installable
+#                        library into build/release/lib/
 #   make SAN=address,undefined   sanitizer profile (libc malloc), build/san/ and build/san/bin/
 #   make DEBUG=1         debug profile (-O0, assertions), build/debug/ and build/debug/bin/
 #   make NATIVE=1        add -march=native (off by default: binaries stay portable)
@@ -53,9 +54,14 @@ ifeq ($(WERROR),1)
 WARN += -Werror
 endif
 
+# Every object is position-independent and hides what the public header does not mark
+# (SORTEX_API): one set of objects makes the programs' archive, the shared library and the
+# installed archive. Within the programs hidden symbols link as before; on x86-64 -fPIC code with
+# hidden symbols is what -fPIE (gcc's default) makes.
+PIC := -fPIC -fvisibility=hidden
 CPPFLAGS += -D_GNU_SOURCE -I. -I$(BUILD) -DSORTEX_VQSORT=$(VQSORT)
-CFLAGS += -std=c11 $(OPT) $(WARN) -fopenmp -MMD -MP
-CXXFLAGS += -std=c++17 $(OPT) -Wall -Wextra -fopenmp -MMD -MP
+CFLAGS += -std=c11 $(OPT) $(WARN) $(PIC) -fopenmp -MMD -MP
+CXXFLAGS += -std=c++17 $(OPT) -Wall -Wextra $(PIC) -fvisibility-inlines-hidden -fopenmp -MMD -MP
 LDFLAGS += -fopenmp $(if $(SAN),-fsanitize=$(SAN) -fno-sanitize-recover=all)
 # What the library itself needs. The programs add jemalloc, which then serves their whole process;
 # the library never links it, so that a host program keeps its own allocator (util/alloc.c).
@@ -71,7 +77,28 @@ LIB_C := $(filter-out $(MAIN_C),$(ALL_C))
 # The library's one C++ file: the entry point to Highway's vqsort (sort/vqsort.cc).
 LIB_CC := sort/vqsort.cc
 LIB_O := $(LIB_C:%.c=$(BUILD)/%.o) $(LIB_CC:%.cc=$(BUILD)/%.o)
+# The archive the programs and unit tests link: every module, every symbol reachable.
 LIB := $(BUILD)/libsortex.a
+
+# ---- the installable library ------------------------------------------------------------------
+# The version is the public header's (SORTEX_VERSION_* in sort/sortex.h). The shared library's
+# file name carries it, its soname the ABI number SOVERSION, raised whenever a change breaks
+# programs linked against an earlier build (a field of struct sortex_config or sortex_stats
+# moved, a function removed).
+version_part = $(shell sed -n 's/^\#define SORTEX_VERSION_$(1) \([0-9]*\)$$/\1/p' sort/sortex.h)
+VERSION := $(call version_part,MAJOR).$(call version_part,MINOR).$(call version_part,PATCH)
+SOVERSION := 0
+# What a host program links: the sort and what it calls (util, exchange, verify's checksums for
+# --check); not the generator, the simulator or the benchmarks.
+DIST_MODULES := util sort exchange verify
+DIST_O := $(filter $(foreach m,$(DIST_MODULES),$(BUILD)/$(m)/%),$(LIB_O))
+SO := $(BUILD)/lib/libsortex.so.$(VERSION)
+# The installed archive: the same objects linked into one (ld -r; -d gives OpenMP's lock of each
+# named critical section its place) whose every symbol but the public functions is then made
+# local, as the version script sort/libsortex.map does for the shared library. So it cannot
+# clash with a host program's own util_* or exchange_*; a host links all of it, as the .so.
+DIST_A := $(BUILD)/lib/libsortex.a
+OBJCOPY ?= objcopy
 
 # Programs: one line each, "binary-name:main-source".
 PROGRAMS := sortex:sort/main.c \
@@ -93,8 +120,9 @@ prog_name = $(word 1,$(subst :, ,$(1)))
 prog_main = $(word 2,$(subst :, ,$(1)))
 PROG_BIN := $(foreach p,$(PROGRAMS),$(BIN)/$(call prog_name,$(p)))
 
-.PHONY: all programs unit deps test demo bench bench-quick plots lint clean format FORCE
-all: $(PROG_BIN) $(BASE_BIN)
+.PHONY: all lib programs unit deps test demo bench bench-quick plots lint clean format FORCE
+all: $(PROG_BIN) $(BASE_BIN) lib
+lib: $(SO) $(DIST_A)
 # The programs without the C++ baselines, which only the benchmarks (and their tests) run.
 programs: $(PROG_BIN)
 
@@ -108,12 +136,12 @@ $(foreach p,$(PROGRAMS),$(eval $(call program_rule,$(p))))
 # 16-byte atomics from libatomic), Highway's vqsort (linked here too, for builds with VQSORT=0),
 # Boost.Sort (header-only).
 BASE_LIBS := -lhwy_contrib -lhwy -latomic
-$(BIN)/sortex-%: bench/%.cc $(LIB) | $(BIN)
+$(BIN)/sortex-%: bench/%.cc $(LIB) $(BUILD)/flags | $(BIN)
 	@mkdir -p $(BUILD)/bench
 	$(CXX) $(CPPFLAGS) $(CXXFLAGS) -MF $(BUILD)/bench/$*.d $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS) \
 	    $(BASE_LIBS)
 
-$(BUILD)/tests/%: tests/unit/%.c $(LIB)
+$(BUILD)/tests/%: tests/unit/%.c $(LIB) $(BUILD)/flags
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
 
@@ -121,11 +149,25 @@ $(LIB): $(LIB_O)
 	@rm -f $@
 	$(AR) rcs $@ $^
 
-$(BUILD)/%.o: %.c
+# --no-undefined: the library names every library it needs (the .pc file need not); --as-needed:
+# and no more.
+$(SO): $(DIST_O) sort/libsortex.map
+	@mkdir -p $(@D)
+	$(CC) -shared $(LDFLAGS) -Wl,-soname,libsortex.so.$(SOVERSION) -Wl,--no-undefined \
+	    -Wl,--as-needed -Wl,--version-script=sort/libsortex.map -o $@ $(DIST_O) $(LIB_LIBS)
+
+$(DIST_A): $(DIST_O)
+	@mkdir -p $(@D)
+	$(LD) -r -d -o $(@D)/sortex.o $^
+	$(OBJCOPY) --localize-hidden --wildcard --keep-global-symbol='sortex_*' $(@D)/sortex.o
+	@rm -f $@
+	$(AR) rcs $@ $(@D)/sortex.o
+
+$(BUILD)/%.o: %.c $(BUILD)/flags
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
 
-$(BUILD)/%.o: %.cc
+$(BUILD)/%.o: %.cc $(BUILD)/flags
 	@mkdir -p $(@D)
 	$(CXX) $(CPPFLAGS) $(CXXFLAGS) -c -o $@ $<
 
@@ -140,6 +182,14 @@ $(BUILD)/commit.h: FORCE
 	 d=$$(git diff --quiet HEAD -- . ':!results' 2>/dev/null || echo -dirty); \
 	 text=$$(printf '#define SORTEX_COMMIT "%s"\n#define SORTEX_BUILD_FLAGS "%s"' "$$c$$d" \
 	        "$(BUILD_FLAGS)"); \
+	 [ -f $@ ] && [ "$$(cat $@)" = "$$text" ] || printf '%s\n' "$$text" > $@
+
+# Objects are rebuilt when the flags they are compiled with change, not only their sources: a file
+# rewritten only then. (Objects of a tree built before -fPIC would not link into the shared
+# library; a NATIVE=1 object must not end up in a portable build.) -Werror changes no object.
+$(BUILD)/flags: FORCE
+	@mkdir -p $(@D)
+	@text='$(filter-out -Werror,$(CC) $(CXX) $(CPPFLAGS) $(CFLAGS) $(CXXFLAGS))'; \
 	 [ -f $@ ] && [ "$$(cat $@)" = "$$text" ] || printf '%s\n' "$$text" > $@
 
 $(BIN):

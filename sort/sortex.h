@@ -19,7 +19,8 @@
  * This header is self-contained: it includes only MPI's and the C library's headers, so a
  * program builds against an installed copy with `pkg-config --cflags --libs sortex` alone, and
  * any module of the tree may include it. Everything else of sort/ is internal (sort/internal.h,
- * sort/rules.h, sort/local_sort.h).
+ * sort/rules.h, sort/local_sort.h); the shared library exports exactly the functions declared
+ * here, those marked SORTEX_API.
  */
 #ifndef SORTEX_SORTEX_H
 #define SORTEX_SORTEX_H
@@ -46,6 +47,14 @@ extern "C" {
 #define SORTEX_VERSION                                                                             \
     SORTEX_STRINGIFY(SORTEX_VERSION_MAJOR)                                                         \
     "." SORTEX_STRINGIFY(SORTEX_VERSION_MINOR) "." SORTEX_STRINGIFY(SORTEX_VERSION_PATCH)
+
+/* What the shared library exports: it is built with -fvisibility=hidden, and this marks the
+ * public functions. */
+#if defined(__GNUC__)
+#define SORTEX_API __attribute__((visibility("default")))
+#else
+#define SORTEX_API
+#endif
 
 /** What the functions return: 0, or one of these negative codes. */
 enum sortex_error {
@@ -150,19 +159,19 @@ struct sortex_stats {
 };
 
 /** The library's version, "MAJOR.MINOR.PATCH" (SORTEX_VERSION of the build); static. */
-const char *sortex_version(void);
+SORTEX_API const char *sortex_version(void);
 
 /** Fills cfg with the defaults (the same as an all-zero struct). */
-void sortex_config_default(struct sortex_config *cfg);
+SORTEX_API void sortex_config_default(struct sortex_config *cfg);
 
 /**
  * The exchange back-end called @name ("alltoallv", "direct", "forward", ...; `sortex --exchange
  * help` describes them), for sortex_config.exchange; NULL if there is none by that name.
  */
-const struct exchange_ops *sortex_exchange_find(const char *name);
+SORTEX_API const struct exchange_ops *sortex_exchange_find(const char *name);
 
 /** The name of back-end @i of the registry (0 is the default); NULL from the count on. */
-const char *sortex_exchange_name(int i);
+SORTEX_API const char *sortex_exchange_name(int i);
 
 /**
  * The key type called @name, for sortex_config.format: "u64" (the default), "i64" (signed) or
@@ -170,18 +179,18 @@ const char *sortex_exchange_name(int i);
  * NULL for any other name. The keys stay 64-bit words in memory and in files; the sort maps
  * them onto unsigned order and back.
  */
-const struct util_format *sortex_format_find(const char *name);
+SORTEX_API const struct util_format *sortex_format_find(const char *name);
 
 /** Names a phase as in --stats ("local_sort"); NULL for an invalid value. */
-const char *sortex_phase_name(enum sortex_phase phase);
+SORTEX_API const char *sortex_phase_name(enum sortex_phase phase);
 
 /**
  * Allocates room for n keys suitable for sortex_sort() (huge-page advised, untouched).
  * Returns NULL when out of memory. Free with sortex_free_keys().
  */
-uint64_t *sortex_alloc_keys(uint64_t n);
+SORTEX_API uint64_t *sortex_alloc_keys(uint64_t n);
 /** Frees a buffer from sortex_alloc_keys() or returned by sortex_sort(); NULL is fine. */
-void sortex_free_keys(uint64_t *keys);
+SORTEX_API void sortex_free_keys(uint64_t *keys);
 
 /**
  * Sorts the keys distributed over comm. Collective: every rank of comm calls it.
@@ -194,8 +203,8 @@ void sortex_free_keys(uint64_t *keys);
  * ranks (each failure is reported by one line on stderr, by the lowest rank where it happened,
  * naming the phase).
  */
-int sortex_sort(MPI_Comm comm, uint64_t **keys, uint64_t *n, const struct sortex_config *cfg,
-                struct sortex_stats *stats);
+SORTEX_API int sortex_sort(MPI_Comm comm, uint64_t **keys, uint64_t *n,
+                           const struct sortex_config *cfg, struct sortex_stats *stats);
 
 /**
  * Sorts the keys of the file in_path into out_path with every rank of comm (collective).
@@ -207,8 +216,8 @@ int sortex_sort(MPI_Comm comm, uint64_t **keys, uint64_t *n, const struct sortex
  * (SORTEX_EUSAGE for bad input or output: missing, a directory, size not a multiple of the key
  * size, unwritable directory).
  */
-int sortex_sort_file(MPI_Comm comm, const char *in_path, const char *out_path,
-                     const struct sortex_config *cfg, struct sortex_stats *stats);
+SORTEX_API int sortex_sort_file(MPI_Comm comm, const char *in_path, const char *out_path,
+                                const struct sortex_config *cfg, struct sortex_stats *stats);
 
 /**
  * Writes the stats of every rank as one JSON object to path (rank 0 writes; "-" is stdout):
@@ -217,15 +226,16 @@ int sortex_sort_file(MPI_Comm comm, const char *in_path, const char *out_path,
  * library, host names; the README's "The --stats file" section is its schema. Collective.
  * Returns 0 or a negative error code.
  */
-int sortex_stats_write_json(MPI_Comm comm, const struct sortex_config *cfg,
-                            const struct sortex_stats *stats, const char *input,
-                            const char *output, const char *command, const char *path);
+SORTEX_API int sortex_stats_write_json(MPI_Comm comm, const struct sortex_config *cfg,
+                                       const struct sortex_stats *stats, const char *input,
+                                       const char *output, const char *command,
+                                       const char *path);
 
 /**
  * Prints a short human summary (phase times, imbalance, exchange volume) on stderr from rank 0.
  * Collective.
  */
-void sortex_stats_print(MPI_Comm comm, const struct sortex_stats *stats);
+SORTEX_API void sortex_stats_print(MPI_Comm comm, const struct sortex_stats *stats);
 
 #ifdef __cplusplus
 }
