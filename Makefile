@@ -2,6 +2,9 @@
 #
 #   make                 release build of every program into bin/, and of the installable
 #                        library into build/release/lib/
+#   make install PREFIX=DIR      programs, libsortex.so and .a, <sortex/sortex.h>, sortex.pc and
+#                        man pages under DIR (default /usr/local; DESTDIR is honoured)
+#   make uninstall PREFIX=DIR    removes exactly what install put there
 #   make SAN=address,undefined   sanitizer profile (libc malloc), build/san/ and build/san/bin/
 #   make DEBUG=1         debug profile (-O0, assertions), build/debug/ and build/debug/bin/
 #   make NATIVE=1        add -march=native (off by default: binaries stay portable)
@@ -120,7 +123,8 @@ prog_name = $(word 1,$(subst :, ,$(1)))
 prog_main = $(word 2,$(subst :, ,$(1)))
 PROG_BIN := $(foreach p,$(PROGRAMS),$(BIN)/$(call prog_name,$(p)))
 
-.PHONY: all lib programs unit deps test demo bench bench-quick plots lint clean format FORCE
+.PHONY: all lib man programs unit deps test demo bench bench-quick plots lint clean format \
+        install uninstall FORCE
 all: $(PROG_BIN) $(BASE_BIN) lib
 lib: $(SO) $(DIST_A)
 # The programs without the C++ baselines, which only the benchmarks (and their tests) run.
@@ -228,6 +232,69 @@ plots:
 	@for d in results results/cluster results/cluster-half; do \
 	    if [ -f $$d/runs.json ]; then bench/plots.sh $$d || exit 1; fi; \
 	done
+
+# ---- install ----------------------------------------------------------------------------------
+# make install PREFIX=DIR [DESTDIR=STAGE]: the programs a user runs (not the example or the
+# local-sort baseline benchmark), the library (shared, with its soname link and the link-time
+# name, and static), the public header as <sortex/sortex.h>, sortex.pc for pkg-config (its paths
+# are PREFIX's, never DESTDIR's) and a man page per program, written by help2man from its --help
+# and --version. `make uninstall` with the same variables removes exactly those files.
+PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+LIBDIR ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+MANDIR ?= $(PREFIX)/share/man
+PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
+# The pkg-config name of the MPI the library is built with (its header includes mpi.h, and the
+# host program links the same MPI).
+MPI_PC ?= ompi-c
+INSTALL ?= install
+
+# Each installed program and the line its man page gives under NAME.
+MAN_NAME_sortex := sort a file of 64-bit keys over MPI ranks with a parallel sample sort
+MAN_NAME_sortex-gen := write benchmark inputs: key distributions and gensort records
+MAN_NAME_sortex-verify := check that a file is sorted and holds the keys of its input
+MAN_NAME_sortex-sched := model every exchange back-end on a count matrix, without MPI
+MAN_NAME_sortex-xbench := time every exchange back-end on synthetic count matrices (MPI)
+INSTALL_PROGRAMS := sortex sortex-gen sortex-verify sortex-sched sortex-xbench
+
+SO_LINKS := libsortex.so.$(SOVERSION) libsortex.so
+PC_REQUIRES_PRIVATE := libxxhash zlib $(if $(filter 1,$(VQSORT)),libhwy-contrib libhwy)
+
+# help2man writes each page from the program's --help and --version, whose first line, "PROG
+# VERSION", titles it. The lines after it describe one build (commit, MPI library, allocator,
+# flags): they are left out, so that a page changes only with the program.
+MAN_PAGES := $(INSTALL_PROGRAMS:%=$(BUILD)/man/%.1)
+man: $(MAN_PAGES)
+$(BUILD)/man/%.1: $(BIN)/%
+	@mkdir -p $(@D)
+	help2man --no-info --name='$(MAN_NAME_$*)' --output=$@.tmp $<
+	sed '/^built from commit /,/^compiled with: /d' $@.tmp > $@
+	@rm -f $@.tmp
+
+install: $(addprefix $(BIN)/,$(INSTALL_PROGRAMS)) $(SO) $(DIST_A) $(MAN_PAGES)
+	$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR)/sortex \
+	    $(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(MANDIR)/man1
+	$(INSTALL) -m 755 $(addprefix $(BIN)/,$(INSTALL_PROGRAMS)) $(DESTDIR)$(BINDIR)
+	$(INSTALL) -m 755 $(SO) $(DESTDIR)$(LIBDIR)
+	ln -sf libsortex.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libsortex.so.$(SOVERSION)
+	ln -sf libsortex.so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/libsortex.so
+	$(INSTALL) -m 644 $(DIST_A) $(DESTDIR)$(LIBDIR)
+	$(INSTALL) -m 644 sort/sortex.h $(DESTDIR)$(INCLUDEDIR)/sortex
+	sed -e 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|; s|@INCLUDEDIR@|$(INCLUDEDIR)|' \
+	    -e 's|@VERSION@|$(VERSION)|; s|@MPI_PC@|$(MPI_PC)|' \
+	    -e 's|@REQUIRES_PRIVATE@|$(PC_REQUIRES_PRIVATE)|' sort/sortex.pc.in \
+	    > $(DESTDIR)$(PKGCONFIGDIR)/sortex.pc
+	$(INSTALL) -m 644 $(MAN_PAGES) $(DESTDIR)$(MANDIR)/man1
+
+uninstall:
+	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(INSTALL_PROGRAMS))
+	rm -f $(DESTDIR)$(LIBDIR)/libsortex.so.$(VERSION) $(addprefix $(DESTDIR)$(LIBDIR)/,$(SO_LINKS)) \
+	    $(DESTDIR)$(LIBDIR)/libsortex.a
+	rm -f $(DESTDIR)$(INCLUDEDIR)/sortex/sortex.h $(DESTDIR)$(PKGCONFIGDIR)/sortex.pc
+	rm -f $(foreach p,$(INSTALL_PROGRAMS),$(DESTDIR)$(MANDIR)/man1/$(p).1)
+	[ ! -d $(DESTDIR)$(INCLUDEDIR)/sortex ] || rmdir --ignore-fail-on-non-empty \
+	    $(DESTDIR)$(INCLUDEDIR)/sortex
 
 lint:
 	@$(MAKE) --no-print-directory -B WERROR=1 all unit

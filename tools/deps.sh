@@ -20,6 +20,7 @@ packages=(
     valgrind                 # the memcheck suite
     libips4o-dev libhwy-dev libboost-dev  # the local sort's baselines (ips4o, vqsort, Boost.Sort)
     e2fsprogs                # mkfs.ext2 for the no-fallocate file system test
+    help2man                 # make install: the man pages, from each program's --help
 )
 
 missing=()
