@@ -17,7 +17,9 @@ setup() {
 # nothing_written [DIR]: no output and no temporary file (in DIR, default the test's own).
 nothing_written() {
     assert_file_not_exists "$OUT"
-    [[ -z $(find "${1:-$BATS_TEST_TMPDIR}" -name '*sortex-tmp*') ]]
+    local left
+    left=$(find "${1:-$BATS_TEST_TMPDIR}" -name "*sortex-tmp*")
+    [[ -z $left ]] || { echo "left behind: $left" >&2; return 1; }
 }
 
 # one_error_line PATTERN: $stderr (of mpirun -q) is exactly one sortex error line matching it.
@@ -28,8 +30,8 @@ one_error_line() {
 
 # stall_then ACTION NP SPEC [MPIRUN-OPTIONS] PROGRAM ARGS...: starts the job with
 # SORTEX_STALL=SPEC (the rank announces itself on stderr), waits until it stalls, runs ACTION
-# (a command line, eval'd; $mpirun_pid is the job's mpirun), and leaves the job's exit status
-# in $rc and its stderr in $log.
+# (a command line, eval'd; $mpirun_pid is the job's mpirun), waits for the job and the stalled
+# rank to end, and leaves the job's exit status in $rc and its stderr in $log.
 stall_then() {
     local action=$1 np=$2 spec=$3
     shift 3
@@ -49,6 +51,14 @@ stall_then() {
     eval "$action"
     rc=0
     wait "$job" || rc=$?
+    # mpirun may return before the ranks it signalled have ended (they are left to init): the
+    # job is over when the stalled rank is, dead or a zombie.
+    local state
+    for _ in $(seq 200); do
+        state=$(ps -o stat= -p "$rank_pid" 2>/dev/null || true)
+        [[ -z $state || $state == Z* ]] && break
+        sleep 0.05
+    done
 }
 
 @test "an input that shrinks while it is read fails the job with one line and writes nothing" {
