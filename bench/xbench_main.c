@@ -408,6 +408,20 @@ int main(int argc, char **argv)
     static struct cli cli;
     int provided, rank, size, invalid = 0;
     util_set_progname("sortex-xbench");
+    /* --help, --version and the 'help' lists answer before MPI_Init (as sortex does); a command
+     * line with a mistake goes on to MPI, where rank 0 reports it. */
+    util_report_defer(true);
+    int pre = parse(argc, argv, &cli, 1);
+    util_report_release(false);
+    util_report_defer(false);
+    if (pre == UTIL_OK && cli.done) {
+        optind = 0; /* getopt starts over */
+        memset(&cli, 0, sizeof(cli));
+        (void)parse(argc, argv, &cli, util_launch_rank() != 0);
+        return UTIL_EXIT_OK;
+    }
+    optind = 0;
+    memset(&cli, 0, sizeof(cli));
     if (MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) {
         util_error("MPI_Init failed");
         return UTIL_EXIT_RUNTIME;

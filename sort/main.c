@@ -292,6 +292,17 @@ int main(int argc, char **argv)
     struct sortex_stats stats;
     int provided, rank;
     util_set_progname("sortex");
+    /* --help, --version, --knobs and --exchange help answer before MPI_Init: no job start-up
+     * (half a second), and they work where no launcher is; under one, the first process
+     * prints. A command line with a mistake goes on to MPI, where rank 0 reports it. */
+    if (parse(argc, argv, &cli, 1) == UTIL_OK && cli.done) {
+        optind = 0; /* getopt starts over */
+        memset(&cli, 0, sizeof(cli));
+        (void)parse(argc, argv, &cli, util_launch_rank() != 0);
+        return UTIL_EXIT_OK;
+    }
+    optind = 0;
+    memset(&cli, 0, sizeof(cli));
     if (MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) {
         util_error("MPI_Init failed");
         return UTIL_EXIT_RUNTIME;

@@ -17,6 +17,7 @@ load helper
     # As a new user's shell has it: none of the test harness's Open MPI settings.
     run env -u OMPI_ALLOW_RUN_AS_ROOT -u OMPI_ALLOW_RUN_AS_ROOT_CONFIRM \
         -u OMPI_MCA_rmaps_base_oversubscribe -u OMPI_MCA_hwloc_base_binding_policy \
+        -u OMPI_MCA_pml -u OMPI_MCA_btl \
         bash -c "set -e; $block"
     assert_success
     assert_output --partial "verdict:   valid"

@@ -28,6 +28,20 @@ const char *util_progname(void)
     return progname;
 }
 
+int util_launch_rank(void)
+{
+    /* Open MPI's own variable, then the process-management interfaces, then Slurm's. */
+    static const char *const vars[] = {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK",
+                                       "SLURM_PROCID"};
+    for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
+        const char *v = getenv(vars[i]);
+        if (v != NULL && *v != '\0') {
+            return atoi(v);
+        }
+    }
+    return 0;
+}
+
 int util_exit_code(int err)
 {
     switch (err) {

@@ -43,6 +43,13 @@ void util_set_progname(const char *name);
 const char *util_progname(void);
 
 /**
+ * The rank a launcher (mpirun, srun, a PMI/PMIx process manager) gave this process, read from
+ * the environment before MPI_Init; 0 when started alone. Lets --help and --version answer
+ * without an MPI job, once per job.
+ */
+int util_launch_rank(void);
+
+/**
  * Prints one line "PROG: error: <formatted message>" on stderr. Always returns UTIL_EUSAGE so
  * that parsing code can write `return util_error(...)`.
  */
