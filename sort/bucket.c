@@ -11,6 +11,8 @@
  * rank, so its receive buffer is known to be large enough before any key moves, and the
  * exchange back-end is handed the counts instead of exchanging them a second time.
  */
+#include <string.h>
+
 #include "sort/internal.h"
 #include "util/util.h"
 
@@ -43,14 +45,49 @@ uint64_t sortex_bucket_boundary(const uint64_t *keys, uint64_t m, uint64_t offse
     return equal_below < hi - lo ? lo + equal_below : hi;
 }
 
+/* Records: first index in the sorted elements whose key is >= the blob's (above == 0) or
+ * > it (above == 1). */
+static uint64_t search_records(const struct sort_job *job, const uint64_t *blob, int above)
+{
+    const size_t off = job->fmt->key_offset, k = job->fmt->key_size;
+    uint64_t lo = 0, hi = job->n_local;
+    while (lo < hi) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        int c = memcmp((const unsigned char *)sort_elem(job, job->a, mid) + off, blob, k);
+        if (c < 0 || (above && c == 0)) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    return lo;
+}
+
+/* Records: sortex_bucket_boundary()'s rule for the splitter blob (key bytes, position). */
+static uint64_t boundary_records(const struct sort_job *job, const uint64_t *blob)
+{
+    uint64_t lo = search_records(job, blob, 0);
+    uint64_t hi = search_records(job, blob, 1);
+    uint64_t first = job->offset + lo, pos = blob[job->blob_words - 1];
+    if (pos <= first) {
+        return lo;
+    }
+    uint64_t equal_below = pos - first;
+    return equal_below < hi - lo ? lo + equal_below : hi;
+}
+
 int sort_bucket(struct sort_job *job)
 {
     uint64_t prev = 0;
     for (int j = 0; j < job->size; j++) {
         const struct sort_tuple *sp = &job->splitters[j];
-        uint64_t next = j + 1 < job->size ? sortex_bucket_boundary(job->a, job->n_local,
-                                                                   job->offset, sp->key, sp->pos)
-                                          : job->n_local;
+        uint64_t next = job->n_local;
+        if (j + 1 < job->size) {
+            next = job->fmt != NULL
+                       ? boundary_records(job, job->rsplitters + (size_t)j * job->blob_words)
+                       : sortex_bucket_boundary(job->a, job->n_local, job->offset, sp->key,
+                                                sp->pos);
+        }
         next = next < prev ? prev : next; /* splitters are sorted; guard anyway */
         job->send_counts[j] = next - prev;
         prev = next;

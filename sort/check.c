@@ -86,9 +86,45 @@ static int sum_ranks(const struct sort_job *job, struct verify_checksum c, uint6
     return UTIL_OK;
 }
 
+/* Records: the checksum of n elements of a buffer, each over its rsize bytes (the padding to
+ * the memory stride is not part of the record). Threaded. */
+static struct verify_checksum checksum_records(const struct sort_job *job, uint64_t *buf,
+                                               uint64_t n)
+{
+    uint64_t count = 0, s3 = 0, s64 = 0;
+#pragma omp parallel for num_threads(job->threads) schedule(static) reduction(+ : count, s3, s64)
+    for (uint64_t i = 0; i < n; i++) {
+        struct verify_checksum c = verify_checksum_records(sort_elem(job, buf, i), 1, job->rsize);
+        count += c.count;
+        s3 += c.xxh3;
+        s64 += c.xxh64;
+    }
+    return (struct verify_checksum){.count = count, .xxh3 = s3, .xxh64 = s64};
+}
+
+/* Records: pairs out of key order in n elements, threaded as descents() is. */
+static uint64_t descents_records(const struct sort_job *job, uint64_t *buf, uint64_t n)
+{
+    uint64_t total = 0;
+    if (n < 2) {
+        return 0;
+    }
+#pragma omp parallel num_threads(job->threads) reduction(+ : total)
+    {
+        uint64_t t = (uint64_t)omp_get_thread_num(), nt = (uint64_t)omp_get_num_threads();
+        uint64_t lo = n * t / nt, hi = n * (t + 1) / nt;
+        uint64_t from = lo > 0 ? lo - 1 : 0;
+        total += verify_order_records(&job->mem_fmt, sort_elem(job, buf, from), hi - from).descents;
+    }
+    return total;
+}
+
 int sort_check_input(struct sort_job *job)
 {
-    return sum_ranks(job, checksum(job->a, job->n_local, NULL, job->threads), job->check_in);
+    struct verify_checksum c = job->fmt != NULL
+                                   ? checksum_records(job, job->a, job->n_local)
+                                   : checksum(job->a, job->n_local, NULL, job->threads);
+    return sum_ranks(job, c, job->check_in);
 }
 
 /* The test hook that proves the check can fail: SORTEX_CORRUPT=order:RANK swaps that rank's
@@ -98,6 +134,22 @@ static void corrupt_for_test(struct sort_job *job)
 {
     const struct util_knob_value *v = util_knob(UTIL_KNOB_CORRUPT);
     if (!v->valid || v->nargs != 1 || v->arg[0] != job->rank || job->n_out < 2) {
+        return;
+    }
+    if (job->fmt != NULL) {
+        /* Records: the same, element by element (the first and last keys must differ). */
+        size_t es = job->words * sizeof(uint64_t);
+        unsigned char *first = (unsigned char *)job->out;
+        unsigned char *last = (unsigned char *)sort_elem(job, job->out, job->n_out - 1);
+        if (strcmp(v->word, "order") == 0 && sort_rec_cmp(job, first, last) != 0) {
+            for (size_t i = 0; i < es; i++) {
+                unsigned char t = first[i];
+                first[i] = last[i];
+                last[i] = t;
+            }
+        } else if (strcmp(v->word, "keys") == 0) {
+            memcpy(first, first + es, es);
+        }
         return;
     }
     uint64_t *k = job->out;
@@ -117,17 +169,30 @@ int sort_check_output(struct sort_job *job)
     corrupt_for_test(job);
 
     /* This rank's slice, then the seams between ranks (empty ranks have none). */
-    uint64_t bad = descents(job->out, job->n_out, job->threads);
+    uint64_t bad = job->fmt != NULL ? descents_records(job, job->out, job->n_out)
+                                    : descents(job->out, job->n_out, job->threads);
     if (bad != 0) {
         err = util_fail(UTIL_ECHECK, "rank %d: check: the output is out of order at %llu places",
                         job->rank, (unsigned long long)bad);
     }
-    uint64_t mine[3] = {job->n_out, 0, 0};
-    if (job->n_out > 0) {
-        mine[1] = job->out[0];
-        mine[2] = job->out[job->n_out - 1];
+    /* Each rank's count, first key and last key, a key taking kw words (records: the key
+     * bytes, zero padded). */
+    const size_t kw = job->fmt != NULL ? job->blob_words - 1 : 1, mw = 1 + 2 * kw;
+    uint64_t *all = util_malloc(((size_t)p + 1) * mw * sizeof(uint64_t));
+    uint64_t *mine = all != NULL ? all + (size_t)p * mw : NULL;
+    if (mine != NULL) {
+        memset(mine, 0, mw * sizeof(uint64_t));
+        mine[0] = job->n_out;
+        if (job->n_out > 0 && job->fmt != NULL) {
+            const size_t off = job->fmt->key_offset, k = job->fmt->key_size;
+            memcpy(mine + 1, (unsigned char *)job->out + off, k);
+            memcpy(mine + 1 + kw, (unsigned char *)sort_elem(job, job->out, job->n_out - 1) + off,
+                   k);
+        } else if (job->n_out > 0) {
+            mine[1] = job->out[0];
+            mine[2] = job->out[job->n_out - 1];
+        }
     }
-    uint64_t *all = util_malloc((size_t)p * sizeof(mine));
     int ok = all != NULL;
     MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, job->comm);
     if (!ok) {
@@ -135,33 +200,40 @@ int sort_check_output(struct sort_job *job)
         return all == NULL ? util_fail(UTIL_ENOMEM, "rank %d: check: out of memory", job->rank)
                            : UTIL_ENOMEM;
     }
-    MPI_Allgather(mine, 3, MPI_UINT64_T, all, 3, MPI_UINT64_T, job->comm);
-    int have_last = 0;
-    uint64_t last = 0;
+    MPI_Allgather(mine, (int)mw, MPI_UINT64_T, all, (int)mw, MPI_UINT64_T, job->comm);
+    const uint64_t *last = NULL;
     for (int r = 0; r < p; r++) {
-        if (all[3 * r] == 0) {
+        const uint64_t *e = all + (size_t)r * mw;
+        if (e[0] == 0) {
             continue;
         }
-        if (have_last && last > all[3 * r + 1] && err == UTIL_OK && job->rank == r) {
+        int descends = 0;
+        if (last != NULL) {
+            descends = job->fmt != NULL ? memcmp(last, e + 1, job->fmt->key_size) > 0
+                                        : *last > e[1];
+        }
+        if (descends && err == UTIL_OK && job->rank == r) {
             err = util_fail(UTIL_ECHECK, "rank %d: check: the output is out of order between "
                                          "this rank and the one before", r);
         }
-        last = all[3 * r + 2];
-        have_last = 1;
+        last = e + 1 + kw;
     }
     util_free(all);
 
     /* The multiset, in the file encoding. */
     uint64_t out[3];
-    int rc = sum_ranks(job, checksum(job->out, job->n_out, kt ? kt->from_ordered : NULL,
-                                     job->threads), out);
+    struct verify_checksum c =
+        job->fmt != NULL ? checksum_records(job, job->out, job->n_out)
+                         : checksum(job->out, job->n_out, kt ? kt->from_ordered : NULL, job->threads);
+    int rc = sum_ranks(job, c, out);
     if (rc != UTIL_OK) {
         return rc;
     }
     if (memcmp(out, job->check_in, sizeof(out)) != 0 && err == UTIL_OK && job->rank == 0) {
         err = util_fail(UTIL_ECHECK, "check: the output is not a permutation of the input "
-                                     "(%llu keys read, %llu in the output%s)",
-                        (unsigned long long)job->check_in[0], (unsigned long long)out[0],
+                                     "(%llu %s read, %llu in the output%s)",
+                        (unsigned long long)job->check_in[0], job->fmt ? "records" : "keys",
+                        (unsigned long long)out[0],
                         out[0] == job->check_in[0] ? ", checksums differ" : "");
     }
     return err;

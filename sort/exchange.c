@@ -13,6 +13,8 @@
 #include <string.h>
 
 #include "sort/internal.h"
+#include "util/alloc.h"
+#include "util/util.h"
 
 /* The public copy of what the back-end reported. */
 static void report(struct sortex_exchange_stats *out, const struct exchange_stats *in)
@@ -39,18 +41,38 @@ int sort_exchange(struct sort_job *job)
         report(&job->stats->exchange, &st);
         return 0;
     }
+    /* Records travel as their words: the counts scaled by the stride, and back after. */
+    const uint64_t w = job->words;
+    uint64_t *send_counts = job->send_counts, *recv_counts = job->recv_counts;
+    if (w > 1) {
+        send_counts = util_malloc(2 * (size_t)job->size * sizeof(uint64_t));
+        if (send_counts == NULL) {
+            return util_fail(UTIL_ENOMEM, "rank %d: exchange: out of memory", job->rank);
+        }
+        recv_counts = send_counts + job->size;
+        for (int r = 0; r < job->size; r++) {
+            send_counts[r] = job->send_counts[r] * w;
+            recv_counts[r] = job->recv_counts[r] * w;
+        }
+    }
     struct exchange_args args = {
         .comm = job->comm,
         .threads = job->threads,
         .send = job->a,
-        .send_counts = job->send_counts,
+        .send_counts = send_counts,
         .recv = job->b,
-        .recv_cap = job->cap_b,
-        .recv_counts = job->recv_counts, /* the bucket phase's all-to-all filled them */
+        .recv_cap = job->cap_b * w,
+        .recv_counts = recv_counts, /* the bucket phase's all-to-all filled them */
         .stats = &st,
         .recv_counts_known = 1,
     };
     int err = job->exchange->run(&args);
+    if (w > 1) {
+        for (int r = 0; r < job->size; r++) {
+            job->recv_counts[r] = recv_counts[r] / w;
+        }
+        util_free(send_counts);
+    }
     report(&job->stats->exchange, &st);
     /* The sort exchanges once: the back-end's kept scratch would only hold memory from here on. */
     exchange_release_scratch();

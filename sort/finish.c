@@ -20,6 +20,17 @@ int sort_finish(struct sort_job *job)
     if (err != UTIL_OK) {
         return err;
     }
+    if (job->fmt != NULL) {
+        /* Records: the runs arrive by source rank, each in order, so a stable sort of b by key
+         * leaves equal keys in (rank, position) order: the input order. */
+        job->n_out = job->n_recv;
+        job->out = job->a;
+        job->stats->finish = "sort";
+        err = sort_records(job, job->b, job->a, job->n_recv);
+        return err == UTIL_OK ? UTIL_OK
+                              : util_fail(err, "rank %d: finish: sort of %llu records failed",
+                                          job->rank, (unsigned long long)job->n_recv);
+    }
     enum sortex_finish mode = job->cfg->finish;
     if (mode == SORTEX_FINISH_AUTO) {
         int merge = job->size <= SORTEX_MERGE_RUNS_PER_THREAD * job->threads;

@@ -34,15 +34,31 @@ struct sort_job {
     int host_threads; /* the caller's omp_get_max_threads(), restored when the sort ends */
     double epsilon;
 
-    /* Key buffers: `a` holds the input, then the output; `b` is sort scratch and receive
-     * buffer. Both are allocated once, with room for `cap` keys. */
+    /* The elements the sort moves. 8-byte numbers: one word each (fmt NULL, rsize 8,
+     * words 1). Records of a byte-key format (fmt): rsize bytes in the files, held in memory
+     * at a stride of `words` 8-byte words (zero padding after the record), so that the
+     * exchange back-ends, which move 8-byte words, move whole records: every back-end
+     * delivers alltoallv's layout, so a record is never split. MPI-IO converts between the
+     * strides on the way in and out (mem_type). Counts and capacities are in elements. */
+    const struct util_format *fmt; /* byte-key format, or NULL for numbers */
+    struct util_format mem_fmt;    /* fmt with record_size = the memory stride */
+    size_t rsize;                  /* bytes per element in a file */
+    size_t words;                  /* 8-byte words per element in memory */
+    MPI_Datatype mem_type;         /* one element in memory as the file holds it */
+
+    /* Element buffers: `a` holds the input, then the output; `b` is sort scratch and receive
+     * buffer. Both are allocated once, with room for `cap` elements. */
     uint64_t *a, *b;
     uint64_t cap_a, cap_b;
     uint64_t n_local;   /* keys this rank holds in a (sorted after local_sort) */
     uint64_t n_total;   /* keys on all ranks */
     uint64_t offset;    /* this rank's first position in the global input order */
 
-    /* Sample and splitters. */
+    /* Sample and splitters. Records: each sample or splitter is a blob of `blob_words`
+     * words, the key bytes (zero padded to whole words) then the position (rsample,
+     * rsplitters); the numbers use the tuples. */
+    size_t blob_words;
+    uint64_t *rsample, *rsplitters;
     struct sort_tuple *sample; /* every rank's samples, sorted */
     uint64_t nsample;
     uint64_t oversample;
@@ -153,5 +169,28 @@ int sort_root_stdout(void);
 
 /* Reads the output of the sample phase: compares tuples. */
 int sort_tuple_cmp(const void *x, const void *y);
+
+/* Records: the memcmp() order of the keys of two elements in memory (stride job->words). */
+static inline int sort_rec_cmp(const struct sort_job *job, const void *x, const void *y)
+{
+    return util_format_cmp(job->fmt, x, y);
+}
+
+/* Elements per collective read or write: 128 MiB, small enough for --progress to see the
+ * read and the write advance, and far below MPI's int counts. */
+static inline uint64_t sort_io_chunk(const struct sort_job *job)
+{
+    return ((uint64_t)1 << 27) / job->rsize;
+}
+
+/* Element i of a buffer. */
+static inline uint64_t *sort_elem(const struct sort_job *job, uint64_t *buf, uint64_t i)
+{
+    return buf + i * job->words;
+}
+
+/* The sort of records (sort/records.c, sortex_record_sort()) over job buffers: sorts n
+ * elements of src (stride job->words) stably by key into dst; tuples are allocated here. */
+int sort_records(struct sort_job *job, uint64_t *src, uint64_t *dst, uint64_t n);
 
 #endif

@@ -4,8 +4,47 @@
 #include "util/alloc.h"
 #include "util/util.h"
 
+int sort_records(struct sort_job *job, uint64_t *src, uint64_t *dst, uint64_t n)
+{
+    const size_t esize = job->words * sizeof(uint64_t);
+    if (n < 2) {
+        util_copy(dst, src, n * esize);
+        return UTIL_OK;
+    }
+    struct sortex_rec_tuple *tuples = util_alloc_big(2 * n * sizeof(*tuples));
+    if (tuples == NULL) {
+        return UTIL_ENOMEM;
+    }
+    void *sorted = NULL;
+    int err = sortex_record_sort(src, dst, tuples, n, &job->mem_fmt, job->threads, &sorted);
+    util_free_big(tuples);
+    return err;
+}
+
+/* Records: sorted from a into b, then the buffers trade places (see below). */
+static int local_records(struct sort_job *job)
+{
+    sort_progress_measure(job, job->n_local, "records", 0);
+    int err = sort_records(job, job->a, job->b, job->n_local);
+    if (err != UTIL_OK) {
+        return util_fail(err, "rank %d: local_sort: failed (%llu records, %d threads)",
+                         job->rank, (unsigned long long)job->n_local, job->threads);
+    }
+    sort_progress_add(job, job->n_local);
+    uint64_t *other = job->a;
+    uint64_t cap = job->cap_a;
+    job->a = job->b;
+    job->cap_a = job->cap_b;
+    job->b = other;
+    job->cap_b = cap;
+    return UTIL_OK;
+}
+
 int sort_local(struct sort_job *job)
 {
+    if (job->fmt != NULL) {
+        return local_records(job);
+    }
     /* Signed and floating-point keys sort as unsigned ones through an order-preserving map. */
     if (job->cfg->format && job->cfg->format->to_ordered) {
         job->cfg->format->to_ordered(job->a, job->n_local);

@@ -21,8 +21,10 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: mpirun -np P sortex --input IN --output OUT [options]\n"
             "\n"
-            "Sorts the keys of IN (raw little-endian 64-bit keys, no header) into OUT, one\n"
-            "globally sorted file, with a sample sort over the MPI ranks.\n"
+            "Sorts the records of IN (no header: raw little-endian 64-bit keys, or fixed-size\n"
+            "records with a byte-string key, see --format) into OUT, one globally sorted file,\n"
+            "with a sample sort over the MPI ranks. Records keep their payload, and equal keys\n"
+            "leave in input order.\n"
             "\n"
             "options (default in brackets):\n"
             "  -i, --input FILE       input file (required)\n"
@@ -35,7 +37,9 @@ static void usage(FILE *f)
             "  -e, --epsilon E        imbalance bound: every rank gets <= (1+E) n/P + P keys,\n"
             "                         0.001..10 [0.1]\n"
             "      --finish MODE      auto, merge or sort: how received runs are combined [auto]\n"
-            "      --type TYPE        key type: u64, i64, f64 [u64]\n"
+            );
+    util_format_usage(f, 25);
+    fprintf(f,
             "      --mem-limit BYTES  refuse to allocate more key buffers per rank [no limit];\n"
             "                         suffixes K M G T (10^3) and Ki Mi Gi Ti (2^10)\n"
             "      --sync             fsync the output before the final rename [off]\n"
@@ -64,7 +68,6 @@ static void usage(FILE *f)
 
 enum {
     OPT_FINISH = 256,
-    OPT_TYPE,
     OPT_MEM_LIMIT,
     OPT_SYNC,
     OPT_STATS,
@@ -76,13 +79,14 @@ enum {
 
 struct cli {
     const char *input, *output, *stats;
+    struct util_format_args format; /* --format, --record-size, --key-offset, --key-size */
     struct sortex_config cfg;
     int verbose;
     int done; /* --help, --version or --exchange help: exit 0 after parsing */
 };
 
-/* Parses argv; prints (on rank 0) and returns UTIL_EUSAGE on any mistake. */
-static int parse(int argc, char **argv, struct cli *cli, int quiet)
+/* Parses argv; prints (unless @quiet) and returns UTIL_EUSAGE on any mistake. */
+static int parse_args(int argc, char **argv, struct cli *cli, int quiet)
 {
     static const struct option longopts[] = {
         {"input", required_argument, NULL, 'i'},
@@ -92,8 +96,7 @@ static int parse(int argc, char **argv, struct cli *cli, int quiet)
         {"oversample", required_argument, NULL, 's'},
         {"epsilon", required_argument, NULL, 'e'},
         {"finish", required_argument, NULL, OPT_FINISH},
-        {"format", required_argument, NULL, OPT_TYPE},
-        {"type", required_argument, NULL, OPT_TYPE}, /* the name before records */
+        UTIL_FORMAT_LONG_OPTIONS,
         {"mem-limit", required_argument, NULL, OPT_MEM_LIMIT},
         {"sync", no_argument, NULL, OPT_SYNC},
         {"stats", required_argument, NULL, OPT_STATS},
@@ -166,13 +169,6 @@ static int parse(int argc, char **argv, struct cli *cli, int quiet)
                 BAD("--finish must be auto, merge or sort (%s)", optarg);
             }
             break;
-        case OPT_TYPE:
-            cli->cfg.format = util_format_find(optarg);
-            if (cli->cfg.format == NULL) {
-                util_format_names(names, sizeof(names));
-                BAD("unknown key type (%s); valid: %s", optarg, names);
-            }
-            break;
         case OPT_MEM_LIMIT:
             if (util_parse_count(optarg, &uv) != UTIL_OK || uv == 0) {
                 BAD("--mem-limit must be a positive byte count (%s)", optarg);
@@ -226,11 +222,20 @@ static int parse(int argc, char **argv, struct cli *cli, int quiet)
         case ':':
             BAD("option needs a value (%s)", argv[optind - 1]);
         default:
+            if (util_format_is_option(c)) {
+                if (util_format_option(&cli->format, c, optarg) != UTIL_OK) {
+                    return UTIL_EUSAGE; /* one line printed (held back when quiet) */
+                }
+                break;
+            }
             BAD("unknown option (%s); see --help", util_bad_option(argv, opt, sizeof(opt)));
         }
     }
     if (optind < argc) {
         BAD("unexpected argument (%s); see --help", argv[optind]);
+    }
+    if (util_format_resolve(&cli->format, NULL, &cli->cfg.format) != UTIL_OK) {
+        return UTIL_EUSAGE;
     }
     if (cli->input == NULL) {
         BAD("--input is required (see --help)");
@@ -240,6 +245,21 @@ static int parse(int argc, char **argv, struct cli *cli, int quiet)
     }
 #undef BAD
     return UTIL_OK;
+}
+
+/* parse_args(), its helpers' error lines held back and dropped when @quiet. */
+static int parse(int argc, char **argv, struct cli *cli, int quiet)
+{
+    if (quiet) {
+        util_report_defer(true);
+    }
+    util_format_args_init(&cli->format);
+    int err = parse_args(argc, argv, cli, quiet);
+    if (quiet) {
+        util_report_release(false);
+        util_report_defer(false);
+    }
+    return err;
 }
 
 /* Rank 0 alone checks the --stats path (other ranks may not see the same file system, and one

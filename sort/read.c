@@ -17,8 +17,6 @@
 #include "sort/internal.h"
 #include "util/util.h"
 
-/* Keys per collective read: 128 MiB, small enough for --progress to see the read advance. */
-#define READ_CHUNK ((uint64_t)1 << 24)
 
 /* Collective MPI-IO: each rank reads its own slice. */
 static int read_mpiio(struct sort_job *job)
@@ -29,41 +27,44 @@ static int read_mpiio(struct sort_job *job)
         return err;
     }
     int rc;
-    sort_progress_measure(job, job->n_local * sizeof(uint64_t), "bytes", 0);
-    uint64_t chunks = (job->n_local + READ_CHUNK - 1) / READ_CHUNK;
+    const uint64_t chunk = sort_io_chunk(job), rsize = job->rsize;
+    sort_progress_measure(job, job->n_local * rsize, "bytes", 0);
+    uint64_t chunks = (job->n_local + chunk - 1) / chunk;
     MPI_Allreduce(MPI_IN_PLACE, &chunks, 1, MPI_UINT64_T, MPI_MAX, job->comm);
     for (uint64_t c = 0; c < chunks; c++) {
-        uint64_t first = c * READ_CHUNK;
+        uint64_t first = c * chunk;
         uint64_t count = 0;
         if (first < job->n_local) {
-            count = job->n_local - first < READ_CHUNK ? job->n_local - first : READ_CHUNK;
+            count = job->n_local - first < chunk ? job->n_local - first : chunk;
         }
         MPI_Status status;
-        MPI_Offset off = (MPI_Offset)((job->offset + first) * sizeof(uint64_t));
-        rc = MPI_File_read_at_all(fh, off, job->a + first, (int)count, MPI_UINT64_T, &status);
-        sort_progress_add(job, count * sizeof(uint64_t));
+        MPI_Offset off = (MPI_Offset)((job->offset + first) * rsize);
+        rc = MPI_File_read_at_all(fh, off, sort_elem(job, job->a, first), (int)count,
+                                  job->mem_type, &status);
+        sort_progress_add(job, count * rsize);
         sort_stall_at(job, "read-chunk"); /* the tests' slow read */
         int got = 0;
         if (rc == MPI_SUCCESS) {
-            MPI_Get_count(&status, MPI_UINT64_T, &got);
+            MPI_Get_count(&status, job->mem_type, &got);
         }
         if ((rc != MPI_SUCCESS || (uint64_t)got != count) && err == UTIL_OK) {
             /* Keep taking part in the remaining collective calls; report once. */
             err = util_fail(UTIL_EIO, "rank %d: read: the input changed while it was read: "
-                                      "it ended before key %llu (%s)",
-                            job->rank, (unsigned long long)(job->offset + first + (uint64_t)got),
+                                      "it ended before %s %llu (%s)",
+                            job->rank, job->fmt ? "record" : "key",
+                            (unsigned long long)(job->offset + first + (uint64_t)got),
                             job->in_path);
         }
     }
     /* The size as the open file sees it now, whatever the count said. */
     MPI_Offset size = -1;
     if (MPI_File_get_size(fh, &size) != MPI_SUCCESS ||
-        (uint64_t)size != job->n_total * sizeof(uint64_t)) {
+        (uint64_t)size != job->n_total * rsize) {
         if (err == UTIL_OK) {
             err = util_fail(UTIL_EIO, "rank %d: read: the input changed size while it was read "
                                       "(%lld bytes, expected %llu) (%s)",
                             job->rank, (long long)size,
-                            (unsigned long long)(job->n_total * sizeof(uint64_t)), job->in_path);
+                            (unsigned long long)(job->n_total * rsize), job->in_path);
         }
     }
     MPI_File_close(&fh);

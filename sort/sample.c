@@ -19,6 +19,7 @@
  */
 #include <limits.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "sort/internal.h"
 #include "util/alloc.h"
@@ -62,6 +63,28 @@ int sort_tuple_cmp(const void *x, const void *y)
     return sortex_tuple_order(a->key, a->pos, b->key, b->pos);
 }
 
+/* Records: the order of two sample blobs (key bytes, then the position word). */
+static int blob_cmp(const void *x, const void *y, void *arg)
+{
+    const struct sort_job *job = arg;
+    int c = memcmp(x, y, job->fmt->key_size);
+    if (c != 0) {
+        return c;
+    }
+    uint64_t a = ((const uint64_t *)x)[job->blob_words - 1];
+    uint64_t b = ((const uint64_t *)y)[job->blob_words - 1];
+    return (a > b) - (a < b);
+}
+
+/* Records: the sample blob of element idx of job->a. */
+static void make_blob(const struct sort_job *job, uint64_t idx, uint64_t *blob)
+{
+    const unsigned char *rec = (const unsigned char *)sort_elem(job, job->a, idx);
+    memset(blob, 0, job->blob_words * sizeof(uint64_t));
+    memcpy(blob, rec + job->fmt->key_offset, job->fmt->key_size);
+    blob[job->blob_words - 1] = job->offset + idx;
+}
+
 int sort_sample(struct sort_job *job)
 {
     int err = UTIL_OK;
@@ -78,8 +101,10 @@ int sort_sample(struct sort_job *job)
                               : UTIL_EUSAGE;
     }
     uint64_t s = sortex_sample_count(total, job->n_local, job->n_total);
+    /* Words one sample takes: a tuple's two, or a record's blob. */
+    const size_t sw = job->fmt != NULL ? job->blob_words : 2;
     int *counts = util_malloc(2 * (size_t)p * sizeof(int));
-    mine = util_malloc((s ? s : 1) * sizeof(*mine));
+    mine = util_malloc((s ? s : 1) * sw * sizeof(uint64_t));
     /* A rank without room for its sample or the counts cannot take part in the all-gathers:
      * all agree first, so that none waits in one for a rank that is not coming. */
     int ok = counts != NULL && mine != NULL;
@@ -95,31 +120,53 @@ int sort_sample(struct sort_job *job)
     int *displs = counts + p;
     for (uint64_t k = 0; k < s; k++) {
         uint64_t idx = sortex_sample_index(k, s, job->n_local);
-        mine[k].key = job->a[idx];
-        mine[k].pos = job->offset + idx;
+        if (job->fmt != NULL) {
+            make_blob(job, idx, (uint64_t *)mine + k * sw);
+        } else {
+            mine[k].key = job->a[idx];
+            mine[k].pos = job->offset + idx;
+        }
     }
 
-    /* All-gather: counts first, then the tuples (as pairs of uint64). */
-    int mycount = (int)(2 * s);
+    /* All-gather: counts first, then the samples (as words). The total fits an int: the
+     * refusal above bounds it for tuples, and a blob's words count for records. */
+    if ((unsigned __int128)total * sw > INT_MAX / 2) {
+        util_free(mine);
+        util_free(counts);
+        return job->rank == 0 ? util_fail(UTIL_EUSAGE, "sample: %llu samples of %zu words are "
+                                                       "too many (--oversample)",
+                                          (unsigned long long)total, sw)
+                              : UTIL_EUSAGE;
+    }
+    int mycount = (int)(sw * s);
     MPI_Allgather(&mycount, 1, MPI_INT, counts, 1, MPI_INT, job->comm);
     uint64_t sum = 0;
     for (int r = 0; r < p; r++) {
         displs[r] = (int)sum;
         sum += (uint64_t)counts[r];
     }
-    job->nsample = sum / 2;
-    job->sample = util_malloc((job->nsample ? job->nsample : 1) * sizeof(struct sort_tuple));
-    if (job->sample == NULL) {
+    job->nsample = sum / sw;
+    uint64_t *all = util_malloc((job->nsample ? job->nsample : 1) * sw * sizeof(uint64_t));
+    if (all == NULL) {
         err = util_fail(UTIL_ENOMEM, "rank %d: sample: out of memory", job->rank);
+    }
+    if (job->fmt != NULL) {
+        job->rsample = all;
+    } else {
+        job->sample = (struct sort_tuple *)all;
     }
     /* A rank without room cannot take part in the all-gather: all agree first, so that none
      * waits in it for a rank that is not coming. */
-    ok = job->sample != NULL;
+    ok = all != NULL;
     MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, job->comm);
     if (ok) {
-        MPI_Allgatherv(mine, mycount, MPI_UINT64_T, job->sample, counts, displs, MPI_UINT64_T,
+        MPI_Allgatherv(mine, mycount, MPI_UINT64_T, all, counts, displs, MPI_UINT64_T,
                        job->comm);
-        qsort(job->sample, job->nsample, sizeof(struct sort_tuple), sort_tuple_cmp);
+        if (job->fmt != NULL) {
+            qsort_r(all, job->nsample, sw * sizeof(uint64_t), blob_cmp, job);
+        } else {
+            qsort(all, job->nsample, sizeof(struct sort_tuple), sort_tuple_cmp);
+        }
     } else if (err == UTIL_OK) {
         err = UTIL_ENOMEM; /* another rank's failure, reported there */
     }

@@ -174,10 +174,12 @@ SORTEX_API const struct exchange_ops *sortex_exchange_find(const char *name);
 SORTEX_API const char *sortex_exchange_name(int i);
 
 /**
- * The key type called @name, for sortex_config.format: "u64" (the default), "i64" (signed) or
- * "f64" (IEEE doubles, negative zero before positive zero, NaNs ordered by sign and bits);
- * NULL for any other name. The keys stay 64-bit words in memory and in files; the sort maps
- * them onto unsigned order and back.
+ * The format called @name, for sortex_config.format: "u64" (the default), "i64" (signed) or
+ * "f64" (IEEE doubles, negative zero before positive zero, NaNs ordered by sign and bits),
+ * whose keys stay 64-bit words in memory and in files (the sort maps them onto unsigned order
+ * and back); or "gensort", the Sort Benchmark's 100-byte records with a 10-byte key compared
+ * as unsigned bytes, which sortex_sort_file() sorts with their payload, stably (equal keys
+ * leave in input order). NULL for any other name.
  */
 SORTEX_API const struct util_format *sortex_format_find(const char *name);
 
@@ -212,9 +214,10 @@ SORTEX_API int sortex_sort(MPI_Comm comm, uint64_t **keys, uint64_t *n,
  * everything, "-" meaning standard input and output, and scatters and gathers the slices); the
  * output is written into a temporary file beside out_path (".NAME.sortex-tmp.TAG") that is
  * renamed to out_path only after every rank has succeeded. The input is never modified;
- * out_path naming the input is refused. Returns 0 or a negative error code agreed by all ranks
- * (SORTEX_EUSAGE for bad input or output: missing, a directory, size not a multiple of the key
- * size, unwritable directory).
+ * out_path naming the input is refused. With a record format (gensort) the records move whole
+ * and the order is stable; records need cfg->io SORTEX_IO_MPIIO. Returns 0 or a negative error
+ * code agreed by all ranks (SORTEX_EUSAGE for bad input or output: missing, a directory, size
+ * not a multiple of the record size, unwritable directory).
  */
 SORTEX_API int sortex_sort_file(MPI_Comm comm, const char *in_path, const char *out_path,
                                 const struct sortex_config *cfg, struct sortex_stats *stats);

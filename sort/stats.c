@@ -131,8 +131,10 @@ int sortex_stats_write_json(MPI_Comm comm, const struct sortex_config *cfg,
     util_json_string(f, input ? input : "");
     fprintf(f, ", \"output\": ");
     util_json_string(f, output ? output : "");
-    fprintf(f, ", \"exchange\": \"%s\", \"key_type\": \"%s\", \"check\": \"%s\",\n", ex->name,
-            cfg->format ? cfg->format->name : "u64", st->check ? st->check : "off");
+    fprintf(f, ", \"exchange\": \"%s\", \"key_type\": \"%s\", \"record_size\": %zu, "
+               "\"check\": \"%s\",\n",
+            ex->name, cfg->format ? cfg->format->name : "u64",
+            cfg->format ? cfg->format->record_size : sizeof(uint64_t), st->check ? st->check : "off");
     fprintf(f, " \"n\": %llu, \"P\": %d, \"threads\": %d, \"epsilon\": %g, \"oversample\": %llu, "
                "\"samples\": %llu, \"epsilon_bound\": %.6f, \"finish\": \"%s\",\n",
             (unsigned long long)st->n_total, p, st->threads, cfg->epsilon > 0 ? cfg->epsilon : 0.1,

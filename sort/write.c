@@ -31,8 +31,6 @@
 #include "util/temp.h"
 #include "util/util.h"
 
-/* Keys per collective write: 128 MiB, small enough for --progress to see it advance. */
-#define WRITE_CHUNK ((uint64_t)1 << 24)
 
 /* Rank 0 chooses the temporary name; every rank receives it, and all agree that each has it,
  * so that tmp_path is set on every rank or on none (the commit's collective depends on it). */
@@ -116,22 +114,24 @@ static int write_mpiio(struct sort_job *job)
         return err;
     }
     int rc;
-    sort_progress_measure(job, job->n_out * sizeof(uint64_t), "bytes", 0);
-    uint64_t chunks = (job->n_out + WRITE_CHUNK - 1) / WRITE_CHUNK;
+    const uint64_t chunk = sort_io_chunk(job), rsize = job->rsize;
+    sort_progress_measure(job, job->n_out * rsize, "bytes", 0);
+    uint64_t chunks = (job->n_out + chunk - 1) / chunk;
     MPI_Allreduce(MPI_IN_PLACE, &chunks, 1, MPI_UINT64_T, MPI_MAX, job->comm);
     for (uint64_t c = 0; c < chunks; c++) {
-        uint64_t first = c * WRITE_CHUNK;
+        uint64_t first = c * chunk;
         uint64_t count = 0;
         if (first < job->n_out) {
-            count = job->n_out - first < WRITE_CHUNK ? job->n_out - first : WRITE_CHUNK;
+            count = job->n_out - first < chunk ? job->n_out - first : chunk;
         }
         MPI_Status status;
-        MPI_Offset off = (MPI_Offset)((offset + first) * sizeof(uint64_t));
-        rc = MPI_File_write_at_all(fh, off, job->out + first, (int)count, MPI_UINT64_T, &status);
-        sort_progress_add(job, count * sizeof(uint64_t));
+        MPI_Offset off = (MPI_Offset)((offset + first) * rsize);
+        rc = MPI_File_write_at_all(fh, off, sort_elem(job, job->out, first), (int)count,
+                                   job->mem_type, &status);
+        sort_progress_add(job, count * rsize);
         int put = 0;
         if (rc == MPI_SUCCESS) {
-            MPI_Get_count(&status, MPI_UINT64_T, &put);
+            MPI_Get_count(&status, job->mem_type, &put);
         }
         if ((rc != MPI_SUCCESS || (uint64_t)put != count) && err == UTIL_OK) {
             if (rc != MPI_SUCCESS) {
@@ -185,7 +185,7 @@ static int write_root(struct sort_job *job)
 int sort_write(struct sort_job *job)
 {
     int err = UTIL_OK;
-    uint64_t bytes = job->n_total * sizeof(uint64_t);
+    uint64_t bytes = job->n_total * job->rsize;
     int to_stdout = job->cfg->io != SORTEX_IO_MPIIO && strcmp(job->out_path, "-") == 0;
     if (job->cfg->format && job->cfg->format->from_ordered) {
         job->cfg->format->from_ordered(job->out, job->n_out);

@@ -61,14 +61,21 @@ distributions() {
     "$GEN" --list | awk '$2 == "yes" || $2 == "no" { print $1 }'
 }
 
+# The record format of the inputs gen_input makes and sort_case sorts and verifies: format
+# flags as one word list ("--format gensort", "--record-size 13 --key-offset 3 --key-size 5");
+# empty for 8-byte keys.
+SORT_FORMAT=
+
 # gen_input DIST N P [SEED]: prints the path of a generated input, cached for the test file.
 gen_input() {
-    local dist=$1 n=$2 p=$3 seed=${4:-1}
-    local f=$BATS_FILE_TMPDIR/in-$dist-$n-$p-$seed.bin
+    local dist=$1 n=$2 p=$3 seed=${4:-1} fmt=${SORT_FORMAT// /}
+    local f=$BATS_FILE_TMPDIR/in-$dist-$n-$p-$seed$fmt.bin
     if [[ $n -eq 0 ]]; then
         : >"$f" # datagen refuses n = 0; an empty input is an empty file
     elif [[ ! -f $f ]]; then
-        "$GEN" --dist "$dist" --n "$n" --ranks "$p" --seed "$seed" -o "$f" >/dev/null ||
+        # shellcheck disable=SC2086 # the format flags are words
+        "$GEN" --dist "$dist" --n "$n" --ranks "$p" --seed "$seed" $SORT_FORMAT -o "$f" \
+            >/dev/null ||
             { echo "datagen failed: $dist n=$n P=$p" >&2; return 1; }
     fi
     echo "$f"
@@ -80,19 +87,21 @@ gen_input() {
 sort_case() {
     local np=$1 backend=$2 dist=$3 n=$4
     shift 4
-    local case="P=$np exchange=$backend dist=$dist n=$n $*"
+    local case="P=$np exchange=$backend dist=$dist n=$n $SORT_FORMAT $*"
     local in out sum
     in=$(gen_input "$dist" "$n" "$np") || return 1
     out=$BATS_TEST_TMPDIR/out.bin
     rm -f "$out"
     sum=$(checksum "$in")
+    # shellcheck disable=SC2086 # the format flags are words
     if ! mpi "$np" "$SORTEX" --input "$in" --output "$out" --exchange "$backend" \
-        --stats "$BATS_TEST_TMPDIR/stats.json" "$@" >"$BATS_TEST_TMPDIR/sort.log" 2>&1; then
+        --stats "$BATS_TEST_TMPDIR/stats.json" $SORT_FORMAT "$@" >"$BATS_TEST_TMPDIR/sort.log" 2>&1; then
         echo "sort failed: $case" >&2
         cat "$BATS_TEST_TMPDIR/sort.log" >&2
         return 1
     fi
-    if ! "$VERIFY" "$out" --input "$in" >"$BATS_TEST_TMPDIR/verify.log" 2>&1; then
+    # shellcheck disable=SC2086
+    if ! "$VERIFY" "$out" --input "$in" $SORT_FORMAT >"$BATS_TEST_TMPDIR/verify.log" 2>&1; then
         echo "verify failed: $case" >&2
         cat "$BATS_TEST_TMPDIR/verify.log" >&2
         return 1
