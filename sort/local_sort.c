@@ -11,19 +11,21 @@
  *  2. Spread. One parallel counting scatter keys -> scratch on the top varying bits, as many
  *     as make the average bucket fit the in-cache kernel (tuning.bucket_keys), at most
  *     tuning.spread_bits. Each thread scatters its own contiguous chunk to private positions
- *     (an exclusive prefix over (bucket, thread)): no atomics, stable. The scatter goes
- *     through software write-combining buffers, one cache line of keys per bucket, written
- *     out whole when full, with streaming stores when the pass is larger than the caches
- *     (Polychroniou and Ross, "A comprehensive study of main-memory partitioning and its
- *     application to large-scale comparison- and radix-sort", SIGMOD 2014, section 4.2): the
- *     write-allocate read of every destination line and most TLB traffic disappear.
+ *     (an exclusive prefix over (bucket, thread)): no atomics. A pass larger than the caches
+ *     may go through software write-combining buffers, one cache line of keys per bucket,
+ *     written out whole with streaming stores when full (Polychroniou and Ross, "A
+ *     comprehensive study of main-memory partitioning and its application to large-scale
+ *     comparison- and radix-sort", SIGMOD 2014, section 4.2): the write-allocate read of every
+ *     destination line and most TLB traffic disappear. Whether that beats plain stores depends
+ *     on the CPU, so each pass measures it on its first keys (scatter_chunk()).
  *  3. Buckets. A bucket larger than a thread's fair share is sorted by all threads with the
  *     same scheme (recursively, the arrays swapping roles); the others are taken dynamically,
  *     largest first. A bucket still larger than the kernel's size gets sequential spread
  *     passes; a bucket that fits goes to the in-cache kernel:
  *       radix:  an LSD radix sort over the bucket's varying bits only (digits start at varying
  *               bits, all histograms in one pass), with the other array as scratch;
- *       vqsort: Highway's vectorised quicksort in place (sort/vqsort.cc).
+ *       vqsort: Highway's vectorised quicksort in place (sort/vqsort.cc), after at most one
+ *               spread, on buckets of any size (see calibrate()).
  *     Which kernel is faster depends on the CPU (vqsort's AVX-512 paths against scalar
  *     scatters), so the process calibrates both once on a bucket of its own size and keeps the
  *     faster (sortex_local_tuning()).
@@ -131,10 +133,12 @@ static double time_kernel(enum sortex_kernel k, uint64_t *orig, uint64_t *a, uin
 /*
  * The calibration: each kernel per key on a bucket that fills half the L2 (S/32 keys with its
  * scratch for the radix kernel, S/16 for vqsort). Where vqsort wins in the cache, it wins on
- * the whole array as well: its partitioning levels above the cache cost ~0.3 ns a key each
- * (measured on an AVX-512 CPU: 4.8 ns a key at 2^14 keys, 8.4 at 2^24), while a spread pass
- * that saves b of them costs more than 3.5 ns a key (count and scatter). So with vqsort the
- * spread passes only make buckets for the threads, and one thread sorts with vqsort alone.
+ * the whole array as well, with at most one spread in front of it: its partitioning levels
+ * cost ~0.17 ns a key each while they run in the caches and ~0.35 ns beyond (measured on an
+ * AVX-512 CPU with a 32 MiB L3: 2.4 ns a key at 2^12 keys, 3.7 at 2^20, 5.2 at 2^24, 6.2 at
+ * 10^8), and a spread pass costs ~1.4 ns a key (0.4 to count, 1.0 to scatter with plain
+ * stores). One pass of 9 bits saves 9 levels, ~2 ns a key beyond the L3, less inside it; a
+ * second pass saves less than it costs.
  */
 static enum sortex_kernel calibrate(size_t radix_keys, size_t vq_keys, double *ns_per_key)
 {
@@ -162,23 +166,41 @@ static unsigned floor_log2(size_t x)
     return high_bit((uint64_t)x);
 }
 
-/* vqsort's buckets have no size limit: spreads only make work for the threads (see the
- * calibration's comment). */
-#define VQSORT_BUCKET_KEYS ((size_t)1 << 40)
 
 /* The tuning for caches @c and kernel @k (AUTO resolved by the caller). */
 static void tuning_for(const struct util_caches *c, enum sortex_kernel k,
                        struct sortex_local_tuning *t)
 {
     size_t l2 = c->l2 >= (64u << 10) ? c->l2 : (512u << 10); /* unknown: the smaller kind */
-    t->kernel = k;
-    t->bucket_keys = k == SORTEX_KERNEL_VQSORT ? VQSORT_BUCKET_KEYS : l2 / 32;
+    *t = (struct sortex_local_tuning){.kernel = k};
     unsigned bits = floor_log2(l2 / 512);
     t->spread_bits = bits < 8 ? 8 : bits > 12 ? 12 : bits;
     t->par_min_keys = (size_t)1 << 17;
+    if (k == SORTEX_KERNEL_VQSORT) {
+        /* At most one spread, into buckets of about an L2 each, then vqsort on each bucket
+         * whatever its size (the calibration's comment says why). The spread writes with plain
+         * stores, one line in flight per bucket: at most as many buckets as the L1 holds
+         * lines. One thread spreads only inputs beyond 4 L3s (below, vqsort's partitioning
+         * levels run from the L3 and cost less than a pass); threads spread from 8 L2s on,
+         * below which a sorted chunk each and a merge are cheaper. */
+        size_t l1 = c->l1d >= (8u << 10) ? c->l1d : (32u << 10);
+        size_t l3 = c->l3 > l2 ? c->l3 : 32 * l2;
+        unsigned l1_bits = floor_log2(l1 / 64);
+        t->spread_bits = l1_bits < 8 ? 8 : l1_bits > 12 ? 12 : l1_bits;
+        t->bucket_keys = l2 / sizeof(uint64_t);
+        t->spread_min_keys = 4 * (l3 / sizeof(uint64_t));
+        t->spread_levels = 1;
+        t->merge_max_keys = 8 * t->bucket_keys;
+    } else {
+        t->bucket_keys = l2 / 32;
+        t->spread_min_keys = 0;
+        t->spread_levels = 0;
+        t->merge_max_keys = 0;
+    }
     t->merge_threads = 4;
     t->small_keys = 32;
-    t->stream_keys = 4 * l2; /* a pass over 32 L2s' worth of bytes streams */
+    t->stream_keys = 4 * l2; /* a pass over 32 L2s' worth of bytes may stream */
+    t->scatter = (enum sortex_scatter)util_knob_u64(UTIL_KNOB_SCATTER); /* 0 auto, 1, 2 */
 }
 
 /* The bucket size the calibration timed its kernel on (for the estimate). */
@@ -386,12 +408,24 @@ static void kernel_sort(uint64_t *x, uint64_t *y, size_t m, bool to_y,
 /* The first pass and the spread                                                               */
 
 /* AND, OR and monotonicity of chunk x[lo..hi) of x[0..m), its last key compared with the next
- * chunk's first; with @h, the histogram of digit (key >> shift) & mask as well. */
+ * chunk's first; with @h, the histogram of digit (key >> shift) & mask as well. With @h and
+ * !@order the caller knows the keys are neither ascending nor descending (a sample of them is
+ * not monotone), and the loop leaves the comparisons out: they cost as much as the histogram. */
 static void scan_chunk(const uint64_t *x, size_t lo, size_t hi, size_t m, unsigned shift,
-                       uint64_t mask, size_t *h, struct scan *s)
+                       uint64_t mask, size_t *h, bool order, struct scan *s)
 {
     uint64_t a = ~(uint64_t)0, o = 0, prev = x[lo];
     unsigned not_up = 0, not_down = 0;
+    if (h != NULL && !order) {
+        for (size_t i = lo; i < hi; i++) {
+            uint64_t v = x[i];
+            h[(v >> shift) & mask]++;
+            a &= v;
+            o |= v;
+        }
+        *s = (struct scan){a, o, false, false};
+        return;
+    }
     if (h != NULL) {
         for (size_t i = lo; i < hi; i++) {
             uint64_t v = x[i];
@@ -423,9 +457,10 @@ static void scan_chunk(const uint64_t *x, size_t lo, size_t hi, size_t m, unsign
 }
 
 /* Step 1 over x[0..m) in @chunks chunks (one per thread): the combined scan in *@s and, with
- * @hist (chunks x 2^bits counters), each chunk's histogram of digit (key >> shift). */
+ * @hist (chunks x 2^bits counters), each chunk's histogram of digit (key >> shift); @order as
+ * for scan_chunk(). */
 static void scan_count(const uint64_t *x, size_t m, unsigned shift, uint64_t mask, size_t *hist,
-                       int chunks, struct scan *s)
+                       bool order, int chunks, struct scan *s)
 {
     struct scan one, *part = chunks > 1 ? util_malloc((size_t)chunks * sizeof(*part)) : &one;
     size_t nb = (size_t)mask + 1;
@@ -449,7 +484,7 @@ static void scan_count(const uint64_t *x, size_t m, unsigned shift, uint64_t mas
                 memset(h, 0, nb * sizeof(*h));
             }
             if (lo < hi) {
-                scan_chunk(x, lo, hi, m, shift, mask, h, &part[c]);
+                scan_chunk(x, lo, hi, m, shift, mask, h, order, &part[c]);
             } else {
                 part[c] = (struct scan){~(uint64_t)0, 0, true, true};
             }
@@ -485,15 +520,30 @@ static uint64_t sample_vary(const uint64_t *x, size_t m, bool *monotone)
 }
 
 /*
- * Scatters chunk x[lo..hi) into y by digit (key >> shift) & mask, bucket b's keys going to
- * y[pos[b]..) (pos is advanced): one store per key, through the caches.
+ * Scatters chunk x[lo..hi) into y by digit (key >> shift) & mask, bucket b's keys going to its
+ * region y[pos[b]..end[b]): one store per key, through the caches. Each region is written from
+ * a point of its own, wrapping round at its end: when the regions are as long as a multiple of a
+ * large power of two (a power-of-two count of uniform keys), write positions that advanced in
+ * step would fall into a few cache sets and evict each other (2.3x slower on one CPU); starting
+ * region b (b * 37) lines in spreads them over the sets. The order of keys inside a bucket does
+ * not matter: it is sorted next, and equal keys are indistinguishable. @pos is clobbered,
+ * @begin (nb entries) is scratch.
  */
 static void scatter_plain(const uint64_t *x, size_t lo, size_t hi, uint64_t *y, unsigned shift,
-                          uint64_t mask, size_t *pos)
+                          uint64_t mask, size_t *pos, const size_t *end, size_t *begin)
 {
+    size_t nb = (size_t)mask + 1;
+    for (size_t b = 0; b < nb; b++) {
+        size_t len = end[b] - pos[b];
+        begin[b] = pos[b];
+        pos[b] += len != 0 ? (b * 37 * LINE_KEYS) % len : 0;
+    }
     for (size_t i = lo; i < hi; i++) {
         uint64_t v = x[i];
-        y[pos[(v >> shift) & mask]++] = v;
+        size_t b = (size_t)((v >> shift) & mask);
+        size_t p = pos[b];
+        y[p++] = v;
+        pos[b] = p == end[b] ? begin[b] : p;
     }
 }
 
@@ -554,10 +604,14 @@ static void scatter_stream(const uint64_t *x, size_t lo, size_t hi, uint64_t *y,
 }
 #endif
 
+/* Scratch entries per bucket a chunk's scatter uses (see scatter_chunk()). */
+#define SCRATCH_PER_BUCKET 5
+
 /* Bookkeeping of one spread of up to 2^bits buckets in @chunks chunks. */
 struct spread {
     size_t *hist;    /* chunks x nb: counts, then each chunk's write positions */
-    size_t *rs;      /* chunks x nb: region starts, scratch of the scatter */
+    size_t *end;     /* chunks x nb: the end of each chunk's region of each bucket */
+    size_t *scratch; /* chunks x nb x SCRATCH_PER_BUCKET: the scatter's own */
     size_t *start;   /* nb + 1: where bucket b begins in y */
     uint64_t *lines; /* chunks x nb x LINE_KEYS, 64-byte aligned */
     void *lines_raw;
@@ -566,7 +620,8 @@ struct spread {
 static void spread_free(struct spread *sp)
 {
     util_free(sp->hist);
-    util_free(sp->rs);
+    util_free(sp->end);
+    util_free(sp->scratch);
     util_free(sp->start);
     util_free(sp->lines_raw);
 }
@@ -576,10 +631,11 @@ static int spread_alloc(struct spread *sp, size_t nb, int chunks)
     size_t cells = nb * (size_t)chunks;
     memset(sp, 0, sizeof(*sp));
     sp->hist = util_malloc(cells * sizeof(size_t));
-    sp->rs = util_malloc(cells * sizeof(size_t));
+    sp->end = util_malloc(cells * sizeof(size_t));
+    sp->scratch = util_malloc(cells * SCRATCH_PER_BUCKET * sizeof(size_t));
     sp->start = util_malloc((nb + 1) * sizeof(size_t));
     sp->lines_raw = util_malloc(cells * LINE_KEYS * sizeof(uint64_t) + 64);
-    if (!sp->hist || !sp->rs || !sp->start || !sp->lines_raw) {
+    if (!sp->hist || !sp->end || !sp->scratch || !sp->start || !sp->lines_raw) {
         spread_free(sp);
         return UTIL_ENOMEM;
     }
@@ -587,18 +643,92 @@ static int spread_alloc(struct spread *sp, size_t nb, int chunks)
     return UTIL_OK;
 }
 
+/* How a pass over @m keys scatters under tuning @t: PLAIN, STREAM, or AUTO (each chunk
+ * measures). */
+static enum sortex_scatter scatter_mode(size_t m, const struct sortex_local_tuning *t)
+{
+#if defined(__SSE2__)
+    if (t->stream_keys == 0 || m < t->stream_keys) {
+        return SORTEX_SCATTER_PLAIN;
+    }
+    return t->scatter;
+#else
+    (void)m;
+    (void)t;
+    return SORTEX_SCATTER_PLAIN;
+#endif
+}
+
+/* AUTO scatters this fraction of a chunk's keys each way before it picks. */
+#define PROBE_PARTS 16
+
+/*
+ * Scatters chunk x[lo..hi) into its regions y[pos[b]..end[b]) by @mode, with @scratch (nb x
+ * SCRATCH_PER_BUCKET entries) and @lines (nb lines) of its own. Plain or streaming stores: which
+ * is faster depends on the CPU (on one AVX-512 CPU in a virtual machine streaming cost 1.4x,
+ * where it won on the CPU the radix kernel was first tuned on), so AUTO measures it on the
+ * chunk itself: it cuts off two sixteenths of the keys, A and B, counts them, gives each its own
+ * part of every region (A, then B, then the rest C), scatters A plainly and B streaming, times
+ * both, and scatters C the faster way.
+ */
+static void scatter_chunk(const uint64_t *x, size_t lo, size_t hi, uint64_t *y, unsigned shift,
+                          uint64_t mask, size_t *pos, const size_t *end, size_t *scratch,
+                          uint64_t *lines, enum sortex_scatter mode)
+{
+    size_t nb = (size_t)mask + 1;
+#if defined(__SSE2__)
+    if (mode == SORTEX_SCATTER_AUTO && hi - lo >= 2 * PROBE_PARTS) {
+        size_t part = (hi - lo) / PROBE_PARTS;
+        size_t *pos_a = scratch + nb, *end_a = scratch + 2 * nb, *pos_b = scratch + 3 * nb;
+        /* Counts of A and B (in end_a, pos_b), then their regions at the front of each. */
+        memset(end_a, 0, 2 * nb * sizeof(*end_a));
+        for (size_t i = lo; i < lo + part; i++) {
+            end_a[(x[i] >> shift) & mask]++;
+        }
+        for (size_t i = lo + part; i < lo + 2 * part; i++) {
+            pos_b[(x[i] >> shift) & mask]++;
+        }
+        for (size_t b = 0; b < nb; b++) {
+            size_t ca = end_a[b], cb = pos_b[b];
+            pos_a[b] = pos[b];
+            end_a[b] = pos[b] + ca;
+            pos_b[b] = end_a[b];
+            pos[b] = end_a[b] + cb; /* C starts where B ends */
+        }
+        double t0 = util_now();
+        scatter_plain(x, lo, lo + part, y, shift, mask, pos_a, end_a, scratch);
+        double t1 = util_now();
+        scatter_stream(x, lo + part, lo + 2 * part, y, shift, mask, pos_b, scratch, lines);
+        double t2 = util_now();
+        lo += 2 * part;
+        mode = t2 - t1 < t1 - t0 ? SORTEX_SCATTER_STREAM : SORTEX_SCATTER_PLAIN;
+    }
+    if (mode == SORTEX_SCATTER_STREAM) {
+        scatter_stream(x, lo, hi, y, shift, mask, pos, scratch, lines);
+        return;
+    }
+#else
+    (void)lines;
+    (void)mode;
+#endif
+    (void)nb;
+    scatter_plain(x, lo, hi, y, shift, mask, pos, end, scratch);
+}
+
 /* Step 2 after the histograms of the chunks are in sp->hist: exclusive prefix over (bucket,
  * chunk), then every chunk scatters x -> y. */
 static void spread_pass(const uint64_t *x, uint64_t *y, size_t m, unsigned shift, size_t nb,
-                        struct spread *sp, int chunks, bool stream)
+                        struct spread *sp, int chunks, const struct sortex_local_tuning *t)
 {
+    enum sortex_scatter mode = scatter_mode(m, t);
     size_t sum = 0;
     for (size_t b = 0; b < nb; b++) {
         sp->start[b] = sum;
         for (int c = 0; c < chunks; c++) {
-            size_t cnt = sp->hist[(size_t)c * nb + b];
-            sp->hist[(size_t)c * nb + b] = sum;
+            size_t cell = (size_t)c * nb + b, cnt = sp->hist[cell];
+            sp->hist[cell] = sum;
             sum += cnt;
+            sp->end[cell] = sum;
         }
     }
     sp->start[nb] = sum;
@@ -609,15 +739,10 @@ static void spread_pass(const uint64_t *x, uint64_t *y, size_t m, unsigned shift
         for (int c = omp_get_thread_num(); c < chunks; c += nt) {
             size_t lo = part_begin(m, (size_t)c, (size_t)chunks);
             size_t hi = part_begin(m, (size_t)c + 1, (size_t)chunks);
-            size_t *pos = sp->hist + (size_t)c * nb;
-#if defined(__SSE2__)
-            if (stream) {
-                scatter_stream(x, lo, hi, y, shift, mask, pos, sp->rs + (size_t)c * nb,
-                               sp->lines + (size_t)c * nb * LINE_KEYS);
-                continue;
-            }
-#endif
-            scatter_plain(x, lo, hi, y, shift, mask, pos);
+            size_t cell = (size_t)c * nb;
+            scatter_chunk(x, lo, hi, y, shift, mask, sp->hist + cell, sp->end + cell,
+                          sp->scratch + cell * SCRATCH_PER_BUCKET,
+                          sp->lines + cell * LINE_KEYS, mode);
         }
     }
 }
@@ -665,10 +790,11 @@ static int first_pass(uint64_t *x, uint64_t *y, size_t m, bool to_y, int chunks,
         if (spread_alloc(sp, (size_t)1 << width, chunks) != UTIL_OK) {
             return -1;
         }
-        scan_count(x, m, guess - width, ((uint64_t)1 << width) - 1, sp->hist, chunks, &s);
+        scan_count(x, m, guess - width, ((uint64_t)1 << width) - 1, sp->hist, false, chunks,
+                   &s);
         counted = true;
     } else {
-        scan_count(x, m, 0, 0, NULL, chunks, &s);
+        scan_count(x, m, 0, 0, NULL, true, chunks, &s);
     }
     uint64_t *dst = to_y ? y : x;
     uint64_t vary = s.and_all ^ s.or_all;
@@ -692,7 +818,7 @@ static int first_pass(uint64_t *x, uint64_t *y, size_t m, bool to_y, int chunks,
         if (spread_alloc(sp, (size_t)1 << w, chunks) != UTIL_OK) {
             return -1;
         }
-        scan_count(x, m, top - w, ((uint64_t)1 << w) - 1, sp->hist, chunks, &s);
+        scan_count(x, m, top - w, ((uint64_t)1 << w) - 1, sp->hist, false, chunks, &s);
         guess = top;
         width = w;
     }
@@ -719,10 +845,17 @@ static int cmp_u64(const void *p, const void *q)
  * sub-buckets (roles of x and y swapped). Without memory for a spread's bookkeeping it falls
  * back to the radix kernel, which needs none (its counts live on the stack).
  */
-static void seq_sort(uint64_t *x, uint64_t *y, size_t m, bool to_y,
-                     const struct sortex_local_tuning *t)
+/* Whether seq_sort() spreads @m keys at spread level @level, or gives them to the kernel. */
+static bool seq_spreads(size_t m, const struct sortex_local_tuning *t, unsigned level)
 {
-    if (m <= t->bucket_keys || m <= 1) {
+    return m > t->bucket_keys && m > 1 && m >= t->spread_min_keys &&
+           (t->spread_levels == 0 || level < t->spread_levels);
+}
+
+static void seq_sort(uint64_t *x, uint64_t *y, size_t m, bool to_y,
+                     const struct sortex_local_tuning *t, unsigned level)
+{
+    if (!seq_spreads(m, t, level)) {
         kernel_sort(x, y, m, to_y, t);
         return;
     }
@@ -746,11 +879,11 @@ static void seq_sort(uint64_t *x, uint64_t *y, size_t m, bool to_y,
         return;
     }
     size_t nb = (size_t)1 << bits;
-    spread_pass(x, y, m, shift, nb, &sp, 1, m >= t->stream_keys && t->stream_keys != 0);
+    spread_pass(x, y, m, shift, nb, &sp, 1, t);
     for (size_t b = 0; b < nb; b++) {
         size_t c = sp.start[b + 1] - sp.start[b];
         if (c > 0) {
-            seq_sort(y + sp.start[b], x + sp.start[b], c, !to_y, t);
+            seq_sort(y + sp.start[b], x + sp.start[b], c, !to_y, t, level + 1);
         }
     }
     spread_free(&sp);
@@ -773,7 +906,7 @@ static int bucket_larger_first(const void *a, const void *b)
  * steps 1 and 2 into the opposite array, then step 3 on the buckets.
  */
 static void par_sort(uint64_t *x, uint64_t *y, size_t m, bool to_y, int threads,
-                     const struct sortex_local_tuning *t)
+                     const struct sortex_local_tuning *t, unsigned level)
 {
     struct spread sp;
     unsigned shift = 0, bits = 0;
@@ -783,13 +916,13 @@ static void par_sort(uint64_t *x, uint64_t *y, size_t m, bool to_y, int threads,
         return;
     }
     if (rc < 0) {
-        seq_sort(x, y, m, to_y, t); /* no bookkeeping memory: one thread */
+        seq_sort(x, y, m, to_y, t, level); /* no bookkeeping memory: one thread */
         progress_add(t, m);
         return;
     }
     size_t nb = (size_t)1 << bits;
     struct bucket *order = util_malloc(nb * sizeof(*order));
-    spread_pass(x, y, m, shift, nb, &sp, threads, m >= t->stream_keys && t->stream_keys != 0);
+    spread_pass(x, y, m, shift, nb, &sp, threads, t);
 
     /* Buckets that would unbalance the threads (more than half a thread's share of the keys)
      * are sorted by all threads together. */
@@ -806,7 +939,7 @@ static void par_sort(uint64_t *x, uint64_t *y, size_t m, bool to_y, int threads,
             continue;
         }
         /* The bucket is in y: sort it back into x unless the caller wants y. */
-        par_sort(y + sp.start[b], x + sp.start[b], c, !to_y, threads, t);
+        par_sort(y + sp.start[b], x + sp.start[b], c, !to_y, threads, t, level + 1);
     }
     spread_free(&sp);
 
@@ -816,7 +949,7 @@ static void par_sort(uint64_t *x, uint64_t *y, size_t m, bool to_y, int threads,
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
         for (size_t k = 0; k < nsmall; k++) {
             size_t b0 = order[k].begin;
-            seq_sort(y + b0, x + b0, order[k].count, !to_y, t);
+            seq_sort(y + b0, x + b0, order[k].count, !to_y, t, level + 1);
             progress_add(t, order[k].count);
         }
         util_free(order);
@@ -833,7 +966,7 @@ static bool trivially_sorted(uint64_t *x, size_t m)
         return false;
     }
     struct scan s;
-    scan_count(x, m, 0, 0, NULL, 1, &s);
+    scan_count(x, m, 0, 0, NULL, true, 1, &s);
     if (s.ascending || s.and_all == s.or_all) {
         return true;
     }
@@ -889,15 +1022,17 @@ int sortex_local_sort_either(uint64_t *keys, uint64_t *scratch, size_t n, int th
         t = &def;
     }
     if (n < t->par_min_keys || threads == 1) {
-        /* A kernel never spread for (vqsort, or a small input) still skips sorted, reverse and
-         * all-equal input: one read when a sample of the keys is already monotone. */
-        if (n > t->bucket_keys || !trivially_sorted(keys, n)) {
-            seq_sort(keys, scratch, n, false, t);
+        /* An input the kernel takes whole (vqsort below its spread size, or a small input)
+         * still skips sorted, reverse and all-equal input: one read when a sample of the keys is
+         * already monotone. */
+        if (seq_spreads(n, t, 0) || !trivially_sorted(keys, n)) {
+            seq_sort(keys, scratch, n, false, t, 0);
         }
         progress_add(t, n);
         return UTIL_OK;
     }
     if (t->kernel == SORTEX_KERNEL_VQSORT && threads <= t->merge_threads &&
+        n < t->merge_max_keys &&
         threads <= SORTEX_MERGE_THREADS_MAX && !trivially_sorted(keys, n)) {
         uint64_t *out = chunks_then_merge(keys, scratch, n, threads, t);
         if (out != NULL) {
@@ -906,7 +1041,7 @@ int sortex_local_sort_either(uint64_t *keys, uint64_t *scratch, size_t n, int th
             return UTIL_OK;
         }
     }
-    par_sort(keys, scratch, n, false, threads, t);
+    par_sort(keys, scratch, n, false, threads, t, 0);
     return UTIL_OK;
 }
 

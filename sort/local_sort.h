@@ -30,6 +30,19 @@ enum sortex_kernel {
 };
 
 /**
+ * How a spread pass over at least stream_keys keys writes its buckets. Whether streaming stores
+ * pay depends on the CPU and on the pass (local_sort.c, scatter_chunk()), so AUTO measures it:
+ * every thread of such a pass scatters a sixteenth of its keys each way, times both, and
+ * scatters the rest the faster way.
+ */
+enum sortex_scatter {
+    SORTEX_SCATTER_AUTO,   /* measured by every pass, on its first keys */
+    SORTEX_SCATTER_PLAIN,  /* one store per key, through the caches */
+    SORTEX_SCATTER_STREAM, /* software write-combining lines and streaming stores */
+    SORTEX_SCATTER_COUNT
+};
+
+/**
  * What the local sort is tuned by. Nothing here is a constant for one CPU: the process default
  * (sortex_local_tuning()) is computed once from the cache sizes read at run time
  * (util/cpu.h) and a calibration of the kernels; tests and benchmarks pass their own to
@@ -39,13 +52,18 @@ struct sortex_local_tuning {
     enum sortex_kernel kernel; /* AUTO is resolved by the calibration */
     size_t bucket_keys;        /* buckets of at most this many keys go to the kernel */
     unsigned spread_bits;      /* widest digit of one spread pass: 2^bits buckets, 1..16 */
+    size_t spread_min_keys;    /* fewer keys than this go to the kernel whole, never spread */
+    unsigned spread_levels;    /* a key takes at most this many spread passes before its
+                                  bucket goes to the kernel, whatever its size; 0 = no limit */
     size_t par_min_keys;       /* fewer keys than this are sorted by one thread */
     size_t small_keys;         /* radix kernel: buckets of at most this many keys, insertion */
-    size_t stream_keys;        /* spread passes over at least this many keys write whole cache
-                                  lines around the caches (streaming stores); 0 = never */
+    size_t stream_keys;        /* spread passes over at least this many keys may write whole
+                                  cache lines around the caches (streaming stores); 0 = never */
+    enum sortex_scatter scatter; /* how such passes scatter (AUTO: measured, see below) */
     int merge_threads;         /* vqsort with at most this many threads (and at most
-                                  SORTEX_MERGE_THREADS_MAX): sorted chunks and a merge
-                                  instead of a spread; 0 = never */
+                                  SORTEX_MERGE_THREADS_MAX) and fewer than merge_max_keys keys:
+                                  sorted chunks and a merge instead of a spread; 0 = never */
+    size_t merge_max_keys;
     double kernel_ns_per_key;  /* the calibration's time of the kernel, a key in cache; 0 =
                                   not measured (a caller's own tuning) */
     uint64_t *progress;        /* when not NULL, keys whose place is final are added here

@@ -212,26 +212,45 @@ static void straddle(size_t *sizes, size_t *ns, size_t t)
  */
 static void group_thresholds(void)
 {
-    /* The radix kernel, vqsort with spreads, vqsort with sorted chunks and a merge. */
-    static const enum sortex_kernel kernels[] = {SORTEX_KERNEL_RADIX, SORTEX_KERNEL_VQSORT,
-                                                 SORTEX_KERNEL_VQSORT};
-    static const int merges[] = {0, 0, 3};
-    for (size_t k = 0; k < sizeof(kernels) / sizeof(kernels[0]); k++) {
+    /* The radix kernel with each way of scattering; vqsort with spreads at every level, with
+     * one spread level from a size on, and with sorted chunks and a merge below a size. */
+    static const struct {
+        enum sortex_kernel kernel;
+        enum sortex_scatter scatter;
+        int merges;
+        size_t spread_min, merge_max;
+        unsigned levels;
+    } variants[] = {
+        {SORTEX_KERNEL_RADIX, SORTEX_SCATTER_AUTO, 0, 0, 0, 0},
+        {SORTEX_KERNEL_RADIX, SORTEX_SCATTER_PLAIN, 0, 0, 0, 0},
+        {SORTEX_KERNEL_RADIX, SORTEX_SCATTER_STREAM, 0, 0, 0, 0},
+        {SORTEX_KERNEL_VQSORT, SORTEX_SCATTER_AUTO, 0, 0, 0, 0},
+        {SORTEX_KERNEL_VQSORT, SORTEX_SCATTER_AUTO, 3, 5000, 4000, 1},
+    };
+    for (size_t k = 0; k < sizeof(variants) / sizeof(variants[0]); k++) {
         struct sortex_local_tuning small = {
-            .kernel = kernels[k],
+            .kernel = variants[k].kernel,
             .bucket_keys = 256,
             .spread_bits = 4,
+            .spread_min_keys = variants[k].spread_min,
+            .spread_levels = variants[k].levels,
             .par_min_keys = 2048,
             .small_keys = 8,
             .stream_keys = 3000,
-            .merge_threads = merges[k],
+            .scatter = variants[k].scatter,
+            .merge_threads = variants[k].merges,
+            .merge_max_keys = variants[k].merge_max,
         };
-        size_t sizes[24], ns = 0;
+        size_t sizes[32], ns = 0;
         straddle(sizes, &ns, small.small_keys);
         straddle(sizes, &ns, small.bucket_keys);
         straddle(sizes, &ns, small.bucket_keys << small.spread_bits); /* two spread levels */
         straddle(sizes, &ns, small.par_min_keys);
         straddle(sizes, &ns, small.stream_keys);
+        if (variants[k].spread_min != 0) {
+            straddle(sizes, &ns, variants[k].spread_min);
+            straddle(sizes, &ns, variants[k].merge_max);
+        }
         sizes[ns++] = 100003; /* three levels and every bucket size between */
         tuning = &small;
         sort_matrix_threads(sizes, ns, 0, DIST_COUNT, 3);
@@ -240,14 +259,15 @@ static void group_thresholds(void)
     sortex_local_tuning(&def);
     size_t sizes[12], ns = 0;
     straddle(sizes, &ns, def.small_keys);
-    if (def.bucket_keys <= ((size_t)1 << 22)) { /* vqsort's buckets have no limit */
-        straddle(sizes, &ns, def.bucket_keys);
-    }
+    straddle(sizes, &ns, def.bucket_keys);
     straddle(sizes, &ns, def.par_min_keys);
     tuning = NULL;
     sort_matrix(sizes, ns, 0, DIST_COUNT);
-    fprintf(stderr, "tuning: kernel %s, bucket %zu keys, spread %u bits, parallel from %zu keys\n",
-           sortex_kernel_name(def.kernel), def.bucket_keys, def.spread_bits, def.par_min_keys);
+    fprintf(stderr,
+            "tuning: kernel %s, bucket %zu keys, spread %u bits, parallel from %zu keys, "
+            "one thread spreads from %zu keys, threads merge below %zu keys\n",
+            sortex_kernel_name(def.kernel), def.bucket_keys, def.spread_bits, def.par_min_keys,
+            def.spread_min_keys, def.merge_max_keys);
 }
 
 static void group_large(void)
