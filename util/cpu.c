@@ -55,12 +55,10 @@ const struct util_caches *util_caches(void)
     if (done) {
         return &c;
     }
-    c.l1d = conf(_SC_LEVEL1_DCACHE_SIZE);
-    c.l2 = conf(_SC_LEVEL2_CACHE_SIZE);
-    c.l3 = conf(_SC_LEVEL3_CACHE_SIZE);
-    c.line = conf(_SC_LEVEL1_DCACHE_LINESIZE);
-    /* Where glibc cannot tell (other vendors, some virtual machines), ask the kernel. */
-    for (int i = 0; i < 8 && (c.l1d == 0 || c.l2 == 0 || c.l3 == 0); i++) {
+    /* The kernel's reading first (CPUID leaf 4 or 0x8000001D, per cache): glibc's sysconf()
+     * takes AMD's L3 from an older CPUID field that some hypervisors fill with the whole
+     * host's figure (384 MiB and 508 MiB read on a VM whose L3 is 32 MiB). */
+    for (int i = 0; i < 8; i++) {
         int level = 0;
         char type[32] = "";
         size_t v = sys_size(i, &level, type, sizeof(type));
@@ -72,6 +70,11 @@ const struct util_caches *util_caches(void)
             c.l3 = v;
         }
     }
+    /* Where the kernel cannot tell (no /sys, as in some containers), glibc's. */
+    c.l1d = c.l1d ? c.l1d : conf(_SC_LEVEL1_DCACHE_SIZE);
+    c.l2 = c.l2 ? c.l2 : conf(_SC_LEVEL2_CACHE_SIZE);
+    c.l3 = c.l3 ? c.l3 : conf(_SC_LEVEL3_CACHE_SIZE);
+    c.line = conf(_SC_LEVEL1_DCACHE_LINESIZE);
     c.line = c.line ? c.line : 64;
     if (util_knob(UTIL_KNOB_L1D_BYTES)->valid) {
         c.l1d = (size_t)util_knob_u64(UTIL_KNOB_L1D_BYTES);

@@ -17,8 +17,8 @@ struct util_caches {
 };
 
 /**
- * The caches of the CPU this process runs on: sysconf(_SC_LEVEL*_CACHE_SIZE) (glibc's reading
- * of CPUID), else /sys/devices/system/cpu/cpu0/cache, else 0. Read once, then cached. The
+ * The caches of the CPU this process runs on: /sys/devices/system/cpu/cpu0/cache (the
+ * kernel's reading of CPUID), else sysconf(_SC_LEVEL*_CACHE_SIZE) (glibc's), else 0. Read once, then cached. The
  * environment variables SORTEX_L1D_BYTES and SORTEX_L2_BYTES override the two sizes the sort
  * is tuned by (tests use them to drive every path on any machine; benchmarks to try sizes).
  */
