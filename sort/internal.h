@@ -24,6 +24,7 @@ struct sort_tuple {
 };
 
 struct sort_progress;
+struct sort_select;
 
 struct sort_job {
     MPI_Comm comm; /* private duplicate of the caller's communicator */
@@ -63,6 +64,7 @@ struct sort_job {
     uint64_t nsample;
     uint64_t oversample;
     struct sort_tuple *splitters; /* P-1 tuples, identical on every rank */
+    struct sort_select *select;   /* --balance eps, exact: the search between the two phases */
 
     /* Bucket and exchange. */
     uint64_t *send_counts; /* [P] */
@@ -96,6 +98,11 @@ int sort_read(struct sort_job *job);
 int sort_local(struct sort_job *job);
 int sort_sample(struct sort_job *job);
 int sort_splitters(struct sort_job *job);
+/* Phases 3 and 4 with --balance eps or exact (sort/select.c): the first round's candidates,
+ * then the histogram rounds; sort_select_free() drops the search state after a failure. */
+int sort_select_sample(struct sort_job *job);
+int sort_select_splitters(struct sort_job *job);
+void sort_select_free(struct sort_job *job);
 int sort_bucket(struct sort_job *job);
 int sort_exchange(struct sort_job *job);
 int sort_finish(struct sort_job *job);

@@ -33,9 +33,14 @@ static void usage(FILE *f)
             "                         input is refused)\n"
             "  -x, --exchange NAME    exchange back-end [alltoallv]; 'help' lists them\n"
             "  -t, --threads T        OpenMP threads per rank [cores of the node / ranks on it]\n"
-            "  -s, --oversample S     samples per bucket, 1..1000000 [max(256, ceil((P+1)/epsilon))]\n"
-            "  -e, --epsilon E        imbalance bound: every rank gets <= (1+E) n/P + P keys,\n"
-            "                         0.001..10 [0.1]\n"
+            "  -e, --epsilon E        imbalance bound: every rank gets <= (1+E) n/P + 1 keys\n"
+            "                         (+ P with --balance sample), 0.001..10 [0.1]\n"
+            "      --balance MODE     how the splitters are chosen [eps]: eps, by histogram\n"
+            "                         rounds to within --epsilon; exact, every rank gets\n"
+            "                         floor(n/P) or ceil(n/P) keys (a few more rounds); sample,\n"
+            "                         one all-gathered regular sample of P S keys\n"
+            "  -s, --oversample S     --balance sample: samples per bucket, 1..1000000\n"
+            "                         [max(256, ceil((P+1)/epsilon))]\n"
             "      --finish MODE      auto, merge or sort: how received runs are combined [auto]\n"
             );
     util_format_usage(f, 25);
@@ -68,6 +73,7 @@ static void usage(FILE *f)
 
 enum {
     OPT_FINISH = 256,
+    OPT_BALANCE,
     OPT_MEM_LIMIT,
     OPT_SYNC,
     OPT_STATS,
@@ -96,6 +102,7 @@ static int parse_args(int argc, char **argv, struct cli *cli, int quiet)
         {"oversample", required_argument, NULL, 's'},
         {"epsilon", required_argument, NULL, 'e'},
         {"finish", required_argument, NULL, OPT_FINISH},
+        {"balance", required_argument, NULL, OPT_BALANCE},
         UTIL_FORMAT_LONG_OPTIONS,
         {"mem-limit", required_argument, NULL, OPT_MEM_LIMIT},
         {"sync", no_argument, NULL, OPT_SYNC},
@@ -167,6 +174,17 @@ static int parse_args(int argc, char **argv, struct cli *cli, int quiet)
                 cli->cfg.finish = SORTEX_FINISH_SORT;
             } else {
                 BAD("--finish must be auto, merge or sort (%s)", optarg);
+            }
+            break;
+        case OPT_BALANCE:
+            if (strcmp(optarg, "eps") == 0) {
+                cli->cfg.balance = SORTEX_BALANCE_EPS;
+            } else if (strcmp(optarg, "exact") == 0) {
+                cli->cfg.balance = SORTEX_BALANCE_EXACT;
+            } else if (strcmp(optarg, "sample") == 0) {
+                cli->cfg.balance = SORTEX_BALANCE_SAMPLE;
+            } else {
+                BAD("--balance must be eps, exact or sample (%s)", optarg);
             }
             break;
         case OPT_MEM_LIMIT:

@@ -50,4 +50,40 @@ uint64_t sortex_splitter_index(int j, uint64_t t, int p);
 uint64_t sortex_bucket_boundary(const uint64_t *keys, uint64_t m, uint64_t offset, uint64_t key,
                                 uint64_t pos);
 
+/*
+ * Splitters by histogram (--balance eps and exact, sort/select.c): splitter j of P should have
+ * a global rank (elements below it in (key, position) order) within a tolerance of its target.
+ */
+
+/** Candidates the histogram selection draws per unresolved splitter and round. */
+#define SORTEX_SPLIT_SAMPLES 8
+
+/** Candidates a round may draw in all before it stops short of SORTEX_SPLIT_SAMPLES each:
+ * rounds cost latency, not volume, below this (a 64 KiB all-gather of tuples). */
+#define SORTEX_SPLIT_BUDGET 4096
+
+/** Candidates to draw per bracket when @open splitters are unresolved:
+ * max(SORTEX_SPLIT_SAMPLES, SORTEX_SPLIT_BUDGET / open). */
+uint64_t sortex_split_want(uint64_t open);
+
+/** A bracket of at most this many elements is sampled whole: its target is found exactly. */
+#define SORTEX_SPLIT_WHOLE (4 * SORTEX_SPLIT_SAMPLES)
+
+/** The global rank splitter @j of @p (1 <= j < p) aims at among @n elements: floor(j n / p),
+ * so that rank r receives floor((r+1) n/p) - floor(r n/p) elements, floor or ceil of n/p. */
+uint64_t sortex_split_target(int j, uint64_t n, int p);
+
+/**
+ * How far from its target a splitter's global rank may be: 0 for exact balance, else
+ * floor(eps n / (2 p)), so that every rank receives at most n/p + 1 + eps n/p elements.
+ */
+uint64_t sortex_split_tolerance(uint64_t n, int p, double eps, int exact);
+
+/**
+ * The probability with which each element of a bracket of @mass elements is drawn, for
+ * @want candidates in it: want / mass, and 1 (every element) for a bracket of at most
+ * SORTEX_SPLIT_WHOLE elements or when want >= mass.
+ */
+double sortex_split_density(uint64_t mass, uint64_t want);
+
 #endif

@@ -302,6 +302,7 @@ static void job_free(struct sort_job *job)
     if (job->fmt != NULL) {
         MPI_Type_free(&job->mem_type);
     }
+    sort_select_free(job);
     util_free(job->rsample);
     util_free(job->rsplitters);
     util_free(job->send_counts);
@@ -319,14 +320,22 @@ static void job_free(struct sort_job *job)
     }
 }
 
-/* The largest slice any rank can end with: (1 + eps) n/P + P, where eps = (P+1)/S is what the
- * oversampling factor S guarantees (see sample.c), and never more than n. */
+/* The largest slice any rank can end with, never more than n: with the regular sample
+ * (1 + eps) n/P + P, where eps = (P+1)/S is what the oversampling factor S guarantees (see
+ * sample.c); with the histogram, ceil(n/P) + 2 tol, each splitter being at most tol from its
+ * target (select.c). */
 static uint64_t output_bound(const struct sort_job *job)
 {
     uint64_t p = (uint64_t)job->size;
-    uint64_t s = job->oversample;
-    long double eps = (long double)(p + 1) / (long double)s;
-    long double bound = ceill((1.0L + eps) * (long double)job->n_total / (long double)p) + p;
+    long double bound;
+    if (job->cfg->balance == SORTEX_BALANCE_SAMPLE) {
+        long double eps = (long double)(p + 1) / (long double)job->oversample;
+        bound = ceill((1.0L + eps) * (long double)job->n_total / (long double)p) + p;
+    } else {
+        uint64_t tol = sortex_split_tolerance(job->n_total, job->size, job->epsilon,
+                                              job->cfg->balance == SORTEX_BALANCE_EXACT);
+        bound = ceill((long double)job->n_total / (long double)p) + 2.0L * tol;
+    }
     return bound >= (long double)job->n_total ? job->n_total : (uint64_t)bound;
 }
 
@@ -338,9 +347,19 @@ uint64_t sortex_default_oversample(int p, double epsilon)
     return s < 256 ? 256 : s;
 }
 
-/* Chooses the oversampling factor: the user's, or the smallest that guarantees epsilon. */
+/* Chooses the oversampling factor of the regular sample: the user's, or the smallest that
+ * guarantees epsilon; and states the bound the splitters will keep. */
 static void choose_oversample(struct sort_job *job)
 {
+    if (job->cfg->balance != SORTEX_BALANCE_SAMPLE) {
+        uint64_t tol = sortex_split_tolerance(job->n_total, job->size, job->epsilon,
+                                              job->cfg->balance == SORTEX_BALANCE_EXACT);
+        job->oversample = 0;
+        job->stats->oversample = 0;
+        job->stats->epsilon_bound =
+            job->n_total ? 2.0 * (double)tol * job->size / (double)job->n_total : 0.0;
+        return;
+    }
     uint64_t s = job->cfg->oversample;
     if (s == 0) {
         s = sortex_default_oversample(job->size, job->epsilon);
@@ -357,9 +376,12 @@ static int sort_in_memory(struct sort_job *job)
     if (job->cfg->check && (err = run_phase(job, SORTEX_PHASE_CHECK, sort_check_input)) != UTIL_OK) {
         return err;
     }
+    int regular = job->cfg->balance == SORTEX_BALANCE_SAMPLE;
     if ((err = run_phase(job, SORTEX_PHASE_LOCAL_SORT, sort_local)) != UTIL_OK ||
-        (err = run_phase(job, SORTEX_PHASE_SAMPLE, sort_sample)) != UTIL_OK ||
-        (err = run_phase(job, SORTEX_PHASE_SPLITTERS, sort_splitters)) != UTIL_OK ||
+        (err = run_phase(job, SORTEX_PHASE_SAMPLE,
+                         regular ? sort_sample : sort_select_sample)) != UTIL_OK ||
+        (err = run_phase(job, SORTEX_PHASE_SPLITTERS,
+                         regular ? sort_splitters : sort_select_splitters)) != UTIL_OK ||
         (err = run_phase(job, SORTEX_PHASE_BUCKET, sort_bucket)) != UTIL_OK ||
         (err = run_phase(job, SORTEX_PHASE_EXCHANGE, sort_exchange)) != UTIL_OK ||
         (err = run_phase(job, SORTEX_PHASE_FINISH, sort_finish)) != UTIL_OK) {

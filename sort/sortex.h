@@ -94,6 +94,17 @@ enum sortex_finish {
     SORTEX_FINISH_COUNT
 };
 
+/** How the splitters are chosen, and so how evenly the ranks end up. */
+enum sortex_balance {
+    SORTEX_BALANCE_EPS,    /* by histogram refinement: every rank ends with at most
+                              (1 + epsilon) n/P + 1 elements; O(P) words per rank and round */
+    SORTEX_BALANCE_EXACT,  /* by histogram refinement to the exact targets: every rank ends with
+                              floor(n/P) or ceil(n/P) elements; a few more rounds */
+    SORTEX_BALANCE_SAMPLE, /* one all-gathered regular sample of P S elements (S = oversample):
+                              at most (1 + (P+1)/S) n/P + P; P S words on every rank */
+    SORTEX_BALANCE_COUNT
+};
+
 /** How sortex_sort_file() reads the input and writes the output. */
 enum sortex_io {
     SORTEX_IO_MPIIO, /* every rank reads and writes its own slice with collective MPI-IO */
@@ -108,8 +119,11 @@ struct sortex_config {
                                             default, alltoallv */
     const struct util_format *format;   /* key type (sortex_format_find()); NULL = u64 */
     int threads;         /* OpenMP threads per rank; 0 = cores of the node / ranks on it */
-    double epsilon;      /* imbalance bound: max rank output <= (1+eps) n/P + P; 0 = 0.1 */
-    uint64_t oversample; /* samples per bucket; 0 = max(256, ceil((P+1)/eps)) */
+    double epsilon;      /* imbalance bound: max rank output <= (1+eps) n/P + 1 (+ P with
+                            SORTEX_BALANCE_SAMPLE); 0 = 0.1 */
+    uint64_t oversample; /* SORTEX_BALANCE_SAMPLE: samples per bucket; 0 = max(256,
+                            ceil((P+1)/eps)) */
+    enum sortex_balance balance; /* how the splitters are chosen; 0 = SORTEX_BALANCE_EPS */
     enum sortex_finish finish;
     uint64_t mem_limit;  /* bytes of key buffers one rank may allocate; 0 = no limit */
     int progress;        /* rank 0 reports each phase on stderr */
@@ -148,7 +162,8 @@ struct sortex_stats {
     uint64_t n_out;                           /* this rank: keys of its sorted slice */
     double imbalance;       /* global: max n_out / (n_total / P); 1.0 is perfect */
     double epsilon_bound;   /* global: the bound the sample size guarantees */
-    uint64_t samples;       /* global: samples gathered */
+    uint64_t samples;       /* global: samples (candidates) gathered, every round */
+    uint64_t splitter_rounds; /* global: histogram rounds (0 with SORTEX_BALANCE_SAMPLE) */
     uint64_t oversample;    /* global: samples per bucket used */
     int threads;            /* threads per rank used */
     const char *finish;     /* what finish did: "merge", "sort", or "none" (one rank) */

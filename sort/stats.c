@@ -135,10 +135,14 @@ int sortex_stats_write_json(MPI_Comm comm, const struct sortex_config *cfg,
                "\"check\": \"%s\",\n",
             ex->name, cfg->format ? cfg->format->name : "u64",
             cfg->format ? cfg->format->record_size : sizeof(uint64_t), st->check ? st->check : "off");
-    fprintf(f, " \"n\": %llu, \"P\": %d, \"threads\": %d, \"epsilon\": %g, \"oversample\": %llu, "
-               "\"samples\": %llu, \"epsilon_bound\": %.6f, \"finish\": \"%s\",\n",
+    static const char *const balance[SORTEX_BALANCE_COUNT] = {"eps", "exact", "sample"};
+    fprintf(f, " \"n\": %llu, \"P\": %d, \"threads\": %d, \"epsilon\": %g, \"balance\": \"%s\", "
+               "\"oversample\": %llu, \"samples\": %llu, \"splitter_rounds\": %llu, "
+               "\"epsilon_bound\": %.6f, \"finish\": \"%s\",\n",
             (unsigned long long)st->n_total, p, st->threads, cfg->epsilon > 0 ? cfg->epsilon : 0.1,
-            (unsigned long long)st->oversample, (unsigned long long)st->samples, st->epsilon_bound,
+            (unsigned)cfg->balance < SORTEX_BALANCE_COUNT ? balance[cfg->balance] : "?",
+            (unsigned long long)st->oversample, (unsigned long long)st->samples,
+            (unsigned long long)st->splitter_rounds, st->epsilon_bound,
             st->finish ? st->finish : "none");
     fprintf(f, " \"phases\": {");
     for (int i = 0; i < SORTEX_PHASE_COUNT; i++) {

@@ -1,0 +1,71 @@
+#!/usr/bin/env bats
+# How the splitters are chosen (--balance eps, exact, sample): adversarial inputs through the
+# library at every process count up to 16, and the end-to-end sort of skewed files with each
+# mode, every output verified and every rank's share checked against the mode's promise.
+bats_require_minimum_version 1.5.0
+load helper
+
+UNIT=$SORTEX_BUILD/tests/test_select_mpi
+
+@test "every selection keeps its promise on adversarial inputs at 1 to 16 ranks" {
+    # Equal keys, two values, one rank holding everything, fewer keys than ranks, empty ranks,
+    # one key per rank, skewed amounts, all keys equal but one, no keys: the unit program
+    # checks order, the multiset and each mode's bound on every rank.
+    local np
+    for np in 1 2 3 4 5 7 8 16; do
+        run_mpi "$np" "$UNIT"
+        assert_success
+        assert_output --partial "exact all-equal: n "
+        refute_output --partial "FAIL"
+    done
+}
+
+@test "exact balance gives every rank floor or ceil of n/P on skewed and duplicate-heavy files" {
+    local dist np i=0 nps=(3 5 7 8)
+    for dist in zero few zipf staggered dd; do
+        np=${nps[$((i % 4))]}
+        i=$((i + 1))
+        sort_case "$np" alltoallv "$dist" 100003 --balance exact
+        python3 - "$BATS_TEST_TMPDIR/stats.json" 100003 "$np" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1])); n = int(sys.argv[2]); p = int(sys.argv[3])
+outs = [r["n_out"] for r in d["ranks"]]
+assert d["balance"] == "exact", d["balance"]
+assert all(n // p <= o <= -(-n // p) for o in outs), outs
+PY
+    done
+}
+
+@test "eps balance keeps every rank within (1+eps) n/P + 1 on skewed files" {
+    local dist np i=0 nps=(2 4 7 8)
+    for dist in uniform zero zipf staggered wr; do
+        np=${nps[$((i % 4))]}
+        i=$((i + 1))
+        sort_case "$np" alltoallv "$dist" 200003 --epsilon 0.05
+        python3 - "$BATS_TEST_TMPDIR/stats.json" 200003 "$np" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1])); n = int(sys.argv[2]); p = int(sys.argv[3])
+outs = [r["n_out"] for r in d["ranks"]]
+assert d["balance"] == "eps" and d["splitter_rounds"] >= 1, d
+assert max(outs) <= n / p + 1 + 0.05 * n / p, outs
+PY
+    done
+}
+
+@test "the regular sample stays available and within its own bound" {
+    sort_case 5 alltoallv staggered 100003 --balance sample
+    check_balance 100003 5
+    run python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["balance"])' \
+        "$BATS_TEST_TMPDIR/stats.json"
+    assert_output sample
+}
+
+@test "a bad --balance is refused with exit 2 and one line" {
+    local in
+    in=$(gen_input uniform 1000 2)
+    run --separate-stderr mpi 2 "$SORTEX" -i "$in" -o "$BATS_TEST_TMPDIR/o.bin" --balance best
+    assert_failure 2
+    assert_equal "$(grep -c 'sortex: error' <<<"$stderr")" 1
+    assert_regex "$stderr" "--balance must be eps, exact or sample \(best\)"
+    assert_file_not_exists "$BATS_TEST_TMPDIR/o.bin"
+}
