@@ -86,4 +86,21 @@ uint64_t sortex_split_tolerance(uint64_t n, int p, double eps, int exact);
  */
 double sortex_split_density(uint64_t mass, uint64_t want);
 
+/**
+ * Round step 4 for one splitter: among @c candidates whose global ranks @rank ascend, with
+ * target @t and window half-width @tol. Returns 1 and the candidate to take in *@take when the
+ * window [t - tol, t + tol] holds one (the nearest to t, the lower on a tie); else 0, with the
+ * nearest candidate below the window in *@below and above it in *@above (@c for none).
+ */
+int sortex_split_choose(const uint64_t *rank, uint64_t c, uint64_t t, uint64_t tol,
+                        uint64_t *take, uint64_t *below, uint64_t *above);
+
+/**
+ * Candidates an unresolved bracket asks for in the next round: twice its last @want when the
+ * round did not narrow it (@mass_after == @mass_before; at most the mass), else @base
+ * (sortex_split_want() of the splitters still open).
+ */
+uint64_t sortex_split_next_want(uint64_t mass_before, uint64_t mass_after, uint64_t want,
+                                uint64_t base);
+
 #endif

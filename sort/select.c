@@ -46,6 +46,7 @@ struct bracket {
     uint64_t g_lo, g_hi; /* global: elements at or below the lower end, below the upper end */
     uint64_t l_lo, l_hi; /* this rank: its elements inside are [l_lo, l_hi) */
     uint64_t want;       /* candidates to draw in it this round */
+    uint64_t before;     /* its mass before the round (refine()) */
     int done;            /* resolved: the splitter is set */
 };
 
@@ -166,6 +167,49 @@ double sortex_split_density(uint64_t mass, uint64_t want)
         return 1.0;
     }
     return (double)want / (double)mass;
+}
+
+int sortex_split_choose(const uint64_t *rank, uint64_t c, uint64_t t, uint64_t tol,
+                        uint64_t *take, uint64_t *below, uint64_t *above)
+{
+    uint64_t wlo = t > tol ? t - tol : 0, whi = t + tol;
+    /* The first candidate at or above the window's low end. */
+    uint64_t lo = 0, hi = c;
+    while (lo < hi) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (rank[mid] < wlo) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    if (lo < c && rank[lo] <= whi) {
+        /* Inside the window: the candidate nearest the target (on either side of it). */
+        uint64_t best = lo;
+        for (uint64_t i = lo + 1; i < c && rank[i] <= whi; i++) {
+            uint64_t d_best = rank[best] > t ? rank[best] - t : t - rank[best];
+            uint64_t d = rank[i] > t ? rank[i] - t : t - rank[i];
+            if (d >= d_best) {
+                break; /* ranks ascend: the distance only grows from here */
+            }
+            best = i;
+        }
+        *take = best;
+        return 1;
+    }
+    *below = lo > 0 ? lo - 1 : c;
+    *above = lo;
+    return 0;
+}
+
+uint64_t sortex_split_next_want(uint64_t mass_before, uint64_t mass_after, uint64_t want,
+                                uint64_t base)
+{
+    if (mass_after < mass_before) {
+        return base;
+    }
+    uint64_t twice = want < mass_before ? 2 * want : mass_before;
+    return twice > base ? twice : base;
 }
 
 /* ---- drawing ------------------------------------------------------------------------------ */
@@ -379,56 +423,35 @@ static int refine(struct sort_job *job, struct sort_select *sel)
             continue;
         }
         uint64_t t = sortex_split_target(j, job->n_total, job->size);
-        uint64_t wlo = t > sel->tol ? t - sel->tol : 0, whi = t + sel->tol;
-        /* The first candidate at or above the window's low end. */
-        uint64_t lo = 0, hi = c;
-        while (lo < hi) {
-            uint64_t mid = lo + (hi - lo) / 2;
-            if (sel->rank[mid] < wlo) {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
-        }
-        if (lo < c && sel->rank[lo] <= whi) {
-            /* Inside the window: the candidate nearest the target (on either side of it). */
-            uint64_t best = lo;
-            for (uint64_t i = lo + 1; i < c && sel->rank[i] <= whi; i++) {
-                uint64_t d_best = sel->rank[best] > t ? sel->rank[best] - t : t - sel->rank[best];
-                uint64_t d = sel->rank[i] > t ? sel->rank[i] - t : t - sel->rank[i];
-                if (d >= d_best) {
-                    break; /* ranks ascend: the distance only grows from here */
-                }
-                best = i;
-            }
-            set_splitter(job, j, sel->cand + best * sel->cw);
+        uint64_t take = c, below = c, above = c;
+        if (sortex_split_choose(sel->rank, c, t, sel->tol, &take, &below, &above)) {
+            set_splitter(job, j, sel->cand + take * sel->cw);
             b->done = 1;
             continue;
         }
-        uint64_t mass = b->g_hi - b->g_lo;
-        if (lo > 0 && sel->rank[lo - 1] + 1 > b->g_lo) { /* the candidate below the window */
-            const uint64_t *below = sel->cand + (lo - 1) * sel->cw;
-            uint64_t pos = cand_pos(job, below);
+        b->before = b->g_hi - b->g_lo;
+        if (below < c && sel->rank[below] + 1 > b->g_lo) {
+            uint64_t pos = cand_pos(job, sel->cand + below * sel->cw);
             int local = pos >= job->offset && pos - job->offset < job->n_local;
-            b->g_lo = sel->rank[lo - 1] + 1;
-            b->l_lo = sel->below[lo - 1] + (local ? 1 : 0);
+            b->g_lo = sel->rank[below] + 1;
+            b->l_lo = sel->below[below] + (local ? 1 : 0);
         }
-        if (lo < c && sel->rank[lo] < b->g_hi) { /* the candidate above it */
-            b->g_hi = sel->rank[lo];
-            b->l_hi = sel->below[lo];
+        if (above < c && sel->rank[above] < b->g_hi) {
+            b->g_hi = sel->rank[above];
+            b->l_hi = sel->below[above];
         }
-        /* A round that did not narrow the bracket draws twice as many the next time. */
-        b->want = b->g_hi - b->g_lo < mass ? 0 : b->want < mass ? 2 * b->want : mass;
     }
     /* The others share the next round's budget. */
     uint64_t open = 0;
     for (int j = 0; j < job->size - 1; j++) {
         open += !sel->br[j].done;
     }
-    uint64_t want = sortex_split_want(open);
+    uint64_t base = sortex_split_want(open);
     for (int j = 0; j < job->size - 1; j++) {
         struct bracket *b = &sel->br[j];
-        b->want = b->want > want ? b->want : want;
+        if (!b->done) {
+            b->want = sortex_split_next_want(b->before, b->g_hi - b->g_lo, b->want, base);
+        }
     }
     return UTIL_OK;
 }
@@ -481,8 +504,8 @@ int sort_select_sample(struct sort_job *job)
     job->nsample = 0;
     for (int j = 1; j < p; j++) {
         struct bracket *b = &sel->br[j - 1];
-        *b = (struct bracket){0, job->n_total, 0, job->n_local,
-                              sortex_split_want((uint64_t)(p - 1)), 0};
+        uint64_t want = sortex_split_want((uint64_t)(p - 1));
+        *b = (struct bracket){0, job->n_total, 0, job->n_local, want, 0, 0};
         if (job->n_total == 0) { /* nothing to split: every bucket empty but the last */
             set_splitter(job, j, NULL);
             b->done = 1;
