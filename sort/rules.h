@@ -103,4 +103,27 @@ int sortex_split_choose(const uint64_t *rank, uint64_t c, uint64_t t, uint64_t t
 uint64_t sortex_split_next_want(uint64_t mass_before, uint64_t mass_after, uint64_t want,
                                 uint64_t base);
 
+/** One bracket's range in a round's draw: [lo, hi) with the probability @density per element
+ * (local indices in the sort, global ranks in the model); @skip leaves it out. */
+struct sortex_split_range {
+    uint64_t lo, hi;
+    double density;
+    int skip;
+};
+
+/** What receives the draws: called with each drawn index in ascending order; non-zero stops. */
+typedef int sortex_split_emit_fn(void *arg, uint64_t index);
+
+/**
+ * Round step 1: draws from the union of the @n ranges (both ends ascending with the index, as
+ * the brackets of ascending splitters are), every index with the summed density of the ranges
+ * over it (every index where that reaches 1), by geometric skips from the splitmix64 generator
+ * *@rng. Returns 0, or the first non-zero value @emit returned.
+ */
+int sortex_split_draw(const struct sortex_split_range *r, size_t n, uint64_t *rng,
+                      sortex_split_emit_fn *emit, void *arg);
+
+/** The generator state of round @round on rank @rank: the same on every run. */
+uint64_t sortex_split_seed(int round, int rank);
+
 #endif

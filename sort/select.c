@@ -224,14 +224,79 @@ static uint64_t next_random(uint64_t *s)
     return z ^ (z >> 31);
 }
 
+uint64_t sortex_split_seed(int round, int rank)
+{
+    return 0x5eed5eed5eedULL ^ ((uint64_t)(unsigned)round << 32) ^ (uint64_t)(unsigned)rank;
+}
+
+/* Draws every index of [x, y) with probability d (all of them for d >= 1): geometric skips. */
+static int draw_piece(uint64_t x, uint64_t y, double d, uint64_t *rng,
+                      sortex_split_emit_fn *emit, void *arg)
+{
+    int rc = 0;
+    if (d >= 1.0) {
+        for (uint64_t i = x; i < y && rc == 0; i++) {
+            rc = emit(arg, i);
+        }
+        return rc;
+    }
+    if (d <= 0.0) {
+        return 0;
+    }
+    double l = log1p(-d);
+    for (uint64_t i = x; rc == 0; i++) {
+        double u = (double)((next_random(rng) >> 11) + 1) * 0x1.0p-53; /* (0, 1] */
+        double skip = floor(log(u) / l);
+        if (skip >= (double)(y - i)) {
+            break;
+        }
+        i += (uint64_t)skip;
+        rc = emit(arg, i);
+    }
+    return rc;
+}
+
+int sortex_split_draw(const struct sortex_split_range *r, size_t n, uint64_t *rng,
+                      sortex_split_emit_fn *emit, void *arg)
+{
+    size_t s = 0, e = 0; /* next range to open and to close */
+    double density = 0;
+    uint64_t at = 0;
+    for (;;) {
+        while (s < n && r[s].skip) {
+            s++;
+        }
+        while (e < n && r[e].skip) {
+            e++;
+        }
+        if (e >= n) {
+            return 0;
+        }
+        /* The next event: an opening at or before the next closing goes first. */
+        int open = s < n && r[s].lo <= r[e].hi;
+        uint64_t next = open ? r[s].lo : r[e].hi;
+        if (next > at && density > 0) {
+            int rc = draw_piece(at, next, density, rng, emit, arg);
+            if (rc != 0) {
+                return rc;
+            }
+        }
+        at = next > at ? next : at;
+        const struct sortex_split_range *b = open ? &r[s++] : &r[e++];
+        density = open ? density + b->density : density - b->density;
+        density = density < 1e-12 ? 0 : density;
+    }
+}
+
 /* A growing array of local indices. */
 struct picks {
     uint64_t *idx;
     uint64_t n, cap;
 };
 
-static int pick(struct picks *pk, uint64_t i)
+static int pick(void *arg, uint64_t i)
 {
+    struct picks *pk = arg;
     if (pk->n == pk->cap) {
         uint64_t cap = pk->cap ? 2 * pk->cap : 1024;
         uint64_t *p = util_realloc(pk->idx, cap * sizeof(*p));
@@ -245,71 +310,24 @@ static int pick(struct picks *pk, uint64_t i)
     return UTIL_OK;
 }
 
-/* Draws every index of [x, y) with probability d (all of them for d >= 1): geometric skips. */
-static int draw_piece(struct picks *pk, uint64_t x, uint64_t y, double d, uint64_t *rng)
-{
-    if (d >= 1.0) {
-        for (uint64_t i = x; i < y; i++) {
-            if (pick(pk, i) != UTIL_OK) {
-                return UTIL_ENOMEM;
-            }
-        }
-        return UTIL_OK;
-    }
-    if (d <= 0.0) {
-        return UTIL_OK;
-    }
-    double l = log1p(-d);
-    for (uint64_t i = x;;) {
-        double u = (double)((next_random(rng) >> 11) + 1) * 0x1.0p-53; /* (0, 1] */
-        double skip = floor(log(u) / l);
-        if (skip >= (double)(y - i)) {
-            return UTIL_OK;
-        }
-        i += (uint64_t)skip;
-        if (pick(pk, i) != UTIL_OK) {
-            return UTIL_ENOMEM;
-        }
-        i++;
-    }
-}
-
-/*
- * This rank's draws for the round: the union of the unresolved brackets' local ranges, cut
- * where a bracket begins or ends, each piece at the summed density of the brackets over it.
- * The ranges ascend with the splitter on both ends, so one sweep merges them.
- */
+/* This rank's draws for the round, from the unresolved brackets' local ranges. */
 static int draw(const struct sort_job *job, struct sort_select *sel, struct picks *pk)
 {
     int p = job->size;
-    uint64_t rng = 0x5eed5eed5eedULL ^ ((uint64_t)sel->round << 32) ^ (uint64_t)job->rank;
-    int s = 0, e = 0; /* next bracket to open and to close */
-    double density = 0;
-    uint64_t at = 0;
-    for (;;) {
-        while (s < p - 1 && sel->br[s].done) {
-            s++;
-        }
-        while (e < p - 1 && sel->br[e].done) {
-            e++;
-        }
-        if (e >= p - 1) {
-            return UTIL_OK;
-        }
-        /* The next event: an opening at or before the next closing goes first. */
-        int open = s < p - 1 && sel->br[s].l_lo <= sel->br[e].l_hi;
-        uint64_t next = open ? sel->br[s].l_lo : sel->br[e].l_hi;
-        if (next > at && density > 0) {
-            if (draw_piece(pk, at, next, density, &rng) != UTIL_OK) {
-                return UTIL_ENOMEM;
-            }
-        }
-        at = next > at ? next : at;
-        const struct bracket *b = open ? &sel->br[s++] : &sel->br[e++];
-        double d = sortex_split_density(b->g_hi - b->g_lo, b->want);
-        density = open ? density + d : density - d;
-        density = density < 1e-12 ? 0 : density;
+    struct sortex_split_range *r = util_malloc((size_t)(p > 1 ? p - 1 : 1) * sizeof(*r));
+    if (r == NULL) {
+        return UTIL_ENOMEM;
     }
+    for (int j = 0; j < p - 1; j++) {
+        const struct bracket *b = &sel->br[j];
+        r[j] = (struct sortex_split_range){b->l_lo, b->l_hi,
+                                           sortex_split_density(b->g_hi - b->g_lo, b->want),
+                                           b->done};
+    }
+    uint64_t rng = sortex_split_seed(sel->round, job->rank);
+    int rc = sortex_split_draw(r, (size_t)(p - 1), &rng, pick, pk);
+    util_free(r);
+    return rc;
 }
 
 /* Draws, all-gathers and sorts the round's candidates into sel->cand. A rank that cannot
