@@ -16,6 +16,7 @@
 #include "exchange/exchange.h"
 #include "exchange/sched.h"
 #include "sim/sim.h"
+#include "sim/sortmodel.h"
 #include "util/alloc.h"
 #include "util/util.h"
 
@@ -508,6 +509,11 @@ int main(int argc, char **argv)
 {
     static struct cli cli;
     util_set_progname("sortex-sched");
+    for (int i = 1; i < argc; i++) { /* the whole-sort model has a command line of its own */
+        if (strcmp(argv[i], "--sort") == 0) {
+            return sim_sort_main(argc, argv);
+        }
+    }
     int err = parse(argc, argv, &cli);
     if (err != UTIL_OK || cli.done) {
         return util_exit_code(err);

@@ -59,8 +59,8 @@ uint64_t sortex_bucket_boundary(const uint64_t *keys, uint64_t m, uint64_t offse
 #define SORTEX_SPLIT_SAMPLES 8
 
 /** Candidates a round may draw in all before it stops short of SORTEX_SPLIT_SAMPLES each:
- * rounds cost latency, not volume, below this (a 64 KiB all-gather of tuples). */
-#define SORTEX_SPLIT_BUDGET 4096
+ * rounds cost latency, not volume, below this (a 16 KiB all-gather of tuples). */
+#define SORTEX_SPLIT_BUDGET 1024
 
 /** Candidates to draw per bracket when @open splitters are unresolved:
  * max(SORTEX_SPLIT_SAMPLES, SORTEX_SPLIT_BUDGET / open). */

@@ -12,7 +12,7 @@
  * upper end, known to enclose its window; at first the whole input. A round:
  *   1. every rank draws candidates among its elements inside the brackets, each with the
  *      probability want / mass summed over the brackets that hold it (want: k = 8 expected
- *      candidates per bracket, more while the U unresolved brackets share fewer than 4096 in
+ *      candidates per bracket, more while the U unresolved brackets share fewer than 1024 in
  *      all; a bracket of at most 4k elements is drawn whole);
  *   2. the candidates are all-gathered and sorted, the same on every rank;
  *   3. every rank counts its elements below each candidate, in one galloping sweep of its

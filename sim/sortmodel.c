@@ -1,0 +1,601 @@
+/*
+ * sim/sortmodel.c: the whole sort modelled phase by phase (see sortmodel.h).
+ *
+ * Costs, per rank, for P ranks of N elements of E bytes, T threads, R ranks a node of C cores
+ * (compute phases slow down by max(1, R T / C) when ranks share cores):
+ *   read, write   E N / rate
+ *   local_sort    N ns(N) / speed(T): ns(N) log-linear through the two calibrated sizes,
+ *                 speed(T) = 1 + (T - 1)(s2 - 1) from the two-thread speed-up s2
+ *   sample        regular (--balance sample): S P tuples all-gathered (recursive doubling:
+ *                 alpha log P + beta 16 S P) and sorted by qsort; refused as the sort refuses
+ *                 (sortex_sample_total()). Histogram: the first round's candidates gathered
+ *                 and sorted
+ *   splitters     histogram: every round's count (galloping probes), all-reduce of the counts
+ *                 (alpha 2 log P + beta 2 x 8 C), and the next rounds; the rounds and their
+ *                 candidate counts come from a replay of the selection in global-rank space
+ *                 with the sort's own rules (sort/rules.h)
+ *   bucket        2 (P - 1) binary searches, and the all-to-all of the counts (Bruck: alpha
+ *                 log P + beta 8 P log P / 2)
+ *   exchange      the back-end's own model (exchange/exchange.h) on the count matrix, plus the
+ *                 copy of the own block
+ *   finish        the merge of P runs when P <= SORTEX_MERGE_RUNS_PER_THREAD T (ns a key
+ *                 growing with log P), else a re-sort: as the finish phase chooses
+ * Memory per rank: the two element buffers of the output bound the sort reserves, plus what a
+ * phase adds (the gathered sample or candidates and their counts, the brackets).
+ */
+#include "sim/sortmodel.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sort/local_sort.h"
+#include "sort/rules.h"
+#include "util/alloc.h"
+#include "util/util.h"
+
+static const char *const row_names[SIM_ROW_COUNT] = {
+    "read", "local_sort", "sample", "splitters", "bucket", "exchange", "finish", "write", "total",
+};
+
+const char *sim_row_name(enum sim_row r)
+{
+    return (unsigned)r < SIM_ROW_COUNT ? row_names[r] : "?";
+}
+
+/* ---- the machine ------------------------------------------------------------------------- */
+
+/* One constant of struct sim_machine: its name in files and what it is. */
+struct machine_field {
+    const char *name;
+    size_t offset;
+    const char *what;
+};
+
+#define FIELD(f, what) {#f, offsetof(struct sim_machine, f), what}
+static const struct machine_field fields[] = {
+    FIELD(alpha, "seconds a message start-up (sortex-sched --ping-pong)"),
+    FIELD(beta, "seconds a byte on a link (sortex-sched --ping-pong)"),
+    FIELD(sort_ns_small, "local sort, one thread, uniform keys: ns a key at 2^20 keys"),
+    FIELD(sort_ns_large, "the same at 2^24 keys"),
+    FIELD(sort_speedup, "the local sort with two threads over one, at 2^24 keys"),
+    FIELD(merge_ns, "merging sorted runs, one thread: ns a key at two runs"),
+    FIELD(merge_ns_log, "... plus this a key for every doubling of the runs"),
+    FIELD(tuple_ns, "vqsort of 128-bit tuples: ns a tuple and doubling"),
+    FIELD(qsort_ns, "qsort of (key, position) tuples: ns a tuple and doubling"),
+    FIELD(probe_ns, "one probe of a binary search in 2^24 keys"),
+    FIELD(copy_bps, "memcpy, bytes a second"),
+    FIELD(read_bps, "reading a file from the page cache, bytes a second (one process)"),
+    FIELD(write_bps, "writing a file into the page cache, bytes a second (one process)"),
+};
+#define NFIELDS (sizeof(fields) / sizeof(fields[0]))
+
+void sim_machine_default(struct sim_machine *m)
+{
+    /* Measured by sortex-sched --sort --calibrate and --ping-pong on a project machine (AMD
+     * EPYC, 2 cores, L2 1 MiB, Open MPI 4.1 shared memory); results/sched/sort-model.md. */
+    *m = (struct sim_machine){
+        .alpha = 1.0e-6,
+        .beta = 1.0e-10,
+        .sort_ns_small = 3.7,
+        .sort_ns_large = 5.2,
+        .sort_speedup = 1.9,
+        .merge_ns = 1.2,
+        .merge_ns_log = 0.6,
+        .tuple_ns = 0.35,
+        .qsort_ns = 4.0,
+        .probe_ns = 4.0,
+        .copy_bps = 11e9,
+        .read_bps = 4e9,
+        .write_bps = 2e9,
+        .cores = 2,
+    };
+}
+
+void sim_machine_print(FILE *f, const struct sim_machine *m)
+{
+    for (size_t i = 0; i < NFIELDS; i++) {
+        fprintf(f, "# %s\n%s %.6g\n", fields[i].what, fields[i].name,
+                *(const double *)((const char *)m + fields[i].offset));
+    }
+    fprintf(f, "# cores a node has\ncores %d\n", m->cores);
+}
+
+int sim_machine_read(struct sim_machine *m, const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (f == NULL) {
+        return util_error("cannot read the machine file (%s: %s)", path, strerror(errno));
+    }
+    char line[256], name[64];
+    double v;
+    int no = 0, err = UTIL_OK;
+    while (err == UTIL_OK && fgets(line, sizeof(line), f) != NULL) {
+        no++;
+        if (line[0] == '#' || line[strspn(line, " \t\r\n")] == '\0') {
+            continue;
+        }
+        if (sscanf(line, "%63s %lf", name, &v) != 2 || !(v >= 0) || isinf(v)) {
+            err = util_error("bad line in the machine file (%s:%d)", path, no);
+            break;
+        }
+        size_t i = 0;
+        while (i < NFIELDS && strcmp(fields[i].name, name) != 0) {
+            i++;
+        }
+        if (i < NFIELDS) {
+            *(double *)((char *)m + fields[i].offset) = v;
+        } else if (strcmp(name, "cores") == 0 && v >= 1 && v <= 1e6) {
+            m->cores = (int)v;
+        } else {
+            err = util_error("unknown constant in the machine file (%s:%d: %s)", path, no, name);
+        }
+    }
+    fclose(f);
+    return err;
+}
+
+/* ---- calibration ------------------------------------------------------------------------- */
+
+static uint64_t xorshift(uint64_t *s)
+{
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    return *s;
+}
+
+/* The best of @reps runs of the local sort of @n random keys with @threads threads, ns a key. */
+static double time_local_sort(uint64_t *a, uint64_t *b, size_t n, int threads, int reps)
+{
+    double best = INFINITY;
+    for (int r = 0; r < reps; r++) {
+        uint64_t s = 0x9e3779b97f4a7c15ULL + (uint64_t)r;
+        for (size_t i = 0; i < n; i++) {
+            a[i] = xorshift(&s);
+        }
+        double t0 = util_now();
+        (void)sortex_local_sort(a, b, n, threads);
+        double t = util_now() - t0;
+        best = t < best ? t : best;
+    }
+    return 1e9 * best / (double)n;
+}
+
+/* ns a key to merge @runs equal sorted runs of @n keys in all, one thread. */
+static double time_merge(uint64_t *a, uint64_t *b, size_t n, int runs)
+{
+    uint64_t counts[64];
+    for (int r = 0; r < runs; r++) {
+        size_t lo = n * (size_t)r / (size_t)runs, hi = n * (size_t)(r + 1) / (size_t)runs;
+        counts[r] = hi - lo;
+        for (size_t i = lo; i < hi; i++) {
+            a[i] = (uint64_t)(i - lo) * 2654435761u + (uint64_t)r;
+        }
+    }
+    double best = INFINITY;
+    for (int rep = 0; rep < 3; rep++) {
+        double t0 = util_now();
+        (void)sortex_merge_runs(a, counts, runs, b, 1);
+        double t = util_now() - t0;
+        best = t < best ? t : best;
+    }
+    return 1e9 * best / (double)n;
+}
+
+static int cmp_pair(const void *x, const void *y)
+{
+    const uint64_t *a = x, *b = y;
+    if (a[0] != b[0]) {
+        return a[0] < b[0] ? -1 : 1;
+    }
+    return (a[1] > b[1]) - (a[1] < b[1]);
+}
+
+/* File I/O through the page cache: bytes a second to write, then to read, @bytes in @dir. */
+static int time_io(const char *dir, uint64_t *buf, size_t bytes, double *wr, double *rd)
+{
+    char path[4096];
+    (void)snprintf(path, sizeof(path), "%s/.sortex-calibrate.%ld", dir, (long)getpid());
+    int fd = open(path, O_CREAT | O_TRUNC | O_RDWR, 0600);
+    if (fd < 0) {
+        return util_fail(UTIL_EIO, "cannot create a scratch file (%s: %s)", path,
+                         strerror(errno));
+    }
+    double t0 = util_now();
+    ssize_t w = write(fd, buf, bytes);
+    double t1 = util_now();
+    ssize_t r = pread(fd, buf, bytes, 0);
+    double t2 = util_now();
+    close(fd);
+    unlink(path);
+    if (w != (ssize_t)bytes || r != (ssize_t)bytes) {
+        return util_fail(UTIL_EIO, "the scratch file could not be written and read (%s)", dir);
+    }
+    *wr = (double)bytes / (t1 - t0);
+    *rd = (double)bytes / (t2 - t1);
+    return UTIL_OK;
+}
+
+int sim_machine_calibrate(struct sim_machine *m, const char *dir)
+{
+    const size_t big = (size_t)1 << 24, small = (size_t)1 << 20;
+    uint64_t *a = util_alloc_big(big * sizeof(uint64_t));
+    uint64_t *b = util_alloc_big(big * sizeof(uint64_t));
+    int err = UTIL_OK;
+    if (a == NULL || b == NULL) {
+        err = util_fail(UTIL_ENOMEM, "out of memory for the calibration");
+        goto done;
+    }
+    util_pretouch(a, big * sizeof(uint64_t), 1);
+    util_pretouch(b, big * sizeof(uint64_t), 1);
+    m->sort_ns_small = time_local_sort(a, b, small, 1, 5);
+    m->sort_ns_large = time_local_sort(a, b, big, 1, 3);
+    m->sort_speedup = m->sort_ns_large / time_local_sort(a, b, big, 2, 3);
+    double two = time_merge(a, b, big, 2), many = time_merge(a, b, big, 32);
+    m->merge_ns = two;
+    m->merge_ns_log = (many - two) / 4.0; /* log2(32) - log2(2) doublings */
+    /* Sorting 2^20 tuples: vqsort's 128-bit sort (the candidates), qsort (the sample). */
+    uint64_t s = 12345;
+    for (size_t i = 0; i < 2 * small; i++) {
+        a[i] = xorshift(&s);
+    }
+    double t0 = util_now();
+    sortex_vqsort_u128(a, small);
+    m->tuple_ns = 1e9 * (util_now() - t0) / (double)small / 20.0;
+    for (size_t i = 0; i < 2 * small; i++) {
+        a[i] = xorshift(&s);
+    }
+    t0 = util_now();
+    qsort(a, small, 2 * sizeof(uint64_t), cmp_pair);
+    m->qsort_ns = 1e9 * (util_now() - t0) / (double)small / 20.0;
+    /* Binary searches in 2^24 sorted keys: ns a probe. */
+    for (size_t i = 0; i < big; i++) {
+        a[i] = (uint64_t)i * 7;
+    }
+    uint64_t found = 0, probes = 0;
+    t0 = util_now();
+    for (size_t q = 0; q < 200000; q++) {
+        uint64_t key = xorshift(&s) % (7 * big), lo = 0, hi = big;
+        while (lo < hi) {
+            uint64_t mid = lo + (hi - lo) / 2;
+            probes++;
+            if (a[mid] < key) {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        found += lo;
+    }
+    m->probe_ns = 1e9 * (util_now() - t0) / (double)(probes + (found & 1));
+    t0 = util_now();
+    memcpy(b, a, big * sizeof(uint64_t));
+    m->copy_bps = (double)(big * sizeof(uint64_t)) / (util_now() - t0);
+    err = time_io(dir, a, big * sizeof(uint64_t), &m->write_bps, &m->read_bps);
+    m->cores = (int)sysconf(_SC_NPROCESSORS_ONLN);
+done:
+    util_free_big(a);
+    util_free_big(b);
+    return err;
+}
+
+/* ---- the phases -------------------------------------------------------------------------- */
+
+static double log2u(double x)
+{
+    return x > 1 ? log2(x) : 0;
+}
+
+/* Rounds of a recursive-doubling or Bruck collective over p ranks. */
+static double steps(int p)
+{
+    return ceil(log2u((double)p));
+}
+
+/* The local sort of @n keys with @threads threads, seconds (no core sharing). */
+static double local_sort_seconds(const struct sim_machine *m, double n, int threads)
+{
+    double ns = m->sort_ns_small + (m->sort_ns_large - m->sort_ns_small) * (log2u(n) - 20) / 4;
+    ns = ns > m->sort_ns_small * 0.5 ? ns : m->sort_ns_small * 0.5;
+    double speed = 1.0 + (threads - 1) * (m->sort_speedup - 1.0);
+    return 1e-9 * n * ns / (speed > 1 ? speed : 1);
+}
+
+/* One histogram round, as the model replays it. */
+struct round_cost {
+    uint64_t candidates;
+};
+
+/* Collects the global ranks a round draws. */
+struct drawn {
+    uint64_t *r;
+    uint64_t n, cap;
+};
+
+static int keep(void *arg, uint64_t i)
+{
+    struct drawn *d = arg;
+    if (d->n == d->cap) {
+        uint64_t cap = d->cap ? 2 * d->cap : 4096;
+        uint64_t *p = util_realloc(d->r, cap * sizeof(*p));
+        if (p == NULL) {
+            return UTIL_ENOMEM;
+        }
+        d->r = p;
+        d->cap = cap;
+    }
+    d->r[d->n++] = i;
+    return UTIL_OK;
+}
+
+/*
+ * The histogram selection replayed in global-rank space: an element's global rank is all a
+ * round's draw and choice depend on, so brackets are [g_lo, g_hi) of ranks and a drawn
+ * candidate's rank is its index. The draws of all ranks are one generator's here (the same
+ * law: each element drawn with its bracket's density). Stores the candidates of each round in
+ * @per_round (room for 64) and the rounds in *@rounds.
+ */
+static int replay_histogram(uint64_t n, int p, double eps, int exact, uint64_t *per_round,
+                            uint64_t *rounds)
+{
+    size_t nb = (size_t)(p > 1 ? p - 1 : 1);
+    uint64_t *g_lo = util_calloc(nb, sizeof(uint64_t)), *g_hi = util_malloc(nb * 8);
+    uint64_t *want = util_malloc(nb * 8), *before = util_malloc(nb * 8);
+    int *done = util_calloc(nb, sizeof(int));
+    struct sortex_split_range *r = util_malloc(nb * sizeof(*r));
+    struct drawn d = {NULL, 0, 0};
+    int err = UTIL_OK;
+    *rounds = 0;
+    if (!g_lo || !g_hi || !want || !before || !done || !r) {
+        err = util_fail(UTIL_ENOMEM, "out of memory for %d brackets", p);
+        goto out;
+    }
+    uint64_t tol = sortex_split_tolerance(n, p, eps, exact), base = sortex_split_want(nb);
+    uint64_t open = n > 0 ? (uint64_t)(p - 1) : 0;
+    for (size_t j = 0; j < nb; j++) {
+        g_hi[j] = n;
+        want[j] = base;
+    }
+    for (int round = 0; open > 0 && round < 64; round++) {
+        for (size_t j = 0; j < nb; j++) {
+            r[j] = (struct sortex_split_range){g_lo[j], g_hi[j],
+                                               sortex_split_density(g_hi[j] - g_lo[j], want[j]),
+                                               done[j] || p < 2};
+        }
+        d.n = 0;
+        uint64_t rng = sortex_split_seed(round, 0);
+        if ((err = sortex_split_draw(r, nb, &rng, keep, &d)) != UTIL_OK) {
+            err = util_fail(UTIL_ENOMEM, "out of memory for the candidates");
+            goto out;
+        }
+        per_round[round] = d.n;
+        *rounds = (uint64_t)round + 1;
+        open = 0;
+        for (size_t j = 0; j + 1 < (size_t)p; j++) {
+            if (done[j]) {
+                continue;
+            }
+            uint64_t t = sortex_split_target((int)j + 1, n, p), take, below, above;
+            if (sortex_split_choose(d.r, d.n, t, tol, &take, &below, &above)) {
+                done[j] = 1;
+                continue;
+            }
+            before[j] = g_hi[j] - g_lo[j];
+            if (below < d.n && d.r[below] + 1 > g_lo[j]) {
+                g_lo[j] = d.r[below] + 1;
+            }
+            if (above < d.n && d.r[above] < g_hi[j]) {
+                g_hi[j] = d.r[above];
+            }
+            open++;
+        }
+        base = sortex_split_want(open);
+        for (size_t j = 0; j + 1 < (size_t)p; j++) {
+            if (!done[j]) {
+                want[j] = sortex_split_next_want(before[j], g_hi[j] - g_lo[j], want[j], base);
+            }
+        }
+    }
+out:
+    util_free(g_lo);
+    util_free(g_hi);
+    util_free(want);
+    util_free(before);
+    util_free(done);
+    util_free(r);
+    util_free(d.r);
+    return err;
+}
+
+/* The largest slice a rank may end with: the bound the sort reserves for (sortex.c). */
+static double output_bound(const struct sim_sort_case *sc, uint64_t s)
+{
+    double n = (double)sc->per_rank * sc->p, share = (double)sc->per_rank;
+    if (sc->balance == SORTEX_BALANCE_SAMPLE) {
+        return ceil((1.0 + (sc->p + 1.0) / (double)s) * share) + sc->p;
+    }
+    uint64_t tol = sortex_split_tolerance((uint64_t)n, sc->p, sc->epsilon,
+                                          sc->balance == SORTEX_BALANCE_EXACT);
+    return ceil(share) + 2.0 * (double)tol;
+}
+
+static void set(struct sim_phase *ph, double secs, double bytes, double net, const char *note)
+{
+    ph->seconds = secs;
+    ph->rank_bytes = bytes > 0 ? (uint64_t)bytes : 0;
+    ph->net_bytes = net > 0 ? (uint64_t)net : 0;
+    (void)snprintf(ph->note, sizeof(ph->note), "%s", note);
+}
+
+int sim_sort_exchange(const struct sim_sort_case *sc, const struct sim_machine *m,
+                      const struct exchange_ops *b, struct sim_phase *out)
+{
+    int p = sc->p, err = UTIL_OK;
+    double own = (double)sc->per_rank / p * (double)sc->elem; /* the own block, copied */
+    if (p == 1) {
+        set(out, 0, 0, 0, "one rank: nothing moves");
+        return UTIL_OK;
+    }
+    if (p > EXCHANGE_MODEL_MAX_P) {
+        set(out, NAN, 0, 0, "beyond the matrix models' P");
+        return UTIL_OK;
+    }
+    uint64_t *counts = util_malloc((size_t)p * (size_t)p * sizeof(uint64_t));
+    uint64_t *bytes = util_malloc((size_t)p * (size_t)p * sizeof(uint64_t));
+    struct exchange_model_case c;
+    struct exchange_model_result r;
+    memset(&c, 0, sizeof(c));
+    if (counts == NULL || bytes == NULL) {
+        err = util_fail(UTIL_ENOMEM, "out of memory for the %d x %d count matrix", p, p);
+        goto out;
+    }
+    struct sim_spec spec = *sc->matrix;
+    spec.ranks = p;
+    spec.keys = sc->per_rank;
+    if ((err = sim_spec_matrix(&spec, counts)) != UTIL_OK) {
+        goto out;
+    }
+    for (size_t i = 0; i < (size_t)p * (size_t)p; i++) {
+        bytes[i] = counts[i] * sc->elem;
+    }
+    if ((err = exchange_model_case_init(&c, p, bytes, sc->elem % 8 == 0 ? 8 : 1, 0)) !=
+        UTIL_OK) {
+        goto out;
+    }
+    c.alpha = m->alpha;
+    c.beta = m->beta;
+    if ((err = exchange_model_run(b->models[0], &c, &r)) != UTIL_OK) {
+        goto out;
+    }
+    /* The heaviest rank's sends: what the model moves, over P, at least the row. */
+    uint64_t row_max = 0;
+    for (int i = 0; i < p; i++) {
+        uint64_t s = 0;
+        for (int j = 0; j < p; j++) {
+            s += i == j ? 0 : bytes[(size_t)i * p + j];
+        }
+        row_max = s > row_max ? s : row_max;
+    }
+    double moved = (double)r.bytes_moved / p;
+    char note[96];
+    (void)snprintf(note, sizeof(note), "%s model, %llu rounds", b->models[0]->name,
+                   (unsigned long long)r.rounds);
+    set(out, r.seconds + own / m->copy_bps, 0, moved > row_max ? moved : (double)row_max, note);
+out:
+    exchange_model_case_free(&c);
+    util_free(counts);
+    util_free(bytes);
+    return err;
+}
+
+int sim_sort_model(const struct sim_sort_case *sc, const struct sim_machine *m,
+                   struct sim_sort_result *out)
+{
+    memset(out, 0, sizeof(*out));
+    int p = sc->p, err = UTIL_OK;
+    double N = (double)sc->per_rank, E = (double)sc->elem, n = N * p;
+    double share = fmax(1.0, (double)sc->ranks_per_node * sc->threads / m->cores);
+    double lg = log2u(N);
+    struct sim_phase *ph = out->phase;
+    char note[96];
+
+    /* The buffers every in-memory phase holds: two of the output bound. */
+    uint64_t s = sc->oversample ? sc->oversample : sortex_default_oversample(p, sc->epsilon);
+    double buffers = 2.0 * output_bound(sc, s) * E;
+
+    set(&ph[SIM_ROW_READ], E * N / m->read_bps * share, buffers, 0, "E N / read rate");
+    set(&ph[SIM_ROW_LOCAL_SORT], local_sort_seconds(m, N, sc->threads) * share * fmax(1, E / 8),
+        buffers, 0, "calibrated rate at N");
+
+    if (sc->balance == SORTEX_BALANCE_SAMPLE) {
+        uint64_t total = 0;
+        if (sortex_sample_total(s, p, &total) != UTIL_OK) {
+            out->refused = 1;
+            total = (uint64_t)fmin((double)s * p, 1e18);
+        }
+        double t = (double)total;
+        out->candidates = total;
+        (void)snprintf(note, sizeof(note), "%s%.3g tuples all-gathered",
+                       out->refused ? "refused: " : "", t);
+        set(&ph[SIM_ROW_SAMPLE],
+            out->refused ? INFINITY
+                         : (m->alpha * steps(p) + m->beta * 16 * t * (p - 1) / p +
+                            1e-9 * m->qsort_ns * t * log2u(t) * share),
+            buffers + 16 * t + 16 * (double)s, 16 * t * (p - 1) / p, note);
+        set(&ph[SIM_ROW_SPLITTERS], 0, buffers + 16 * t, 0, "picked from the sorted sample");
+    } else {
+        uint64_t per_round[64];
+        uint64_t rounds = 0;
+        if ((err = replay_histogram((uint64_t)n, p, sc->epsilon,
+                                    sc->balance == SORTEX_BALANCE_EXACT, per_round, &rounds)) !=
+            UTIL_OK) {
+            return err;
+        }
+        out->rounds = rounds;
+        double gather_t = 0, gather_b = 0, split_t = 0, split_mem = 0, split_net = 0;
+        double brackets = 40.0 * p;
+        for (uint64_t k = 0; k < rounds; k++) {
+            double c = (double)per_round[k];
+            out->candidates += per_round[k];
+            double g = m->alpha * 2 * steps(p) + m->beta * (4.0 * p + 16 * c * (p - 1) / p) +
+                       1e-9 * m->tuple_ns * c * log2u(c) * share;
+            double count = 1e-9 * m->probe_ns * c * (2 * log2u(N / fmax(c, 1) + 1) + 1) * share;
+            double reduce = m->alpha * 2 * steps(p) + m->beta * 2 * 8 * c * (p - 1) / p;
+            if (k == 0) {
+                gather_t = g;
+                gather_b = 16 * c * (p - 1) / p;
+            } else {
+                split_t += g;
+                split_net += 16 * c * (p - 1) / p;
+            }
+            split_t += count + reduce;
+            split_net += 2 * 8 * c * (p - 1) / p;
+            split_mem = fmax(split_mem, 32 * c);
+        }
+        (void)snprintf(note, sizeof(note), "%.3g candidates in round 1",
+                       rounds ? (double)per_round[0] : 0.0);
+        set(&ph[SIM_ROW_SAMPLE], gather_t, buffers + 16 * (rounds ? per_round[0] : 0) + brackets,
+            gather_b, note);
+        (void)snprintf(note, sizeof(note), "%llu rounds, %.3g candidates",
+                       (unsigned long long)rounds, (double)out->candidates);
+        set(&ph[SIM_ROW_SPLITTERS], split_t, buffers + split_mem + brackets, split_net, note);
+    }
+
+    set(&ph[SIM_ROW_BUCKET],
+        1e-9 * m->probe_ns * 2 * (p - 1) * lg * share + m->alpha * steps(p) +
+            m->beta * 8.0 * p * steps(p) / 2,
+        buffers, 8.0 * p * steps(p) / 2, "binary searches, counts all-to-all");
+
+    if ((err = sim_sort_exchange(sc, m, sc->backend, &ph[SIM_ROW_EXCHANGE])) != UTIL_OK) {
+        return err;
+    }
+    ph[SIM_ROW_EXCHANGE].rank_bytes = (uint64_t)buffers;
+
+    double out_n = fmin(output_bound(sc, s), n);
+    if (p == 1) {
+        set(&ph[SIM_ROW_FINISH], 0, buffers, 0, "one rank: nothing to combine");
+    } else if (p <= SORTEX_MERGE_RUNS_PER_THREAD * sc->threads) {
+        double ns = m->merge_ns + m->merge_ns_log * (log2u(p) - 1);
+        double speed = 1.0 + (sc->threads - 1) * (m->sort_speedup - 1.0);
+        set(&ph[SIM_ROW_FINISH], 1e-9 * out_n * ns / speed * share * fmax(1, E / 8), buffers, 0,
+            "merge of P runs");
+    } else {
+        set(&ph[SIM_ROW_FINISH], local_sort_seconds(m, out_n, sc->threads) * share, buffers, 0,
+            "re-sort (more runs than the merge pays for)");
+    }
+    set(&ph[SIM_ROW_WRITE], E * N / m->write_bps * share, buffers, 0, "E N / write rate");
+
+    struct sim_phase *tot = &ph[SIM_ROW_TOTAL];
+    for (int r = 0; r < SIM_ROW_TOTAL; r++) {
+        tot->seconds += ph[r].seconds;
+        tot->rank_bytes = ph[r].rank_bytes > tot->rank_bytes ? ph[r].rank_bytes : tot->rank_bytes;
+        tot->net_bytes += ph[r].net_bytes;
+    }
+    (void)snprintf(tot->note, sizeof(tot->note), "exchange %s", sc->backend->name);
+    return UTIL_OK;
+}

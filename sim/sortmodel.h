@@ -1,0 +1,125 @@
+/*
+ * sim/sortmodel.h: the whole sort, modelled phase by phase without data (sortex-sched --sort).
+ *
+ * For P ranks of n/P elements each, every phase of a sortex run is priced from machine
+ * constants measured here (struct sim_machine: the local sort's and the merge's rates, the
+ * network's alpha and beta, the file I/O rate, ...) and from the sort's own rules
+ * (sort/rules.h): the regular sample's size and its refusal, and for the histogram selection a
+ * replay of its rounds in global-rank space, which needs no keys, since which candidates a round
+ * draws and where they fall depends on the elements' global ranks alone. The exchange is priced
+ * by the back-ends' own models (exchange/exchange.h) on the count matrix of the chosen pattern
+ * or distribution. Each phase gets its time on the slowest rank, the most memory one rank holds
+ * in it, and the bytes one rank sends.
+ */
+#ifndef SORTEX_SIM_SORTMODEL_H
+#define SORTEX_SIM_SORTMODEL_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "exchange/exchange.h"
+#include "sim/sim.h"
+#include "sort/sortex.h"
+
+/** What the model knows about the machine; sim_machine_default() holds figures measured on a
+ * project machine, sim_machine_calibrate() measures them where it runs. */
+struct sim_machine {
+    double alpha;          /* seconds per message start-up */
+    double beta;           /* seconds per byte on a link */
+    double sort_ns_small;  /* local sort, one thread, uniform keys: ns a key at 2^20 keys */
+    double sort_ns_large;  /* ... and at 2^24 keys (log-linear between and beyond) */
+    double sort_speedup;   /* the local sort with two threads, over one */
+    double merge_ns;       /* merging sorted runs, one thread: ns a key ... */
+    double merge_ns_log;   /* ... plus this per key and doubling of the run count */
+    double tuple_ns;       /* sorting 128-bit tuples (the candidates): ns a tuple a doubling */
+    double qsort_ns;       /* qsort of (key, position) tuples (the regular sample): the same */
+    double probe_ns;       /* one probe of a binary search in a rank's keys */
+    double copy_bps;       /* memcpy, bytes a second (read + write counted once) */
+    double read_bps;       /* reading the input file, bytes a second per rank */
+    double write_bps;      /* writing the output file, bytes a second per rank */
+    int cores;             /* cores a node has: more ranks x threads share them */
+};
+
+/** The constants measured on a project machine (2 cores; see results/sched/sort-model.md). */
+void sim_machine_default(struct sim_machine *m);
+
+/**
+ * Measures the compute and I/O constants here (about 10 s, single process, scratch files in
+ * @dir); alpha and beta stay as they are (sortex-sched --ping-pong measures them under mpirun).
+ * Returns 0, UTIL_ENOMEM or UTIL_EIO (one line).
+ */
+int sim_machine_calibrate(struct sim_machine *m, const char *dir);
+
+/** Reads "name value" lines (as sim_machine_print() writes them) into @m; unknown names are an
+ * error. Returns 0 or UTIL_EUSAGE (one line naming the file and line). */
+int sim_machine_read(struct sim_machine *m, const char *path);
+
+/** Writes @m as "name value" lines, with a comment line per constant. */
+void sim_machine_print(FILE *f, const struct sim_machine *m);
+
+/** One sort to model. */
+struct sim_sort_case {
+    int p;                       /* ranks */
+    uint64_t per_rank;           /* elements each rank reads */
+    uint64_t elem;               /* bytes an element takes (8: keys; 100: gensort) */
+    int threads;                 /* threads per rank */
+    int ranks_per_node;          /* ranks sharing a node's cores */
+    enum sortex_balance balance; /* the splitter selection */
+    double epsilon;
+    uint64_t oversample;         /* --balance sample: 0 = the sort's default */
+    const struct sim_spec *matrix; /* the exchange's count pattern (keys = per_rank) */
+    const struct exchange_ops *backend; /* the exchange priced in the total */
+};
+
+/** The phases as the model reports them; SIM_ROW_TOTAL sums them. */
+enum sim_row {
+    SIM_ROW_READ,
+    SIM_ROW_LOCAL_SORT,
+    SIM_ROW_SAMPLE,
+    SIM_ROW_SPLITTERS,
+    SIM_ROW_BUCKET,
+    SIM_ROW_EXCHANGE,
+    SIM_ROW_FINISH,
+    SIM_ROW_WRITE,
+    SIM_ROW_TOTAL,
+    SIM_ROW_COUNT
+};
+
+/** One phase's prediction. */
+struct sim_phase {
+    double seconds;      /* on the slowest rank; INFINITY when the sort would refuse */
+    uint64_t rank_bytes; /* the most memory one rank holds in the phase */
+    uint64_t net_bytes;  /* what one rank sends in it */
+    char note[96];       /* what the figure rests on */
+};
+
+/** The whole prediction. */
+struct sim_sort_result {
+    struct sim_phase phase[SIM_ROW_COUNT];
+    uint64_t rounds;     /* histogram rounds (0 for the regular sample) */
+    uint64_t candidates; /* samples or candidates gathered, all rounds */
+    int refused;         /* the sort would refuse to run (the regular sample's size) */
+};
+
+/** The name of row @r as the CSV prints it ("local_sort", "total"). */
+const char *sim_row_name(enum sim_row r);
+
+/**
+ * Models @sc on machine @m into @out. The exchange is priced with @sc->backend's first model on
+ * the count matrix of @sc->matrix (P <= EXCHANGE_MODEL_MAX_P), or, beyond that or for a
+ * pattern that needs the data, on equal blocks. Returns 0, UTIL_ENOMEM or UTIL_EUSAGE (one line).
+ */
+int sim_sort_model(const struct sim_sort_case *sc, const struct sim_machine *m,
+                   struct sim_sort_result *out);
+
+/**
+ * The exchange phase alone for back-end @b (its first model), as sim_sort_model() prices it:
+ * for --exchange auto and the per-back-end rows. Returns 0, UTIL_ENOMEM or UTIL_EUSAGE.
+ */
+int sim_sort_exchange(const struct sim_sort_case *sc, const struct sim_machine *m,
+                      const struct exchange_ops *b, struct sim_phase *out);
+
+/** sortex-sched --sort: the command line after "--sort". Returns the exit code. */
+int sim_sort_main(int argc, char **argv);
+
+#endif
