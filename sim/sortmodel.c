@@ -385,19 +385,20 @@ static int replay_histogram(uint64_t n, int p, double eps, int exact, uint64_t *
                 done[j] = 1;
                 continue;
             }
-            before[j] = g_hi[j] - g_lo[j];
+            uint64_t mass = g_hi[j] - g_lo[j];
             if (below < d.n && d.r[below] + 1 > g_lo[j]) {
                 g_lo[j] = d.r[below] + 1;
             }
             if (above < d.n && d.r[above] < g_hi[j]) {
                 g_hi[j] = d.r[above];
             }
+            before[j] = g_hi[j] - g_lo[j] < mass; /* narrowed */
             open++;
         }
         base = sortex_split_want(open);
         for (size_t j = 0; j + 1 < (size_t)p; j++) {
             if (!done[j]) {
-                want[j] = sortex_split_next_want(before[j], g_hi[j] - g_lo[j], want[j], base);
+                want[j] = sortex_split_next_want((int)before[j], g_hi[j] - g_lo[j], want[j], base);
             }
         }
     }
@@ -538,7 +539,7 @@ int sim_sort_model(const struct sim_sort_case *sc, const struct sim_machine *m,
         }
         out->rounds = rounds;
         double gather_t = 0, gather_b = 0, split_t = 0, split_mem = 0, split_net = 0;
-        double brackets = 40.0 * p;
+        double brackets = 40.0 * p; /* struct bracket in sort/select.c */
         for (uint64_t k = 0; k < rounds; k++) {
             double c = (double)per_round[k];
             out->candidates += per_round[k];
@@ -555,7 +556,7 @@ int sim_sort_model(const struct sim_sort_case *sc, const struct sim_machine *m,
             }
             split_t += count + reduce;
             split_net += 2 * 8 * c * (p - 1) / p;
-            split_mem = fmax(split_mem, 32 * c);
+            split_mem = fmax(split_mem, 24 * c); /* the tuples and their counts */
         }
         (void)snprintf(note, sizeof(note), "%.3g candidates in round 1",
                        rounds ? (double)per_round[0] : 0.0);

@@ -10,11 +10,102 @@
  * that into its public struct sortex_exchange_stats: the contract between sort/ and exchange/
  * may change without changing the library's interface.
  */
+#include <limits.h>
+#include <math.h>
 #include <string.h>
 
 #include "sort/internal.h"
 #include "util/alloc.h"
+#include "util/knobs.h"
 #include "util/util.h"
+
+/* --exchange auto sees the whole count matrix up to this P (P^2 counts gathered: 512 KiB at 256
+ * ranks); beyond, the outer product of the row and column sums stands for it. */
+#define AUTO_FULL_P 256
+/* ... and prices the back-ends up to this P (the scheduled back-ends' models build their
+ * schedules, O(P^2) and more); beyond, the default runs. */
+#define AUTO_MAX_P 1024
+
+/*
+ * --exchange auto: every registered back-end's first cost model (exchange/exchange.h) prices
+ * this sort's exchange, and the cheapest runs. The models need the P x P matrix of bytes: up
+ * to AUTO_FULL_P ranks it is all-gathered; beyond, each rank's bytes sent and received are,
+ * and the matrix is their outer product over the total (the skew between ranks survives, the
+ * pattern inside a row does not). Rank 0 prices and broadcasts its choice, so every rank runs
+ * the same back-end; beyond AUTO_MAX_P ranks the default runs. The machine is alpha and beta
+ * (SORTEX_MODEL_ALPHA, SORTEX_MODEL_BETA), which sortex-sched --ping-pong measures.
+ */
+static int pick_auto(struct sort_job *job)
+{
+    int p = job->size, err = UTIL_OK, pick = 0;
+    const struct exchange_ops *const *list = exchange_list();
+    double best = NAN;
+    if (p > AUTO_MAX_P || p < 2) {
+        job->exchange = list[0];
+        return UTIL_OK;
+    }
+    const uint64_t elem = job->words * sizeof(uint64_t);
+    size_t cells = (size_t)p * (size_t)p;
+    uint64_t *bytes = job->rank == 0 ? util_malloc(cells * sizeof(uint64_t)) : NULL;
+    uint64_t *sums = util_malloc(2 * (size_t)p * sizeof(uint64_t));
+    int ok = sums != NULL && (job->rank != 0 || bytes != NULL);
+    MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, job->comm);
+    if (!ok) {
+        err = util_fail(UTIL_ENOMEM, "rank %d: exchange auto: out of memory", job->rank);
+        goto done;
+    }
+    if (p <= AUTO_FULL_P) {
+        MPI_Gather(job->send_counts, p, MPI_UINT64_T, bytes, p, MPI_UINT64_T, 0, job->comm);
+    } else {
+        uint64_t mine[2] = {0, 0};
+        for (int r = 0; r < p; r++) {
+            mine[0] += job->send_counts[r];
+            mine[1] += job->recv_counts[r];
+        }
+        MPI_Gather(mine, 2, MPI_UINT64_T, sums, 2, MPI_UINT64_T, 0, job->comm);
+    }
+    if (job->rank == 0) {
+        if (p > AUTO_FULL_P) {
+            long double total = 0;
+            for (int r = 0; r < p; r++) {
+                total += sums[2 * r];
+            }
+            for (int i = 0; i < p; i++) {
+                for (int j = 0; j < p; j++) {
+                    long double c = total > 0 ? sums[2 * i] * (long double)sums[2 * j + 1] / total
+                                              : 0;
+                    bytes[(size_t)i * p + j] = (uint64_t)c;
+                }
+            }
+        }
+        for (size_t c = 0; c < cells; c++) {
+            bytes[c] *= elem;
+        }
+        struct exchange_model_case mc;
+        memset(&mc, 0, sizeof(mc));
+        if (exchange_model_case_init(&mc, p, bytes, 8, 0) == UTIL_OK) {
+            mc.alpha = 1e-9 * (double)util_knob_u64(UTIL_KNOB_MODEL_ALPHA);
+            mc.beta = 1e-12 * (double)util_knob_u64(UTIL_KNOB_MODEL_BETA);
+            for (int b = 0; list[b] != NULL; b++) {
+                struct exchange_model_result r;
+                if (exchange_model_run(list[b]->models[0], &mc, &r) == UTIL_OK &&
+                    !isnan(r.seconds) && (isnan(best) || r.seconds < best)) {
+                    best = r.seconds;
+                    pick = b;
+                }
+            }
+        }
+        exchange_model_case_free(&mc);
+    }
+    MPI_Bcast(&pick, 1, MPI_INT, 0, job->comm);
+    MPI_Bcast(&best, 1, MPI_DOUBLE, 0, job->comm);
+    job->exchange = list[pick];
+    job->stats->exchange_predicted = isnan(best) ? 0 : best;
+done:
+    util_free(bytes);
+    util_free(sums);
+    return err;
+}
 
 /* The public copy of what the back-end reported. */
 static void report(struct sortex_exchange_stats *out, const struct exchange_stats *in)
@@ -37,6 +128,13 @@ int sort_exchange(struct sort_job *job)
 {
     struct exchange_stats st;
     memset(&st, 0, sizeof(st));
+    if (job->cfg->exchange_auto) {
+        int err = pick_auto(job);
+        if (err != UTIL_OK) {
+            return err;
+        }
+    }
+    job->stats->exchange_name = job->exchange->name;
     if (job->size == 1) {
         report(&job->stats->exchange, &st);
         return 0;

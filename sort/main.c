@@ -31,7 +31,9 @@ static void usage(FILE *f)
             "  -o, --output FILE      output file (required; written to a temporary name beside\n"
             "                         it and renamed when every rank has succeeded; naming the\n"
             "                         input is refused)\n"
-            "  -x, --exchange NAME    exchange back-end [alltoallv]; 'help' lists them\n"
+            "  -x, --exchange NAME    exchange back-end [alltoallv]; 'help' lists them; 'auto'\n"
+            "                         takes the one whose cost model predicts the shortest\n"
+            "                         exchange for this sort's counts (-v says which)\n"
             "  -t, --threads T        OpenMP threads per rank [cores of the node / ranks on it]\n"
             "  -e, --epsilon E        imbalance bound: every rank gets <= (1+E) n/P + 1 keys\n"
             "                         (+ P with --balance sample), 0.001..10 [0.1]\n"
@@ -141,10 +143,11 @@ static int parse_args(int argc, char **argv, struct cli *cli, int quiet)
                 cli->done = 1;
                 return UTIL_OK;
             }
-            cli->cfg.exchange = exchange_find(optarg);
-            if (cli->cfg.exchange == NULL) {
+            cli->cfg.exchange_auto = strcmp(optarg, "auto") == 0;
+            cli->cfg.exchange = cli->cfg.exchange_auto ? NULL : exchange_find(optarg);
+            if (cli->cfg.exchange == NULL && !cli->cfg.exchange_auto) {
                 exchange_names(names, sizeof(names));
-                BAD("unknown exchange back-end (%s); valid: %s", optarg, names);
+                BAD("unknown exchange back-end (%s); valid: auto, %s", optarg, names);
             }
             break;
         case 't':

@@ -95,13 +95,15 @@ double sortex_split_density(uint64_t mass, uint64_t want);
 int sortex_split_choose(const uint64_t *rank, uint64_t c, uint64_t t, uint64_t tol,
                         uint64_t *take, uint64_t *below, uint64_t *above);
 
+/** The most candidates one bracket asks for in a round. */
+#define SORTEX_SPLIT_WANT_MAX ((uint64_t)1 << 31)
+
 /**
- * Candidates an unresolved bracket asks for in the next round: twice its last @want when the
- * round did not narrow it (@mass_after == @mass_before; at most the mass), else @base
- * (sortex_split_want() of the splitters still open).
+ * Candidates an unresolved bracket of @mass elements asks for in the next round: @base
+ * (sortex_split_want() of the splitters still open) when the last round @narrowed it, else
+ * twice its last @want (at most the mass and SORTEX_SPLIT_WANT_MAX, at least @base).
  */
-uint64_t sortex_split_next_want(uint64_t mass_before, uint64_t mass_after, uint64_t want,
-                                uint64_t base);
+uint64_t sortex_split_next_want(int narrowed, uint64_t mass, uint64_t want, uint64_t base);
 
 /** One bracket's range in a round's draw: [lo, hi) with the probability @density per element
  * (local indices in the sort, global ranks in the model); @skip leaves it out. */

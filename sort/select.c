@@ -45,9 +45,9 @@
 struct bracket {
     uint64_t g_lo, g_hi; /* global: elements at or below the lower end, below the upper end */
     uint64_t l_lo, l_hi; /* this rank: its elements inside are [l_lo, l_hi) */
-    uint64_t want;       /* candidates to draw in it this round */
-    uint64_t before;     /* its mass before the round (refine()) */
-    int done;            /* resolved: the splitter is set */
+    uint32_t want;       /* candidates to draw in it this round */
+    uint8_t done;        /* resolved: the splitter is set */
+    uint8_t narrowed;    /* the last round narrowed it */
 };
 
 struct sort_select {
@@ -56,8 +56,8 @@ struct sort_select {
     size_t cw;          /* words per candidate */
     uint64_t *cand;     /* the round's candidates, sorted: C x cw words */
     uint64_t ncand;
-    uint64_t *below;    /* [C] this rank's elements below each candidate */
-    uint64_t *rank;     /* [C] global ranks */
+    uint64_t *rank;     /* [C] this rank's elements below each candidate, then the global
+                           ranks (24 bytes a candidate with the tuple: 12 MiB at P = 65536) */
     int round;
 };
 
@@ -202,13 +202,13 @@ int sortex_split_choose(const uint64_t *rank, uint64_t c, uint64_t t, uint64_t t
     return 0;
 }
 
-uint64_t sortex_split_next_want(uint64_t mass_before, uint64_t mass_after, uint64_t want,
-                                uint64_t base)
+uint64_t sortex_split_next_want(int narrowed, uint64_t mass, uint64_t want, uint64_t base)
 {
-    if (mass_after < mass_before) {
+    if (narrowed) {
         return base;
     }
-    uint64_t twice = want < mass_before ? 2 * want : mass_before;
+    uint64_t twice = want < mass ? 2 * want : mass;
+    twice = twice < SORTEX_SPLIT_WANT_MAX ? twice : SORTEX_SPLIT_WANT_MAX;
     return twice > base ? twice : base;
 }
 
@@ -416,11 +416,9 @@ static void set_splitter(struct sort_job *job, int j, const uint64_t *c)
 static int refine(struct sort_job *job, struct sort_select *sel)
 {
     uint64_t c = sel->ncand;
-    util_free(sel->below);
     util_free(sel->rank);
-    sel->below = util_malloc((c ? c : 1) * sizeof(uint64_t));
     sel->rank = util_malloc((c ? c : 1) * sizeof(uint64_t));
-    int ok = sel->below != NULL && sel->rank != NULL;
+    int ok = sel->rank != NULL;
     int err = ok ? UTIL_OK : util_fail(UTIL_ENOMEM, "rank %d: splitters: out of memory", job->rank);
     MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, job->comm);
     if (!ok) {
@@ -429,12 +427,13 @@ static int refine(struct sort_job *job, struct sort_select *sel)
     uint64_t at = 0;
     for (uint64_t i = 0; i < c; i++) {
         at = count_below(job, sel->cand + i * sel->cw, at);
-        sel->below[i] = sel->rank[i] = at;
+        sel->rank[i] = at;
     }
     if (c > 0 && MPI_Allreduce(MPI_IN_PLACE, sel->rank, (int)c, MPI_UINT64_T, MPI_SUM,
                                job->comm) != MPI_SUCCESS) {
         return util_fail(UTIL_EMPI, "rank %d: splitters: MPI_Allreduce failed", job->rank);
     }
+    uint64_t open = 0;
     for (int j = 1; j < job->size; j++) {
         struct bracket *b = &sel->br[j - 1];
         if (b->done) {
@@ -447,28 +446,30 @@ static int refine(struct sort_job *job, struct sort_select *sel)
             b->done = 1;
             continue;
         }
-        b->before = b->g_hi - b->g_lo;
+        /* The nearest candidates either side become the bracket's ends, where they narrow it;
+         * this rank's counts below them are searched again (two per bracket). */
+        uint64_t mass = b->g_hi - b->g_lo;
         if (below < c && sel->rank[below] + 1 > b->g_lo) {
-            uint64_t pos = cand_pos(job, sel->cand + below * sel->cw);
+            const uint64_t *cb = sel->cand + below * sel->cw;
+            uint64_t pos = cand_pos(job, cb);
             int local = pos >= job->offset && pos - job->offset < job->n_local;
             b->g_lo = sel->rank[below] + 1;
-            b->l_lo = sel->below[below] + (local ? 1 : 0);
+            b->l_lo = count_below(job, cb, 0) + (local ? 1 : 0);
         }
         if (above < c && sel->rank[above] < b->g_hi) {
             b->g_hi = sel->rank[above];
-            b->l_hi = sel->below[above];
+            b->l_hi = count_below(job, sel->cand + above * sel->cw, 0);
         }
+        b->narrowed = b->g_hi - b->g_lo < mass;
+        open++;
     }
-    /* The others share the next round's budget. */
-    uint64_t open = 0;
-    for (int j = 0; j < job->size - 1; j++) {
-        open += !sel->br[j].done;
-    }
+    /* The others share the next round's budget; one that did not narrow asks for more. */
     uint64_t base = sortex_split_want(open);
     for (int j = 0; j < job->size - 1; j++) {
         struct bracket *b = &sel->br[j];
         if (!b->done) {
-            b->want = sortex_split_next_want(b->before, b->g_hi - b->g_lo, b->want, base);
+            b->want = (uint32_t)sortex_split_next_want(b->narrowed, b->g_hi - b->g_lo, b->want,
+                                                       base);
         }
     }
     return UTIL_OK;
@@ -490,7 +491,6 @@ void sort_select_free(struct sort_job *job)
     if (sel != NULL) {
         util_free(sel->br);
         util_free(sel->cand);
-        util_free(sel->below);
         util_free(sel->rank);
         util_free(sel);
         job->select = NULL;
@@ -522,7 +522,7 @@ int sort_select_sample(struct sort_job *job)
     job->nsample = 0;
     for (int j = 1; j < p; j++) {
         struct bracket *b = &sel->br[j - 1];
-        uint64_t want = sortex_split_want((uint64_t)(p - 1));
+        uint32_t want = (uint32_t)sortex_split_want((uint64_t)(p - 1));
         *b = (struct bracket){0, job->n_total, 0, job->n_local, want, 0, 0};
         if (job->n_total == 0) { /* nothing to split: every bucket empty but the last */
             set_splitter(job, j, NULL);

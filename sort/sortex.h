@@ -117,6 +117,8 @@ enum sortex_io {
 struct sortex_config {
     const struct exchange_ops *exchange; /* back-end (sortex_exchange_find()); NULL = the
                                             default, alltoallv */
+    int exchange_auto;   /* 1: each sort takes the back-end whose cost model predicts the
+                            shortest exchange for its own count matrix (exchange is ignored) */
     const struct util_format *format;   /* key type (sortex_format_find()); NULL = u64 */
     int threads;         /* OpenMP threads per rank; 0 = cores of the node / ranks on it */
     double epsilon;      /* imbalance bound: max rank output <= (1+eps) n/P + 1 (+ P with
@@ -171,6 +173,8 @@ struct sortex_stats {
     long peak_rss_kib;      /* this rank's peak resident set (getrusage) */
     uint64_t buffer_bytes;  /* this rank's key buffers */
     struct sortex_exchange_stats exchange; /* this rank's exchange */
+    const char *exchange_name; /* global: the back-end that ran (static string) */
+    double exchange_predicted; /* global: with exchange_auto, its model's seconds; else 0 */
 };
 
 /** The library's version, "MAJOR.MINOR.PATCH" (SORTEX_VERSION of the build); static. */

@@ -131,9 +131,11 @@ int sortex_stats_write_json(MPI_Comm comm, const struct sortex_config *cfg,
     util_json_string(f, input ? input : "");
     fprintf(f, ", \"output\": ");
     util_json_string(f, output ? output : "");
-    fprintf(f, ", \"exchange\": \"%s\", \"key_type\": \"%s\", \"record_size\": %zu, "
-               "\"check\": \"%s\",\n",
-            ex->name, cfg->format ? cfg->format->name : "u64",
+    fprintf(f, ", \"exchange\": \"%s\", \"exchange_auto\": %s, \"exchange_predicted_s\": %.9g, "
+               "\"key_type\": \"%s\", \"record_size\": %zu, \"check\": \"%s\",\n",
+            st->exchange_name ? st->exchange_name : ex->name,
+            cfg->exchange_auto ? "true" : "false", st->exchange_predicted,
+            cfg->format ? cfg->format->name : "u64",
             cfg->format ? cfg->format->record_size : sizeof(uint64_t), st->check ? st->check : "off");
     static const char *const balance[SORTEX_BALANCE_COUNT] = {"eps", "exact", "sample"};
     fprintf(f, " \"n\": %llu, \"P\": %d, \"threads\": %d, \"epsilon\": %g, \"balance\": \"%s\", "
@@ -202,8 +204,14 @@ void sortex_stats_print(MPI_Comm comm, const struct sortex_stats *st)
         return;
     }
     double total = 0;
-    fprintf(stderr, "%s: %llu keys, %d threads per rank\n", util_progname(),
-            (unsigned long long)st->n_total, st->threads);
+    fprintf(stderr, "%s: %llu keys, %d threads per rank, exchange %s", util_progname(),
+            (unsigned long long)st->n_total, st->threads,
+            st->exchange_name ? st->exchange_name : "?");
+    if (st->exchange_predicted > 0) {
+        fprintf(stderr, " (auto: its model predicted %.3f ms, the least)",
+                1e3 * st->exchange_predicted);
+    }
+    fputc('\n', stderr);
     fprintf(stderr, "  %-10s %9s %9s\n", "phase", "max s", "avg s");
     for (int i = 0; i < SORTEX_PHASE_COUNT; i++) {
         fprintf(stderr, "  %-10s %9.3f %9.3f\n", sortex_phase_name((enum sortex_phase)i),

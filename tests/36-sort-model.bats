@@ -1,0 +1,111 @@
+#!/usr/bin/env bats
+# The whole sort modelled (sortex-sched --sort) and the back-end it picks for a sort
+# (sortex --exchange auto): every phase predicted from machine constants and the sort's rules,
+# the regular sample refused where the sort would refuse it, and auto's sort verified.
+bats_require_minimum_version 1.5.0
+load helper
+
+SCHED=$SORTEX_BIN/sortex-sched
+
+# model ARGS...: the CSV of sortex-sched --sort into $output.
+model() {
+    run --separate-stderr "$SCHED" --sort --csv "$@"
+    assert_success
+}
+
+@test "sortex-sched --sort predicts every phase, and the total is their sum" {
+    model --ranks 8 --n-per-rank 1M --balance eps --exchange pairwise
+    assert_line --index 0 "P,n_per_rank,balance,exchange,phase,seconds,rank_bytes,net_bytes,note"
+    python3 - "$output" <<'PY'
+import csv, io, sys
+rows = list(csv.DictReader(io.StringIO(sys.argv[1])))
+phases = [r["phase"] for r in rows]
+assert phases == ["read", "local_sort", "sample", "splitters", "bucket", "exchange", "finish",
+                  "write", "total"], phases
+assert all(r["exchange"] == "pairwise" and r["P"] == "8" for r in rows)
+secs = [float(r["seconds"]) for r in rows]
+assert all(s >= 0 for s in secs) and abs(sum(secs[:-1]) - secs[-1]) < 1e-9 * max(1, secs[-1])
+mem = [int(r["rank_bytes"]) for r in rows]
+assert mem[-1] == max(mem[:-1]) and mem[0] >= 2 * 8 * 1000000, mem
+assert int(rows[5]["net_bytes"]) >= 8 * 1000000 * 7 // 8, rows[5]
+PY
+}
+
+@test "the model refuses the regular sample at 65536 ranks, as the sort would, and the histogram stays small" {
+    model --ranks 4096,65536 --n-per-rank 1M --balance all --exchange alltoallv
+    python3 - "$output" <<'PY'
+import csv, io, sys
+rows = list(csv.DictReader(io.StringIO(sys.argv[1])))
+get = lambda p, b, ph: next(r for r in rows if r["P"] == p and r["balance"] == b and r["phase"] == ph)
+assert get("65536", "sample", "sample")["seconds"] == "inf"
+assert get("4096", "sample", "sample")["seconds"] != "inf"
+for p in ("4096", "65536"):
+    base = int(get(p, "eps", "read")["rank_bytes"])
+    for ph in ("sample", "splitters"):
+        extra = int(get(p, "eps", ph)["rank_bytes"]) - base
+        assert extra <= 16 << 20, (p, ph, extra)
+    # today's rule holds P S tuples: far more than the histogram
+    assert int(get(p, "sample", "sample")["rank_bytes"]) - base > 16 << 20
+PY
+}
+
+@test "--exchange all prices every registered back-end, and auto takes the cheapest" {
+    model --ranks 6 --n-per-rank 100K --exchange all
+    local b
+    for b in $(backends); do
+        assert_line --partial ",exchange:$b,"
+    done
+    python3 - "$output" <<'PY'
+import csv, io, sys
+rows = list(csv.DictReader(io.StringIO(sys.argv[1])))
+each = {r["exchange"]: float(r["seconds"]) for r in rows if r["phase"].startswith("exchange:")}
+chosen = next(r for r in rows if r["phase"] == "exchange")
+assert float(chosen["seconds"]) == min(each.values()), (chosen, each)
+PY
+}
+
+@test "--calibrate prints machine constants that --machine reads back" {
+    run --separate-stderr "$SCHED" --sort --calibrate="$BATS_TEST_TMPDIR"
+    assert_success
+    echo "$output" >"$BATS_TEST_TMPDIR/machine.txt"
+    assert_line --regexp "^sort_ns_large [0-9.e+-]+$"
+    assert_line --regexp "^read_bps [0-9.e+-]+$"
+    model --ranks 4 --n-per-rank 1M --machine "$BATS_TEST_TMPDIR/machine.txt"
+    echo "bogus 1" >"$BATS_TEST_TMPDIR/bad.txt"
+    run --separate-stderr "$SCHED" --sort --ranks 4 --n-per-rank 1M --machine "$BATS_TEST_TMPDIR/bad.txt"
+    assert_failure 2
+    assert_regex "$stderr" "unknown constant in the machine file"
+}
+
+@test "sortex-sched --sort refuses bad arguments with exit 2 and one line" {
+    local args
+    for args in "--ranks 0 --n-per-rank 1" "--ranks 4" "--ranks 4 --n-per-rank 1 --balance best" \
+        "--ranks 4 --n-per-rank 1 --exchange nosuch" "--ranks 4 --n-per-rank 1 --epsilon 0"; do
+        # shellcheck disable=SC2086 # the arguments are words
+        run --separate-stderr "$SCHED" --sort $args
+        assert_failure 2
+        assert_equal "$(grep -c 'error' <<<"$stderr")" 1
+    done
+}
+
+@test "sortex --exchange auto sorts with the back-end its model names, and says which with -v" {
+    local np dist in out=$BATS_TEST_TMPDIR/out.bin i=0 nps=(2 3 5 8)
+    for dist in uniform staggered zipf; do
+        np=${nps[$i]}
+        i=$((i + 1))
+        in=$(gen_input "$dist" 200003 "$np")
+        rm -f "$out"
+        run --separate-stderr mpi "$np" "$SORTEX" -i "$in" -o "$out" -x auto -v \
+            --stats "$BATS_TEST_TMPDIR/s.json"
+        assert_success
+        assert_regex "$stderr" "exchange [a-z]+ \(auto: its model predicted"
+        run "$VERIFY" "$out" --input "$in"
+        assert_success
+        python3 - "$BATS_TEST_TMPDIR/s.json" "$(backends | tr '\n' ' ')" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["exchange_auto"] is True and d["exchange"] in sys.argv[2].split(), d["exchange"]
+assert d["exchange_predicted_s"] > 0
+PY
+    done
+}
