@@ -27,35 +27,26 @@
 #define AUTO_MAX_P 1024
 
 /*
- * --exchange auto: every registered back-end's first cost model (exchange/exchange.h) prices
- * this sort's exchange, and the cheapest runs. The models need the P x P matrix of bytes: up
- * to AUTO_FULL_P ranks it is all-gathered; beyond, each rank's bytes sent and received are,
- * and the matrix is their outer product over the total (the skew between ranks survives, the
- * pattern inside a row does not). Rank 0 prices and broadcasts its choice, so every rank runs
- * the same back-end; beyond AUTO_MAX_P ranks the default runs. The machine is alpha and beta
- * (SORTEX_MODEL_ALPHA, SORTEX_MODEL_BETA), which sortex-sched --ping-pong measures.
+ * The count matrix in bytes, on rank 0 (*@bytes, NULL elsewhere; util_free), for the back-ends'
+ * cost models: up to AUTO_FULL_P ranks the rows are gathered; beyond, each rank's bytes sent and
+ * received are, and the matrix is their outer product over the total (the skew between ranks
+ * survives, the pattern inside a row does not). Collective. Returns 0 or UTIL_ENOMEM.
  */
-static int pick_auto(struct sort_job *job)
+static int gather_matrix(struct sort_job *job, uint64_t **bytes)
 {
-    int p = job->size, err = UTIL_OK, pick = 0;
-    const struct exchange_ops *const *list = exchange_list();
-    double best = NAN;
-    if (p > AUTO_MAX_P || p < 2) {
-        job->exchange = list[0];
-        return UTIL_OK;
-    }
-    const uint64_t elem = job->words * sizeof(uint64_t);
+    int p = job->size, err = UTIL_OK;
     size_t cells = (size_t)p * (size_t)p;
-    uint64_t *bytes = job->rank == 0 ? util_malloc(cells * sizeof(uint64_t)) : NULL;
+    uint64_t *m = job->rank == 0 ? util_malloc(cells * sizeof(uint64_t)) : NULL;
     uint64_t *sums = util_malloc(2 * (size_t)p * sizeof(uint64_t));
-    int ok = sums != NULL && (job->rank != 0 || bytes != NULL);
+    int ok = sums != NULL && (job->rank != 0 || m != NULL);
     MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, job->comm);
     if (!ok) {
-        err = util_fail(UTIL_ENOMEM, "rank %d: exchange auto: out of memory", job->rank);
+        err = util_fail(UTIL_ENOMEM, "rank %d: exchange: out of memory for the cost model",
+                        job->rank);
         goto done;
     }
     if (p <= AUTO_FULL_P) {
-        MPI_Gather(job->send_counts, p, MPI_UINT64_T, bytes, p, MPI_UINT64_T, 0, job->comm);
+        MPI_Gather(job->send_counts, p, MPI_UINT64_T, m, p, MPI_UINT64_T, 0, job->comm);
     } else {
         uint64_t mine[2] = {0, 0};
         for (int r = 0; r < p; r++) {
@@ -65,45 +56,94 @@ static int pick_auto(struct sort_job *job)
         MPI_Gather(mine, 2, MPI_UINT64_T, sums, 2, MPI_UINT64_T, 0, job->comm);
     }
     if (job->rank == 0) {
-        if (p > AUTO_FULL_P) {
-            long double total = 0;
-            for (int r = 0; r < p; r++) {
-                total += sums[2 * r];
-            }
-            for (int i = 0; i < p; i++) {
-                for (int j = 0; j < p; j++) {
-                    long double c = total > 0 ? sums[2 * i] * (long double)sums[2 * j + 1] / total
-                                              : 0;
-                    bytes[(size_t)i * p + j] = (uint64_t)c;
-                }
+        long double total = 0;
+        for (int r = 0; p > AUTO_FULL_P && r < p; r++) {
+            total += sums[2 * r];
+        }
+        for (int i = 0; p > AUTO_FULL_P && i < p; i++) {
+            for (int j = 0; j < p; j++) {
+                long double c = total > 0 ? sums[2 * i] * (long double)sums[2 * j + 1] / total : 0;
+                m[(size_t)i * p + j] = (uint64_t)c;
             }
         }
         for (size_t c = 0; c < cells; c++) {
-            bytes[c] *= elem;
+            m[c] *= job->words * sizeof(uint64_t);
         }
-        struct exchange_model_case mc;
-        memset(&mc, 0, sizeof(mc));
-        if (exchange_model_case_init(&mc, p, bytes, 8, 0) == UTIL_OK) {
-            mc.alpha = 1e-9 * (double)util_knob_u64(UTIL_KNOB_MODEL_ALPHA);
-            mc.beta = 1e-12 * (double)util_knob_u64(UTIL_KNOB_MODEL_BETA);
-            for (int b = 0; list[b] != NULL; b++) {
-                struct exchange_model_result r;
-                if (exchange_model_run(list[b]->models[0], &mc, &r) == UTIL_OK &&
-                    !isnan(r.seconds) && (isnan(best) || r.seconds < best)) {
-                    best = r.seconds;
-                    pick = b;
-                }
+    }
+    *bytes = m;
+    m = NULL;
+done:
+    util_free(m);
+    util_free(sums);
+    return err;
+}
+
+/* Seconds back-end @b's first model predicts for the byte matrix @bytes (NAN when it cannot
+ * tell), with the machine of SORTEX_MODEL_ALPHA and SORTEX_MODEL_BETA. */
+static double price(const struct exchange_model_case *mc, const struct exchange_ops *b)
+{
+    struct exchange_model_result r;
+    if (exchange_model_run(b->models[0], mc, &r) != UTIL_OK) {
+        return NAN;
+    }
+    return r.seconds;
+}
+
+/*
+ * Prices this sort's exchange on rank 0 with the back-ends' cost models (exchange/exchange.h):
+ * with @all every registered back-end, and *@pick names the cheapest (ties keep the first,
+ * the default); else job->exchange alone. *@seconds gets the price (NAN when none could be
+ * had). Beyond AUTO_MAX_P ranks nothing is priced. Collective; the results hold on rank 0.
+ */
+static int predict(struct sort_job *job, int all, int *pick, double *seconds)
+{
+    const struct exchange_ops *const *list = exchange_list();
+    uint64_t *bytes = NULL;
+    *pick = 0;
+    *seconds = NAN;
+    if (job->size > AUTO_MAX_P || job->size < 2) {
+        return UTIL_OK;
+    }
+    int err = gather_matrix(job, &bytes);
+    if (err != UTIL_OK || job->rank != 0) {
+        return err;
+    }
+    struct exchange_model_case mc;
+    memset(&mc, 0, sizeof(mc));
+    if (exchange_model_case_init(&mc, job->size, bytes, 8, 0) == UTIL_OK) {
+        mc.alpha = 1e-9 * (double)util_knob_u64(UTIL_KNOB_MODEL_ALPHA);
+        mc.beta = 1e-12 * (double)util_knob_u64(UTIL_KNOB_MODEL_BETA);
+        for (int b = 0; all && list[b] != NULL; b++) {
+            double t = price(&mc, list[b]);
+            if (!isnan(t) && (isnan(*seconds) || t < *seconds)) {
+                *seconds = t;
+                *pick = b;
             }
         }
-        exchange_model_case_free(&mc);
+        if (!all) {
+            *seconds = price(&mc, job->exchange);
+        }
     }
+    exchange_model_case_free(&mc);
+    util_free(bytes);
+    return UTIL_OK;
+}
+
+/*
+ * --exchange auto: every registered back-end's first cost model prices this sort's exchange
+ * (predict()), and the cheapest runs; rank 0 broadcasts its choice, so every rank runs the same
+ * back-end; beyond AUTO_MAX_P ranks the default runs. The machine is alpha and beta
+ * (SORTEX_MODEL_ALPHA, SORTEX_MODEL_BETA), which sortex-sched --ping-pong measures.
+ */
+static int pick_auto(struct sort_job *job)
+{
+    int pick = 0;
+    double best = NAN;
+    int err = predict(job, 1, &pick, &best);
     MPI_Bcast(&pick, 1, MPI_INT, 0, job->comm);
     MPI_Bcast(&best, 1, MPI_DOUBLE, 0, job->comm);
-    job->exchange = list[pick];
+    job->exchange = exchange_list()[pick];
     job->stats->exchange_predicted = isnan(best) ? 0 : best;
-done:
-    util_free(bytes);
-    util_free(sums);
     return err;
 }
 
@@ -133,7 +173,18 @@ int sort_exchange(struct sort_job *job)
         if (err != UTIL_OK) {
             return err;
         }
+        sort_progress_measure(job, 0, "bytes", job->stats->exchange_predicted);
+    } else if (job->cfg->progress) {
+        /* --progress cannot count inside a back-end: its model's time is the estimate. */
+        int pick;
+        double t = NAN;
+        int err = predict(job, 0, &pick, &t);
+        if (err != UTIL_OK) {
+            return err;
+        }
+        sort_progress_measure(job, 0, "bytes", isnan(t) ? 0 : t);
     }
+    sort_stall_at(job, "exchange-run"); /* the tests' slow exchange, after its estimate */
     job->stats->exchange_name = job->exchange->name;
     if (job->size == 1) {
         report(&job->stats->exchange, &st);

@@ -161,7 +161,8 @@ void sort_progress_end(struct sort_job *job);
 
 /* The stall hook of the reliability tests: SORTEX_STALL=POINT:RANK:SECONDS makes that rank
  * announce itself on stderr and sleep when it reaches POINT (a phase's name, at the phase's
- * start; "read-chunk", after each chunk the MPI-IO read took; or "commit", just before rank 0
+ * start; "read-chunk", after each chunk the MPI-IO read took; "exchange-run", when the
+ * exchange has its --progress estimate and its back-end is about to run; or "commit", just before rank 0
  * renames the finished output into place), so that a test can kill or signal the job while
  * it waits there, or watch --progress report a slow phase. */
 void sort_stall_at(const struct sort_job *job, const char *point);

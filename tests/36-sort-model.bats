@@ -109,3 +109,14 @@ assert d["exchange_predicted_s"] > 0
 PY
     done
 }
+
+@test "--progress estimates a running exchange from its back-end's model" {
+    local in
+    in=$(gen_input uniform 100003 3)
+    run --separate-stderr mpi 3 env SORTEX_STALL=exchange-run:0:3 "$SORTEX" -i "$in" \
+        -o "$BATS_TEST_TMPDIR/out.bin" --exchange pairwise --progress
+    assert_success
+    assert_regex "$stderr" "exchange +[0-9.]+ s \.\.\.  (about [0-9]+% \(estimated|longer than the [0-9.]+ s estimated)"
+    run "$VERIFY" "$BATS_TEST_TMPDIR/out.bin" --input "$in"
+    assert_success
+}

@@ -94,8 +94,8 @@ static const struct util_knob_info table[UTIL_KNOB_COUNT] = {
          "the sort fails after PHASE (on RANK only, if given) [sort/sortex.c]"},
     [UTIL_KNOB_STALL] =
         {"SORTEX_STALL", UTIL_KNOB_HOOK, UTIL_KNOB_SPEC_T, 0, 0, 0, "POINT:RANK:SECONDS", "none",
-         "", "RANK announces itself and sleeps SECONDS at POINT: a phase's start, read-chunk or "
-         "commit [sort/sortex.c]"},
+         "", "RANK announces itself and sleeps SECONDS at POINT: a phase's start, read-chunk, "
+         "exchange-run or commit [sort/sortex.c]"},
     [UTIL_KNOB_CORRUPT] =
         {"SORTEX_CORRUPT", UTIL_KNOB_HOOK, UTIL_KNOB_SPEC_T, 0, 0, 0, "order|keys:RANK", "none",
          "",
