@@ -23,7 +23,8 @@ for line in open(path):
         meta[k.strip()] = v.strip()
     else:
         body.append(line)
-for key in ("date", "commit", "cpu", "cores", "memory_gib", "mpi", "compiler", "build", "P",
+for key in ("date", "commit", "cpu", "cpu_family", "cpu_model", "cpu_stepping", "caches", "cores",
+            "memory_gib", "mpi", "mca", "compiler", "build", "P",
             "threads", "oversubscribed", "command"):
     assert meta.get(key), "header lacks %s" % key
 assert meta["P"] == str(np), meta["P"]
@@ -70,7 +71,7 @@ PY
 }
 
 @test "xbench count matrices send exactly the volume of every rank, for every pattern" {
-    run_mpi 1 "$XBENCH" --matrix --ranks 7 --bytes 8000
+    run_mpi 1 "$XBENCH" --print-matrix --ranks 7 --bytes 8000
     assert_success
     python3 - "$output" <<'PY'
 import sys
@@ -85,7 +86,7 @@ PY
 @test "xbench sort:DIST is the sort's own count matrix: rows of V keys, as the simulator sees it" {
     local d
     for d in staggered zero wr; do
-        run_mpi 1 "$XBENCH" --matrix --ranks 5 --bytes 80000 --patterns "sort:$d" --seed 3
+        run_mpi 1 "$XBENCH" --print-matrix --ranks 5 --bytes 80000 --patterns "sort:$d" --seed 3
         assert_success
         python3 - "$output" "$d" <<'PY'
 import sys
@@ -108,7 +109,7 @@ PY
 @test "xbench file:PATH replays a saved matrix once, whatever the volumes, and checks every key" {
     local m=$BATS_TEST_TMPDIR/m.csv
     "$SORTEX_BIN/sortex-sched" --pattern random --ranks 3 --volume 80000 --print-matrix >"$m"
-    run_mpi 1 "$XBENCH" --matrix --ranks 3 --patterns "file:$m" --bytes 8
+    run_mpi 1 "$XBENCH" --print-matrix --ranks 3 --patterns "file:$m" --bytes 8
     assert_success
     assert_equal "$(grep -v '^pattern' <<<"$output" | cut -d, -f4-)" "$(grep -v '^#' "$m")"
     run_mpi 3 "$XBENCH" --patterns "file:$m,bucket" --bytes 4Ki,40000 --reps 2 \
@@ -131,12 +132,31 @@ PY
     assert_line --partial "sortex-xbench: error: the matrix in $m is 3 x 3, not 2 x 2"
 }
 
+@test "xbench --matrix FILE times a user's count matrix as --patterns file:FILE does" {
+    local m=$BATS_TEST_TMPDIR/m.csv
+    "$SORTEX_BIN/sortex-sched" --pattern zipf --ranks 2 --volume 64000 --print-matrix >"$m"
+    run_mpi 1 "$XBENCH" --print-matrix --ranks 2 --matrix "$m"
+    assert_success
+    assert_equal "$(grep -v '^pattern' <<<"$output" | cut -d, -f4-)" "$(grep -v '^#' "$m")"
+    run_mpi 2 "$XBENCH" --matrix "$m" --exchange alltoallv,direct --reps 2 \
+        --output "$BATS_TEST_TMPDIR/x.csv"
+    assert_success
+    run grep -c '^alltoallv,file,m.csv,2,.*,1,[0-9.]*$\|^direct,file,m.csv,2,.*,1,[0-9.]*$' \
+        "$BATS_TEST_TMPDIR/x.csv"
+    assert_output 2
+    # The help names both flags.
+    run -0 "$XBENCH" --help
+    assert_output --partial "--matrix FILE"
+    assert_output --partial "--print-matrix"
+}
+
 @test "xbench rejects bad flags with one error line and exit 2" {
     # The first case at 2 ranks (one line, not one per rank), the others at one.
     local args np=2
     for args in "--patterns nosuch" "--patterns onehot:101" "--patterns bucket:3" \
         "--patterns sort" "--patterns sort:nosuch" "--patterns file:" "--bytes 12X" \
-        "--exchange nosuch" "--reps 0" "--counts maybe" "--bogus"; do
+        "--exchange nosuch" "--reps 0" "--counts maybe" "--bogus" "--matrix" \
+        "--matrix $BATS_TEST_TMPDIR/missing.csv"; do
         # shellcheck disable=SC2086
         run_mpi "$np" "$XBENCH" $args
         np=1
