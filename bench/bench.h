@@ -28,9 +28,11 @@ uint64_t bench_key_at(uint64_t base, uint64_t index);
 
 /**
  * Prints the machine description as "# key: value" lines, one per line: suite, program, date,
- * commit, host, nodes, cpu, cores, memory_gib, mpi, compiler, build, allocator, P, threads,
- * ranks_per_node, oversubscribed, thp, loadavg (the 1-minute load average at the start), then
- * one line per note ("KEY=VALUE" becomes "# KEY: VALUE") and "# command: ..." from argv.
+ * commit, host, nodes, cpu (the model name), cpu_family, cpu_model, cpu_stepping, caches (every
+ * level from /sys), cores, memory_gib, mpi, mca (the OMPI_MCA_* settings the rank started with),
+ * compiler, build, allocator, P, threads, ranks_per_node, oversubscribed, thp, loadavg (the
+ * 1-minute load average at the start), then one line per note ("KEY=VALUE" becomes
+ * "# KEY: VALUE") and "# command: ..." from argv.
  * Collective over comm; rank 0 prints.
  */
 void bench_env_print(FILE *out, MPI_Comm comm, const char *suite, int threads, int argc,

@@ -15,9 +15,11 @@
 
 #include "sort/sortex.h"
 #include "util/alloc.h"
+#include "util/cpu.h"
 #include "util/util.h"
 
-/* Copies the value of the first "key<spaces>: value" line of a /proc-style file into buf. */
+/* Copies the value of the first "key<spaces>: value" line of a /proc-style file into buf (the
+ * whole key: "model" does not match "model name"). */
 static void read_field(const char *path, const char *key, char *buf, size_t cap)
 {
     char line[512];
@@ -28,7 +30,7 @@ static void read_field(const char *path, const char *key, char *buf, size_t cap)
         return;
     }
     while (fgets(line, sizeof(line), f) != NULL) {
-        if (strncmp(line, key, klen) != 0) {
+        if (strncmp(line, key, klen) != 0 || strchr(" \t:", line[klen]) == NULL) {
             continue;
         }
         char *v = strchr(line + klen, ':');
@@ -60,6 +62,113 @@ static void read_bracketed(const char *path, char *buf, size_t cap)
         }
     }
     fclose(f);
+}
+
+/* The first line of a small file, without its newline; "" when unreadable. */
+static void read_line(const char *path, char *buf, size_t cap)
+{
+    FILE *f = fopen(path, "r");
+    buf[0] = '\0';
+    if (f != NULL) {
+        if (fgets(buf, (int)cap, f) == NULL) {
+            buf[0] = '\0';
+        }
+        buf[strcspn(buf, "\n")] = '\0';
+        fclose(f);
+    }
+}
+
+/* A size as /sys writes it ("48K", "32768K") for people: "48 KiB", "32 MiB". */
+static void human_size(const char *sys, char *buf, size_t cap)
+{
+    char *end = NULL;
+    unsigned long long v = strtoull(sys, &end, 10);
+    v *= (end && *end == 'K') ? 1024ULL : (end && *end == 'M') ? 1048576ULL : 1ULL;
+    if (v >= 1048576ULL && v % 1048576ULL == 0) {
+        (void)snprintf(buf, cap, "%llu MiB", v / 1048576ULL);
+    } else if (v >= 1024ULL && v % 1024ULL == 0) {
+        (void)snprintf(buf, cap, "%llu KiB", v / 1024ULL);
+    } else {
+        (void)snprintf(buf, cap, "%llu B", v);
+    }
+}
+
+/*
+ * Every cache level of CPU 0 as the kernel reads it from CPUID (/sys/devices/system/cpu/cpu0/
+ * cache/index*): "L1d 48 KiB, L1i 32 KiB, L2 1 MiB, L3 32 MiB shared by CPUs 0-1". glibc's
+ * sysconf() takes AMD's L3 from an older CPUID field that some hypervisors fill with the whole
+ * host's figure (384 MiB read on a VM whose L3 is 32 MiB), so it is used only without /sys.
+ */
+static void cache_levels(char *buf, size_t cap)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < 16 && used < cap; i++) {
+        char path[128], level[16], type[32], size[32], shared[64], human[32];
+        (void)snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu0/cache/index%d/level", i);
+        read_line(path, level, sizeof(level));
+        if (level[0] == '\0') {
+            break;
+        }
+        (void)snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu0/cache/index%d/type", i);
+        read_line(path, type, sizeof(type));
+        (void)snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu0/cache/index%d/size", i);
+        read_line(path, size, sizeof(size));
+        (void)snprintf(path, sizeof(path),
+                       "/sys/devices/system/cpu/cpu0/cache/index%d/shared_cpu_list", i);
+        read_line(path, shared, sizeof(shared));
+        human_size(size, human, sizeof(human));
+        const char *kind = strcmp(type, "Data") == 0          ? "d"
+                           : strcmp(type, "Instruction") == 0 ? "i"
+                                                              : "";
+        /* A cache shared by several CPUs says by which (a list with a '-' or a ','). */
+        int many = strpbrk(shared, "-,") != NULL;
+        used += (size_t)snprintf(buf + used, cap - used, "%sL%s%s %s%s%s", used ? ", " : "", level,
+                                 kind, human, many ? " shared by CPUs " : "", many ? shared : "");
+    }
+    if (buf[0] == '\0') {
+        const struct util_caches *c = util_caches();
+        (void)snprintf(buf, cap, "L1d %zu KiB, L2 %zu KiB, L3 %zu KiB (sysconf; no /sys)",
+                       c->l1d / 1024, c->l2 / 1024, c->l3 / 1024);
+    }
+}
+
+/*
+ * The Open MPI settings this rank was started with: every OMPI_MCA_* variable but the ones
+ * mpirun sets for its own wiring (orte_*, ess*, pmix*, ...), "name=value" separated by spaces,
+ * sorted, "none" when there are none. mpirun's --mca flags arrive here this way too.
+ */
+static void mca_settings(char *buf, size_t cap)
+{
+    static const char *const wiring[] = {"orte_",        "ess",           "pmix",
+                                         "initial_wdir", "shmem_RUNTIME", NULL};
+    const char *names[128];
+    int n = 0;
+    for (char **e = environ; *e != NULL && n < 128; e++) {
+        if (strncmp(*e, "OMPI_MCA_", 9) != 0) {
+            continue;
+        }
+        int skip = 0;
+        for (int w = 0; wiring[w] != NULL; w++) {
+            skip |= strncmp(*e + 9, wiring[w], strlen(wiring[w])) == 0;
+        }
+        if (!skip) {
+            names[n++] = *e + 9;
+        }
+    }
+    /* Insertion sort: a handful of names. */
+    for (int i = 1; i < n; i++) {
+        for (int j = i; j > 0 && strcmp(names[j - 1], names[j]) > 0; j--) {
+            const char *t = names[j];
+            names[j] = names[j - 1];
+            names[j - 1] = t;
+        }
+    }
+    size_t used = 0;
+    (void)snprintf(buf, cap, "none");
+    for (int i = 0; i < n && used < cap; i++) {
+        used += (size_t)snprintf(buf + used, cap - used, "%s%s", i ? " " : "", names[i]);
+    }
 }
 
 static void mpi_library(char *buf, size_t cap)
@@ -98,12 +207,18 @@ void bench_env_print(FILE *out, MPI_Comm comm, const char *suite, int threads, i
     }
 
     /* Rank 0 describes its own node; on a cluster the nodes are assumed alike. */
-    char date[64], cpu[256], thp[64], lib[MPI_MAX_LIBRARY_VERSION_STRING];
+    char date[64], cpu[256], family[32], model[32], stepping[32], caches[512], mca[2048], thp[64];
+    char lib[MPI_MAX_LIBRARY_VERSION_STRING];
     time_t now = time(NULL);
     struct tm tm;
     gmtime_r(&now, &tm);
     strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%SZ", &tm);
     read_field("/proc/cpuinfo", "model name", cpu, sizeof(cpu));
+    read_field("/proc/cpuinfo", "cpu family", family, sizeof(family));
+    read_field("/proc/cpuinfo", "model", model, sizeof(model));
+    read_field("/proc/cpuinfo", "stepping", stepping, sizeof(stepping));
+    cache_levels(caches, sizeof(caches));
+    mca_settings(mca, sizeof(mca));
     read_bracketed("/sys/kernel/mm/transparent_hugepage/enabled", thp, sizeof(thp));
     mpi_library(lib, sizeof(lib));
     double mem = (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGESIZE);
@@ -116,9 +231,14 @@ void bench_env_print(FILE *out, MPI_Comm comm, const char *suite, int threads, i
     fprintf(out, "# host: %s\n", host);
     fprintf(out, "# nodes: %d\n", sums[0]);
     fprintf(out, "# cpu: %s\n", cpu);
+    fprintf(out, "# cpu_family: %s\n", family);
+    fprintf(out, "# cpu_model: %s\n", model);
+    fprintf(out, "# cpu_stepping: %s\n", stepping);
+    fprintf(out, "# caches: %s\n", caches);
     fprintf(out, "# cores: %ld\n", cores);
     fprintf(out, "# memory_gib: %.1f\n", mem / (1024.0 * 1024.0 * 1024.0));
     fprintf(out, "# mpi: %s\n", lib);
+    fprintf(out, "# mca: %s\n", mca);
 #if defined(__clang__)
     fprintf(out, "# compiler: clang %s\n", __clang_version__);
 #elif defined(__GNUC__)

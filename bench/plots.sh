@@ -5,7 +5,10 @@
 #
 # bench/report.py computes the tables (one .dat file per plot, one column per back-end or
 # algorithm) and a manifest, one plot per line: kind, name, data file, columns, title, x label,
-# y label, log base of x and of y (0: linear), and an optional reference line "value|label".
+# y label, log base of x and of y (0: linear), an optional reference line "value|label", the
+# style of each series ("RRGGBB/point type/dash type", comma separated: one fixed colour per
+# back-end, algorithm or phase in every plot), an optional xtics list (a tick at each measured
+# x, labelled 4Ki, 16Mi or P) and the bottom of a logarithmic y axis for bars.
 # The kinds are drawn by the three templates below.
 # Exit status: 0 done; 2 usage error or gnuplot missing.
 set -euo pipefail
@@ -52,43 +55,71 @@ set yrange [0:*]
 EOF
 }
 
+# The axes: x ticks at the measured values, y logarithmic when the values span decades (bars
+# then start from ymin, a little below the least value, rather than from 0).
+axes() {
+    local logx=$1 logy=$2 ticks=$3 ymin=$4
+    [[ $logx == 0 ]] || echo "set logscale x $logx"
+    [[ $ticks == - ]] || echo "set xtics $ticks"
+    if [[ $logy != 0 ]]; then
+        echo "set logscale y $logy; set format y '%g'"
+        if [[ $ymin != - ]]; then echo "set yrange [$ymin:*]"; else echo "set yrange [*:*]"; fi
+    fi
+}
+
+# "plot" and one clause per column 2..N, each in its series' own style: $3 is the "using" part
+# with COL standing for the column, $4 what the clause is drawn with ("" for bars).
+series() {
+    local data=$1 styles=$2 using=$3 with=$4 i=2 s colour pt dt extra clauses=()
+    local -a style
+    IFS=, read -ra style <<<"$styles"
+    for s in "${style[@]}"; do
+        IFS=/ read -r colour pt dt <<<"$s"
+        extra=""
+        [[ -z $with ]] || extra=" pointtype $pt dashtype $dt"
+        clauses+=("$(q "$data") using ${using//COL/$i} $with linecolor rgb '#$colour'$extra \
+title columnheader($i)")
+        i=$((i + 1))
+    done
+    local IFS=,
+    echo "plot ${clauses[*]}"
+}
+
 # One line per series over a numeric x.
 template_lines() {
-    local data=$1 ncols=$2 logx=$3 logy=$4 ref=$5
-    echo "set grid xtics"
-    [[ $logx == 0 ]] || echo "set logscale x $logx"
-    [[ $logy == 0 ]] || echo "set logscale y $logy; set yrange [*:*]; set format y '%g'"
-    local extra=""
+    local data=$1 styles=$2 ref=$3 plot
+    # A margin on either side, so the first and last points and their tick labels show.
+    echo "set grid xtics; set offsets graph 0.03, graph 0.03, 0, 0"
+    plot=$(series "$data" "$styles" "1:COL" "with linespoints pointsize 0.9 linewidth 1.5")
     if [[ $ref != - ]]; then
-        extra=", ${ref%%|*} with lines dashtype 2 linecolor rgb 'gray40' title $(q "${ref#*|}")"
+        plot+=", ${ref%%|*} with lines dashtype 2 linecolor rgb 'gray40' title $(q "${ref#*|}")"
     fi
-    echo "plot for [i=2:$ncols] $(q "$data") using 1:i with linespoints pointsize 0.8" \
-        "title columnheader(i)$extra"
+    echo "$plot"
 }
 
 # One bar per row, its columns stacked (phases of a sort).
 template_stacked() {
-    local data=$1 ncols=$2
+    local data=$1 styles=$2
     cat <<EOF
 set style data histograms
 set style histogram rowstacked
 set style fill solid 0.85 border -1
 set boxwidth 0.7
-set xtics rotate by -35 left
-plot for [i=2:$ncols] $(q "$data") using i:xtic(1) title columnheader(i)
+set xtics rotate by -30 left
 EOF
+    series "$data" "$styles" "COL:xtic(1)" ""
 }
 
 # Groups of bars: one group per row, one bar per column (back-ends per pattern).
 template_clustered() {
-    local data=$1 ncols=$2
+    local data=$1 styles=$2
     cat <<EOF
 set style data histograms
 set style histogram clustered gap 1
 set style fill solid 0.85 border -1
-set xtics rotate by -35 left
-plot for [i=2:$ncols] $(q "$data") using i:xtic(1) title columnheader(i)
+set xtics rotate by -30 left
 EOF
+    series "$data" "$styles" "COL:xtic(1)" ""
 }
 
 plots=$results/plots
@@ -96,17 +127,18 @@ mkdir -p "$plots"
 # Plots are generated content: a plot whose data is gone must not linger.
 rm -f "$plots"/*.png "$plots"/*.svg
 count=0
-while IFS=$'\t' read -r kind name data ncols title xlabel ylabel logx logy ref; do
+while IFS=$'\t' read -r kind name data _ title xlabel ylabel logx logy ref styles ticks ymin; do
     [[ $title != - ]] || title=""
     [[ $xlabel != - ]] || xlabel=""
     [[ $ylabel != - ]] || ylabel=""
     for term in png svg; do
         {
             preamble "$term" "$plots/$name.$term" "$title" "$xlabel" "$ylabel"
+            axes "$logx" "$logy" "$ticks" "$ymin"
             case $kind in
-            lines) template_lines "$data" "$ncols" "$logx" "$logy" "$ref" ;;
-            stacked) template_stacked "$data" "$ncols" ;;
-            clustered) template_clustered "$data" "$ncols" ;;
+            lines) template_lines "$data" "$styles" "$ref" ;;
+            stacked) template_stacked "$data" "$styles" ;;
+            clustered) template_clustered "$data" "$styles" ;;
             *) die "unknown plot kind ($kind)" ;;
             esac
         } >"$tmp/$name.$term.gp"

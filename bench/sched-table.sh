@@ -1,23 +1,36 @@
 #!/usr/bin/env bash
-# bench/sched-table.sh: the table that reproduces the claims of the h-relation paper (Sanders and
-# Solis-Oba, Sanders and Solis-Oba, "How helpers hasten h-relations") with bin/sortex-sched: steps/h
-# of the direct, forward and full-duplex schedules over P = 4 .. 1024 (powers of two, 3 * 2^k, and
-# odd 3 (2^k + 1)) on random and worst-case matrices, beside the theorems' bounds, with the time the
-# scheduler took. Every schedule is checked by the validator while it is built.
+# bench/sched-table.sh: the table that reproduces the claims of P. Sanders and R. Solis-Oba, "How
+# helpers hasten h-relations", Journal of Algorithms 41(1), 2001, pages 86-98, with
+# bin/sortex-sched: steps/h of the direct, forward and full-duplex schedules over P = 4 .. 1024
+# (powers of two, 3 * 2^k, and odd 3 (2^k + 1)) on random and worst-case matrices, beside the
+# theorems' bounds, with the time the scheduler took. Every schedule is checked by the validator
+# while it is built.
 #
-#   bench/sched-table.sh [OUTDIR]      (default results/sched; SORTEX_BIN finds the binary)
+#   bench/sched-table.sh [OUTDIR]            (default results/sched; SORTEX_BIN finds the binary)
+#   bench/sched-table.sh --render [OUTDIR]   README.md again from OUTDIR's steps.csv, no runs
 #
-# Writes OUTDIR/steps.csv ('# key: value' lines describing the machine, then one row per
-# family, P and algorithm) and OUTDIR/README.md (the tables), each under a temporary name
-# renamed into place at the end. Takes a few minutes on 2 cores. Exit status: 0, or 1 when a
-# run failed (nothing is written then).
+# Writes OUTDIR/steps.csv (its header row first, one row per family, P and algorithm),
+# OUTDIR/steps.meta.json (the machine, the run, and what each column means) and OUTDIR/README.md
+# (the tables), each under a temporary name renamed into place at the end. Takes a few minutes
+# on 2 cores. Exit status: 0, or 1 when a run failed (nothing is written then), 2 usage error.
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 sched=${SORTEX_BIN:-$top/bin}/sortex-sched
+render=0
+if [[ ${1:-} == --render ]]; then
+    render=1
+    shift
+fi
+(($# <= 1)) || { echo "sched-table: error: too many arguments ($*)" >&2; exit 2; }
 out=${1:-$top/results/sched}
-[[ -x $sched ]] || { echo "sched-table: error: missing $sched (run make)" >&2; exit 1; }
-mkdir -p "$out"
+if ((render)); then
+    [[ -f $out/steps.csv && -f $out/steps.meta.json ]] ||
+        { echo "sched-table: error: no steps.csv and steps.meta.json in $out" >&2; exit 1; }
+else
+    [[ -x $sched ]] || { echo "sched-table: error: missing $sched (run make)" >&2; exit 1; }
+    mkdir -p "$out"
+fi
 
 # The instances. Every rank sends VOLUME bytes (its own block included): enough that the
 # back-ends' packet rule, asked for h ~ 256 packets (--target-h; the back-ends themselves cut h
@@ -35,63 +48,78 @@ algos=direct,forward,fullduplex
 #           multiple of 3 the last rank keeps its data (P = 3k+1) or the last two swap (3k+2)
 families=(random fine worst)
 
+measure() {
+    rows=$tmp/rows.csv
+    : >"$rows"
+
+    load_start=$(cut -d' ' -f1 /proc/loadavg)
+    t_start=$(date +%s)
+    for p in "${ps[@]}"; do
+        for fam in "${families[@]}"; do
+            args=(--pattern random --ranks "$p" --volume "$volume")
+            case $fam in
+            random) args+=(--target-h 256) ;;
+            fine)
+                local q=$((volume / (4 * p) / 40))
+                args+=(--packet $(((q > 1 ? q : 1) * 40)))
+                ;;
+            worst) args=(--pattern lowerbound --ranks "$p" --volume "$volume" --target-h 256) ;;
+            esac
+            t0=$(date +%s.%N)
+            if ! "$sched" --csv --algos "$algos" "${args[@]}" >"$tmp/one.csv"; then
+                echo "sched-table: error: sortex-sched ${args[*]} failed" >&2
+                exit 1
+            fi
+            t1=$(date +%s.%N)
+            tail -n +2 "$tmp/one.csv" | sed "s/^/$fam,/" >>"$rows"
+            head -1 "$tmp/one.csv" >"$tmp/header.csv"
+            awk -v f="$fam" -v p="$p" -v a="$t0" -v b="$t1" \
+                'BEGIN { printf "%-7s P = %-5s %6.2f s\n", f, p, b - a }' >&2
+        done
+    done
+    t_total=$(($(date +%s) - t_start))
+    load_end=$(cut -d' ' -f1 /proc/loadavg)
+
+    # The machine, the build and the run, as 'key: value' lines for steps.meta.json.
+    commit=$(git -C "$top" rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
+    git -C "$top" diff --quiet HEAD -- . ':!results' 2>/dev/null || commit="$commit-dirty"
+    {
+        echo "suite: sched-table"
+        echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+        echo "commit: $commit"
+        echo "program: $("$sched" --version | head -1)"
+        echo "mpi_library: $("$sched" --version | sed -n 's/^built against: \([^;]*\).*/\1/p')"
+        local key
+        echo "cpu: $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)"
+        for key in "cpu family" model stepping; do
+            echo "cpu_${key#cpu }: $(sed -n "s/^${key}[[:space:]]*: //p" /proc/cpuinfo | head -1)"
+        done
+        echo "cores: $(nproc)"
+        echo "compiler: $(${CC:-mpicc} --version 2>/dev/null | head -1)"
+        echo "loadavg: $load_start at the start, $load_end at the end (1-minute)"
+        echo "wall_seconds: $t_total"
+        echo "volume_bytes_per_rank: $volume"
+        echo "command: bench/sched-table.sh"
+    } >"$tmp/env.txt"
+}
+
 tmp=$(mktemp -d)
 part_csv=$out/.steps.csv.tmp.$$
+part_meta=$out/.steps.meta.json.tmp.$$
 part_md=$out/.README.md.tmp.$$
-trap 'rm -rf "$tmp" "$part_csv" "$part_md"' EXIT
-rows=$tmp/rows.csv
-: >"$rows"
+trap 'rm -rf "$tmp" "$part_csv" "$part_meta" "$part_md"' EXIT
 
-load_start=$(cut -d' ' -f1 /proc/loadavg)
-t_start=$(date +%s)
-for p in "${ps[@]}"; do
-    for fam in "${families[@]}"; do
-        args=(--pattern random --ranks "$p" --volume "$volume")
-        case $fam in
-        random) args+=(--target-h 256) ;;
-        fine) args+=(--packet $(((volume / (4 * p) / 40 > 1 ? volume / (4 * p) / 40 : 1) * 40))) ;;
-        worst) args=(--pattern lowerbound --ranks "$p" --volume "$volume" --target-h 256) ;;
-        esac
-        t0=$(date +%s.%N)
-        if ! "$sched" --csv --algos "$algos" "${args[@]}" >"$tmp/one.csv"; then
-            echo "sched-table: error: sortex-sched ${args[*]} failed" >&2
-            exit 1
-        fi
-        t1=$(date +%s.%N)
-        tail -n +2 "$tmp/one.csv" | sed "s/^/$fam,/" >>"$rows"
-        head -1 "$tmp/one.csv" >"$tmp/header.csv"
-        awk -v f="$fam" -v p="$p" -v a="$t0" -v b="$t1" \
-            'BEGIN { printf "%-7s P = %-5s %6.2f s\n", f, p, b - a }' >&2
-    done
-done
-t_total=$(($(date +%s) - t_start))
-load_end=$(cut -d' ' -f1 /proc/loadavg)
+# Measure (steps.csv and its description), unless only the page is asked for; then the page.
+csv=$out/steps.csv
+meta=$out/steps.meta.json
+if ((render == 0)); then
+    measure
+    # steps.csv: the simulator's columns behind the family, plus the paper's bound.
+    python3 - "$tmp/env.txt" "$tmp/header.csv" "$rows" "$part_csv" "$part_meta" <<'PY'
+import csv, io, json, sys
 
-# The machine, the build and the run, as '# key: value' lines.
-commit=$(git -C "$top" rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
-git -C "$top" diff --quiet HEAD -- . ':!results' 2>/dev/null || commit="$commit-dirty"
-{
-    echo "# suite: sched-table"
-    echo "# date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
-    echo "# commit: $commit"
-    echo "# program: $("$sched" --version | head -1)"
-    echo "# mpi_library: $("$sched" --version | sed -n 's/^built against: \([^;]*\).*/\1/p')"
-    echo "# cpu: $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)"
-    echo "# cores: $(nproc)"
-    echo "# compiler: $(${CC:-mpicc} --version 2>/dev/null | head -1)"
-    echo "# loadavg: $load_start at the start, $load_end at the end (1-minute)"
-    echo "# wall_seconds: $t_total"
-    echo "# volume_bytes_per_rank: $volume"
-    echo "# command: bench/sched-table.sh"
-} >"$tmp/env.txt"
-
-# steps.csv: the simulator's columns behind the family, plus the paper's bound; README.md.
-python3 - "$tmp/env.txt" "$tmp/header.csv" "$rows" "$part_csv" "$part_md" <<'PY'
-import csv, io, math, sys
-
-env_path, header_path, rows_path, csv_out, md_out = sys.argv[1:]
-env = [l.rstrip("\n") for l in open(env_path)]
-meta = dict(l[2:].split(": ", 1) for l in env)
+env_path, header_path, rows_path, csv_out, meta_out = sys.argv[1:]
+meta = dict(l.rstrip("\n").split(": ", 1) for l in open(env_path))
 header = ["family"] + open(header_path).read().strip().split(",")
 rows = list(csv.DictReader(io.StringIO(open(rows_path).read()), fieldnames=header))
 
@@ -123,15 +151,35 @@ for r in rows:
         "rounds": int(r["rounds"]),
     })
 
+meta["columns"] = {
+    "family": "random, fine or worst (see README.md)", "p": "PEs (ranks)",
+    "parity": "odd or even P", "h_packets": "h: the most packets one PE sends plus receives",
+    "packet_bytes": "bytes per packet", "algo": "schedule: direct, forward or fullduplex",
+    "steps": "length of the schedule in packet steps", "steps_per_h": "steps / h",
+    "bound_paper": "the paper's bound on steps", "bound_paper_per_h": "bound_paper / h",
+    "bound_impl": "the simulator's bound on steps", "within_paper": "1 when steps <= bound_paper",
+    "sched_seconds": "wall time to build and validate the schedule, seconds",
+    "xfers": "transfers in the schedule", "rounds": "rounds (steps holding any transfer)"}
+with open(meta_out, "w") as f:
+    json.dump(meta, f, indent=1)
+    f.write("\n")
 with open(csv_out, "w") as f:
-    for l in env:
-        f.write(l + "\n")
     w = csv.writer(f, lineterminator="\n")
     w.writerow(cols)
     for o in out:
         w.writerow([("%.6g" % o[c]) if isinstance(o[c], float) else o[c] for c in cols])
+PY
+    csv=$part_csv
+    meta=$part_meta
+fi
+python3 - "$csv" "$meta" "$part_md" <<'PY'
+import csv, json, sys
 
-# ---- README.md ----------------------------------------------------------------------------
+csv_in, meta_in, md_out = sys.argv[1:]
+meta = json.load(open(meta_in))
+ints = ("p", "h_packets", "packet_bytes", "within_paper", "xfers", "rounds")
+out = [{k: int(v) if k in ints else v if k in ("family", "parity", "algo") else float(v)
+        for k, v in r.items()} for r in csv.DictReader(open(csv_in))]
 get = {(o["family"], o["p"], o["algo"]): o for o in out}
 ps = sorted({o["p"] for o in out})
 
@@ -139,10 +187,11 @@ def secs(s):
     return "%.2f ms" % (s * 1e3) if s < 1 else "%.2f s" % s
 
 md = []
-md.append("# h-relation schedules against the theorems of Sanders and Solis-Oba (2001)\n")
+md.append("# h-relation schedules against the theorems of P. Sanders and R. Solis-Oba, \"How "
+          "helpers hasten h-relations\", Journal of Algorithms 41(1), 2001, pages 86-98\n")
 md.append("Generated by `bench/sched-table.sh` with `bin/sortex-sched`; nothing here is edited "
-          "by hand. `steps.csv` holds every figure (one row per family, P and algorithm, after "
-          "`# key: value` lines describing the machine).\n")
+          "by hand. `steps.csv` holds every figure (one row per family, P and algorithm), "
+          "`steps.meta.json` the machine, the run and what each column means.\n")
 md.append("| | |\n|---|---|")
 for k in ("date", "commit", "program", "mpi_library", "cpu", "cores", "compiler", "loadavg",
           "wall_seconds"):
@@ -233,6 +282,9 @@ with open(md_out, "w") as f:
 PY
 
 # Into place only now (renames within the directory): never a half-written table.
-mv "$part_csv" "$out/steps.csv"
+if ((render == 0)); then
+    mv "$part_meta" "$out/steps.meta.json"
+    mv "$part_csv" "$out/steps.csv"
+fi
 mv "$part_md" "$out/README.md"
-echo "sched-table: wrote $out/steps.csv and $out/README.md in $t_total s" >&2
+echo "sched-table: wrote $( ((render)) || echo "$out/steps.csv, ")$out/README.md" >&2

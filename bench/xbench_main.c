@@ -44,9 +44,11 @@ static void usage(FILE *f)
             "      --seed S          seed of the random patterns and of the keys [1]\n"
             "  -o, --output FILE     write the CSV to FILE (complete or not at all) [stdout]\n"
             "      --note KEY=VALUE  add '# KEY: VALUE' to the header; repeatable\n"
-            "      --matrix          print the count matrices (keys, P rows of P) instead of\n"
+            "  -m, --matrix FILE     time a P x P matrix of keys saved as CSV: the same as\n"
+            "                        --patterns file:FILE\n"
+            "      --print-matrix    print the count matrices (keys, P rows of P) instead of\n"
             "                        timing, for the first volume of --bytes\n"
-            "      --ranks P         P for --matrix [the number of ranks]\n"
+            "      --ranks P         P for --print-matrix [the number of ranks]\n"
             "      --counts WHO      exchanged: every back-end learns the receive counts\n"
             "                        itself; given: they are handed to it, as the sort does\n"
             "                        (the back-ends that exchange only counts skip that)\n"
@@ -69,7 +71,7 @@ static void usage(FILE *f)
 enum {
     OPT_SEED = 256,
     OPT_NOTE,
-    OPT_MATRIX,
+    OPT_PRINT_MATRIX,
     OPT_RANKS,
     OPT_COUNTS,
 };
@@ -83,7 +85,8 @@ struct cli {
     long reps, warmup, threads, ranks;
     uint64_t seed;
     const char *output;
-    int matrix, verbose, counts_given;
+    char matrix_file[SIM_PATH_MAX + 8]; /* --matrix FILE as the pattern file:FILE */
+    int print_matrix, verbose, counts_given;
     int done; /* --help, --version or a 'help' list: exit 0 after parsing */
 };
 
@@ -200,7 +203,8 @@ static int parse(int argc, char **argv, struct cli *cli, int quiet)
         {"seed", required_argument, NULL, OPT_SEED},
         {"output", required_argument, NULL, 'o'},
         {"note", required_argument, NULL, OPT_NOTE},
-        {"matrix", no_argument, NULL, OPT_MATRIX},
+        {"matrix", required_argument, NULL, 'm'},
+        {"print-matrix", no_argument, NULL, OPT_PRINT_MATRIX},
         {"ranks", required_argument, NULL, OPT_RANKS},
         {"counts", required_argument, NULL, OPT_COUNTS},
         {"verbose", no_argument, NULL, 'v'},
@@ -223,7 +227,7 @@ static int parse(int argc, char **argv, struct cli *cli, int quiet)
 #define BAD(...) return quiet ? UTIL_EUSAGE : util_error(__VA_ARGS__)
     const char *backends = "all", *patterns = "all", *bytes = "64Ki,1Mi,16Mi";
     char opt[8]; /* an unknown short option, for the error line */
-    while ((c = getopt_long(argc, argv, ":x:p:b:r:w:t:o:vhV", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":x:p:b:r:w:t:o:m:vhV", longopts, NULL)) != -1) {
         switch (c) {
         case 'x':
             if (strcmp(optarg, "help") == 0) {
@@ -280,8 +284,16 @@ static int parse(int argc, char **argv, struct cli *cli, int quiet)
             }
             cli->notes[cli->nnotes++] = optarg;
             break;
-        case OPT_MATRIX:
-            cli->matrix = 1;
+        case 'm':
+            if ((size_t)snprintf(cli->matrix_file, sizeof(cli->matrix_file), "file:%s", optarg) >=
+                sizeof(cli->matrix_file)) {
+                BAD("--matrix needs a file name of at most %d bytes (%s)", SIM_PATH_MAX - 1,
+                    optarg);
+            }
+            patterns = cli->matrix_file;
+            break;
+        case OPT_PRINT_MATRIX:
+            cli->print_matrix = 1;
             break;
         case OPT_RANKS:
             if (util_parse_int(optarg, 1, 65536, &cli->ranks) != UTIL_OK) {
@@ -333,7 +345,7 @@ static int parse(int argc, char **argv, struct cli *cli, int quiet)
     return UTIL_OK;
 }
 
-/* --matrix: every selected pattern's count matrix as CSV (pattern,param,src,c0,c1,...). */
+/* --print-matrix: every selected pattern's count matrix as CSV (pattern,param,src,c0,c1,...). */
 static int print_matrices(const struct cli *cli, int P, FILE *out)
 {
     uint64_t *m = util_malloc((size_t)P * (size_t)P * sizeof(uint64_t));
@@ -453,7 +465,7 @@ int main(int argc, char **argv)
         goto done;
     }
     /* Either print the matrices, or describe the machine and measure. */
-    if (cli.matrix) {
+    if (cli.print_matrix) {
         err = rank == 0 ? print_matrices(&cli, cli.ranks ? (int)cli.ranks : size, out) : UTIL_OK;
         MPI_Bcast(&err, 1, MPI_INT, 0, MPI_COMM_WORLD);
     } else {

@@ -8,14 +8,18 @@ load helper
 XBENCH=$SORTEX_BIN/sortex-xbench
 RUN=$TOP/bench/run
 
-# check_xbench_csv FILE NP PATTERNS VOLUMES: the '# key: value' header describes the machine
-# and the run, then the column line, then one row per back-end x pattern x volume, each with
-# every field, P = NP and valid = 1.
+# check_xbench_csv FILE NP PATTERNS VOLUMES [results]: sortex-xbench's own output: the
+# '# key: value' header describes the machine and the run, then the column line, then one row
+# per back-end x pattern x volume, each with every field, P = NP and valid = 1. With "results",
+# FILE is what bench/run wrote from it: the column line first, units in the names, the
+# description in FILE's NAME.meta.json beside it (with the driver's settings and every column
+# explained), and Open MPI's forced alltoallv algorithms as rows ompi-linear and ompi-pairwise.
 check_xbench_csv() {
     python3 - "$@" "$(backends | paste -sd,)" <<'PY'
-import csv, io, sys
-path, np, patterns, volumes, backends = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), \
-    int(sys.argv[4]), sys.argv[5].split(",")
+import csv, io, json, os, sys
+path, np, patterns, volumes = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+results = sys.argv[5] == "results"
+backends = sys.argv[-1].split(",")
 meta, body = {}, []
 for line in open(path):
     if line.startswith("# "):
@@ -23,25 +27,75 @@ for line in open(path):
         meta[k.strip()] = v.strip()
     else:
         body.append(line)
-for key in ("date", "commit", "cpu", "cores", "memory_gib", "mpi", "compiler", "build", "P",
+columns = ["backend", "pattern", "param", "P", "threads", "bytes_per_rank", "reps", "t_med",
+           "t_min", "t_max", "t_fast_med", "mib_per_s", "h_bytes", "recv_imbalance",
+           "moved_bytes", "messages", "rounds", "max_message", "valid", "ratio_med"]
+if results:
+    assert not meta, "a results CSV starts at its header row"
+    meta = json.load(open(os.path.splitext(path)[0] + ".meta.json"))
+    ren = {"t_med": "t_med_s", "t_min": "t_min_s", "t_max": "t_max_s",
+           "t_fast_med": "t_fast_med_s", "max_message": "max_message_bytes"}
+    columns = [ren.get(c, c) for c in columns]
+    # Every setting the driver makes, and every column explained.
+    env = meta["environment"]
+    assert env["OMPI_MCA_btl_vader_single_copy_mechanism"] == "cma", env
+    assert env["OMPI_MCA_rmaps_base_oversubscribe"] == "1", env
+    assert meta["launcher_command"].startswith("mpirun") or "cluster.sh" in \
+        meta["launcher_command"], meta
+    assert sorted(meta["columns"]) == sorted(columns) and all(meta["columns"].values()), meta
+    assert set(meta["ompi_baselines"]) == {"ompi-linear", "ompi-pairwise"}, meta
+    backends = backends + ["ompi-linear", "ompi-pairwise"]
+for key in ("date", "commit", "cpu", "cpu_family", "cpu_model", "cpu_stepping", "caches", "cores",
+            "memory_gib", "mpi", "mca", "compiler", "build", "P",
             "threads", "oversubscribed", "command"):
     assert meta.get(key), "header lacks %s" % key
+# The caches from /sys: every level, the L3 as the kernel reads it.
+assert "L1d" in meta["caches"] and "L2" in meta["caches"], meta["caches"]
 assert meta["P"] == str(np), meta["P"]
 assert meta["oversubscribed"] in ("yes", "no")
-columns = ("backend,pattern,param,P,threads,bytes_per_rank,reps,t_med,t_min,t_max,t_fast_med,"
-           "mib_per_s,h_bytes,recv_imbalance,moved_bytes,messages,rounds,max_message,valid,"
-           "ratio_med")
-assert body[0].strip() == columns, body[0]
+assert body[0].strip() == ",".join(columns), body[0]
 rows = list(csv.DictReader(io.StringIO("".join(body))))
 assert len(rows) == len(backends) * patterns * volumes, (len(rows), backends)
 assert {r["backend"] for r in rows} == set(backends)
+t = "t_med_s" if results else "t_med"
 for r in rows:
     assert None not in r.values() and None not in r, r
     assert r["P"] == str(np) and r["valid"] == "1", r
-    assert float(r["t_min"]) <= float(r["t_med"]) <= float(r["t_max"]), r
-    # Paired with alltoallv's repetitions: 1 against itself, a positive ratio for the others.
+    assert float(r[t.replace("med", "min")]) <= float(r[t]) <= float(r[t.replace("med", "max")]), r
+    # Paired with alltoallv's repetitions: 1 against itself, a positive ratio for the others;
+    # none for Open MPI's algorithms, which run in launches of their own.
+    if r["backend"].startswith("ompi-"):
+        assert r["ratio_med"] == "", r
+        continue
     ratio = float(r["ratio_med"])
     assert ratio == 1.0 if r["backend"] == "alltoallv" else ratio > 0, r
+PY
+}
+
+# check_tables_read RESULTS: every CSV under RESULTS reads with numpy's and pandas' usual
+# options, the same columns and rows as Python's csv module finds (with a Python that has
+# them; else the condition they need: the header row first, no comment lines).
+check_tables_read() {
+    local py=python3
+    /usr/bin/python3 -c 'import numpy, pandas' 2>/dev/null && py=/usr/bin/python3
+    "$py" - "$1" <<'PY'
+import csv, glob, sys
+files = sorted(glob.glob(sys.argv[1] + "/**/*.csv", recursive=True))
+assert files, "no CSV files"
+try:
+    import numpy, pandas
+except ImportError:
+    numpy = pandas = None
+for f in files:
+    lines = open(f).read().splitlines()
+    assert lines and not any(l.startswith("#") for l in lines), f
+    rows = list(csv.DictReader(lines))
+    if numpy is not None:
+        a = numpy.genfromtxt(f, delimiter=",", names=True, comments="#", dtype=None,
+                             encoding=None, ndmin=1)
+        d = pandas.read_csv(f, comment="#")
+        assert list(a.dtype.names) == list(d.columns) == list(rows[0]), f
+        assert len(a) == len(d) == len(rows), f
 PY
 }
 
@@ -70,7 +124,7 @@ PY
 }
 
 @test "xbench count matrices send exactly the volume of every rank, for every pattern" {
-    run_mpi 1 "$XBENCH" --matrix --ranks 7 --bytes 8000
+    run_mpi 1 "$XBENCH" --print-matrix --ranks 7 --bytes 8000
     assert_success
     python3 - "$output" <<'PY'
 import sys
@@ -85,7 +139,7 @@ PY
 @test "xbench sort:DIST is the sort's own count matrix: rows of V keys, as the simulator sees it" {
     local d
     for d in staggered zero wr; do
-        run_mpi 1 "$XBENCH" --matrix --ranks 5 --bytes 80000 --patterns "sort:$d" --seed 3
+        run_mpi 1 "$XBENCH" --print-matrix --ranks 5 --bytes 80000 --patterns "sort:$d" --seed 3
         assert_success
         python3 - "$output" "$d" <<'PY'
 import sys
@@ -108,7 +162,7 @@ PY
 @test "xbench file:PATH replays a saved matrix once, whatever the volumes, and checks every key" {
     local m=$BATS_TEST_TMPDIR/m.csv
     "$SORTEX_BIN/sortex-sched" --pattern random --ranks 3 --volume 80000 --print-matrix >"$m"
-    run_mpi 1 "$XBENCH" --matrix --ranks 3 --patterns "file:$m" --bytes 8
+    run_mpi 1 "$XBENCH" --print-matrix --ranks 3 --patterns "file:$m" --bytes 8
     assert_success
     assert_equal "$(grep -v '^pattern' <<<"$output" | cut -d, -f4-)" "$(grep -v '^#' "$m")"
     run_mpi 3 "$XBENCH" --patterns "file:$m,bucket" --bytes 4Ki,40000 --reps 2 \
@@ -131,12 +185,31 @@ PY
     assert_line --partial "sortex-xbench: error: the matrix in $m is 3 x 3, not 2 x 2"
 }
 
+@test "xbench --matrix FILE times a user's count matrix as --patterns file:FILE does" {
+    local m=$BATS_TEST_TMPDIR/m.csv
+    "$SORTEX_BIN/sortex-sched" --pattern zipf --ranks 2 --volume 64000 --print-matrix >"$m"
+    run_mpi 1 "$XBENCH" --print-matrix --ranks 2 --matrix "$m"
+    assert_success
+    assert_equal "$(grep -v '^pattern' <<<"$output" | cut -d, -f4-)" "$(grep -v '^#' "$m")"
+    run_mpi 2 "$XBENCH" --matrix "$m" --exchange alltoallv,direct --reps 2 \
+        --output "$BATS_TEST_TMPDIR/x.csv"
+    assert_success
+    run grep -c '^alltoallv,file,m.csv,2,.*,1,[0-9.]*$\|^direct,file,m.csv,2,.*,1,[0-9.]*$' \
+        "$BATS_TEST_TMPDIR/x.csv"
+    assert_output 2
+    # The help names both flags.
+    run -0 "$XBENCH" --help
+    assert_output --partial "--matrix FILE"
+    assert_output --partial "--print-matrix"
+}
+
 @test "xbench rejects bad flags with one error line and exit 2" {
     # The first case at 2 ranks (one line, not one per rank), the others at one.
     local args np=2
     for args in "--patterns nosuch" "--patterns onehot:101" "--patterns bucket:3" \
         "--patterns sort" "--patterns sort:nosuch" "--patterns file:" "--bytes 12X" \
-        "--exchange nosuch" "--reps 0" "--counts maybe" "--bogus"; do
+        "--exchange nosuch" "--reps 0" "--counts maybe" "--bogus" "--matrix" \
+        "--matrix $BATS_TEST_TMPDIR/missing.csv"; do
         # shellcheck disable=SC2086
         run_mpi "$np" "$XBENCH" $args
         np=1
@@ -180,7 +253,11 @@ PY
     assert_file_exists "$res/README.md"
     assert_file_exists "$res/plots/exchange_patterns_p2.svg"
     assert_file_exists "$res/plots/exchange_patterns_p2.png"
-    check_xbench_csv "$res/exchange/sizes-p2.csv" 2 3 2
+    check_xbench_csv "$res/exchange/sizes-p2.csv" 2 3 2 results
+    check_tables_read "$res"
+    # The results page leads with the findings, generated from these files.
+    run grep -m1 '^## ' "$res/README.md"
+    assert_output "## Findings: which back-end when"
     # The local-sort suite either ran or says why not.
     run python3 -c 'import json, sys; s = json.load(open(sys.argv[1]))["suites"]["localsort"];
 print(s["status"], s.get("reason", ""))' "$res/runs.json"
@@ -202,15 +279,21 @@ assert s["steal_s"] >= 0 and s["steal_s_by_file"]["exchange/sizes-p2.csv"] >= 0,
     "$VERIFY" "$BATS_TEST_TMPDIR/probe.bin" --input "$BATS_TEST_TMPDIR/probe.bin" >/dev/null 2>&1 ||
         fail "sortex-verify rejects a sorted file"
     local res=$BATS_TEST_TMPDIR/results
-    run "$RUN" --smoke --suites sort,e2e --results "$res" --no-plots
+    run "$RUN" --smoke --suites sort,e2e,records --results "$res"
     assert_success
+    check_tables_read "$res"
     python3 - "$res" "$(backends | paste -sd,)" <<'PY'
-import csv, sys
+import csv, json, sys
 res, backends = sys.argv[1], set(sys.argv[2].split(","))
-for suite in ("sort", "e2e"):
-    rows = list(csv.DictReader(l for l in open("%s/%s/%s.csv" % (res, suite, suite))
-                               if not l.startswith("#")))
+for suite in ("sort", "e2e", "records"):
+    rows = list(csv.DictReader(open("%s/%s/%s.csv" % (res, suite, suite))))
+    meta = json.load(open("%s/%s/%s.meta.json" % (res, suite, suite)))
     assert rows, suite
+    # The machine from /proc and /sys, the driver's settings, every column explained.
+    for key in ("cpu", "cpu_family", "cpu_model", "cpu_stepping", "caches", "environment",
+                "launcher_command", "memory_warming"):
+        assert meta.get(key), (suite, key)
+    assert sorted(meta["columns"]) == sorted(rows[0]) and all(meta["columns"].values()), suite
     assert all(r["status"] == "verified" for r in rows), rows
     for r in rows:
         for c in ("total_s", "local_sort_s", "exchange_s", "imbalance", "rss_sum_kib"):
@@ -219,7 +302,103 @@ for suite in ("sort", "e2e"):
         assert float(r["steal_s"]) >= 0, r
     if suite == "sort":
         assert {r["backend"] for r in rows} == backends
-    else:
+    elif suite == "e2e":
         assert {(r["P"], r["threads"]) for r in rows} == {("1", "2"), ("2", "1")}
+    else:
+        assert {(r["P"], r["threads"]) for r in rows} == {("1", "2"), ("2", "1"), ("4", "1")}
+        assert {r["dist"] for r in rows} == {"gensort"}, rows
+# ips4o's parallel record sort beside it, and the page shows both.
+base = list(csv.DictReader(open(res + "/records/baseline.csv")))
+assert {r["algo"] for r in base} == {"sortex", "ips4o_par"}, base
+page = open(res + "/README.md").read()
+assert "## Records: gensort's 100-byte records end to end" in page
+assert "| gensort | 20,000 | 4 × 1 |" in page, page
 PY
+}
+
+# check_findings PAGE RESULTS: every case the Findings section of PAGE cites (pattern, volume,
+# file, each back-end's median and minimum, and the verdict of the noise rule) agrees with the
+# CSV file it names under RESULTS, to the digits printed. Prints what disagrees.
+check_findings() {
+    python3 - "$1" "$2" <<'PY'
+import csv, re, sys
+page, results = open(sys.argv[1]).read(), sys.argv[2]
+m = re.search(r"^## Findings: which back-end when\n(.*?)^## ", page, re.S | re.M)
+assert m, "no Findings section"
+units = {"µs": 1e-6, "ms": 1e-3, "s": 1.0}
+scale = {"B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30}
+
+def close(text, value):
+    """text ('178 µs', '33.1 ms') is value rounded as printed."""
+    v, unit = text.split()
+    step = 10.0 ** -len(v.partition(".")[2]) * units[unit]
+    return abs(float(v) * units[unit] - value) <= step / 2 + 1e-12
+
+cell = re.compile(r"`(?P<label>[^`]+)` at (?P<vol>\d+) (?P<unit>B|KiB|MiB|GiB) per rank "
+                  r"\[[^\]]+\]\((?P<path>[^)]+)\): (?P<items>.*?); (?P<verdict>winner `[^`]+`|"
+                  r"within noise: [^|]*?) \|")
+bad, checked = [], 0
+for c in cell.finditer(m.group(1)):
+    pattern, _, param = c["label"].partition(":")
+    vol = int(c["vol"]) * scale[c["unit"]]
+    rows = {r["backend"]: r for r in csv.DictReader(open(results + "/" + c["path"]))
+            if r["pattern"] == pattern and r["param"] == param and
+            int(r["bytes_per_rank"]) == vol and r["valid"] == "1"}
+    if not rows:
+        bad.append("no rows for %s" % c.group(0))
+        continue
+    for b, med, mn in re.findall(r"`([^`]+)` (\S+ \S+) \((\S+ \S+)\)", c["items"]):
+        checked += 1
+        r = rows.get(b)
+        if not r or not close(med, float(r["t_med_s"])) or not close(mn, float(r["t_min_s"])):
+            bad.append("%s %s at %d in %s: page %s (%s), CSV %s" % (
+                b, c["label"], vol, c["path"], med, mn,
+                r and "%s (%s)" % (r["t_med_s"], r["t_min_s"])))
+    # The rule, recomputed: within noise = minimum at or below the fastest median.
+    best = min(float(r["t_med_s"]) for r in rows.values())
+    within = {b for b, r in rows.items() if float(r["t_min_s"]) <= best}
+    said = set(re.findall(r"`([^`]+)`", c["verdict"]))
+    if said != within or (c["verdict"].startswith("winner") and len(within) != 1):
+        bad.append("verdict of %s at %d in %s: page %s, CSV %s" % (
+            c["label"], vol, c["path"], sorted(said), sorted(within)))
+assert checked >= 10, "only %d cited figures found" % checked
+for line in bad:
+    print(line)
+sys.exit(1 if bad else 0)
+PY
+}
+
+@test "the results page's Findings are generated from the committed CSVs and cite them exactly" {
+    # The committed results, copied: the page is regenerated from the files alone.
+    local res=$BATS_TEST_TMPDIR/results
+    mkdir -p "$res"
+    (cd "$TOP/results" && find . -path ./tmp -prune -o \( -name '*.csv' -o -name '*.meta.json' \
+        -o -name runs.json -o -name '*.svg' -o -name README.md \) -print0 |
+        xargs -0 cp --parents -t "$res")
+    run python3 "$TOP/bench/report.py" readme "$res"
+    assert_success
+    run grep -m1 '^## ' "$res/README.md"
+    assert_output "## Findings: which back-end when"
+    # Links and regimes the findings must cover, as the files hold them.
+    run grep -c '^| one node | [0-9]' "$res/README.md"
+    assert [ "$output" -ge 5 ]
+    grep -q '^| cluster, full-duplex' "$res/README.md"
+    grep -q '^| cluster, half-duplex' "$res/README.md"
+    grep -q '^\*\*Limits\.\*\*' "$res/README.md"
+    run check_findings "$res/README.md" "$res"
+    assert_success
+    # The same page with one cited figure changed, and with one verdict changed, is refused.
+    sed -E '0,/`alltoallv` [0-9]+(\.[0-9]+)? (µs|ms|s) \(/s//`alltoallv` 999 ms (/' \
+        "$res/README.md" >"$BATS_TEST_TMPDIR/figure.md"
+    run check_findings "$BATS_TEST_TMPDIR/figure.md" "$res"
+    assert_failure
+    assert_output --partial "alltoallv"
+    sed -E '0,/; within noise: `[^`]+`, /s//; within noise: /' "$res/README.md" \
+        >"$BATS_TEST_TMPDIR/verdict.md"
+    run check_findings "$BATS_TEST_TMPDIR/verdict.md" "$res"
+    assert_failure
+    assert_output --partial "verdict"
+    # The committed page is this page: regenerating it from the committed files changes nothing.
+    run diff "$TOP/results/README.md" "$res/README.md"
+    assert_success
 }
