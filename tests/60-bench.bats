@@ -73,29 +73,23 @@ PY
 }
 
 # check_tables_read RESULTS: every CSV under RESULTS reads with numpy's and pandas' usual
-# options, the same columns and rows as Python's csv module finds (with a Python that has
-# them; else the condition they need: the header row first, no comment lines).
+# options (Debian's python3-numpy and python3-pandas, which make deps installs), the same
+# columns and rows as Python's csv module finds.
 check_tables_read() {
-    local py=python3
-    /usr/bin/python3 -c 'import numpy, pandas' 2>/dev/null && py=/usr/bin/python3
-    "$py" - "$1" <<'PY'
+    /usr/bin/python3 - "$1" <<'PY'
 import csv, glob, sys
+import numpy, pandas
 files = sorted(glob.glob(sys.argv[1] + "/**/*.csv", recursive=True))
 assert files, "no CSV files"
-try:
-    import numpy, pandas
-except ImportError:
-    numpy = pandas = None
 for f in files:
     lines = open(f).read().splitlines()
     assert lines and not any(l.startswith("#") for l in lines), f
     rows = list(csv.DictReader(lines))
-    if numpy is not None:
-        a = numpy.genfromtxt(f, delimiter=",", names=True, comments="#", dtype=None,
-                             encoding=None, ndmin=1)
-        d = pandas.read_csv(f, comment="#")
-        assert list(a.dtype.names) == list(d.columns) == list(rows[0]), f
-        assert len(a) == len(d) == len(rows), f
+    a = numpy.genfromtxt(f, delimiter=",", names=True, comments="#", dtype=None,
+                         encoding=None, ndmin=1)
+    d = pandas.read_csv(f, comment="#")
+    assert list(a.dtype.names) == list(d.columns) == list(rows[0]), f
+    assert len(a) == len(d) == len(rows), f
 PY
 }
 

@@ -17,6 +17,7 @@ packages=(
     util-linux               # unshare, mount
     procps                   # ps, pkill in the failure tests
     python3                  # small helpers in tests and bench
+    python3-numpy python3-pandas  # the results test reads every CSV as their users would
     valgrind                 # the memcheck suite
     libips4o-dev libhwy-dev libboost-dev  # the local sort's baselines (ips4o, vqsort, Boost.Sort)
     e2fsprogs                # mkfs.ext2 for the no-fallocate file system test
