@@ -450,10 +450,7 @@ static int check_paths(struct sort_job *job, uint64_t *bytes)
     *bytes = 0;
     if (job->rank == 0) {
         int root = job->cfg->io != SORTEX_IO_MPIIO; /* root I/O: "-" is a pipe */
-        if (root && job->fmt != NULL) {
-            err = util_error("records (--format %s) are read and written with --io mpiio only "
-                             "so far", job->fmt->name);
-        } else if (!root && (strcmp(job->in_path, "-") == 0 || strcmp(job->out_path, "-") == 0)) {
+        if (!root && (strcmp(job->in_path, "-") == 0 || strcmp(job->out_path, "-") == 0)) {
             err = util_error("standard input and output need --io root or rootv (-)");
         } else if (!root || strcmp(job->in_path, "-") != 0) {
             err = util_check_input(job->in_path, "input", job->rsize, bytes);

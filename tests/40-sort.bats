@@ -196,6 +196,7 @@ open('$in', 'wb').write(b''.join(b'\x07' * 4 + i.to_bytes(9, 'little') for i in 
 --record-size 10 --key-offset 5 --key-size 8|the key reaches past the record
 --record-size 10 --key-size 0|--key-size
 --record-size 1Gi|--record-size
---format gensort --io root|--io mpiio only
+--format gensort --io root|not a multiple of 100 bytes
+--record-size 13 --io rootv|not a multiple of 13 bytes
 CASES
 }
