@@ -183,11 +183,12 @@ static inline void sortex_rec_key10(const unsigned char *k, size_t key_size, uin
 }
 
 /**
- * Finishing P sorted runs of records: sortex_merge_record_runs() with T threads is faster than
- * sortex_record_sort() of the concatenation up to this many runs per thread (sort/finish.c
- * gives the measurement).
+ * Finishing P sorted runs of records: sortex_merge_record_runs() is faster than
+ * sortex_record_sort() of the concatenation up to this many runs, slower beyond, at one thread
+ * and at two alike: every thread's part of the merge meets all P runs, so unlike the keys'
+ * rule this one does not scale with the threads (sort/finish.c gives the measurement).
  */
-#define SORTEX_RECORD_MERGE_RUNS_PER_THREAD 64
+#define SORTEX_RECORD_MERGE_RUNS 24
 
 /**
  * Merges @runs runs of records of the byte-key format @f into @out, stably, with @threads
