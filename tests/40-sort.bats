@@ -156,7 +156,7 @@ PY
     SORT_FORMAT=
 }
 
-@test "keys longer than 10 bytes leave in input order whether the runs are merged or re-sorted" {
+@test "records with keys over 10 bytes leave in input order whether runs are merged or re-sorted" {
     # 24-byte records, a 16-byte key at offset 2: most keys share their first 10 bytes and
     # differ in the 11th or not at all, so the merge's and the tuples' 10-byte prefixes tie and
     # the rest of the key decides; the payload numbers the records.
