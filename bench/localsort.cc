@@ -140,7 +140,8 @@ struct algo {
 // The page-touch probes are timed apart (run == nullptr): they measure fresh memory itself.
 const algo kAlgos[] = {
     {"sortex", "sortex_local_sort(), the sort's kernel", true, false, run_sortex},
-    {"merge", "sortex_merge_runs() of the --runs sorted runs", true, true, run_merge},
+    {"merge", "sortex_merge_runs() (records: sortex_merge_record_runs()) of the --runs runs", true,
+     true, run_merge},
     {"ips4o", "ips4o::sort, sequential (Debian libips4o-dev)", false, false, run_ips4o},
     {"ips4o_par", "ips4o::parallel::sort with --threads threads", true, false, run_ips4o_par},
     {"vqsort", "Highway's vqsort, sequential (Debian libhwy-dev)", false, false, run_vqsort},
@@ -285,7 +286,8 @@ void usage(FILE *out)
                  "      --skew equal|zipf   run sizes with --runs [equal]\n"
                  "      --format NAME       records instead of 8-byte keys: gensort (100-byte\n"
                  "                          records, random bytes; algorithms sortex, ips4o,\n"
-                 "                          ips4o_par, std) [u64: keys]\n"
+                 "                          ips4o_par, std; with --runs sortex and merge, on\n"
+                 "                          records at the sort's 8-byte stride) [u64: keys]\n"
                  "      --touch pre|first   scratch touched once before (pre) or fresh in every\n"
                  "                          repetition, its page faults timed (first) [pre]\n"
                  "      --csv               one CSV row per repetition, machine in '#' lines\n"
@@ -557,10 +559,18 @@ bool records_ok(const unsigned char *r, size_t n, const struct util_format *f, u
     return !bad && sum == want;
 }
 
-// The records mode: random records of format @o.format, the record sorts compared.
+// The records mode: random records of format @o.format, the record sorts compared. With
+// --runs P the input is P runs, each sorted stably, of records at the sort's memory stride
+// (the record rounded up to 8 bytes), which is what the finish phase gets: 'sortex' re-sorts
+// them (sortex_record_sort()), 'merge' merges them (sortex_merge_record_runs()).
 int run_records(const options &o)
 {
-    const struct util_format *f = o.format;
+    struct util_format fs = *o.format;
+    if (o.runs > 0) {
+        fs.record_size = (fs.record_size + 7) / 8 * 8;
+    }
+    const struct util_format *f = &fs;
+    const size_t file_r = o.format->record_size; // the MB/s are of the records themselves
     size_t R = f->record_size, nmax = *std::max_element(o.sizes.begin(), o.sizes.end());
     int gen_threads = std::max(omp_get_num_procs(), 1);
     auto *orig = static_cast<unsigned char *>(util_alloc_big(nmax * R));
@@ -588,6 +598,21 @@ int run_records(const options &o)
             uint64_t w = mix(o.seed * 0x9e3779b97f4a7c15ULL + i);
             std::memcpy(orig + i, &w, n * R - i < 8 ? n * R - i : 8);
         }
+        std::vector<uint64_t> counts;
+        if (o.runs > 0) {
+            counts = run_sizes(n, (int)o.runs, o.skew);
+            size_t off = 0;
+            for (uint64_t c : counts) {
+                void *sorted = nullptr;
+                if (sortex_record_sort(orig + off * R, scr, tup, c, f, gen_threads, &sorted) != 0) {
+                    return util_fail(UTIL_ENOMEM, "cannot sort the runs"), UTIL_EXIT_RUNTIME;
+                }
+                if (sorted != orig + off * R) {
+                    std::memcpy(orig + off * R, sorted, c * R);
+                }
+                off += c;
+            }
+        }
         uint64_t want = 0;
 #pragma omp parallel for num_threads(gen_threads) reduction(+ : want)
         for (size_t i = 0; i < n; i++) {
@@ -602,7 +627,17 @@ int run_records(const options &o)
                     std::memcpy(rec, orig, n * R);
                     const unsigned char *result = rec;
                     double c0 = cpu_now(), t0 = util_now();
-                    if (a == "sortex") {
+                    if (o.runs > 0 && a != "sortex" && a != "merge") {
+                        return util_error("--algo %s does not take --runs of records", a.c_str()),
+                               UTIL_EXIT_USAGE;
+                    }
+                    if (a == "merge") {
+                        if (sortex_merge_record_runs(rec, counts.data(), (int)o.runs, scr, f,
+                                                     threads) != 0) {
+                            failures++;
+                        }
+                        result = scr;
+                    } else if (a == "sortex") {
                         void *sorted = nullptr;
                         if (sortex_record_sort(rec, scr, tup, n, f, threads, &sorted) != 0) {
                             failures++;
@@ -631,8 +666,9 @@ int run_records(const options &o)
                     }
                     times[ai].push_back(secs);
                     if (o.csv) {
-                        std::printf("%s,%s,%llu,%d,0,%ld,%.6f,%.3f", a.c_str(), f->name,
-                                    (unsigned long long)n, threads, rep, secs, n / secs / 1e6);
+                        std::printf("%s,%s,%llu,%d,%ld,%ld,%.6f,%.3f", a.c_str(), f->name,
+                                    (unsigned long long)n, threads, o.runs, rep, secs,
+                                    n / secs / 1e6);
                         if (o.cpu) {
                             std::printf(",%.6f", cpu);
                         }
@@ -644,9 +680,9 @@ int run_records(const options &o)
             if (!o.csv) {
                 for (size_t ai = 0; ai < o.algos.size(); ai++) {
                     double med = median(times[ai]);
-                    std::printf("%-13s %-9s %12llu %3ld %10.4f s %9.1f Mrec/s %8.0f MB/s\n",
-                                o.algos[ai].c_str(), f->name, (unsigned long long)n, t, med,
-                                n / med / 1e6, n * (double)R / med / 1e6);
+                    std::printf("%-13s %-9s %12llu %3ld %5ld %10.4f s %9.1f Mrec/s %8.0f MB/s\n",
+                                o.algos[ai].c_str(), f->name, (unsigned long long)n, t, o.runs,
+                                med, n / med / 1e6, n * (double)file_r / med / 1e6);
                 }
             }
         }

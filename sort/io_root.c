@@ -13,6 +13,13 @@
  * bundles in increasing rank order (1, then 2-3, then 4-7, ...), so it writes each one as it
  * arrives and never holds more than half the output besides its own slice.
  *
+ * Records: the file and the messages hold them back to back, R bytes each, as the file does;
+ * the key buffers hold them at the job's stride of whole 8-byte words. The conversion costs no
+ * pass of its own where MPI can do it: a leaf receives its bundle straight into its buffer and
+ * sends its slice straight from it, through the job's memory datatype (R bytes at a stride),
+ * whose type signature matches the packed one's. Where a rank copies (rank 0's own slice, an
+ * inner node's), the copy converts.
+ *
  * Memory: rank 0 holds the whole input once (standard input cannot be re-read); an inner tree
  * node holds its subtree's bundle while forwarding it. Every rank makes its room before the
  * first message and all agree on it, so a rank short of memory fails the job cleanly instead of
@@ -32,26 +39,59 @@
 #include "util/knobs.h"
 #include "util/util.h"
 
-/* Point-to-point transfers of any size: chunks of at most the MPI int limit. */
-static int send_keys(const uint64_t *buf, uint64_t count, int dest, MPI_Comm comm)
+/* The two shapes of an element: packed, as the file holds it (rank 0's stage, inner nodes'
+ * bundles, every message), and at the job's memory stride (job->a, job->out). For 8-byte
+ * numbers both are one MPI_UINT64_T. */
+struct shape {
+    MPI_Datatype packed, mem;
+    size_t rsize, stride; /* bytes per element: packed, in memory */
+};
+
+static int shape_open(const struct sort_job *job, struct shape *sh)
+{
+    sh->rsize = job->rsize;
+    sh->stride = job->words * sizeof(uint64_t);
+    sh->mem = job->mem_type;
+    sh->packed = MPI_UINT64_T;
+    if (job->fmt != NULL &&
+        (MPI_Type_contiguous((int)job->rsize, MPI_BYTE, &sh->packed) != MPI_SUCCESS ||
+         MPI_Type_commit(&sh->packed) != MPI_SUCCESS)) {
+        sh->packed = MPI_DATATYPE_NULL;
+        return util_fail(UTIL_EMPI, "rank %d: cannot build the record datatype", job->rank);
+    }
+    return UTIL_OK;
+}
+
+static void shape_close(const struct sort_job *job, struct shape *sh)
+{
+    if (job->fmt != NULL && sh->packed != MPI_DATATYPE_NULL) {
+        MPI_Type_free(&sh->packed);
+    }
+}
+
+/* Point-to-point transfers of any size: chunks of at most the MPI int limit, @count elements
+ * of @type, @extent bytes apart. */
+static int send_elems(const void *buf, uint64_t count, MPI_Datatype type, size_t extent, int dest,
+                      MPI_Comm comm)
 {
     uint64_t limit = exchange_int_limit();
     for (uint64_t off = 0; off < count; off += limit) {
         uint64_t c = count - off < limit ? count - off : limit;
-        if (MPI_Send(buf + off, (int)c, MPI_UINT64_T, dest, EXCHANGE_TAG_IO_TREE, comm) !=
-            MPI_SUCCESS) {
+        if (MPI_Send((const char *)buf + off * extent, (int)c, type, dest, EXCHANGE_TAG_IO_TREE,
+                     comm) != MPI_SUCCESS) {
             return UTIL_EMPI;
         }
     }
     return UTIL_OK;
 }
 
-static int recv_keys(uint64_t *buf, uint64_t count, int src, MPI_Comm comm)
+static int recv_elems(void *buf, uint64_t count, MPI_Datatype type, size_t extent, int src,
+                      MPI_Comm comm)
 {
     uint64_t limit = exchange_int_limit();
     for (uint64_t off = 0; off < count; off += limit) {
         uint64_t c = count - off < limit ? count - off : limit;
-        if (MPI_Recv(buf + off, (int)c, MPI_UINT64_T, src, EXCHANGE_TAG_IO_TREE, comm,
+        if (MPI_Recv((char *)buf + off * extent, (int)c, type, src, EXCHANGE_TAG_IO_TREE, comm,
                      MPI_STATUS_IGNORE) != MPI_SUCCESS) {
             return UTIL_EMPI;
         }
@@ -133,7 +173,7 @@ static int64_t read_all(struct sort_job *job, int fd, uint64_t hint)
         }
         bytes += (uint64_t)r;
     }
-    job->stage_cap = cap / sizeof(uint64_t);
+    job->stage_cap = cap; /* bytes */
     return (int64_t)bytes;
 }
 
@@ -151,15 +191,16 @@ int sort_root_load(struct sort_job *job)
                             strerror(errno), path);
         } else {
             if (!is_stdin) {
-                hint = job->n_total * sizeof(uint64_t); /* checked size; standard input: none */
+                hint = job->n_total * job->rsize; /* checked size; standard input: none */
             }
             int64_t got = read_all(job, fd, hint);
             if (got < 0) {
                 err = util_fail(got == -ENOMEM ? UTIL_ENOMEM : UTIL_EIO,
                                 "rank 0: read: %s (%s)", strerror((int)-got), path);
-            } else if (got % 8 != 0) {
-                err = util_error("input size %lld is not a multiple of 8 bytes (%s)",
-                                 (long long)got, is_stdin ? "standard input" : path);
+            } else if ((uint64_t)got % job->rsize != 0) {
+                /* Only standard input gets here: a file's size was checked before. */
+                err = util_error("input size %lld is not a multiple of %zu bytes (%s)",
+                                 (long long)got, job->rsize, is_stdin ? "standard input" : path);
             } else if (!is_stdin && (uint64_t)got != hint) {
                 err = util_fail(UTIL_EIO, "rank 0: read: the input changed size while it was "
                                           "read; nothing was written (%s)", path);
@@ -171,7 +212,7 @@ int sort_root_load(struct sort_job *job)
                                               "read; nothing was written (%s)", path);
                 }
             }
-            msg[1] = got > 0 ? (uint64_t)got / 8 : 0;
+            msg[1] = got > 0 ? (uint64_t)got / job->rsize : 0;
             if (!is_stdin) {
                 close(fd);
             }
@@ -233,19 +274,20 @@ static int agree_room(struct sort_job *job, int ok)
     return ok ? UTIL_OK : UTIL_ENOMEM;
 }
 
-/* Makes job->stage hold at least n keys (its contents are lost). Returns 1, or 0 after
- * reporting that it could not. */
+/* Makes job->stage hold at least n packed elements (its contents are lost; stage_cap counts
+ * bytes). Returns 1, or 0 after reporting that it could not. */
 static int stage_room(struct sort_job *job, uint64_t n, const char *phase)
 {
-    if (job->stage != NULL && job->stage_cap >= n) {
+    uint64_t bytes = n * job->rsize;
+    if (job->stage != NULL && job->stage_cap >= bytes) {
         return 1;
     }
     util_free_big(job->stage);
-    job->stage = util_alloc_big((n ? n : 1) * sizeof(uint64_t));
-    job->stage_cap = job->stage ? n : 0;
+    job->stage = util_alloc_big(bytes ? bytes : 1);
+    job->stage_cap = job->stage ? bytes : 0;
     if (job->stage == NULL) {
-        util_fail(UTIL_ENOMEM, "rank %d: %s: out of memory for %llu keys", job->rank, phase,
-                  (unsigned long long)n);
+        util_fail(UTIL_ENOMEM, "rank %d: %s: out of memory for %llu %s", job->rank, phase,
+                  (unsigned long long)n, job->fmt ? "records" : "keys");
         return 0;
     }
     return 1;
@@ -263,7 +305,7 @@ static int tree_span(int p)
 
 /* Scatter by the binomial tree: rank r receives its subtree's bundle from its parent, keeps its
  * own slice, and forwards the rest, largest subtree first. */
-static int scatter_tree(struct sort_job *job)
+static int scatter_tree(struct sort_job *job, const struct shape *sh)
 {
     int r = job->rank, p = job->size;
     uint64_t n = job->n_total;
@@ -273,7 +315,7 @@ static int scatter_tree(struct sort_job *job)
     int last = r + sub < p ? r + sub : p;
     uint64_t first_key = sort_slice_begin(n, p, r);
     uint64_t bundle = sort_slice_begin(n, p, last) - first_key;
-    const uint64_t *have = job->stage; /* the bundle, starting with my own slice */
+    const char *have = (const char *)job->stage; /* the bundle, my own slice first, packed */
     int err = UTIL_OK;
     /* An inner node's room for its subtree's bundle, agreed before any key moves. */
     int inner = r != 0 && last > r + 1;
@@ -282,13 +324,14 @@ static int scatter_tree(struct sort_job *job)
     }
     if (r != 0) {
         if (last == r + 1) {
-            /* A leaf receives straight into its key buffer. */
-            return recv_keys(job->a, bundle, r - sub, job->comm);
+            /* A leaf receives straight into its key buffer, at the memory stride. */
+            return recv_elems(job->a, bundle, sh->mem, sh->stride, r - sub, job->comm);
         }
-        if ((err = recv_keys(job->stage, bundle, r - sub, job->comm)) != UTIL_OK) {
+        if ((err = recv_elems(job->stage, bundle, sh->packed, sh->rsize, r - sub, job->comm)) !=
+            UTIL_OK) {
             return err;
         }
-        have = job->stage;
+        have = (const char *)job->stage;
     }
     for (int mask = sub / 2; mask >= 1; mask /= 2) {
         int child = r + mask;
@@ -298,16 +341,17 @@ static int scatter_tree(struct sort_job *job)
         int child_last = child + mask < p ? child + mask : p;
         uint64_t from = sort_slice_begin(n, p, child) - first_key;
         uint64_t count = sort_slice_begin(n, p, child_last) - sort_slice_begin(n, p, child);
-        if ((err = send_keys(have + from, count, child, job->comm)) != UTIL_OK) {
+        if ((err = send_elems(have + from * sh->rsize, count, sh->packed, sh->rsize, child,
+                              job->comm)) != UTIL_OK) {
             return err;
         }
     }
-    memcpy(job->a, have, job->n_local * sizeof(uint64_t));
+    sortex_record_unpack(job->a, have, job->n_local, sh->rsize, sh->stride, job->threads);
     return UTIL_OK;
 }
 
 /* MPI_Scatterv from rank 0: refused before any data moves when a count exceeds the int limit. */
-static int scatter_flat(struct sort_job *job)
+static int scatter_flat(struct sort_job *job, const struct shape *sh)
 {
     int p = job->size, err = UTIL_OK;
     int *counts = util_malloc(2 * (size_t)p * sizeof(int));
@@ -320,9 +364,10 @@ static int scatter_flat(struct sort_job *job)
     }
     int *displs = counts + p;
     if (job->n_total > exchange_int_limit()) {
-        err = job->rank == 0 ? util_fail(UTIL_EUSAGE, "--io rootv handles at most %llu keys; "
+        err = job->rank == 0 ? util_fail(UTIL_EUSAGE, "--io rootv handles at most %llu %s; "
                                                       "use --io root (%llu)",
                                          (unsigned long long)exchange_int_limit(),
+                                         job->fmt ? "records" : "keys",
                                          (unsigned long long)job->n_total)
                              : UTIL_EUSAGE;
     } else {
@@ -330,8 +375,8 @@ static int scatter_flat(struct sort_job *job)
             displs[r] = (int)sort_slice_begin(job->n_total, p, r);
             counts[r] = (int)(sort_slice_begin(job->n_total, p, r + 1) - (uint64_t)displs[r]);
         }
-        if (MPI_Scatterv(job->stage, counts, displs, MPI_UINT64_T, job->a, (int)job->n_local,
-                         MPI_UINT64_T, 0, job->comm) != MPI_SUCCESS) {
+        if (MPI_Scatterv(job->stage, counts, displs, sh->packed, job->a, (int)job->n_local, sh->mem,
+                         0, job->comm) != MPI_SUCCESS) {
             err = util_fail(UTIL_EMPI, "rank %d: read: MPI_Scatterv failed", job->rank);
         }
     }
@@ -341,14 +386,21 @@ static int scatter_flat(struct sort_job *job)
 
 int sort_root_scatter(struct sort_job *job)
 {
-    if (job->cfg->io != SORTEX_IO_ROOT) {
-        return scatter_flat(job); /* keeps rank 0's stage: MPI_Gatherv needs all of it again */
+    struct shape sh;
+    int err = sort_agree(job, shape_open(job, &sh));
+    if (err != UTIL_OK) {
+        return err;
     }
-    int err = scatter_tree(job);
-    /* The tree gather needs at most half the output in flight: give the input copy back. */
-    util_free_big(job->stage);
-    job->stage = NULL;
-    job->stage_cap = 0;
+    if (job->cfg->io != SORTEX_IO_ROOT) {
+        err = scatter_flat(job, &sh); /* keeps rank 0's stage: MPI_Gatherv needs it again */
+    } else {
+        err = scatter_tree(job, &sh);
+        /* The tree gather needs at most half the output in flight: give the input copy back. */
+        util_free_big(job->stage);
+        job->stage = NULL;
+        job->stage_cap = 0;
+    }
+    shape_close(job, &sh);
     return err;
 }
 
@@ -358,15 +410,40 @@ static const char *out_name(const struct sort_job *job)
     return job->tmp_path != NULL ? job->tmp_path : "standard output";
 }
 
+/* Rank 0 writes its own sorted slice: at once for packed elements, else through a small
+ * buffer (@bounce, @bounce_cap bytes) that packs one piece at a time, kept in cache. */
+static int write_own(struct sort_job *job, int fd, const struct shape *sh, char *bounce,
+                     size_t bounce_cap)
+{
+    int w = 0;
+    if (sh->rsize == sh->stride) {
+        w = write_all(fd, job->out, job->n_out * sh->rsize);
+    } else {
+        uint64_t per = bounce_cap / sh->rsize;
+        for (uint64_t i = 0; i < job->n_out && w == 0; i += per) {
+            uint64_t c = job->n_out - i < per ? job->n_out - i : per;
+            sortex_record_pack(bounce, sort_elem(job, job->out, i), c, sh->rsize, sh->stride, 1);
+            w = write_all(fd, bounce, c * sh->rsize);
+        }
+    }
+    return w == 0 ? UTIL_OK
+                  : util_fail(UTIL_EIO, "rank 0: write: %s (%s)", strerror(-w), out_name(job));
+}
+
+/* Bytes of rank 0's packing buffer: enough for writes of the page cache's favourite size. */
+#define BOUNCE_BYTES ((size_t)1 << 20)
+
 /* Gather by the binomial tree, rank 0 writing each bundle as it arrives. */
-static int gather_tree(struct sort_job *job, int fd, const uint64_t *begin)
+static int gather_tree(struct sort_job *job, int fd, const uint64_t *begin, const struct shape *sh)
 {
     int r = job->rank, p = job->size, err = UTIL_OK;
     int span = tree_span(p);
     int sub = r == 0 ? span : (r & -r);
     int last = r + sub < p ? r + sub : p;
     uint64_t bundle = begin[last] - begin[r];
-    uint64_t *buf = job->out;
+    char *buf = (char *)job->out;
+    char *bounce = NULL;
+    size_t bounce_cap = 0;
     /* Room first, agreed before any key moves: rank 0 for the largest bundle it receives (the
      * one from rank span/2), an inner node for its subtree behind its own slice. */
     uint64_t room = 0;
@@ -380,18 +457,30 @@ static int gather_tree(struct sort_job *job, int fd, const uint64_t *begin)
     } else if (last > r + 1) {
         room = bundle;
     }
-    if ((err = agree_room(job, room == 0 || stage_room(job, room, "write"))) != UTIL_OK) {
+    int ok = room == 0 || stage_room(job, room, "write");
+    if (ok && r == 0 && sh->rsize != sh->stride) {
+        bounce_cap = BOUNCE_BYTES < sh->rsize ? sh->rsize : BOUNCE_BYTES;
+        bounce = util_malloc(bounce_cap);
+        if (bounce == NULL) {
+            ok = 0;
+            util_fail(UTIL_ENOMEM, "rank 0: write: out of memory");
+        }
+    }
+    if ((err = agree_room(job, ok)) != UTIL_OK) {
+        util_free(bounce);
         return err;
     }
+    /* From here on the bundles travel packed; only a leaf sends from its buffer's stride. */
+    MPI_Datatype type = sh->packed;
     if (r == 0) {
-        int w = write_all(fd, job->out, job->n_out * sizeof(uint64_t));
-        if (w != 0) {
-            err = util_fail(UTIL_EIO, "rank 0: write: %s (%s)", strerror(-w), out_name(job));
-        }
-        buf = job->stage;
+        err = write_own(job, fd, sh, bounce, bounce_cap);
+        util_free(bounce);
+        buf = (char *)job->stage;
     } else if (last > r + 1) {
-        memcpy(job->stage, job->out, job->n_out * sizeof(uint64_t));
-        buf = job->stage;
+        sortex_record_pack(job->stage, job->out, job->n_out, sh->rsize, sh->stride, job->threads);
+        buf = (char *)job->stage;
+    } else {
+        type = sh->mem;
     }
     for (int mask = 1; mask < sub; mask <<= 1) {
         int child = r + mask;
@@ -400,26 +489,27 @@ static int gather_tree(struct sort_job *job, int fd, const uint64_t *begin)
         }
         int child_last = child + mask < p ? child + mask : p;
         uint64_t count = begin[child_last] - begin[child];
-        uint64_t *dst = r == 0 ? buf : buf + (begin[child] - begin[r]);
-        int rc = recv_keys(dst, count, child, job->comm);
+        char *dst = r == 0 ? buf : buf + (begin[child] - begin[r]) * sh->rsize;
+        int rc = recv_elems(dst, count, sh->packed, sh->rsize, child, job->comm);
         if (rc != UTIL_OK) {
             return util_fail(rc, "rank %d: write: receive from rank %d failed", r, child);
         }
         if (r == 0 && err == UTIL_OK) {
-            int w = write_all(fd, dst, count * sizeof(uint64_t));
+            int w = write_all(fd, dst, count * sh->rsize);
             if (w != 0) {
                 err = util_fail(UTIL_EIO, "rank 0: write: %s (%s)", strerror(-w), out_name(job));
             }
         }
     }
     if (r != 0) {
-        return send_keys(buf, bundle, r - sub, job->comm);
+        size_t extent = type == sh->mem ? sh->stride : sh->rsize;
+        return send_elems(buf, bundle, type, extent, r - sub, job->comm);
     }
     return err;
 }
 
 /* MPI_Gatherv to rank 0, which then writes everything. */
-static int gather_flat(struct sort_job *job, int fd, const uint64_t *begin)
+static int gather_flat(struct sort_job *job, int fd, const uint64_t *begin, const struct shape *sh)
 {
     int p = job->size, err = UTIL_OK;
     int *counts = util_malloc(2 * (size_t)p * sizeof(int));
@@ -435,11 +525,11 @@ static int gather_flat(struct sort_job *job, int fd, const uint64_t *begin)
         displs[r] = (int)begin[r];
         counts[r] = (int)(begin[r + 1] - begin[r]);
     }
-    if (MPI_Gatherv(job->out, (int)job->n_out, MPI_UINT64_T, job->stage, counts, displs,
-                    MPI_UINT64_T, 0, job->comm) != MPI_SUCCESS) {
+    if (MPI_Gatherv(job->out, (int)job->n_out, sh->mem, job->stage, counts, displs, sh->packed, 0,
+                    job->comm) != MPI_SUCCESS) {
         err = util_fail(UTIL_EMPI, "rank %d: write: MPI_Gatherv failed", job->rank);
     } else if (job->rank == 0) {
-        int w = write_all(fd, job->stage, job->n_total * sizeof(uint64_t));
+        int w = write_all(fd, job->stage, job->n_total * sh->rsize);
         if (w != 0) {
             err = util_fail(UTIL_EIO, "rank 0: write: %s (%s)", strerror(-w), out_name(job));
         }
@@ -455,9 +545,14 @@ int sort_root_gather(struct sort_job *job, int fd)
     if (begin == NULL) {
         util_fail(UTIL_ENOMEM, "rank %d: write: out of memory", job->rank);
     }
+    struct shape sh = {MPI_DATATYPE_NULL, MPI_DATATYPE_NULL, 0, 0};
     int err = agree_room(job, begin != NULL);
+    if (err == UTIL_OK) {
+        err = sort_agree(job, shape_open(job, &sh));
+    }
     if (err != UTIL_OK) {
         util_free(begin);
+        shape_close(job, &sh);
         return err;
     }
     /* Where each rank's sorted slice starts in the output. */
@@ -466,8 +561,9 @@ int sort_root_gather(struct sort_job *job, int fd)
     for (int r = 0; r < p; r++) {
         begin[r + 1] += begin[r];
     }
-    err = job->cfg->io == SORTEX_IO_ROOT ? gather_tree(job, fd, begin)
-                                         : gather_flat(job, fd, begin);
+    err = job->cfg->io == SORTEX_IO_ROOT ? gather_tree(job, fd, begin, &sh)
+                                         : gather_flat(job, fd, begin, &sh);
+    shape_close(job, &sh);
     util_free(begin);
     return err;
 }

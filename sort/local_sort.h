@@ -161,6 +161,70 @@ int sortex_record_sort(void *records, void *scratch, struct sortex_rec_tuple *tu
                        const struct util_format *f, int threads, void **sorted);
 
 /**
+ * The first 10 bytes of a @key_size-byte key at @k as an 80-bit big-endian number: *@hi the
+ * first 8 (zero padded when K < 8), *@ext the next 2 (zero padded). Order of (hi, ext) is the
+ * memcmp() order of the first 10 bytes; keys of at most 10 bytes compare completely.
+ */
+static inline void sortex_rec_key10(const unsigned char *k, size_t key_size, uint64_t *hi,
+                                    uint64_t *ext)
+{
+    uint64_t h = 0, e = 0;
+    if (key_size >= 8) {
+        __builtin_memcpy(&h, k, 8);
+        h = __builtin_bswap64(h);
+        e = key_size >= 10 ? ((uint64_t)k[8] << 8 | k[9]) : key_size == 9 ? (uint64_t)k[8] << 8 : 0;
+    } else {
+        for (size_t j = 0; j < key_size; j++) {
+            h |= (uint64_t)k[j] << (56 - 8 * j);
+        }
+    }
+    *hi = h;
+    *ext = e;
+}
+
+/**
+ * Finishing P sorted runs of records: sortex_merge_record_runs() is faster than
+ * sortex_record_sort() of the concatenation up to this many runs, slower beyond, at one thread
+ * and at two alike: every thread's part of the merge meets all P runs, so unlike the keys'
+ * rule this one does not scale with the threads (sort/finish.c gives the measurement).
+ */
+#define SORTEX_RECORD_MERGE_RUNS 24
+
+/**
+ * Merges @runs runs of records of the byte-key format @f into @out, stably, with @threads
+ * OpenMP threads: records with equal keys leave in run order, and in their order within a run.
+ *
+ * @in holds the runs back to back (run r has @run_counts[r] records of f->record_size bytes),
+ * each sorted stably by key (not checked); @out receives all of them and must not overlap @in.
+ * The output is cut into @threads equal parts by exact multi-sequence selection in the order
+ * (key, run, position), and each part merged by a loser tree whose nodes carry the first 10
+ * key bytes and the run, so that a comparison reads no record unless two keys agree in their
+ * first 10 bytes and are longer.
+ *
+ * Returns 0, UTIL_EUSAGE (runs < 0, threads < 1, a format that is not a byte key, a NULL array
+ * with records to merge), or UTIL_ENOMEM when its small bookkeeping arrays cannot be allocated
+ * (before any record is written). Never exits and prints nothing.
+ */
+int sortex_merge_record_runs(const void *in, const uint64_t *run_counts, int runs, void *out,
+                             const struct util_format *f, int threads);
+
+/**
+ * Copies @n records of @rsize bytes from @src, where they lie back to back (as in a file), to
+ * @dst at a stride of @stride >= @rsize bytes (as the sort holds them), zeroing the padding;
+ * @threads threads. The arrays must not overlap.
+ */
+void sortex_record_unpack(void *dst, const void *src, size_t n, size_t rsize, size_t stride,
+                          int threads);
+
+/**
+ * The reverse of sortex_record_unpack(): @n records at a stride of @stride bytes in @src
+ * become @rsize-byte records back to back in @dst. @dst may be @src (then one thread packs in
+ * place); otherwise the arrays must not overlap.
+ */
+void sortex_record_pack(void *dst, const void *src, size_t n, size_t rsize, size_t stride,
+                        int threads);
+
+/**
  * Merges @runs sorted runs into @out with @threads OpenMP threads.
  *
  * @in holds the runs back to back: run r has @run_counts[r] keys (zero is fine) and starts

@@ -47,8 +47,8 @@ static void usage(FILE *f)
             );
     util_format_usage(f, 25);
     fprintf(f,
-            "      --mem-limit BYTES  refuse to allocate more key buffers per rank [no limit];\n"
-            "                         suffixes K M G T (10^3) and Ki Mi Gi Ti (2^10)\n"
+            "      --mem-limit BYTES  refuse to allocate more key or record buffers per rank\n"
+            "                         [no limit]; suffixes K M G T (10^3) and Ki Mi Gi Ti (2^10)\n"
             "      --sync             fsync the output before the final rename [off]\n"
             "      --check            prove the result in the same job, while it is in memory:\n"
             "                         the output is in order and holds the keys that were read\n"
@@ -57,8 +57,9 @@ static void usage(FILE *f)
             "      --io MODE          mpiio: every rank reads and writes its slice (shared\n"
             "                         filesystem); root: rank 0 reads and writes everything,\n"
             "                         binomial-tree scatter and gather; rootv: the same with\n"
-            "                         MPI_Scatterv/Gatherv [mpiio]. With root and rootv, '-'\n"
-            "                         means standard input (--input) or output (--output)\n"
+            "                         MPI_Scatterv/Gatherv [mpiio]; every format. With root\n"
+            "                         and rootv, '-' means standard input (--input) or output\n"
+            "                         (--output)\n"
             "      --stats FILE       write statistics as one JSON object ('-': stdout)\n"
             "      --progress         on stderr: every phase when it ends, and every 2 s while\n"
             "                         a long one runs, its progress, rate and time left [off]\n"

@@ -56,17 +56,8 @@ static void make_tuples(const unsigned char *rec, size_t n, const struct util_fo
     const unsigned char *key0 = rec + f->key_offset;
 #pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1 && n >= REC_PAR_MIN)
     for (size_t i = 0; i < n; i++) {
-        const unsigned char *k = key0 + i * R;
-        uint64_t hi = 0, ext = 0;
-        if (K >= 8) {
-            memcpy(&hi, k, 8);
-            hi = __builtin_bswap64(hi);
-            ext = K >= 10 ? ((uint64_t)k[8] << 8 | k[9]) : K == 9 ? (uint64_t)k[8] << 8 : 0;
-        } else {
-            for (size_t j = 0; j < K; j++) {
-                hi |= (uint64_t)k[j] << (56 - 8 * j);
-            }
-        }
+        uint64_t hi, ext;
+        sortex_rec_key10(key0 + i * R, K, &hi, &ext);
         t[i].hi = hi;
         t[i].lo = ext << IDX_BITS | (uint64_t)i;
     }
@@ -287,4 +278,44 @@ int sortex_record_sort(void *records, void *scratch, struct sortex_rec_tuple *tu
     gather(records, scratch, t, n, f->record_size, threads);
     *sorted = scratch;
     return UTIL_OK;
+}
+
+void sortex_record_unpack(void *dst, const void *src, size_t n, size_t rsize, size_t stride,
+                          int threads)
+{
+    if (rsize == stride) {
+        util_copy(dst, src, n * rsize);
+        return;
+    }
+    unsigned char *d = dst;
+    const unsigned char *s = src;
+#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1 && n >= REC_PAR_MIN)
+    for (size_t i = 0; i < n; i++) {
+        memcpy(d + i * stride, s + i * rsize, rsize);
+        memset(d + i * stride + rsize, 0, stride - rsize);
+    }
+}
+
+void sortex_record_pack(void *dst, const void *src, size_t n, size_t rsize, size_t stride,
+                        int threads)
+{
+    unsigned char *d = dst;
+    const unsigned char *s = src;
+    if (dst == src) {
+        /* In place: record i moves down to i * rsize <= i * stride, so going up never
+         * overwrites a record still to be moved; the overlap of one record with itself is
+         * memmove's. */
+        for (size_t i = 1; i < n && rsize != stride; i++) {
+            memmove(d + i * rsize, s + i * stride, rsize);
+        }
+        return;
+    }
+    if (rsize == stride) {
+        util_copy(dst, src, n * rsize);
+        return;
+    }
+#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1 && n >= REC_PAR_MIN)
+    for (size_t i = 0; i < n; i++) {
+        memcpy(d + i * rsize, s + i * stride, rsize);
+    }
 }

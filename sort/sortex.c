@@ -80,6 +80,47 @@ const struct util_format *sortex_format_find(const char *name)
     return name != NULL ? util_format_find(name) : NULL;
 }
 
+int sortex_format_layout(size_t record_size, size_t key_offset, size_t key_size,
+                         const struct util_format **out)
+{
+    *out = NULL;
+    /* util_format_layout()'s rules, checked here first: it would print. */
+    if (record_size == 0 || record_size > UTIL_RECORD_MAX || key_size == 0 ||
+        key_offset > record_size || key_size > record_size - key_offset) {
+        return SORTEX_EUSAGE;
+    }
+    struct util_format *f = util_malloc(sizeof(*f));
+    if (f == NULL) {
+        return SORTEX_ENOMEM;
+    }
+    (void)util_format_layout(record_size, key_offset, key_size, f);
+    *out = f;
+    return SORTEX_OK;
+}
+
+void sortex_format_free(const struct util_format *format)
+{
+    /* Only layouts are the caller's; the named formats are static. */
+    for (const struct util_format *const *f = util_format_list(); *f != NULL; f++) {
+        if (*f == format) {
+            return;
+        }
+    }
+    util_free((void *)(uintptr_t)format);
+}
+
+size_t sortex_record_size(const struct util_format *format)
+{
+    return format != NULL ? format->record_size : sizeof(uint64_t);
+}
+
+/* Bytes per element in the sort's buffers: the record rounded up to whole 8-byte words. */
+static size_t memory_stride(const struct util_format *format)
+{
+    return format != NULL && format->byte_key ? (format->record_size + 7) / 8 * 8
+                                              : sizeof(uint64_t);
+}
+
 uint64_t *sortex_alloc_keys(uint64_t n)
 {
     if (n > SIZE_MAX / sizeof(uint64_t)) {
@@ -91,6 +132,20 @@ uint64_t *sortex_alloc_keys(uint64_t n)
 void sortex_free_keys(uint64_t *keys)
 {
     util_free_big(keys);
+}
+
+void *sortex_alloc_records(const struct util_format *format, uint64_t n)
+{
+    size_t stride = memory_stride(format);
+    if (n > SIZE_MAX / stride) {
+        return NULL;
+    }
+    return util_alloc_big((size_t)n * stride);
+}
+
+void sortex_free_records(void *records)
+{
+    util_free_big(records);
 }
 
 int sort_injected(const struct sort_job *job, enum sortex_phase phase)
@@ -414,6 +469,30 @@ static void finish_stats(struct sort_job *job)
     }
 }
 
+/* The in-memory entry points up to the sorted slice: job->a holds the rank's n elements at
+ * the memory stride. Learns the global count and offset, makes the second buffer and sorts. */
+static int sort_given(struct sort_job *job, uint64_t n)
+{
+    job->n_local = n;
+    job->stats->n_in = n;
+    MPI_Allreduce(&job->n_local, &job->n_total, 1, MPI_UINT64_T, MPI_SUM, job->comm);
+    MPI_Exscan(&job->n_local, &job->offset, 1, MPI_UINT64_T, MPI_SUM, job->comm);
+    if (job->rank == 0) {
+        job->offset = 0;
+    }
+    choose_oversample(job);
+    uint64_t cap = output_bound(job);
+    cap = cap > n ? cap : n;
+    int err = sort_agree(job, sort_reserve(job, &job->b, &job->cap_b, cap ? cap : 1));
+    if (err == UTIL_OK) {
+        err = sort_in_memory(job);
+    }
+    if (err == UTIL_OK) {
+        finish_stats(job);
+    }
+    return err;
+}
+
 int sortex_sort(MPI_Comm comm, uint64_t **keys, uint64_t *n, const struct sortex_config *cfg,
                 struct sortex_stats *stats)
 {
@@ -421,29 +500,15 @@ int sortex_sort(MPI_Comm comm, uint64_t **keys, uint64_t *n, const struct sortex
     int err = job_init(&job, comm, cfg, stats);
     job.a = *keys; /* ours from here on, freed on failure as promised */
     if (err == UTIL_OK && job.fmt != NULL) {
-        err = sort_agree(&job, util_error("sortex_sort takes 8-byte keys; records (--format "
-                                          "%s) are sorted by sortex_sort_file", job.fmt->name));
-    }
-    if (err != UTIL_OK) {
-        goto done;
+        err = sort_agree(&job, util_error("sortex_sort takes 8-byte keys; records (format %s) "
+                                          "are sorted by sortex_sort_records",
+                                          job.fmt->name));
     }
     job.cap_a = *n;
-    job.n_local = *n;
-    job.stats->n_in = *n;
-    MPI_Allreduce(&job.n_local, &job.n_total, 1, MPI_UINT64_T, MPI_SUM, job.comm);
-    MPI_Exscan(&job.n_local, &job.offset, 1, MPI_UINT64_T, MPI_SUM, job.comm);
-    if (job.rank == 0) {
-        job.offset = 0;
-    }
-    choose_oversample(&job);
-    uint64_t cap = output_bound(&job);
-    cap = cap > job.n_local ? cap : job.n_local;
-    err = sort_agree(&job, sort_reserve(&job, &job.b, &job.cap_b, cap ? cap : 1));
     if (err == UTIL_OK) {
-        err = sort_in_memory(&job);
+        err = sort_given(&job, *n);
     }
     if (err == UTIL_OK) {
-        finish_stats(&job);
         if (job.cfg->format && job.cfg->format->from_ordered) {
             job.cfg->format->from_ordered(job.out, job.n_out);
         }
@@ -452,12 +517,71 @@ int sortex_sort(MPI_Comm comm, uint64_t **keys, uint64_t *n, const struct sortex
         *n = job.n_out;
         sortex_free_keys(job.out == job.a ? job.b : job.a);
         job.a = job.b = NULL;
-    }
-done:
-    if (err != UTIL_OK) {
+    } else {
         sortex_free_keys(job.a);
         sortex_free_keys(job.b);
         *keys = NULL;
+        *n = 0;
+    }
+    job_free(&job);
+    return err;
+}
+
+/*
+ * Records in memory. The caller's records lie back to back, R bytes each, as in a file; the
+ * sort holds them at a stride of whole words (S = R rounded up to 8). With R = S the caller's
+ * buffer is the sort's first buffer as it is. Otherwise the records are spread to the stride
+ * in a buffer of the sort's own (threaded) and the caller's is freed before the second buffer
+ * is made, so that no more than two buffers exist at once. The sorted slice is packed back the
+ * same way: into the other buffer when it has room (threaded), else in place.
+ */
+int sortex_sort_records(MPI_Comm comm, void **records, uint64_t *n, const struct sortex_config *cfg,
+                        struct sortex_stats *stats)
+{
+    if (cfg == NULL || cfg->format == NULL || !cfg->format->byte_key) {
+        return sortex_sort(comm, (uint64_t **)records, n, cfg, stats); /* 8-byte numbers */
+    }
+    struct sort_job job;
+    int err = job_init(&job, comm, cfg, stats);
+    uint64_t *given = *records; /* ours from here on, freed on failure as promised */
+    const size_t rsize = job.rsize, stride = job.words * sizeof(uint64_t);
+    if (rsize == stride) {
+        job.a = given;
+        job.cap_a = *n;
+    } else {
+        job.b = given; /* freed with the job's buffers on failure */
+        job.cap_b = *n;
+    }
+    if (err == UTIL_OK && rsize != stride) {
+        err = sort_agree(&job, sort_reserve(&job, &job.a, &job.cap_a, *n ? *n : 1));
+        if (err == UTIL_OK) {
+            sortex_record_unpack(job.a, given, *n, rsize, stride, job.threads);
+            sortex_free_records(given);
+            job.b = NULL;
+            job.cap_b = 0;
+        }
+    }
+    if (err == UTIL_OK) {
+        err = sort_given(&job, *n);
+    }
+    if (err == UTIL_OK) {
+        uint64_t *other = job.out == job.a ? job.b : job.a;
+        uint64_t other_cap = job.out == job.a ? job.cap_b : job.cap_a;
+        uint64_t *result = job.out;
+        if (rsize != stride && other != NULL && other_cap >= job.n_out) {
+            sortex_record_pack(other, job.out, job.n_out, rsize, stride, job.threads);
+            result = other;
+        } else {
+            sortex_record_pack(job.out, job.out, job.n_out, rsize, stride, 1);
+        }
+        *records = result;
+        *n = job.n_out;
+        sortex_free_records(result == job.a ? job.b : job.a);
+        job.a = job.b = NULL;
+    } else {
+        sortex_free_records(job.a);
+        sortex_free_records(job.b);
+        *records = NULL;
         *n = 0;
     }
     job_free(&job);
@@ -472,10 +596,7 @@ static int check_paths(struct sort_job *job, uint64_t *bytes)
     *bytes = 0;
     if (job->rank == 0) {
         int root = job->cfg->io != SORTEX_IO_MPIIO; /* root I/O: "-" is a pipe */
-        if (root && job->fmt != NULL) {
-            err = util_error("records (--format %s) are read and written with --io mpiio only "
-                             "so far", job->fmt->name);
-        } else if (!root && (strcmp(job->in_path, "-") == 0 || strcmp(job->out_path, "-") == 0)) {
+        if (!root && (strcmp(job->in_path, "-") == 0 || strcmp(job->out_path, "-") == 0)) {
             err = util_error("standard input and output need --io root or rootv (-)");
         } else if (!root || strcmp(job->in_path, "-") != 0) {
             err = util_check_input(job->in_path, "input", job->rsize, bytes);

@@ -1,16 +1,23 @@
 /*
  * sort/sortex.h: the public interface of the sortex sample sort, installed as <sortex/sortex.h>.
  *
- * Two entry points, one algorithm:
- *   sortex_sort()      in memory: every rank passes its keys and a communicator and gets back
- *                      its slice of the globally sorted sequence (rank 0 the smallest keys);
- *   sortex_sort_file() a binary file of keys into one globally sorted file (what bin/sortex runs).
+ * Three entry points, one algorithm:
+ *   sortex_sort()         in memory: every rank passes its 8-byte keys and a communicator and
+ *                         gets back its slice of the globally sorted sequence (rank 0 the
+ *                         smallest keys);
+ *   sortex_sort_records() the same for fixed-size records with a byte-string key (gensort's,
+ *                         or any layout from sortex_format_layout()), payload and all;
+ *   sortex_sort_file()    a binary file of keys or records into one globally sorted file (what
+ *                         bin/sortex runs).
  *
  * The phases (sort/sortex.c orchestrates them, one file each): read, local_sort, sample,
  * splitters, bucket, exchange (through an exchange/ back-end), finish, write.
  *
  * Ties between equal keys are broken by (rank, position), so even all-equal input splits
- * evenly: every rank ends with at most (1 + epsilon) * n / P + P keys.
+ * evenly: every rank ends with at most (1 + epsilon) * n / P + P keys. The same rule makes
+ * every sort stable: records (and keys) with equal keys leave in input order, the input order
+ * being rank 0's elements in the order given, then rank 1's, and so on (a file's order for
+ * sortex_sort_file()). This is a guarantee, tested, not an accident of the implementation.
  *
  * The caller initialises MPI; the sort makes MPI calls from the calling thread only
  * (MPI_THREAD_FUNNELED is enough), on a duplicate of the communicator it is given, and runs
@@ -68,7 +75,7 @@ enum sortex_error {
 };
 
 /* Back-ends and record formats, opaque here: sortex_exchange_find() and sortex_format_find()
- * hand them out by name. */
+ * hand them out by name, sortex_format_layout() makes a format of any record layout. */
 struct exchange_ops;
 struct util_format;
 
@@ -119,7 +126,8 @@ struct sortex_config {
                                             default, alltoallv */
     int exchange_auto;   /* 1: each sort takes the back-end whose cost model predicts the
                             shortest exchange for its own count matrix (exchange is ignored) */
-    const struct util_format *format;   /* key type (sortex_format_find()); NULL = u64 */
+    const struct util_format *format;    /* record format (sortex_format_find(),
+                                            sortex_format_layout()); NULL = u64 */
     int threads;         /* OpenMP threads per rank; 0 = cores of the node / ranks on it */
     double epsilon;      /* imbalance bound: max rank output <= (1+eps) n/P + 1 (+ P with
                             SORTEX_BALANCE_SAMPLE); 0 = 0.1 */
@@ -127,7 +135,8 @@ struct sortex_config {
                             ceil((P+1)/eps)) */
     enum sortex_balance balance; /* how the splitters are chosen; 0 = SORTEX_BALANCE_EPS */
     enum sortex_finish finish;
-    uint64_t mem_limit;  /* bytes of key buffers one rank may allocate; 0 = no limit */
+    uint64_t mem_limit;  /* bytes of key or record buffers one rank may allocate (records
+                            count at their memory stride); 0 = no limit */
     int progress;        /* rank 0 reports each phase on stderr */
     int sync;            /* files: fsync the output before the final rename */
     enum sortex_io io;   /* files: MPI-IO (default) or root I/O; root I/O takes "-" for
@@ -196,11 +205,33 @@ SORTEX_API const char *sortex_exchange_name(int i);
  * The format called @name, for sortex_config.format: "u64" (the default), "i64" (signed) or
  * "f64" (IEEE doubles, negative zero before positive zero, NaNs ordered by sign and bits),
  * whose keys stay 64-bit words in memory and in files (the sort maps them onto unsigned order
- * and back); or "gensort", the Sort Benchmark's 100-byte records with a 10-byte key compared
- * as unsigned bytes, which sortex_sort_file() sorts with their payload, stably (equal keys
- * leave in input order). NULL for any other name.
+ * and back), sorted by sortex_sort(); or "gensort", the Sort Benchmark's 100-byte records with
+ * a 10-byte key compared as unsigned bytes, sorted with their payload by
+ * sortex_sort_records(). sortex_sort_file() takes them all. NULL for any other name. The
+ * named formats are static: never free them (sortex_format_free() ignores them).
  */
 SORTEX_API const struct util_format *sortex_format_find(const char *name);
+
+/**
+ * Makes the format of records of @record_size bytes whose key is the @key_size bytes at
+ * @key_offset, compared as unsigned big-endian byte strings (memcmp order; the rest of the
+ * record is payload that moves with the key), for sortex_config.format: the generic layout of
+ * the CLI's --record-size, --key-offset and --key-size. On success *@out is the new format,
+ * the caller's to free with sortex_format_free() once no sort uses it. Returns 0;
+ * SORTEX_EUSAGE (*@out NULL) when @record_size is 0 or above 65536, @key_size is 0, or the key
+ * reaches past the record; SORTEX_ENOMEM. Prints nothing; not collective.
+ */
+SORTEX_API int sortex_format_layout(size_t record_size, size_t key_offset, size_t key_size,
+                                    const struct util_format **out);
+
+/** Frees a format from sortex_format_layout(); NULL and the named formats are ignored. */
+SORTEX_API void sortex_format_free(const struct util_format *format);
+
+/**
+ * Bytes per record of @format as files and sortex_sort_records() hold them: 8 for the numbers
+ * (and NULL, u64), 100 for gensort, the record size of a layout.
+ */
+SORTEX_API size_t sortex_record_size(const struct util_format *format);
 
 /** Names a phase as in --stats ("local_sort"); NULL for an invalid value. */
 SORTEX_API const char *sortex_phase_name(enum sortex_phase phase);
@@ -212,6 +243,17 @@ SORTEX_API const char *sortex_phase_name(enum sortex_phase phase);
 SORTEX_API uint64_t *sortex_alloc_keys(uint64_t n);
 /** Frees a buffer from sortex_alloc_keys() or returned by sortex_sort(); NULL is fine. */
 SORTEX_API void sortex_free_keys(uint64_t *keys);
+
+/**
+ * Allocates room for @n records of @format suitable for sortex_sort_records(): at least
+ * @n * sortex_record_size(@format) bytes (in fact @n times the record size rounded up to a
+ * multiple of 8), huge-page advised, untouched. NULL when out of memory. Free it with
+ * sortex_free_records().
+ */
+SORTEX_API void *sortex_alloc_records(const struct util_format *format, uint64_t n);
+/** Frees a buffer from sortex_alloc_records() or returned by sortex_sort_records(); NULL is
+ * fine. */
+SORTEX_API void sortex_free_records(void *records);
 
 /**
  * Sorts the keys distributed over comm. Collective: every rank of comm calls it.
@@ -228,15 +270,42 @@ SORTEX_API int sortex_sort(MPI_Comm comm, uint64_t **keys, uint64_t *n,
                            const struct sortex_config *cfg, struct sortex_stats *stats);
 
 /**
+ * Sorts the records distributed over comm by key, stably, payload and all. Collective: every
+ * rank of comm calls it, with the same cfg->format.
+ *
+ * The format is cfg->format: gensort (sortex_format_find()) or a layout
+ * (sortex_format_layout()); with a numeric format or none (NULL cfg or format) the records are
+ * 8-byte keys and this is sortex_sort(). *records must come from sortex_alloc_records() with
+ * room for at least *n records, and hold *n records of R = sortex_record_size(cfg->format)
+ * bytes back to back, exactly as a file holds them (no padding); ownership passes to the sort.
+ *
+ * On success *records and *n describe this rank's slice of the global order, packed the same
+ * way: rank 0 holds the smallest keys, every rank at most (1+eps) n/P + P records, and records
+ * with equal keys are in input order (rank 0's first, each rank's in the order given): the
+ * sort is stable. Free the slice with sortex_free_records(); the buffer may differ from the
+ * one passed in. On failure *records is freed and set to NULL and *n to 0. stats may be NULL.
+ *
+ * Memory per rank, for m = (1+eps) n/P + P records of S = R rounded up to a multiple of 8
+ * bytes: two buffers of m records of S bytes, and during the local sort 32 bytes of tuples a
+ * record (the finish's re-sort, when it runs, the same). When R is not a multiple of 8 the
+ * records are spread to S bytes on the way in and packed on the way out, a pass each.
+ *
+ * Returns 0, or a negative error code (enum sortex_error) agreed by all ranks, each failure
+ * reported by one line on stderr from the lowest rank where it happened, naming the phase.
+ */
+SORTEX_API int sortex_sort_records(MPI_Comm comm, void **records, uint64_t *n,
+                                   const struct sortex_config *cfg, struct sortex_stats *stats);
+
+/**
  * Sorts the keys of the file in_path into out_path with every rank of comm (collective).
  * Each rank reads its contiguous slice with MPI-IO (or, with cfg->io root modes, rank 0 reads
  * everything, "-" meaning standard input and output, and scatters and gathers the slices); the
  * output is written into a temporary file beside out_path (".NAME.sortex-tmp.TAG") that is
  * renamed to out_path only after every rank has succeeded. The input is never modified;
- * out_path naming the input is refused. With a record format (gensort) the records move whole
- * and the order is stable; records need cfg->io SORTEX_IO_MPIIO. Returns 0 or a negative error
- * code agreed by all ranks (SORTEX_EUSAGE for bad input or output: missing, a directory, size
- * not a multiple of the record size, unwritable directory).
+ * out_path naming the input is refused. With a record format (gensort, a layout) the records
+ * move whole and the order is stable, with every cfg->io. Returns 0 or a negative error code
+ * agreed by all ranks (SORTEX_EUSAGE for bad input or output: missing, a directory, size not a
+ * multiple of the record size, standard input included, unwritable directory).
  */
 SORTEX_API int sortex_sort_file(MPI_Comm comm, const char *in_path, const char *out_path,
                                 const struct sortex_config *cfg, struct sortex_stats *stats);

@@ -38,3 +38,79 @@ load helper
     assert_equal "$status" 2
     assert_regex "$stderr" "need --io root"
 }
+
+# stable_sort_of IN OUT R O K: fails unless OUT is IN's R-byte records sorted stably by their
+# K-byte key at offset O, compared with coreutils' stable sort of the records as hex lines (a
+# reference that shares nothing with sortex).
+stable_sort_of() {
+    local in=$1 out=$2 r=$3 o=$4 k=$5
+    cmp <(xxd -p -c "$r" "$in" | LC_ALL=C sort -s -k "1.$((2 * o + 1)),1.$((2 * (o + k)))" |
+        xxd -r -p) "$out"
+}
+
+ODD_LAYOUT="--record-size 13 --key-offset 3 --key-size 5"
+
+@test "root I/O sorts gensort and an odd layout stably at 1, 3 and 4 ranks, files and pipes" {
+    # Gensort from file to file; the odd layout (13-byte records, a 5-byte key at offset 3, at
+    # most 16 distinct keys) from standard input to standard output. Each output is verified
+    # and compared with the stable sort by key.
+    local io np in out=$BATS_TEST_TMPDIR/piped.bin
+    for io in root rootv; do
+        for np in 1 3 4; do
+            SORT_FORMAT="--format gensort" sort_case "$np" alltoallv gensort 20011 --io "$io"
+            in=$(SORT_FORMAT="--format gensort" gen_input gensort 20011 "$np")
+            stable_sort_of "$in" "$BATS_TEST_TMPDIR/out.bin" 100 0 10
+            in=$(SORT_FORMAT=$ODD_LAYOUT gen_input few 20011 "$np")
+            # shellcheck disable=SC2086 # the layout flags are words
+            mpi "$np" "$SORTEX" --io "$io" --input - --output - $ODD_LAYOUT <"$in" >"$out"
+            # shellcheck disable=SC2086
+            run -0 "$VERIFY" "$out" --input "$in" $ODD_LAYOUT
+            stable_sort_of "$in" "$out" 13 3 5
+        done
+    done
+}
+
+@test "root I/O keeps equal keys in input order whichever way the runs are finished" {
+    # Three distinct 2-byte keys; the payload numbers the records, so any reordering of equal
+    # keys shows.
+    local in=$BATS_TEST_TMPDIR/eq.bin out=$BATS_TEST_TMPDIR/eq.out io np finish
+    python3 -c "
+recs = (bytes([i % 3, 7]) + i.to_bytes(6, 'little') for i in range(30011))
+open('$in', 'wb').write(b''.join(recs))"
+    for io in root rootv; do
+        for np in 3 4; do
+            for finish in merge sort; do
+                rm -f "$out"
+                run -0 mpi "$np" "$SORTEX" --io "$io" --input "$in" --output "$out" \
+                    --record-size 8 --key-size 2 --finish "$finish" --check
+                run -0 "$VERIFY" "$out" --input "$in" --record-size 8 --key-size 2
+                stable_sort_of "$in" "$out" 8 0 2
+            done
+        done
+    done
+}
+
+@test "root I/O moves records beyond the MPI int limit in chunks" {
+    SORTEX_INT_LIMIT=1000 SORT_FORMAT=$ODD_LAYOUT sort_case 6 alltoallv few 20011 --io root
+    SORTEX_INT_LIMIT=1000 SORT_FORMAT="--format gensort" sort_case 3 alltoallv gensort 5003 \
+        --io root
+}
+
+@test "root I/O refuses a record file or pipe whose size is not a multiple of the record size" {
+    local in=$BATS_TEST_TMPDIR/r.bin out=$BATS_TEST_TMPDIR/o.bin io
+    head -c 1299 /dev/zero >"$in"
+    for io in root rootv; do
+        # A file is refused before it is read, standard input once it has ended.
+        run --separate-stderr mpi 3 -q "$SORTEX" --io "$io" --input "$in" --output "$out" \
+            --record-size 13
+        assert_equal "$status" 2
+        assert_equal "$stderr" "sortex: error: input size 1299 is not a multiple of 13 bytes ($in)"
+        assert_file_not_exists "$out"
+        run --separate-stderr mpi 3 -q "$SORTEX" --io "$io" --input - --output - \
+            --format gensort <"$in"
+        assert_equal "$status" 2
+        assert_equal "$stderr" \
+            "sortex: error: input size 1299 is not a multiple of 100 bytes (standard input)"
+        assert_equal "$output" ""
+    done
+}

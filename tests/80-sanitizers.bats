@@ -46,6 +46,25 @@ setup() {
     assert_line --regexp '^multiset: +ok'
 }
 
+@test "the sanitizer build sorts gensort and an odd layout at 3 ranks without a report" {
+    [[ -x $SAN_BIN/sortex ]] || skip "no sanitizer build (make SAN=address,undefined)"
+    export ASAN_OPTIONS=detect_leaks=0:abort_on_error=0:exitcode=23
+    export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+    local odd="--record-size 13 --key-offset 3 --key-size 5" in out=$BATS_TEST_TMPDIR/piped.bin
+    # Gensort file to file (the finish merges); the odd layout (13-byte records padded to 16 in
+    # memory, a 5-byte key at offset 3, many equal keys) through the root I/O tree with the
+    # finish re-sorting, and from a pipe to a pipe through MPI_Scatterv/Gatherv.
+    SORT_FORMAT="--format gensort" SORTEX=$SAN_BIN/sortex VERIFY=$SAN_BIN/sortex-verify \
+        sort_case 3 alltoallv gensort 30011 --check
+    SORT_FORMAT=$odd SORTEX=$SAN_BIN/sortex VERIFY=$SAN_BIN/sortex-verify \
+        sort_case 3 forward few 30011 --io root --finish sort
+    in=$(SORT_FORMAT=$odd gen_input few 30011 3)
+    # shellcheck disable=SC2086 # the layout flags are words
+    mpi 3 "$SAN_BIN/sortex" --io rootv --input - --output - $odd <"$in" >"$out"
+    # shellcheck disable=SC2086
+    run -0 "$SAN_BIN/sortex-verify" "$out" --input "$in" $odd
+}
+
 @test "valgrind memcheck finds no error in a one-rank sort" {
     command -v valgrind >/dev/null || skip "valgrind is not installed"
     [[ -x $MEMCHECK_BIN/sortex ]] || skip "no memcheck build"
