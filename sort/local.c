@@ -11,7 +11,9 @@ int sort_records(struct sort_job *job, uint64_t *src, uint64_t *dst, uint64_t n)
         util_copy(dst, src, n * esize);
         return UTIL_OK;
     }
-    struct sortex_rec_tuple *tuples = util_alloc_big(2 * n * sizeof(*tuples));
+    /* n tuples (16 bytes a record) where the scratch records lend the room for the merges. */
+    struct sortex_rec_tuple *tuples =
+        util_alloc_big(sortex_record_tuples(n, &job->mem_fmt) * sizeof(*tuples));
     if (tuples == NULL) {
         return UTIL_ENOMEM;
     }

@@ -150,13 +150,19 @@ struct sortex_rec_tuple {
 /**
  * Sorts @n records of the byte-key format @f (util/format.h) stably by key: records with equal
  * keys keep their input order. @records holds them back to back; @scratch has room for @n
- * records and @tuples for 2 @n tuples (16-byte aligned); both are clobbered. On success
+ * records and @tuples for sortex_record_tuples(@n, @f) tuples (16-byte aligned; @scratch too);
+ * both are clobbered (@scratch lends its room to the tuples' merges before it takes the
+ * records). On success
  * *@sorted names the array that holds the sorted records (@scratch; @records when n < 2).
  * Tuples of (first 10 key bytes, index) are sorted with vqsort (T threads: chunks and merges),
  * longer keys finished by their remaining bytes, then the records permuted once.
  * Returns 0, UTIL_EUSAGE (threads < 1, a NULL array, a format that is not a byte key, n at or
  * beyond 2^48), or UTIL_ENOMEM (keys over 10 bytes with no room for the list of ties).
  */
+/** Tuples sortex_record_sort() needs room for: @n, or 2 @n when a record is smaller than a
+ * tuple and @scratch cannot lend the room for the second half. */
+size_t sortex_record_tuples(size_t n, const struct util_format *f);
+
 int sortex_record_sort(void *records, void *scratch, struct sortex_rec_tuple *tuples, size_t n,
                        const struct util_format *f, int threads, void **sorted);
 

@@ -250,6 +250,11 @@ static void gather(const unsigned char *rec, unsigned char *out, const tuple *t,
     }
 }
 
+size_t sortex_record_tuples(size_t n, const struct util_format *f)
+{
+    return f != NULL && f->record_size >= sizeof(tuple) ? n : 2 * n;
+}
+
 int sortex_record_sort(void *records, void *scratch, struct sortex_rec_tuple *tuples, size_t n,
                        const struct util_format *f, int threads, void **sorted)
 {
@@ -267,10 +272,16 @@ int sortex_record_sort(void *records, void *scratch, struct sortex_rec_tuple *tu
         threads = 1;
     }
     make_tuples(records, n, f, tuples, threads);
-    tuple *t = sort_tuples(tuples, tuples + n, n, threads);
+    /* The merges' second array: the scratch records' room, until the gather needs it (a
+     * tuple's 16 bytes fit in every record of 16 bytes or more), else the tuples' second half. */
+    tuple *tmp = sortex_record_tuples(n, f) == n ? (tuple *)scratch : tuples + n;
+    tuple *t = sort_tuples(tuples, tmp, n, threads);
+    if (t != tuples) {
+        memcpy(tuples, t, n * sizeof(*t));
+        t = tuples;
+    }
     if (f->key_size > TUPLE_KEY_BYTES) {
-        tuple *other = t == tuples ? tuples + n : tuples;
-        int rc = fix_long_keys(t, other, n, records, f, threads);
+        int rc = fix_long_keys(t, tmp, n, records, f, threads);
         if (rc != UTIL_OK) {
             return rc;
         }

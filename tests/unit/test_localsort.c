@@ -524,7 +524,7 @@ static void record_case(const struct util_format *f, size_t n, uint64_t distinct
 {
     size_t R = f->record_size;
     unsigned char *rec = util_malloc(n * R + 1), *scr = util_malloc(n * R + 1);
-    struct sortex_rec_tuple *tup = util_alloc_big(2 * (n ? n : 1) * sizeof(*tup));
+    struct sortex_rec_tuple *tup = util_malloc((n ? sortex_record_tuples(n, f) : 1) * sizeof(*tup));
     size_t *order = util_malloc((n ? n : 1) * sizeof(*order));
     if (!rec || !scr || !tup || !order) {
         fprintf(stderr, "test_localsort: out of memory\n");
@@ -564,7 +564,7 @@ static void record_case(const struct util_format *f, size_t n, uint64_t distinct
                 threads, rc, bad);
     }
     util_free(order);
-    util_free_big(tup);
+    util_free(tup);
     util_free(scr);
     util_free(rec);
 }
