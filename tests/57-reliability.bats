@@ -319,50 +319,43 @@ PY
 }
 
 @test "every program answers --help with its defaults and --version, and refuses a stray argument with exit 2 and one line" {
-    local prog
-    # One option of each program whose --help must show its default: "[...]" after the text,
-    # or "(default ...)" in the programs whose shared format options use that form.
-    local -A dflt=(
-        [sortex]='--exchange NAME .*\[alltoallv\]'
-        [sortex-gen]='--seed S .*\(default 0\)'
-        [sortex-verify]='--threads N .*\(default: OMP_NUM_THREADS'
-        [sortex-sched]='--algos LIST .*\[all\]'
-        [sortex-xbench]='--reps R .*\[5\]'
-        [sortex-localsort]='--reps R .*\[5\]'
-        [sortex-example]='--n N .*\[100000\]'
-    )
-    # A command line each program would run, then a stray word.
-    local -A stray=(
-        [sortex]="--input $IN --output $OUT banana"
-        [sortex-gen]="--dist uniform --n 10 -o $OUT banana"
-        [sortex-verify]="$IN banana"
-        [sortex-sched]="--pattern random --ranks 4 banana"
-        [sortex-xbench]="--exchange alltoallv banana"
-        [sortex-localsort]="--n 1000 --reps 1 banana"
-        [sortex-example]="--n 1000 banana"
-    )
-    for prog in sortex sortex-gen sortex-verify sortex-sched sortex-xbench sortex-localsort \
-        sortex-example; do
+    local prog dflt args launch row rows n=0
+    # Each program, one option whose --help line must show its default ("[...]" after the text,
+    # or "(default ...)" where the programs' shared format options use that form), and a
+    # command line it would run, to which a stray word is added.
+    mapfile -t rows <<EOF
+sortex|--exchange NAME .*\[alltoallv\]|--input $IN --output $OUT
+sortex-gen|--seed S .*\(default 0\)|--dist uniform --n 10 -o $OUT
+sortex-verify|--threads N .*\(default: OMP_NUM_THREADS|$IN
+sortex-sched|--algos LIST .*\[all\]|--pattern random --ranks 4
+sortex-xbench|--reps R .*\[5\]|--exchange alltoallv
+sortex-localsort|--reps R .*\[5\]|--n 1000 --reps 1
+sortex-example|--n N .*\[100000\]|--n 1000
+EOF
+    for row in "${rows[@]}"; do
+        IFS='|' read -r prog dflt args <<<"$row"
         echo "program $prog"
+        n=$((n + 1))
         run -0 "$SORTEX_BIN/$prog" --help
         assert_output --partial "--version"
-        assert_line --regexp "${dflt[$prog]}"
+        assert_line --regexp "$dflt"
         # Defaults are the rule, not one line: most option lines that take a value show one.
         (($(grep -cE '\[[^]]+\]|\(default' <<<"$output") >= 4)) || fail "$prog: few defaults"
         run -0 "$SORTEX_BIN/$prog" --version
         assert_line --index 0 --regexp "^$prog [0-9]+\.[0-9]+\.[0-9]+$"
         assert_line --regexp "^built from commit [0-9a-f]+"
         # The MPI programs under mpirun (two ranks, one line), the others as they are run.
-        local launch=()
+        launch=()
         [[ $prog =~ ^sortex(-xbench|-example)?$ ]] && launch=(mpi 2 -q)
         # shellcheck disable=SC2086 # the command line is words
-        run --separate-stderr "${launch[@]}" "$SORTEX_BIN/$prog" ${stray[$prog]}
+        run --separate-stderr "${launch[@]}" "$SORTEX_BIN/$prog" $args banana
         assert_equal "$status" 2
         assert_equal "$(printf '%s\n' "$stderr" | grep -c .)" 1
         assert_regex "$stderr" "^$prog: error: "
         [[ $prog == sortex-verify ]] || assert_regex "$stderr" "\\(banana\\)"
         assert_file_not_exists "$OUT"
     done
+    assert_equal "$n" 7
 }
 
 @test "-t is --threads in every program that takes threads" {
