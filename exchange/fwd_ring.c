@@ -5,9 +5,8 @@
  * In the schedule a helper holds one piece at a time: the piece's second hop comes in the step
  * right after its first. Executed with steps in flight, the next piece may arrive before the
  * last one has left, so every piece gets its own place in a ring buffer, and pieces leave in
- * the order they arrive (a FIFO). One shared buffer instead made every forwarding step wait for
- * all transfers in flight before and after it (measured: forward then took about 1.5 times
- * direct's time on one node).
+ * the order they arrive (a FIFO). One shared buffer instead would make every forwarding step
+ * wait for all transfers in flight before and after it, undoing the steps in flight.
  *
  * Second hops travel under their own tag, so a helper may send them later than their place in
  * the walk without disturbing the order in which its direct messages match. With every step
@@ -18,11 +17,11 @@
  *
  * The ring is kept scratch memory (exchange/arena.h): on huge pages, where the single-copy
  * transfers in and out of it pin and fault far fewer pages, and kept from one exchange to the
- * next, so that a repeated exchange does not fault its pages in again. Both were measured with
- * sortex-xbench where much is forwarded (staggered, oddcycle): forward's time against
- * alltoallv fell by a fifth to a half at 16 MiB per rank (the figures are in the messages of the
- * commits "forward: put the forwarding ring on huge pages once it holds 1 MiB" and "forward:
- * keep the forwarding ring from one exchange to the next").
+ * next, so that a repeated exchange does not fault its pages in again. Both matter where much is
+ * forwarded (count matrices like staggered and oddcycle), since every forwarded byte passes
+ * through the ring twice. The measurements behind them are in the messages of the commits
+ * "forward: put the forwarding ring on huge pages once it holds 1 MiB" and "forward: keep the
+ * forwarding ring from one exchange to the next".
  */
 #include "exchange/fwd_ring.h"
 

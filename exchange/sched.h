@@ -165,11 +165,11 @@ int exchange_sched_degrees(int p, const uint64_t *m, uint64_t *h, uint64_t *send
 #define EXCHANGE_SCHED_TARGET_H 32
 /**
  * The same for forward, whose transfers are fifths of packets: at 8 packets its pieces (h / 40)
- * are about as large as direct's packets (h / 32), so it starts about as many messages. Measured
- * against 32 with sortex-xbench on one node, it brought forward's time from 1.4-1.7x MPI_Alltoallv
- * down to 1.0-1.2x at 4 MiB per rank; the price is on half-duplex links run one step at a time,
+ * are about as large as direct's packets (h / 32), so it starts about as many messages as direct;
+ * at 32 it would start five times as many, and on one node, where a transfer is a copy, their
+ * start-ups would dominate its time. The price is on half-duplex links run one step at a time,
  * where coarse packets balance worse (sortex-sched's async model, and the emulated half-duplex
- * cluster). The figures are in the commit that set it (git log -S
+ * cluster). The measurements behind the choice are in the commit that set it (git log -S
  * EXCHANGE_SCHED_TARGET_H_FORWARD).
  */
 #define EXCHANGE_SCHED_TARGET_H_FORWARD 8

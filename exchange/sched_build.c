@@ -1175,9 +1175,9 @@ fail:
 /*
  * Virtual PEs of the half-duplex algorithms (see exchange_bvn_build() and forward_class()): they
  * take the padding, so classes have real paths (2 steps instead of 3 in direct, no removals in
- * forward). Measured over six random matrix families, p = 7..128: direct 1.28 h -> 1.17 h on
- * average with 1 to 4 virtual PEs (best from 2 on), forward 1.088 h -> 1.066 h. Both
- * algorithms use the same number, so they see the same colour classes.
+ * forward), which shortens both schedules; two are enough for the padding of random count
+ * matrices, and more only add PEs to colour (sortex-sched --algos direct,forward shows the steps
+ * per h). Both algorithms use the same number, so they see the same colour classes.
  */
 #define VIRTUAL_PES 2
 

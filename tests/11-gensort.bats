@@ -1,17 +1,17 @@
 #!/usr/bin/env bats
 # tests/11-gensort.bats: sortex-gen's records. The gensort family against files and checksums
-# made by gensort 1.5 itself (../shared/testdata/gensort, used as they are) and against an
+# made by gensort 1.5 itself (tests/data/gensort, used as they are) and against an
 # independent model of its definition (tests/gensort_model.py); records of the other
 # distributions in byte-key formats and layouts; the layout flags.
 
 bats_require_minimum_version 1.5.0
 load helper
 
-TESTDATA=${SORTEX_GENSORT_TESTDATA:-$TOP/../shared/testdata/gensort}
+# gensort 1.5's own files are part of the tree; SORTEX_GENSORT_TESTDATA points elsewhere.
+TESTDATA=${SORTEX_GENSORT_TESTDATA:-$TOP/tests/data/gensort}
 MODEL=$TOP/tests/gensort_model.py
 
 setup() {
-    [[ -d $TESTDATA ]] || skip "no gensort test files ($TESTDATA)"
     mkdir -p "$BATS_TEST_TMPDIR/work" && cd "$BATS_TEST_TMPDIR/work" || return 1
 }
 
@@ -31,6 +31,15 @@ FAMILY=("gensort binary" "gensort-skew skew" "gensort-ascii ascii" "gensort-asci
 gensort_checksum() {
     "$VERIFY" "$1" --format gensort --json |
         python3 -c 'import json, sys; print(json.load(sys.stdin)["sorted"]["checksum"])'
+}
+
+@test "gensort 1.5's five reference files are there, each of its size" {
+    local f name dist start n
+    for f in "${FILES[@]}"; do
+        read -r name dist start n <<<"$f"
+        [[ -f $TESTDATA/$name ]] || fail "missing gensort test file $TESTDATA/$name"
+        assert_equal "$(stat -c %s "$TESTDATA/$name")" $((n * 100))
+    done
 }
 
 @test "reproduces the five files gensort 1.5 wrote, byte for byte" {

@@ -1,16 +1,16 @@
 #!/usr/bin/env bats
 # tests/21-verify-records.bats: sortex-verify on records of a byte-key format. Its valsort
 # figures (Records, Checksum, Duplicate keys, the unordered messages) against what valsort 1.5
-# printed for the files gensort 1.5 wrote (../shared/testdata/gensort, used as they are), the
+# printed for the files gensort 1.5 wrote (tests/data/gensort, used as they are), the
 # multiset proof over whole records, and the layout errors.
 
 bats_require_minimum_version 1.5.0
 load helper
 
-TESTDATA=${SORTEX_GENSORT_TESTDATA:-$TOP/../shared/testdata/gensort}
+# gensort 1.5's own files are part of the tree; SORTEX_GENSORT_TESTDATA points elsewhere.
+TESTDATA=${SORTEX_GENSORT_TESTDATA:-$TOP/tests/data/gensort}
 
 setup() {
-    [[ -d $TESTDATA ]] || skip "no gensort test files ($TESTDATA)"
     cd "$BATS_TEST_TMPDIR" || return 1
 }
 
@@ -35,6 +35,15 @@ recs = sorted((data[i:i + r] for i in range(0, len(data), r)), key=lambda x: x[o
 open(dst, "wb").write(b"".join(recs))
 print(sum(recs[i - 1][o:o + k] == recs[i][o:o + k] for i in range(1, len(recs))))
 PY
+}
+
+@test "gensort 1.5's five reference files are there, each of its size" {
+    local f name n sum
+    for f in "${FILES[@]}"; do
+        read -r name n sum <<<"$f"
+        [[ -f $TESTDATA/$name ]] || fail "missing gensort test file $TESTDATA/$name"
+        assert_equal "$(stat -c %s "$TESTDATA/$name")" $((n * 100))
+    done
 }
 
 @test "prints valsort's figures for gensort's files sorted by key, equal to valsort's own" {

@@ -86,6 +86,53 @@ stall_then() {
     nothing_written
 }
 
+@test "f64 keys sort NaNs of both signs to the ends, -0 before +0, infinities among the numbers" {
+    local f=$BATS_TEST_TMPDIR/f64.bin want=$BATS_TEST_TMPDIR/want.bin np io
+    # The README's order ("The data format"): negative NaNs, then the numbers (-inf first, -0
+    # before +0, +inf last), then positive NaNs; NaNs of one sign by their bit pattern, mirrored
+    # like the numbers: a negative NaN with a larger pattern comes first. The model below says so
+    # in its own words (no bit trick) and writes the expected file; the input is the same keys
+    # shuffled, every special many times, among ordinary numbers, so every rank holds some.
+    python3 - "$f" "$want" <<'PY'
+import math, random, struct, sys
+def bits(x): return struct.unpack("<Q", struct.pack("<d", x))[0]
+special = [
+    0x7FF8000000000000, 0x7FF0000000000001, 0x7FFFFFFFFFFFFFFF, 0x7FF8000000000001,  # +NaN
+    0xFFF8000000000000, 0xFFF0000000000001, 0xFFFFFFFFFFFFFFFF, 0xFFF4000000000000,  # -NaN
+    0x7FF0000000000000, 0xFFF0000000000000,                                          # +-inf
+    0x0000000000000000, 0x8000000000000000,                                          # +-0
+    0x0000000000000001, 0x8000000000000001,                                          # +-denormal
+    bits(1.0), bits(-1.0), bits(1.7976931348623157e308), bits(-1.7976931348623157e308),
+]
+rng = random.Random(7)
+keys = special * 60 + [bits(rng.uniform(-1e6, 1e6)) for _ in range(20000)]
+rng.shuffle(keys)
+def order(b):
+    neg = b >> 63
+    mant = b & ((1 << 52) - 1)
+    if (b >> 52) & 0x7FF == 0x7FF and mant != 0:   # a NaN: to its sign's end, by its payload
+        return (0, -mant, 0) if neg else (2, mant, 0)
+    x = struct.unpack("<d", struct.pack("<Q", b))[0]
+    return (1, x, 0 if neg else 1)                  # numbers by value, -0 before +0
+assert order(0x8000000000000000) < order(0) and order(0xFFF0000000000000)[0] == 1
+open(sys.argv[1], "wb").write(struct.pack(f"<{len(keys)}Q", *keys))
+open(sys.argv[2], "wb").write(struct.pack(f"<{len(keys)}Q", *sorted(keys, key=order)))
+PY
+    for np in 1 3 4; do
+        for io in mpiio root; do
+            rm -f "$OUT"
+            run_mpi "$np" "$SORTEX" --input "$f" --output "$OUT" --type f64 --io "$io" --check
+            assert_success
+            cmp "$OUT" "$want" || fail "P=$np --io $io: not the documented f64 order"
+            run "$VERIFY" "$OUT" --type f64 --input "$f"
+            assert_success
+        done
+    done
+    # The f64 order is not the u64 order: read with the wrong type, the verifier refuses it.
+    run "$VERIFY" "$want" --type u64
+    assert_failure 1
+}
+
 @test "--check proves a correct sort in the same job and reports its cost" {
     local np
     for np in 1 2 3 5; do
@@ -211,14 +258,50 @@ stall_then() {
 }
 
 @test "a signal during the write leaves no temporary file, and any output is a complete sort" {
-    local big=$BATS_TEST_TMPDIR/big.bin delay
+    local big=$BATS_TEST_TMPDIR/big.bin trial io delay sig job mpirun_pid tmp ranks pid state left
     "$GEN" --dist uniform --n 8000000 -o "$big" >/dev/null
-    # Rank 1 holds the write back for 1 s; the signal lands around its end, mid-write.
-    for delay in 0.9 1 1.05 1.1 1.2 1.4; do
+    # Rank 0 holds the rename back for 30 s (SORTEX_STALL=commit): from the moment its
+    # temporary file appears, the job is in its write phase until the signal ends it. The
+    # signal goes out when that file is seen, after a delay: at 0 it lands in the collective
+    # write (64 MB take ~0.2 s), later ones in the write's end or at the commit.
+    for trial in "mpiio 0 TERM" "mpiio 0.05 INT" "mpiio 0.15 HUP" "mpiio 0.5 TERM" \
+        "root 0 INT" "root 0.1 TERM"; do
+        read -r io delay sig <<<"$trial"
         rm -f "$OUT"
-        stall_then "sleep $delay; kill -TERM \$mpirun_pid 2>/dev/null || true" 3 write:1:1 "$SORTEX" --input "$big" \
-            --output "$OUT"
-        [[ -z $(find "$BATS_TEST_TMPDIR" -name '*sortex-tmp*') ]]
+        SORTEX_STALL=commit:0:30 timeout --kill-after=10 "$SORTEX_TEST_TIMEOUT" \
+            mpirun -q -np 3 --oversubscribe --bind-to none "$SORTEX" --input "$big" \
+            --output "$OUT" --io "$io" 2>"$BATS_TEST_TMPDIR/job.log" &
+        job=$!
+        tmp=
+        for _ in $(seq 1000); do
+            # The sort's own temporary name (MPI-IO may add files of its own beside it).
+            tmp=$(compgen -G "$BATS_TEST_TMPDIR/.out.bin.sortex-tmp.*" |
+                grep -E '/\.out\.bin\.sortex-tmp\.[0-9]+-[0-9a-f]+$' || true)
+            [[ -n $tmp ]] && break
+            sleep 0.01
+        done
+        [[ -n $tmp ]] || fail "$trial: no temporary file appeared"
+        sleep "$delay"
+        # The trial interrupts the write: the temporary file is there, the output is not yet.
+        mpirun_pid=$(pgrep -P "$job")
+        ranks=$(pgrep -P "$mpirun_pid" | tr '\n' ' ')
+        [[ -n $ranks ]] || fail "$trial: no ranks under mpirun $mpirun_pid"
+        assert_file_exists "$tmp"
+        assert_file_not_exists "$OUT"
+        kill -"$sig" "$mpirun_pid"
+        rc=0
+        wait "$job" || rc=$?
+        [[ $rc -ne 0 && $rc -ne 124 ]] || fail "$trial: the job exited $rc"
+        # mpirun may return before the ranks it signalled are gone (they are left to init).
+        for pid in $ranks; do
+            for _ in $(seq 200); do
+                state=$(ps -o stat= -p "$pid" 2>/dev/null || true)
+                [[ -z $state || $state == Z* ]] && break
+                sleep 0.05
+            done
+        done
+        left=$(find "$BATS_TEST_TMPDIR" -name '*sortex-tmp*')
+        [[ -z $left ]] || fail "$trial: left behind: $left"
         if [[ -e $OUT ]]; then
             run "$VERIFY" "$OUT" --input "$big"
             assert_success
@@ -235,26 +318,44 @@ stall_then() {
     nothing_written
 }
 
-@test "every program answers --help and --version, and refuses a stray argument with exit 2" {
-    local prog
-    for prog in sortex sortex-gen sortex-verify sortex-sched sortex-xbench sortex-localsort; do
-        run "$SORTEX_BIN/$prog" --help
-        assert_success
+@test "every program answers --help with its defaults and --version, and refuses a stray argument with exit 2 and one line" {
+    local prog dflt args launch row rows n=0
+    # Each program, one option whose --help line must show its default ("[...]" after the text,
+    # or "(default ...)" where the programs' shared format options use that form), and a
+    # command line it would run, to which a stray word is added.
+    mapfile -t rows <<EOF
+sortex|--exchange NAME .*\[alltoallv\]|--input $IN --output $OUT
+sortex-gen|--seed S .*\(default 0\)|--dist uniform --n 10 -o $OUT
+sortex-verify|--threads N .*\(default: OMP_NUM_THREADS|$IN
+sortex-sched|--algos LIST .*\[all\]|--pattern random --ranks 4
+sortex-xbench|--reps R .*\[5\]|--exchange alltoallv
+sortex-localsort|--reps R .*\[5\]|--n 1000 --reps 1
+sortex-example|--n N .*\[100000\]|--n 1000
+EOF
+    for row in "${rows[@]}"; do
+        IFS='|' read -r prog dflt args <<<"$row"
+        echo "program $prog"
+        n=$((n + 1))
+        run -0 "$SORTEX_BIN/$prog" --help
         assert_output --partial "--version"
-        run "$SORTEX_BIN/$prog" --version
-        assert_success
+        assert_line --regexp "$dflt"
+        # Defaults are the rule, not one line: most option lines that take a value show one.
+        (($(grep -cE '\[[^]]+\]|\(default' <<<"$output") >= 4)) || fail "$prog: few defaults"
+        run -0 "$SORTEX_BIN/$prog" --version
         assert_line --index 0 --regexp "^$prog [0-9]+\.[0-9]+\.[0-9]+$"
         assert_line --regexp "^built from commit [0-9a-f]+"
+        # The MPI programs under mpirun (two ranks, one line), the others as they are run.
+        launch=()
+        [[ $prog =~ ^sortex(-xbench|-example)?$ ]] && launch=(mpi 2 -q)
+        # shellcheck disable=SC2086 # the command line is words
+        run --separate-stderr "${launch[@]}" "$SORTEX_BIN/$prog" $args banana
+        assert_equal "$status" 2
+        assert_equal "$(printf '%s\n' "$stderr" | grep -c .)" 1
+        assert_regex "$stderr" "^$prog: error: "
+        [[ $prog == sortex-verify ]] || assert_regex "$stderr" "\\(banana\\)"
+        assert_file_not_exists "$OUT"
     done
-    run mpi 1 "$SORTEX_BIN/sortex-example" --help
-    assert_success
-    assert_output --partial "--exchange"
-    run mpi 1 "$SORTEX_BIN/sortex-example" --version
-    assert_success
-    assert_output --regexp "^sortex-example [0-9]"
-    run --separate-stderr mpi 2 -q "$SORTEX_BIN/sortex-example" banana
-    assert_equal "$status" 2
-    assert_regex "$stderr" "unexpected argument \\(banana\\)"
+    assert_equal "$n" 7
 }
 
 @test "-t is --threads in every program that takes threads" {

@@ -117,6 +117,21 @@ static const struct util_knob_info table[UTIL_KNOB_COUNT] = {
     [UTIL_KNOB_DAEMON_URI] =
         {"OMPI_MCA_orte_local_daemon_uri", UTIL_KNOB_LAUNCH, UTIL_KNOB_TEXT_T, 0, 0, 0, NULL,
          "unset", "", "Open MPI's address of this host's daemon [sort/io_root.c]"},
+    [UTIL_KNOB_OMPI_RANK] =
+        {"OMPI_COMM_WORLD_RANK", UTIL_KNOB_LAUNCH, UTIL_KNOB_INT_T, 0, 0, 2147483647, NULL,
+         "unset", "",
+         "this process's rank, set by Open MPI's mpirun: before MPI_Init, only rank 0 answers "
+         "--help, --version and --knobs (the first of the four rank variables set holds) "
+         "[util/util.c]"},
+    [UTIL_KNOB_PMIX_RANK] =
+        {"PMIX_RANK", UTIL_KNOB_LAUNCH, UTIL_KNOB_INT_T, 0, 0, 2147483647, NULL, "unset", "",
+         "this process's rank, set by a PMIx process manager [util/util.c]"},
+    [UTIL_KNOB_PMI_RANK] =
+        {"PMI_RANK", UTIL_KNOB_LAUNCH, UTIL_KNOB_INT_T, 0, 0, 2147483647, NULL, "unset", "",
+         "this process's rank, set by a PMI process manager (MPICH's Hydra) [util/util.c]"},
+    [UTIL_KNOB_SLURM_RANK] =
+        {"SLURM_PROCID", UTIL_KNOB_LAUNCH, UTIL_KNOB_INT_T, 0, 0, 2147483647, NULL, "unset", "",
+         "this task's rank, set by Slurm's srun [util/util.c]"},
 };
 
 static struct util_knob_value values[UTIL_KNOB_COUNT];

@@ -1,9 +1,9 @@
 /*
  * util/knobs.h: the one table of environment variables sortex reads.
  *
- * Every tunable (SORTEX_SCHED_TARGET_H ...), every test hook (SORTEX_FAIL ...) and the one
- * variable the launcher sets that the library consults (OMPI_COMM_WORLD_LOCAL_SIZE) is a row of
- * one table in util/knobs.c, with its default, its unit, its range and whether it is a test
+ * Every tunable (SORTEX_SCHED_TARGET_H ...), every test hook (SORTEX_FAIL ...) and every
+ * variable the launcher sets that sortex consults (OMPI_COMM_WORLD_LOCAL_SIZE, the ranks) is a
+ * row of one table in util/knobs.c, with its default, its unit, its range and whether it is a test
  * hook. The whole environment is read once per process, by one parser, the first time any knob
  * is asked for; later changes to the environment are not seen. `sortex --knobs` prints the table
  * (settings first, test hooks apart), and the README lists it.
@@ -46,6 +46,10 @@ enum util_knob {
     UTIL_KNOB_SLURM_CPUS,  /* CPUs per task (Slurm's srun -c) */
     UTIL_KNOB_HNP_URI,     /* Open MPI: mpirun's address */
     UTIL_KNOB_DAEMON_URI,  /* Open MPI: this node's daemon's address */
+    UTIL_KNOB_OMPI_RANK,   /* Open MPI: this process's rank */
+    UTIL_KNOB_PMIX_RANK,   /* PMIx: this process's rank */
+    UTIL_KNOB_PMI_RANK,    /* PMI (MPICH's Hydra, Slurm's PMI-2): this process's rank */
+    UTIL_KNOB_SLURM_RANK,  /* Slurm: this task's rank (srun) */
     UTIL_KNOB_COUNT
 };
 

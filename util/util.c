@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "util/alloc.h"
+#include "util/knobs.h"
 #include "util/temp.h"
 
 static const char *progname = "sortex";
@@ -30,13 +31,14 @@ const char *util_progname(void)
 
 int util_launch_rank(void)
 {
-    /* Open MPI's own variable, then the process-management interfaces, then Slurm's. */
-    static const char *const vars[] = {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK",
-                                       "SLURM_PROCID"};
+    /* Open MPI's own variable, then the process-management interfaces, then Slurm's; the first
+     * that is set and reads as a rank holds. */
+    static const enum util_knob vars[] = {UTIL_KNOB_OMPI_RANK, UTIL_KNOB_PMIX_RANK,
+                                          UTIL_KNOB_PMI_RANK, UTIL_KNOB_SLURM_RANK};
     for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
-        const char *v = getenv(vars[i]);
-        if (v != NULL && *v != '\0') {
-            return atoi(v);
+        const struct util_knob_value *v = util_knob(vars[i]);
+        if (v->valid) {
+            return (int)v->value;
         }
     }
     return 0;
