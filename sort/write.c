@@ -77,14 +77,18 @@ static int create_reserved(struct sort_job *job, uint64_t bytes)
 {
     int err = UTIL_OK;
     if (job->rank == 0) {
+        /* Tracked before it exists, so that no signal finds it created and not yet tracked (the
+         * name is this process's own: its PID and 64 random bits). */
+        util_temp_track(job->tmp_path);
         int fd = open(job->tmp_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
         if (fd < 0) {
-            /* Not ours (O_EXCL): never to be removed by the commit. */
+            /* Not ours (O_EXCL): never to be removed by the commit or a signal. */
+            int e = errno;
+            util_temp_done(job->tmp_path);
             err = util_fail(UTIL_EIO, "rank 0: write: cannot create %s: %s", job->tmp_path,
-                            strerror(errno));
+                            strerror(e));
         } else {
             job->tmp_created = 1;
-            util_temp_track(job->tmp_path); /* a signal now removes it */
             int rc = util_temp_reserve(fd, bytes);
             if (rc != 0) {
                 err = util_fail(UTIL_EIO, "rank 0: write: cannot reserve %llu bytes: %s (%s)",

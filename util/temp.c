@@ -111,13 +111,14 @@ int util_temp_create(const char *final, char **name)
             errno = errno == ENOMEM ? ENOMEM : ENAMETOOLONG;
             return -1;
         }
+        util_temp_track(tmp); /* before it exists: no signal finds it untracked */
         int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
         if (fd >= 0) {
             *name = tmp;
-            util_temp_track(tmp);
             return fd;
         }
         int e = errno;
+        util_temp_done(tmp);
         util_free(tmp);
         if (e != EEXIST) {
             errno = e;
