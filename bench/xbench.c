@@ -294,6 +294,7 @@ static int run_case(MPI_Comm comm, const struct bench_xbench_config *cfg,
             struct exchange_args args = {
                 .comm = comm,
                 .threads = cfg->threads,
+                .elem_size = sizeof(uint64_t),
                 .send = send,
                 .send_counts = pl->row,
                 .recv = recv,

@@ -545,7 +545,9 @@ int main(int argc, char **argv)
         bytes[k] = counts[k] * sizeof(uint64_t);
     }
     uint64_t packet =
-        cli.target_h > 0 ? exchange_model_packet_bytes(p, bytes, cli.target_h) : cli.packet;
+        cli.target_h > 0
+            ? exchange_model_packet_bytes(p, bytes, unit_bytes ? 1 : sizeof(uint64_t), cli.target_h)
+            : cli.packet;
     if ((err = exchange_model_case_init(&mc, p, bytes, unit_bytes ? 1 : sizeof(uint64_t),
                                         packet)) != UTIL_OK) {
         goto done;

@@ -13,7 +13,6 @@
 #include <string.h>
 
 #include "sort/internal.h"
-#include "util/alloc.h"
 #include "util/util.h"
 
 /* The public copy of what the back-end reported. */
@@ -41,38 +40,21 @@ int sort_exchange(struct sort_job *job)
         report(&job->stats->exchange, &st);
         return 0;
     }
-    /* Records travel as their words: the counts scaled by the stride, and back after. */
-    const uint64_t w = job->words;
-    uint64_t *send_counts = job->send_counts, *recv_counts = job->recv_counts;
-    if (w > 1) {
-        send_counts = util_malloc(2 * (size_t)job->size * sizeof(uint64_t));
-        if (send_counts == NULL) {
-            return util_fail(UTIL_ENOMEM, "rank %d: exchange: out of memory", job->rank);
-        }
-        recv_counts = send_counts + job->size;
-        for (int r = 0; r < job->size; r++) {
-            send_counts[r] = job->send_counts[r] * w;
-            recv_counts[r] = job->recv_counts[r] * w;
-        }
-    }
+    /* Elements are whole records at their memory stride: the back-ends move them as they are,
+     * counts and capacity in records. */
     struct exchange_args args = {
         .comm = job->comm,
         .threads = job->threads,
+        .elem_size = job->words * sizeof(uint64_t),
         .send = job->a,
-        .send_counts = send_counts,
+        .send_counts = job->send_counts,
         .recv = job->b,
-        .recv_cap = job->cap_b * w,
-        .recv_counts = recv_counts, /* the bucket phase's all-to-all filled them */
+        .recv_cap = job->cap_b,
+        .recv_counts = job->recv_counts, /* the bucket phase's all-to-all filled them */
         .stats = &st,
         .recv_counts_known = 1,
     };
     int err = job->exchange->run(&args);
-    if (w > 1) {
-        for (int r = 0; r < job->size; r++) {
-            job->recv_counts[r] = recv_counts[r] / w;
-        }
-        util_free(send_counts);
-    }
     report(&job->stats->exchange, &st);
     /* The sort exchanges once: the back-end's kept scratch would only hold memory from here on. */
     exchange_release_scratch();
