@@ -4,7 +4,8 @@
 # all-equal and few-valued inputs from sortex-gen, with the int limit lowered, with every
 # bundle scattered and with blocking rounds. Also runs the two unit programs: the schedules as
 # pure functions and the registry's contract, and the exchange contract checked byte by byte
-# against alltoallv at P = 1 to 8 on elements of 1, 8, 13 and 100 bytes.
+# against alltoallv at P = 1 to 8 on elements of 1, 8, 13 and 100 bytes; and the exchange
+# benchmark on 100-byte records.
 bats_require_minimum_version 1.5.0
 load helper
 
@@ -312,4 +313,31 @@ stat_of() {
     for backend in "${BACKENDS[@]}"; do
         assert_line --regexp "^$backend +[^ ].+"
     done
+}
+
+@test "sortex-xbench --record-size 100 checks every byte of every record with every back-end" {
+    local out=$BATS_TEST_TMPDIR/x.csv
+    run mpi 3 "$SORTEX_BIN/sortex-xbench" --record-size 100 --patterns oddcycle,onehot:75 \
+        --bytes 4Ki,40000 --reps 1 --warmup 0 --output "$out"
+    assert_success
+    # Every back-end on both patterns and volumes, every exchange valid, the volumes rounded
+    # down to whole records (4Ki: 40 of them), and the record size in the header.
+    python3 - "$out" "$(backends | paste -sd,)" <<'PY'
+import csv, sys
+lines = open(sys.argv[1]).read().splitlines()
+assert "# record_size: 100" in lines, "no record_size in the header"
+rows = list(csv.DictReader(l for l in lines if not l.startswith("# ")))
+backends = sys.argv[2].split(",")
+assert len(rows) == len(backends) * 2 * 2, len(rows)
+assert {r["backend"] for r in rows} == set(backends)
+assert all(r["valid"] == "1" for r in rows), [r for r in rows if r["valid"] != "1"]
+assert {r["bytes_per_rank"] for r in rows} == {"4000", "40000"}, {r["bytes_per_rank"] for r in rows}
+PY
+    # Odd records under a lowered limit, and a size out of range: exit 2 and one line.
+    SORTEX_INT_LIMIT=1000 run mpi 2 "$SORTEX_BIN/sortex-xbench" --record-size 13 \
+        --patterns uniform --bytes 64Ki --reps 1 --warmup 0
+    assert_success
+    run mpi 2 "$SORTEX_BIN/sortex-xbench" --record-size 65537
+    assert_failure 2
+    assert_line "sortex-xbench: error: --record-size must be an integer from 1 to 65536 (65537)"
 }
