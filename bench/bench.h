@@ -1,7 +1,8 @@
 /*
- * bench/bench.h: the benchmark module: the key function that lets every receiver check what
- * arrived, the machine description written at the top of every results file, and the exchange
- * measurement kernel. The count matrices it measures on are the simulator's patterns (sim/sim.h).
+ * bench/bench.h: the benchmark module: the key and element functions that let every receiver
+ * check what arrived, the machine description written at the top of every results file, and the
+ * exchange measurement kernel. The count matrices it measures on are the simulator's patterns
+ * (sim/sim.h).
  */
 #ifndef SORTEX_BENCH_H
 #define SORTEX_BENCH_H
@@ -27,6 +28,14 @@ uint64_t bench_key_base(uint64_t seed, int src, int dst);
 uint64_t bench_key_at(uint64_t base, uint64_t index);
 
 /**
+ * The element of @size bytes rank src sends to rank dst at position @index of that block
+ * (@base = bench_key_base(seed, src, dst)), written to @out: bench_key_at(base, index) in its
+ * first 8 bytes (little-endian, cut short when @size < 8), then further 64-bit hashes of
+ * (key, word) for the bytes beyond. An 8-byte element is the key itself.
+ */
+void bench_elem_at(uint64_t base, uint64_t index, size_t size, unsigned char *out);
+
+/**
  * Prints the machine description as "# key: value" lines, one per line: suite, program, date,
  * commit, host, nodes, cpu (the model name), cpu_family, cpu_model, cpu_stepping, caches (every
  * level from /sys), cores, memory_gib, mpi, mca (the OMPI_MCA_* settings the rank started with),
@@ -47,8 +56,10 @@ struct bench_xbench_config {
     int nbackends;
     const struct sim_spec *specs; /* patterns with parameters (ranks, keys, seed are set here) */
     int nspecs;
-    const uint64_t *bytes; /* volumes per rank, in bytes (rounded down to whole keys) */
+    const uint64_t *bytes; /* volumes per rank, in bytes (rounded down to whole elements) */
     int nbytes;
+    size_t record_size; /* bytes per element the back-ends move: 8 for keys, any R >= 1; the
+                         * patterns' counts are elements of this size */
     int reps;    /* timed repetitions */
     int warmup;  /* untimed repetitions before them */
     int threads; /* OpenMP threads per rank */
@@ -64,10 +75,10 @@ extern const char bench_xbench_columns[];
  * Runs the exchange micro-benchmark over comm (collective) and prints one CSV row per
  * (pattern, volume, back-end) on out from rank 0 (the header line included, the "# " machine
  * description not). Buffers are allocated once for the largest case, on huge pages, and
- * pre-touched; every repetition of every back-end is checked key by key outside the timed
- * region. *invalid receives the number of rows whose check failed. Returns 0, UTIL_EUSAGE when
- * the buffers would not fit in the node's memory, or another negative util error code (a
- * back-end failure, out of memory), agreed by all ranks.
+ * pre-touched; every repetition of every back-end is checked element by element, every byte,
+ * outside the timed region. *invalid receives the number of rows whose check failed. Returns 0,
+ * UTIL_EUSAGE when the buffers would not fit in the node's memory, or another negative util error
+ * code (a back-end failure, out of memory), agreed by all ranks.
  */
 int bench_xbench_run(MPI_Comm comm, const struct bench_xbench_config *cfg, FILE *out, int *invalid);
 

@@ -4,19 +4,23 @@
  * Scheme, per (pattern, volume):
  *   plan     every rank computes the whole count matrix (sim/patterns.c), so it knows what it
  *            sends (its row) and exactly what it must receive (its column);
- *   fill     the send buffer gets key bench_key(seed, me, dst, index) at each position;
+ *   fill     the send buffer gets element bench_elem_at(bench_key_base(seed, me, dst), index)
+ *            at each position: elements of --record-size bytes (8: the key itself), every byte
+ *            a function of (seed, source, destination, index);
  *   measure  warm-up + timed repetitions; in each, every back-end runs once, in the given
  *            order (A B C A B C ...), so that noise from a shared machine hits all alike. Each
  *            run: poison the receive area, barrier, time the back-end's run() on every rank;
  *            the repetition's time is the slowest rank's (and the fastest is kept too);
  *   check    after each run, outside the timed region: the received counts equal the column and
- *            every received key equals the one its source computed, position by position.
+ *            every received element equals, byte for byte, the one its source computed,
+ *            position by position.
  * Buffers are allocated once for the largest case, on transparent huge pages, and pre-touched,
  * so no page fault lands inside a timed run (MPI_Alltoallv measured ~1.6x faster on huge pages).
- * Cost of checking: one hash per received key, O(V) per run, threaded.
+ * Cost of checking: one hash per 8 bytes received, O(V) per run, threaded.
  */
 #include "bench/bench.h"
 
+#include <endian.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -28,7 +32,8 @@ const char bench_xbench_columns[] =
     "mib_per_s,h_bytes,recv_imbalance,moved_bytes,messages,rounds,max_message,valid,"
     "ratio_med";
 
-/* A value no key takes in practice (keys are hashes): what the receive area holds before a run. */
+/* A byte no element is made of in practice (elements are hashes): what the receive area holds
+ * before a run. */
 #define POISON_BYTE 0xA5
 
 uint64_t bench_key_base(uint64_t seed, int src, int dst)
@@ -39,6 +44,40 @@ uint64_t bench_key_base(uint64_t seed, int src, int dst)
 uint64_t bench_key_at(uint64_t base, uint64_t index)
 {
     return sim_mix(base + index * 0x9e3779b97f4a7c15ULL);
+}
+
+/* Word @w of the element whose key is @key, as the 8 bytes it is stored as (little-endian): the
+ * key itself, then hashes of (key, w). */
+static void elem_word(uint64_t key, size_t w, unsigned char *out)
+{
+    uint64_t v = htole64(w == 0 ? key : sim_mix(key + w * 0x9e3779b97f4a7c15ULL));
+    memcpy(out, &v, sizeof(v));
+}
+
+void bench_elem_at(uint64_t base, uint64_t index, size_t size, unsigned char *out)
+{
+    uint64_t key = bench_key_at(base, index);
+    unsigned char word[8];
+    for (size_t at = 0, w = 0; at < size; at += sizeof(word), w++) {
+        size_t n = size - at < sizeof(word) ? size - at : sizeof(word);
+        elem_word(key, w, word);
+        memcpy(out + at, word, n);
+    }
+}
+
+/* Whether @got holds exactly bench_elem_at(base, index, size). */
+static int elem_matches(uint64_t base, uint64_t index, size_t size, const unsigned char *got)
+{
+    uint64_t key = bench_key_at(base, index);
+    unsigned char word[8];
+    for (size_t at = 0, w = 0; at < size; at += sizeof(word), w++) {
+        size_t n = size - at < sizeof(word) ? size - at : sizeof(word);
+        elem_word(key, w, word);
+        if (memcmp(got + at, word, n) != 0) {
+            return 0;
+        }
+    }
+    return 1;
 }
 
 double bench_median(double *v, int n)
@@ -60,8 +99,8 @@ double bench_median(double *v, int n)
 
 /* What one (pattern, volume) case asks of this rank, and its global shape. */
 struct plan {
-    uint64_t *row;         /* [P] keys this rank sends to each rank */
-    uint64_t *col;         /* [P] keys this rank must receive from each rank */
+    uint64_t *row;         /* [P] elements this rank sends to each rank */
+    uint64_t *col;         /* [P] elements this rank must receive from each rank */
     uint64_t send_total;   /* sum of row */
     uint64_t recv_total;   /* sum of col */
     uint64_t row_max;      /* the largest row sum: V, or a file's heaviest sender */
@@ -72,12 +111,13 @@ struct plan {
 static int agree(MPI_Comm comm, int err);
 
 /*
- * Computes the matrix of spec into matrix[P*P] and this rank's part of it into pl. Collective:
- * a row pattern is computed by every rank, a whole-matrix one (a sort's counts, a file) by
- * rank 0 and broadcast. Returns an error agreed by all ranks (reported where it happened).
+ * Computes the matrix of spec into matrix[P*P] (elements of @elem bytes) and this rank's part
+ * of it into pl. Collective: a row pattern is computed by every rank, a whole-matrix one (a
+ * sort's counts, a file) by rank 0 and broadcast. Returns an error agreed by all ranks
+ * (reported where it happened).
  */
-static int plan_case(MPI_Comm comm, const struct sim_spec *spec, int me, uint64_t *matrix,
-                     struct plan *pl)
+static int plan_case(MPI_Comm comm, const struct sim_spec *spec, int me, size_t elem,
+                     uint64_t *matrix, struct plan *pl)
 {
     int P = spec->ranks, err = UTIL_OK;
     if (spec->pattern->matrix != NULL) {
@@ -120,42 +160,45 @@ static int plan_case(MPI_Comm comm, const struct sim_spec *spec, int me, uint64_
         pl->recv_total += pl->col[j];
     }
     pl->row_max = rmax;
-    pl->h_bytes = hmax * sizeof(uint64_t);
+    pl->h_bytes = hmax * elem;
     pl->recv_imbalance = all ? (double)cmax * P / (double)all : 1.0;
     return UTIL_OK;
 }
 
-/* Writes this rank's keys, grouped by destination, into send. */
-static void fill_send(uint64_t *send, const uint64_t *row, int P, int me, uint64_t seed,
-                      int threads)
+/* Writes this rank's elements of @elem bytes, grouped by destination, into send. */
+static void fill_send(unsigned char *send, const uint64_t *row, int P, int me, uint64_t seed,
+                      size_t elem, int threads)
 {
     uint64_t off = 0;
     for (int j = 0; j < P; j++) {
-        uint64_t base = bench_key_base(seed, me, j), n = row[j], *dst = send + off;
+        uint64_t base = bench_key_base(seed, me, j), n = row[j];
+        unsigned char *dst = send + off * elem;
 #pragma omp parallel for num_threads(threads) schedule(static) if (n > 65536)
         for (uint64_t k = 0; k < n; k++) {
-            dst[k] = bench_key_at(base, k);
+            bench_elem_at(base, k, elem, dst + k * elem);
         }
         off += n;
     }
 }
 
-/* Sets n keys of buf to the poison pattern, so keys a back-end failed to deliver are noticed. */
-static void poison(uint64_t *buf, uint64_t n, int threads)
+/* Sets n bytes of buf to the poison pattern, so elements a back-end failed to deliver are
+ * noticed. */
+static void poison(unsigned char *buf, uint64_t n, int threads)
 {
-    const uint64_t chunk = (uint64_t)1 << 18;
+    const uint64_t chunk = (uint64_t)8 << 18;
     uint64_t nchunks = (n + chunk - 1) / chunk;
 #pragma omp parallel for num_threads(threads) schedule(static) if (nchunks > 1)
     for (uint64_t c = 0; c < nchunks; c++) {
         uint64_t lo = c * chunk, len = n - lo < chunk ? n - lo : chunk;
-        memset(buf + lo, POISON_BYTE, len * sizeof(uint64_t));
+        memset(buf + lo, POISON_BYTE, len);
     }
 }
 
-/* Checks what arrived: counts per source, then every key. Returns the number of wrong keys
- * (a wrong count counts as its whole block) and the first source found wrong in *bad_src. */
-static uint64_t check_recv(const uint64_t *recv, const uint64_t *got, const struct plan *pl, int P,
-                           int me, uint64_t seed, int threads, int *bad_src)
+/* Checks what arrived: counts per source, then every element, byte for byte. Returns the number
+ * of wrong elements (a wrong count counts as its whole block) and the first source found wrong
+ * in *bad_src. */
+static uint64_t check_recv(const unsigned char *recv, const uint64_t *got, const struct plan *pl,
+                           int P, int me, uint64_t seed, size_t elem, int threads, int *bad_src)
 {
     uint64_t wrong = 0, off = 0;
     *bad_src = -1;
@@ -170,10 +213,10 @@ static uint64_t check_recv(const uint64_t *recv, const uint64_t *got, const stru
     }
     for (int s = 0; s < P; s++) {
         uint64_t base = bench_key_base(seed, s, me), n = pl->col[s], bad = 0;
-        const uint64_t *src = recv + off;
+        const unsigned char *src = recv + off * elem;
 #pragma omp parallel for num_threads(threads) schedule(static) reduction(+ : bad) if (n > 65536)
         for (uint64_t k = 0; k < n; k++) {
-            bad += src[k] != bench_key_at(base, k);
+            bad += !elem_matches(base, k, elem, src + k * elem);
         }
         if (bad != 0 && *bad_src < 0) {
             *bad_src = s;
@@ -198,16 +241,16 @@ static int set_case(MPI_Comm comm, const struct bench_xbench_config *cfg, int i,
 {
     *spec = cfg->specs[i];
     spec->ranks = P;
-    spec->keys = cfg->bytes[b] / sizeof(uint64_t);
+    spec->keys = cfg->bytes[b] / cfg->record_size;
     spec->seed = cfg->seed;
-    int err = plan_case(comm, spec, me, matrix, pl);
+    int err = plan_case(comm, spec, me, cfg->record_size, matrix, pl);
     if (spec->pattern->fixed) {
         spec->keys = pl->row_max;
     }
     return err;
 }
 
-/* The largest send and receive areas this rank needs over every case, in keys. */
+/* The largest send and receive areas this rank needs over every case, in elements. */
 static int size_buffers(MPI_Comm comm, const struct bench_xbench_config *cfg, int P, int me,
                         uint64_t *matrix, struct plan *pl, uint64_t *send, uint64_t *recv)
 {
@@ -269,11 +312,12 @@ static int agree_alloc(MPI_Comm comm, int ok, int rank, const char *what)
 
 /* Times and checks every back-end on one case; prints its rows from rank 0. */
 static int run_case(MPI_Comm comm, const struct bench_xbench_config *cfg,
-                    const struct sim_spec *spec, const struct plan *pl, uint64_t *send,
-                    uint64_t *recv, uint64_t recv_cap, uint64_t *recv_counts, double *tmax,
+                    const struct sim_spec *spec, const struct plan *pl, unsigned char *send,
+                    unsigned char *recv, uint64_t recv_cap, uint64_t *recv_counts, double *tmax,
                     double *tmin, FILE *out, int *invalid)
 {
     int rank, P = spec->ranks, nb = cfg->nbackends, reps = cfg->reps, err = UTIL_OK;
+    const size_t elem = cfg->record_size;
     MPI_Comm_rank(comm, &rank);
     struct exchange_stats *last = util_calloc((size_t)nb, sizeof(*last));
     int *bad = util_calloc((size_t)nb, sizeof(int));
@@ -286,7 +330,7 @@ static int run_case(MPI_Comm comm, const struct bench_xbench_config *cfg,
     char label[64];
     sim_spec_label(spec, label, sizeof(label));
 
-    fill_send(send, pl->row, P, rank, cfg->seed, cfg->threads);
+    fill_send(send, pl->row, P, rank, cfg->seed, elem, cfg->threads);
     for (int r = 0; r < cfg->warmup + reps; r++) {
         for (int b = 0; b < nb; b++) {
             const struct exchange_ops *ops = cfg->backends[b];
@@ -294,6 +338,7 @@ static int run_case(MPI_Comm comm, const struct bench_xbench_config *cfg,
             struct exchange_args args = {
                 .comm = comm,
                 .threads = cfg->threads,
+                .elem_size = elem,
                 .send = send,
                 .send_counts = pl->row,
                 .recv = recv,
@@ -302,7 +347,7 @@ static int run_case(MPI_Comm comm, const struct bench_xbench_config *cfg,
                 .stats = &st,
                 .recv_counts_known = cfg->counts_given,
             };
-            poison(recv, pl->recv_total, cfg->threads);
+            poison(recv, pl->recv_total * elem, cfg->threads);
             /* The receive counts: handed over (as the sort does), or left for the back-end. */
             if (cfg->counts_given) {
                 memcpy(recv_counts, pl->col, (size_t)P * sizeof(uint64_t));
@@ -319,7 +364,7 @@ static int run_case(MPI_Comm comm, const struct bench_xbench_config *cfg,
             if ((err = agree(comm, rc)) != UTIL_OK) {
                 if (rank == 0) {
                     util_fail(err, "back-end %s failed on %s with %llu bytes per rank", ops->name,
-                              label, (unsigned long long)(spec->keys * sizeof(uint64_t)));
+                              label, (unsigned long long)(spec->keys * elem));
                 }
                 goto fail;
             }
@@ -328,13 +373,13 @@ static int run_case(MPI_Comm comm, const struct bench_xbench_config *cfg,
             /* The check, outside the timed region. */
             int bad_src;
             uint64_t wrong =
-                check_recv(recv, recv_counts, pl, P, rank, cfg->seed, cfg->threads, &bad_src);
+                check_recv(recv, recv_counts, pl, P, rank, cfg->seed, elem, cfg->threads, &bad_src);
             if (wrong != 0 && !bad[b]) {
                 util_fail(UTIL_EUSAGE,
-                          "rank %d: back-end %s delivered %llu wrong keys on %s with %llu "
-                          "bytes per rank (repetition %d, first from rank %d)",
-                          rank, ops->name, (unsigned long long)wrong, label,
-                          (unsigned long long)(spec->keys * sizeof(uint64_t)), r, bad_src);
+                          "rank %d: back-end %s delivered %llu wrong elements of %zu bytes on %s "
+                          "with %llu bytes per rank (repetition %d, first from rank %d)",
+                          rank, ops->name, (unsigned long long)wrong, elem, label,
+                          (unsigned long long)(spec->keys * elem), r, bad_src);
             }
             int w = wrong != 0;
             MPI_Allreduce(MPI_IN_PLACE, &w, 1, MPI_INT, MPI_MAX, comm);
@@ -379,7 +424,7 @@ static int run_case(MPI_Comm comm, const struct bench_xbench_config *cfg,
             hi = tx[r] > hi ? tx[r] : hi;
         }
         double med = bench_median(tx, reps), fast = bench_median(tn, reps);
-        uint64_t bytes = spec->keys * sizeof(uint64_t);
+        uint64_t bytes = spec->keys * elem;
         char param[64];
         sim_spec_param(spec, param, sizeof(param));
         fprintf(out,
@@ -414,7 +459,8 @@ int bench_xbench_run(MPI_Comm comm, const struct bench_xbench_config *cfg, FILE 
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &P);
     *invalid = 0;
-    uint64_t *send = NULL, *recv = NULL;
+    unsigned char *send = NULL, *recv = NULL;
+    const size_t elem = cfg->record_size;
     uint64_t *matrix = util_malloc((size_t)P * (size_t)P * sizeof(uint64_t));
     uint64_t *vecs = util_malloc(3 * (size_t)P * sizeof(uint64_t));
     size_t ntimes = (size_t)cfg->nbackends * (size_t)cfg->reps;
@@ -428,20 +474,21 @@ int bench_xbench_run(MPI_Comm comm, const struct bench_xbench_config *cfg, FILE 
     uint64_t *recv_counts = vecs + 2 * P;
 
     /* Buffers once, for the largest case: the largest row and column of this rank. */
-    uint64_t send_keys = 0, recv_keys = 0;
-    if ((err = size_buffers(comm, cfg, P, rank, matrix, &pl, &send_keys, &recv_keys)) != UTIL_OK) {
+    uint64_t send_elems = 0, recv_elems = 0;
+    if ((err = size_buffers(comm, cfg, P, rank, matrix, &pl, &send_elems, &recv_elems)) !=
+        UTIL_OK) {
         goto fail;
     }
-    if ((err = check_memory(comm, (send_keys + recv_keys) * sizeof(uint64_t), rank)) != UTIL_OK) {
+    if ((err = check_memory(comm, (send_elems + recv_elems) * elem, rank)) != UTIL_OK) {
         goto fail;
     }
-    send = util_alloc_big(send_keys * sizeof(uint64_t));
-    recv = util_alloc_big(recv_keys * sizeof(uint64_t));
-    if ((err = agree_alloc(comm, send && recv, rank, "the key buffers")) != UTIL_OK) {
+    send = util_alloc_big(send_elems * elem);
+    recv = util_alloc_big(recv_elems * elem);
+    if ((err = agree_alloc(comm, send && recv, rank, "the element buffers")) != UTIL_OK) {
         goto fail;
     }
-    util_pretouch(send, send_keys * sizeof(uint64_t), cfg->threads);
-    util_pretouch(recv, recv_keys * sizeof(uint64_t), cfg->threads);
+    util_pretouch(send, send_elems * elem, cfg->threads);
+    util_pretouch(recv, recv_elems * elem, cfg->threads);
 
     if (rank == 0) {
         fprintf(out, "%s\n", bench_xbench_columns);
@@ -452,7 +499,7 @@ int bench_xbench_run(MPI_Comm comm, const struct bench_xbench_config *cfg, FILE 
             if ((err = set_case(comm, cfg, i, b, P, rank, matrix, &pl, &spec)) != UTIL_OK) {
                 break;
             }
-            err = run_case(comm, cfg, &spec, &pl, send, recv, recv_keys, recv_counts, times,
+            err = run_case(comm, cfg, &spec, &pl, send, recv, recv_elems, recv_counts, times,
                            times + ntimes, out, invalid);
         }
     }

@@ -13,6 +13,7 @@
 
 #include "bench/bench.h"
 #include "util/alloc.h"
+#include "util/format.h"
 #include "util/temp.h"
 #include "util/util.h"
 
@@ -25,29 +26,33 @@ static void usage(FILE *f)
             "usage: mpirun -np P sortex-xbench [options]\n"
             "\n"
             "Times every exchange back-end on the same synthetic count matrices, skewed ones\n"
-            "included, and checks every key that arrives. One CSV row per pattern, volume and\n"
-            "back-end, after '# key: value' lines describing the machine.\n"
+            "included, and checks every element that arrives, byte for byte. One CSV row per\n"
+            "pattern, volume and back-end, after '# key: value' lines describing the machine.\n"
             "\n"
             "options (default in brackets):\n"
             "  -x, --exchange LIST   back-ends, comma separated, or 'all' [all]; 'help' lists\n"
             "  -p, --patterns LIST   patterns NAME or NAME:PARAM, comma separated, or 'all'\n"
             "                        (every pattern with its default parameter) [all];\n"
-            "                        'help' lists them; file:PATH replays a P x P matrix of\n"
-            "                        keys saved as CSV (sortex-sched --print-matrix), once,\n"
-            "                        whatever --bytes\n"
+            "                        'help' lists them; a pattern's counts are elements\n"
+            "                        (--record-size); file:PATH replays a P x P matrix of\n"
+            "                        elements saved as CSV (sortex-sched --print-matrix),\n"
+            "                        once, whatever --bytes\n"
             "  -b, --bytes LIST      bytes each rank sends, its own block included, comma\n"
-            "                        separated; suffixes K M G (10^3), Ki Mi Gi (2^10)\n"
-            "                        [64Ki,1Mi,16Mi]\n"
+            "                        separated, rounded down to whole elements; suffixes\n"
+            "                        K M G (10^3), Ki Mi Gi (2^10) [64Ki,1Mi,16Mi]\n"
+            "      --record-size R   the back-ends move elements of R bytes, 1..%d, as a\n"
+            "                        sort of R-byte records does; every byte of every\n"
+            "                        element is checked [8: keys]\n"
             "  -r, --reps R          timed repetitions, 1..100000 [5]\n"
             "  -w, --warmup W        untimed repetitions before them, 0..1000 [1]\n"
             "  -t, --threads T       OpenMP threads per rank (back-ends, fill, check) [1]\n"
             "      --seed S          seed of the random patterns and of the keys [1]\n"
             "  -o, --output FILE     write the CSV to FILE (complete or not at all) [stdout]\n"
             "      --note KEY=VALUE  add '# KEY: VALUE' to the header; repeatable\n"
-            "  -m, --matrix FILE     time a P x P matrix of keys saved as CSV: the same as\n"
+            "  -m, --matrix FILE     time a P x P matrix of elements saved as CSV: the same as\n"
             "                        --patterns file:FILE\n"
-            "      --print-matrix    print the count matrices (keys, P rows of P) instead of\n"
-            "                        timing, for the first volume of --bytes\n"
+            "      --print-matrix    print the count matrices (elements, P rows of P) instead\n"
+            "                        of timing, for the first volume of --bytes\n"
             "      --ranks P         P for --print-matrix [the number of ranks]\n"
             "      --counts WHO      exchanged: every back-end learns the receive counts\n"
             "                        itself; given: they are handed to it, as the sort does\n"
@@ -65,7 +70,8 @@ static void usage(FILE *f)
             "\n"
             "exit codes: 0 every exchange delivered exactly what was sent; 1 some did not\n"
             "            (valid=0 rows); 2 usage error; 3 runtime failure (memory, MPI,\n"
-            "            a back-end)\n");
+            "            a back-end)\n",
+            (int)UTIL_RECORD_MAX);
 }
 
 enum {
@@ -74,6 +80,7 @@ enum {
     OPT_PRINT_MATRIX,
     OPT_RANKS,
     OPT_COUNTS,
+    OPT_RECORD_SIZE,
 };
 
 struct cli {
@@ -84,6 +91,8 @@ struct cli {
     int nbackends, nspecs, nbytes, nnotes;
     long reps, warmup, threads, ranks;
     uint64_t seed;
+    long record_size;     /* --record-size: bytes per element [8] */
+    char record_note[40]; /* "record_size=R" for the header, when R is not 8 */
     const char *output;
     char matrix_file[SIM_PATH_MAX + 8]; /* --matrix FILE as the pattern file:FILE */
     int print_matrix, verbose, counts_given;
@@ -207,6 +216,7 @@ static int parse(int argc, char **argv, struct cli *cli, int quiet)
         {"print-matrix", no_argument, NULL, OPT_PRINT_MATRIX},
         {"ranks", required_argument, NULL, OPT_RANKS},
         {"counts", required_argument, NULL, OPT_COUNTS},
+        {"record-size", required_argument, NULL, OPT_RECORD_SIZE},
         {"verbose", no_argument, NULL, 'v'},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
@@ -217,6 +227,7 @@ static int parse(int argc, char **argv, struct cli *cli, int quiet)
     cli->warmup = 1;
     cli->threads = 1;
     cli->seed = 1;
+    cli->record_size = sizeof(uint64_t);
     opterr = 0;
 #define CHECK(call)                                                                                \
     do {                                                                                           \
@@ -310,6 +321,18 @@ static int parse(int argc, char **argv, struct cli *cli, int quiet)
                 cli->notes[cli->nnotes++] = "counts=given";
             }
             break;
+        case OPT_RECORD_SIZE:
+            if (util_parse_int(optarg, 1, (long)UTIL_RECORD_MAX, &cli->record_size) != UTIL_OK) {
+                BAD("--record-size must be an integer from 1 to %d (%s)", (int)UTIL_RECORD_MAX,
+                    optarg);
+            }
+            /* Said in the header too, as a note: the rows count other elements than keys. */
+            if (cli->record_size != (long)sizeof(uint64_t) && cli->nnotes < MAX_ITEMS) {
+                (void)snprintf(cli->record_note, sizeof(cli->record_note), "record_size=%ld",
+                               cli->record_size);
+                cli->notes[cli->nnotes++] = cli->record_note;
+            }
+            break;
         case 'v':
             cli->verbose = 1;
             break;
@@ -360,7 +383,7 @@ static int print_matrices(const struct cli *cli, int P, FILE *out)
     for (int i = 0; i < cli->nspecs; i++) {
         struct sim_spec spec = cli->specs[i];
         spec.ranks = P;
-        spec.keys = cli->bytes[0] / sizeof(uint64_t);
+        spec.keys = cli->bytes[0] / (uint64_t)cli->record_size;
         spec.seed = cli->seed;
         int err = sim_spec_matrix(&spec, m); /* reports its own failure */
         if (err != UTIL_OK) {
@@ -476,6 +499,7 @@ int main(int argc, char **argv)
             .nspecs = cli.nspecs,
             .bytes = cli.bytes,
             .nbytes = cli.nbytes,
+            .record_size = (size_t)cli.record_size,
             .reps = (int)cli.reps,
             .warmup = (int)cli.warmup,
             .threads = (int)cli.threads,

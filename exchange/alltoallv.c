@@ -2,13 +2,15 @@
  * exchange/alltoallv.c: the reference back-end, MPI's own irregular all-to-all.
  *
  * Scheme: MPI_Alltoall of the 64-bit counts (unless the caller knows them), then MPI_Alltoallv
- * of the keys. Cost: whatever the MPI library's algorithm costs (Open MPI picks linear or
- * pairwise); at best one start-up per peer and every byte moved once.
+ * of the elements as bytes (MPI_BYTE, counts and displacements scaled by the element size).
+ * Cost: whatever the MPI library's algorithm costs (Open MPI picks linear or pairwise); at best
+ * one start-up per peer and every byte moved once.
  *
- * MPI counts and displacements are int. When any count or displacement exceeds the limit
- * (INT_MAX keys, i.e. 16 GiB to one peer, or SORTEX_INT_LIMIT in tests) the keys move instead
- * by non-blocking point-to-point messages of at most the limit each, addressed by 64-bit
- * pointers, so no size is ever truncated.
+ * MPI counts and displacements are int. When any byte count or displacement exceeds the limit
+ * (INT_MAX bytes, 2 GiB, or SORTEX_INT_LIMIT in tests) the elements move instead by non-blocking
+ * point-to-point messages of at most exchange_chunk_bytes() each, addressed by 64-bit pointers,
+ * so no size is ever truncated. A chunk holds whole elements unless an element exceeds the
+ * limit; then the chunks, received back to back, put it together again exactly.
  */
 #include "exchange/exchange.h"
 
@@ -20,46 +22,50 @@
 #include "util/alloc.h"
 #include "util/util.h"
 
-/* Requests the large-count path posts on this rank: one per chunk of <= limit keys. */
-static uint64_t chunked_requests(const struct exchange_args *a, uint64_t limit, int rank, int size)
+/* Requests the large-count path posts on this rank: one per chunk of <= chunk bytes. */
+static uint64_t chunked_requests(const struct exchange_args *a, uint64_t chunk, int rank, int size)
 {
-    uint64_t nreq = 0;
+    uint64_t nreq = 0, e = a->elem_size;
     for (int p = 0; p < size; p++) {
         if (p != rank) {
-            nreq += (a->send_counts[p] + limit - 1) / limit + (a->recv_counts[p] + limit - 1) / limit;
+            nreq += (a->send_counts[p] * e + chunk - 1) / chunk +
+                    (a->recv_counts[p] * e + chunk - 1) / chunk;
         }
     }
     return nreq;
 }
 
-/* The large-count path: every pair of ranks exchanges its block in chunks of <= limit keys,
- * with room for chunked_requests() requests in req. */
+/* The large-count path: every pair of ranks exchanges its block in chunks of <= chunk bytes,
+ * with room for chunked_requests() requests in req. Displacements in elements. */
 static int exchange_chunked(const struct exchange_args *a, const uint64_t *sdispl,
-                            const uint64_t *rdispl, uint64_t limit, int rank, int size,
+                            const uint64_t *rdispl, uint64_t chunk, int rank, int size,
                             MPI_Request *req)
 {
     int err = UTIL_OK;
-    uint64_t r = 0;
+    uint64_t r = 0, e = a->elem_size;
+    const char *send = a->send;
+    char *recv = a->recv;
     /* Receives first, then sends in shift order so that peers do not all hit rank 0 at once. */
     for (int i = 1; i < size; i++) {
         int p = (rank - i + size) % size;
-        for (uint64_t off = 0; off < a->recv_counts[p]; off += limit) {
-            uint64_t c = a->recv_counts[p] - off < limit ? a->recv_counts[p] - off : limit;
-            MPI_Irecv(a->recv + rdispl[p] + off, (int)c, MPI_UINT64_T, p,
-                      EXCHANGE_TAG_ALLTOALLV_BIG, a->comm, &req[r++]);
+        uint64_t bytes = a->recv_counts[p] * e;
+        for (uint64_t off = 0; off < bytes; off += chunk) {
+            uint64_t c = bytes - off < chunk ? bytes - off : chunk;
+            MPI_Irecv(recv + rdispl[p] * e + off, (int)c, MPI_BYTE, p, EXCHANGE_TAG_ALLTOALLV_BIG,
+                      a->comm, &req[r++]);
         }
     }
     for (int i = 1; i < size; i++) {
         int p = (rank + i) % size;
-        for (uint64_t off = 0; off < a->send_counts[p]; off += limit) {
-            uint64_t c = a->send_counts[p] - off < limit ? a->send_counts[p] - off : limit;
-            MPI_Isend(a->send + sdispl[p] + off, (int)c, MPI_UINT64_T, p,
-                      EXCHANGE_TAG_ALLTOALLV_BIG, a->comm, &req[r++]);
+        uint64_t bytes = a->send_counts[p] * e;
+        for (uint64_t off = 0; off < bytes; off += chunk) {
+            uint64_t c = bytes - off < chunk ? bytes - off : chunk;
+            MPI_Isend(send + sdispl[p] * e + off, (int)c, MPI_BYTE, p, EXCHANGE_TAG_ALLTOALLV_BIG,
+                      a->comm, &req[r++]);
         }
     }
     /* The own block is a local copy. */
-    util_copy(a->recv + rdispl[rank], a->send + sdispl[rank],
-              a->send_counts[rank] * sizeof(uint64_t));
+    util_copy(recv + rdispl[rank] * e, send + sdispl[rank] * e, a->send_counts[rank] * e);
     if (MPI_Waitall((int)r, req, MPI_STATUSES_IGNORE) != MPI_SUCCESS) {
         err = util_fail(UTIL_EMPI, "rank %d: exchange: MPI_Waitall failed", rank);
     }
@@ -70,12 +76,16 @@ static int alltoallv_run(const struct exchange_args *a)
 {
     int rank, size, err = UTIL_OK;
     double t0 = util_now();
-    uint64_t *drain = NULL;
+    void *drain = NULL;
     MPI_Request *req = NULL;
     MPI_Comm_rank(a->comm, &rank);
     MPI_Comm_size(a->comm, &size);
     struct exchange_stats *st = a->stats;
     memset(st, 0, sizeof(*st));
+    if ((err = exchange_check_args(a, rank)) != UTIL_OK) {
+        return err;
+    }
+    const uint64_t e = a->elem_size;
 
     uint64_t *sdispl = util_malloc(2 * (size_t)size * sizeof(uint64_t));
     int *ibuf = util_malloc(4 * (size_t)size * sizeof(int));
@@ -103,17 +113,17 @@ static int alltoallv_run(const struct exchange_args *a)
     }
     a = &to;
 
-    /* 2. Keys: one MPI_Alltoallv when every count and displacement fits the int limit, else
-     * chunks; the ranks agree on which, and on having room for the chunks' requests, before
-     * any key moves. */
-    uint64_t limit = exchange_int_limit();
-    uint64_t nreq = chunked_requests(a, limit, rank, size);
+    /* 2. Elements: one MPI_Alltoallv when every byte count and displacement fits the int
+     * limit, else chunks; the ranks agree on which, and on having room for the chunks'
+     * requests, before any element moves. */
+    uint64_t limit = exchange_int_limit(), chunk = exchange_chunk_bytes(a->elem_size);
+    uint64_t nreq = chunked_requests(a, chunk, rank, size);
     req = util_malloc((nreq ? nreq : 1) * sizeof(*req));
     if (req == NULL) {
         err = util_fail(UTIL_ENOMEM, "rank %d: exchange: out of memory for %llu requests", rank,
                         (unsigned long long)nreq);
     }
-    int agreed[2] = {sent <= limit && recvd <= limit, req != NULL};
+    int agreed[2] = {sent <= limit / e && recvd <= limit / e, req != NULL};
     MPI_Allreduce(MPI_IN_PLACE, agreed, 2, MPI_INT, MPI_MIN, a->comm);
     int fits = agreed[0];
     if (!agreed[1]) {
@@ -123,18 +133,18 @@ static int alltoallv_run(const struct exchange_args *a)
     if (fits) {
         int *sc = ibuf, *sd = ibuf + size, *rc = ibuf + 2 * size, *rd = ibuf + 3 * size;
         for (int p = 0; p < size; p++) {
-            sc[p] = (int)a->send_counts[p];
-            sd[p] = (int)sdispl[p];
-            rc[p] = (int)a->recv_counts[p];
-            rd[p] = (int)rdispl[p];
+            sc[p] = (int)(a->send_counts[p] * e);
+            sd[p] = (int)(sdispl[p] * e);
+            rc[p] = (int)(a->recv_counts[p] * e);
+            rd[p] = (int)(rdispl[p] * e);
         }
-        if (MPI_Alltoallv(a->send, sc, sd, MPI_UINT64_T, a->recv, rc, rd, MPI_UINT64_T,
-                          a->comm) != MPI_SUCCESS) {
+        if (MPI_Alltoallv(a->send, sc, sd, MPI_BYTE, a->recv, rc, rd, MPI_BYTE, a->comm) !=
+            MPI_SUCCESS) {
             err = util_fail(UTIL_EMPI, "rank %d: exchange: MPI_Alltoallv failed", rank);
             goto fail;
         }
     } else {
-        err = exchange_chunked(a, sdispl, rdispl, limit, rank, size, req);
+        err = exchange_chunked(a, sdispl, rdispl, chunk, rank, size, req);
         if (err != UTIL_OK) {
             goto fail;
         }
@@ -145,9 +155,9 @@ static int alltoallv_run(const struct exchange_args *a)
         if (p == rank) {
             continue;
         }
-        uint64_t sb = a->send_counts[p] * sizeof(uint64_t);
+        uint64_t sb = a->send_counts[p] * e;
         st->bytes_sent += sb;
-        st->bytes_recv += a->recv_counts[p] * sizeof(uint64_t);
+        st->bytes_recv += a->recv_counts[p] * e;
         st->messages += sb > 0;
         st->max_message = sb > st->max_message ? sb : st->max_message;
     }
@@ -219,7 +229,7 @@ static const struct exchange_model *const alltoallv_models[] = {
 
 const struct exchange_ops exchange_alltoallv = {
     .name = "alltoallv",
-    .summary = "MPI_Alltoall of the counts, then MPI_Alltoallv of the keys (the reference)",
+    .summary = "MPI_Alltoall of the counts, then MPI_Alltoallv of the elements (the reference)",
     .run = alltoallv_run,
     .models = alltoallv_models,
 };

@@ -12,25 +12,40 @@
 #include "util/knobs.h"
 #include "util/util.h"
 
-/* Blocks larger than this are copied by several threads (below it one memcpy is faster). */
-#define BUNDLE_PARALLEL_COPY_KEYS (1u << 20)
+/* Blocks larger than this many bytes are copied by several threads (below it one memcpy is
+ * faster). */
+#define BUNDLE_PARALLEL_COPY_BYTES ((uint64_t)8 << 20)
 /*
  * The payload from which a bundle goes scattered (SORTEX_SCATTER_MIN, 64 KiB by default) and the
  * eager chunk of a short first message (SORTEX_EAGER_BYTES, 4032 bytes by default: Open MPI's
  * shared-memory transport sends up to 4 KiB, its match header included, eagerly and anything
  * longer by a rendezvous, which measured here cost more than a second eager message) come from
- * the knob table (util/knobs.c), as every rank's environment gives them.
+ * the knob table (util/knobs.c), as every rank's environment gives them. The eager chunk is
+ * rounded down to whole 8-byte words, as it was when messages counted 8-byte keys.
  */
+static uint64_t eager_bytes(void)
+{
+    return util_knob_u64(UTIL_KNOB_EAGER_BYTES) / sizeof(uint64_t) * sizeof(uint64_t);
+}
 
-void exchange_bundle_init(struct bundle_io *io, MPI_Comm comm, int threads,
+/* Count i of a header at b (any alignment). */
+static uint64_t header_get(const char *b, size_t i)
+{
+    uint64_t v;
+    memcpy(&v, b + i * sizeof(uint64_t), sizeof(v));
+    return v;
+}
+
+void exchange_bundle_init(struct bundle_io *io, MPI_Comm comm, int threads, size_t elem,
                           struct exchange_stats *stats)
 {
     memset(io, 0, sizeof(*io));
     io->comm = comm;
     io->threads = threads;
+    io->elem = elem > 0 ? elem : 1;
     io->stats = stats;
-    io->limit = exchange_int_limit();
-    uint64_t eager = util_knob_u64(UTIL_KNOB_EAGER_BYTES) / sizeof(uint64_t);
+    io->limit = exchange_chunk_bytes(io->elem);
+    uint64_t eager = eager_bytes();
     io->scatter_min = util_knob_u64(UTIL_KNOB_SCATTER_MIN);
     io->eager = eager < io->limit ? eager : 0;
     MPI_Comm_rank(comm, &io->rank);
@@ -41,34 +56,35 @@ void exchange_bundle_free(struct bundle_io *io)
     util_free(io->req);
     util_free(io->rreq);
     util_free(io->msg);
-    util_free(io->msg_words);
+    util_free(io->msg_bytes);
     memset(io, 0, sizeof(*io));
 }
 
-/* Accounts one message of `words` keys sent. */
-static void count_sent(struct bundle_io *io, uint64_t words)
+/* Accounts one message of `bytes` sent. */
+static void count_sent(struct bundle_io *io, uint64_t bytes)
 {
-    uint64_t bytes = words * sizeof(uint64_t);
     io->stats->messages++;
     io->stats->bytes_sent += bytes;
     io->stats->max_message = bytes > io->stats->max_message ? bytes : io->stats->max_message;
 }
 
-int exchange_bundle_sendrecv(struct bundle_io *io, const uint64_t *sbuf, uint64_t scount,
-                             int dest, uint64_t *rbuf, uint64_t rcount, int src, int tag)
+int exchange_bundle_sendrecv(struct bundle_io *io, const void *sbuf, uint64_t scount, int dest,
+                             void *rbuf, uint64_t rcount, int src, int tag)
 {
-    uint64_t lim = io->limit;
-    uint64_t nsend = (scount + lim - 1) / lim, nrecv = (rcount + lim - 1) / lim;
+    uint64_t lim = io->limit, sbytes = scount * io->elem, rbytes = rcount * io->elem;
+    uint64_t nsend = (sbytes + lim - 1) / lim, nrecv = (rbytes + lim - 1) / lim;
     uint64_t steps = nsend > nrecv ? nsend : nrecv;
+    const char *s = sbuf;
+    char *r = rbuf;
     /* Chunk k of each side travels in step k; a side that is done talks to MPI_PROC_NULL.
      * Both peers agree on every chunk's size, so no chunk needs a terminator here. */
     for (uint64_t k = 0; k < steps; k++) {
         uint64_t off = k * lim;
-        uint64_t sc = k < nsend ? (scount - off < lim ? scount - off : lim) : 0;
-        uint64_t rc = k < nrecv ? (rcount - off < lim ? rcount - off : lim) : 0;
-        if (MPI_Sendrecv(sbuf + (k < nsend ? off : 0), (int)sc, MPI_UINT64_T,
-                         k < nsend ? dest : MPI_PROC_NULL, tag, rbuf + (k < nrecv ? off : 0),
-                         (int)rc, MPI_UINT64_T, k < nrecv ? src : MPI_PROC_NULL, tag, io->comm,
+        uint64_t sc = k < nsend ? (sbytes - off < lim ? sbytes - off : lim) : 0;
+        uint64_t rc = k < nrecv ? (rbytes - off < lim ? rbytes - off : lim) : 0;
+        if (MPI_Sendrecv(s + (k < nsend ? off : 0), (int)sc, MPI_BYTE,
+                         k < nsend ? dest : MPI_PROC_NULL, tag, r + (k < nrecv ? off : 0), (int)rc,
+                         MPI_BYTE, k < nrecv ? src : MPI_PROC_NULL, tag, io->comm,
                          MPI_STATUS_IGNORE) != MPI_SUCCESS) {
             return util_fail(UTIL_EMPI, "rank %d: exchange: MPI_Sendrecv with %d and %d failed",
                              io->rank, dest, src);
@@ -77,7 +93,7 @@ int exchange_bundle_sendrecv(struct bundle_io *io, const uint64_t *sbuf, uint64_
             count_sent(io, sc);
         }
     }
-    io->stats->bytes_recv += rcount * sizeof(uint64_t);
+    io->stats->bytes_recv += rbytes;
     return UTIL_OK;
 }
 
@@ -101,25 +117,25 @@ static int reserve_reqs(MPI_Request **arr, size_t *cap, size_t need, MPI_Comm co
     return UTIL_OK;
 }
 
-/* Posts the sends of words [buf, buf + words) to peer: exact chunks of at most the limit, plus,
+/* Posts the sends of bytes [buf, buf + bytes) to peer: exact chunks of at most the limit, plus,
  * when `terminated`, an ending chunk shorter than the chunk size (empty if need be) so that a
  * receiver that does not know the size finds the end. A terminated message shorter than
  * BUNDLE_EAGER_CHUNKS eager chunks is cut into eager chunks instead (bundle.h). */
-static int isend_chunks(struct bundle_io *io, const uint64_t *buf, uint64_t words, int peer,
-                        int tag, int terminated)
+static int isend_chunks(struct bundle_io *io, const char *buf, uint64_t bytes, int peer, int tag,
+                        int terminated)
 {
     uint64_t lim =
-        terminated ? exchange_bundle_first_chunk(words, io->eager, io->limit) : io->limit;
-    uint64_t nchunks = terminated ? words / lim + 1 : (words + lim - 1) / lim;
+        terminated ? exchange_bundle_first_chunk(bytes, io->eager, io->limit) : io->limit;
+    uint64_t nchunks = terminated ? bytes / lim + 1 : (bytes + lim - 1) / lim;
     int err = reserve_reqs(&io->req, &io->cap_req, io->nreq + nchunks, io->comm, io->rank);
     if (err != UTIL_OK) {
         return err;
     }
     for (uint64_t k = 0; k < nchunks; k++) {
         uint64_t off = k * lim;
-        uint64_t c = words - off < lim ? words - off : lim;
-        if (MPI_Isend(buf + off, (int)c, MPI_UINT64_T, peer, tag, io->comm,
-                      &io->req[io->nreq]) != MPI_SUCCESS) {
+        uint64_t c = bytes - off < lim ? bytes - off : lim;
+        if (MPI_Isend(buf + off, (int)c, MPI_BYTE, peer, tag, io->comm, &io->req[io->nreq]) !=
+            MPI_SUCCESS) {
             return util_fail(UTIL_EMPI, "rank %d: exchange: MPI_Isend to %d failed", io->rank,
                              peer);
         }
@@ -129,11 +145,11 @@ static int isend_chunks(struct bundle_io *io, const uint64_t *buf, uint64_t word
     return UTIL_OK;
 }
 
-/* Posts the receives of exactly n keys from peer into buf, in the sender's chunks. */
-static int irecv_chunks(struct bundle_io *io, uint64_t *buf, uint64_t n, int peer, int tag)
+/* Posts the receives of exactly `bytes` from peer into buf, in the sender's chunks. */
+static int irecv_chunks(struct bundle_io *io, char *buf, uint64_t bytes, int peer, int tag)
 {
     uint64_t lim = io->limit;
-    uint64_t nchunks = (n + lim - 1) / lim;
+    uint64_t nchunks = (bytes + lim - 1) / lim;
     int err = reserve_reqs(&io->rreq, &io->cap_rreq, io->nrreq + nchunks, io->comm,
                            io->rank);
     if (err != UTIL_OK) {
@@ -141,65 +157,68 @@ static int irecv_chunks(struct bundle_io *io, uint64_t *buf, uint64_t n, int pee
     }
     for (uint64_t k = 0; k < nchunks; k++) {
         uint64_t off = k * lim;
-        uint64_t c = n - off < lim ? n - off : lim;
-        if (MPI_Irecv(buf + off, (int)c, MPI_UINT64_T, peer, tag, io->comm,
-                      &io->rreq[io->nrreq]) != MPI_SUCCESS) {
+        uint64_t c = bytes - off < lim ? bytes - off : lim;
+        if (MPI_Irecv(buf + off, (int)c, MPI_BYTE, peer, tag, io->comm, &io->rreq[io->nrreq]) !=
+            MPI_SUCCESS) {
             return util_fail(UTIL_EMPI, "rank %d: exchange: MPI_Irecv from %d failed", io->rank,
                              peer);
         }
         io->nrreq++;
     }
-    io->stats->bytes_recv += n * sizeof(uint64_t);
+    io->stats->bytes_recv += bytes;
     return UTIL_OK;
 }
 
-int exchange_bundle_post_pair(struct bundle_io *io, const uint64_t *sbuf, uint64_t scount,
-                              int dest, uint64_t *rbuf, uint64_t rcount, int src, int tag)
+int exchange_bundle_post_pair(struct bundle_io *io, const void *sbuf, uint64_t scount, int dest,
+                              void *rbuf, uint64_t rcount, int src, int tag)
 {
-    int err = irecv_chunks(io, rbuf, rcount, src, tag);
-    return err == UTIL_OK ? isend_chunks(io, sbuf, scount, dest, tag, 0) : err;
+    int err = irecv_chunks(io, rbuf, rcount * io->elem, src, tag);
+    return err == UTIL_OK ? isend_chunks(io, sbuf, scount * io->elem, dest, tag, 0) : err;
 }
 
-/* Whether pieces with this payload (keys) travel packed. */
+/* Whether pieces with this payload (elements) travel packed. */
 static int packed(const struct bundle_io *io, uint64_t payload)
 {
-    return exchange_bundle_packs(payload * sizeof(uint64_t), io->scatter_min);
+    return exchange_bundle_packs(payload * io->elem, io->scatter_min);
 }
 
-uint64_t exchange_bundle_stage_words(const struct bundle_io *io,
-                                     struct bundle_piece *const *pieces, size_t n)
+uint64_t exchange_bundle_stage_bytes(const struct bundle_io *io, struct bundle_piece *const *pieces,
+                                     size_t n)
 {
     uint64_t payload = 0;
     for (size_t i = 0; i < n; i++) {
         payload += pieces[i]->n;
     }
-    return (uint64_t)n + (packed(io, payload) ? payload : 0);
+    return BUNDLE_HEADER_BYTES(n) + (packed(io, payload) ? payload * io->elem : 0);
 }
 
 int exchange_bundle_send(struct bundle_io *io, int peer, int tag,
-                         struct bundle_piece *const *pieces, const unsigned char *final,
-                         size_t n, uint64_t *stage)
+                         struct bundle_piece *const *pieces, const unsigned char *final, size_t n,
+                         char *stage)
 {
-    uint64_t payload = 0, *w = stage;
+    uint64_t payload = 0;
+    char *w = stage;
     for (size_t i = 0; i < n; i++) {
-        *w++ = pieces[i]->n;
+        memcpy(w, &pieces[i]->n, sizeof(uint64_t));
+        w += sizeof(uint64_t);
         payload += pieces[i]->n;
     }
-    io->header_bytes += (uint64_t)n * sizeof(uint64_t);
+    io->header_bytes += BUNDLE_HEADER_BYTES(n);
     if (packed(io, payload)) {
-        /* Header and keys in one message. */
+        /* Header and elements in one message. */
         for (size_t i = 0; i < n; i++) {
-            exchange_bundle_copy(w, pieces[i]->keys, pieces[i]->n, io->threads);
-            w += pieces[i]->n;
+            exchange_bundle_copy(w, pieces[i]->data, pieces[i]->n * io->elem, io->threads);
+            w += pieces[i]->n * io->elem;
         }
         io->packed++;
         return isend_chunks(io, stage, (uint64_t)(w - stage), peer, tag, 1);
     }
     /* The header, then each piece from where it is. */
-    int err = isend_chunks(io, stage, (uint64_t)n, peer, tag, 1);
+    int err = isend_chunks(io, stage, BUNDLE_HEADER_BYTES(n), peer, tag, 1);
     for (size_t i = 0; i < n && err == UTIL_OK; i++) {
         if (pieces[i]->n > 0) {
-            err = isend_chunks(io, pieces[i]->keys, pieces[i]->n, peer, tag + 1 + !!final[i], 0);
+            err = isend_chunks(io, pieces[i]->data, pieces[i]->n * io->elem, peer,
+                               tag + 1 + !!final[i], 0);
         }
     }
     io->scattered++;
@@ -217,16 +236,16 @@ static int reserve_msgs(struct bundle_io *io, size_t need)
     if (m != NULL) {
         io->msg = m;
     }
-    uint64_t *w = m != NULL ? util_realloc(io->msg_words, cap * sizeof(*w)) : NULL;
+    uint64_t *w = m != NULL ? util_realloc(io->msg_bytes, cap * sizeof(*w)) : NULL;
     if (w == NULL) {
         exchange_abort_midway(io->comm, io->rank, "out of memory for matched messages");
     }
-    io->msg_words = w;
+    io->msg_bytes = w;
     io->cap_msg = cap;
     return UTIL_OK;
 }
 
-int exchange_bundle_probe(struct bundle_io *io, int peer, int tag, uint64_t *words)
+int exchange_bundle_probe(struct bundle_io *io, int peer, int tag, uint64_t *bytes)
 {
     uint64_t total = 0, chunk = 0; /* chunk: the message's chunk size, told by its first */
     for (;;) {
@@ -237,11 +256,11 @@ int exchange_bundle_probe(struct bundle_io *io, int peer, int tag, uint64_t *wor
             return err;
         }
         if (MPI_Mprobe(peer, tag, io->comm, &io->msg[io->nmsg], &st) != MPI_SUCCESS ||
-            MPI_Get_count(&st, MPI_UINT64_T, &count) != MPI_SUCCESS || count < 0) {
+            MPI_Get_count(&st, MPI_BYTE, &count) != MPI_SUCCESS || count < 0) {
             return util_fail(UTIL_EMPI, "rank %d: exchange: MPI_Mprobe from %d failed", io->rank,
                              peer);
         }
-        io->msg_words[io->nmsg++] = (uint64_t)count;
+        io->msg_bytes[io->nmsg++] = (uint64_t)count;
         total += (uint64_t)count;
         if (chunk == 0) {
             chunk = io->eager > 0 && (uint64_t)count == io->eager ? io->eager : io->limit;
@@ -250,70 +269,70 @@ int exchange_bundle_probe(struct bundle_io *io, int peer, int tag, uint64_t *wor
             break; /* the short chunk ends the message */
         }
     }
-    *words = total;
+    *bytes = total;
     return UTIL_OK;
 }
 
-int exchange_bundle_recv(struct bundle_io *io, uint64_t *dst)
+int exchange_bundle_recv(struct bundle_io *io, char *dst)
 {
     uint64_t off = 0;
     for (size_t i = 0; i < io->nmsg; i++) {
-        if (MPI_Mrecv(dst + off, (int)io->msg_words[i], MPI_UINT64_T, &io->msg[i],
-                      MPI_STATUS_IGNORE) != MPI_SUCCESS) {
+        if (MPI_Mrecv(dst + off, (int)io->msg_bytes[i], MPI_BYTE, &io->msg[i], MPI_STATUS_IGNORE) !=
+            MPI_SUCCESS) {
             io->nmsg = 0;
             return util_fail(UTIL_EMPI, "rank %d: exchange: MPI_Mrecv failed", io->rank);
         }
-        off += io->msg_words[i];
+        off += io->msg_bytes[i];
     }
-    io->stats->bytes_recv += off * sizeof(uint64_t);
+    io->stats->bytes_recv += off;
     io->nmsg = 0;
     return UTIL_OK;
 }
 
-uint64_t exchange_bundle_hop_words(const uint64_t *b, uint64_t words, size_t n,
-                                   const unsigned char *final)
+uint64_t exchange_bundle_hop_bytes(const struct bundle_io *io, const char *b, uint64_t bytes,
+                                   size_t n, const unsigned char *final)
 {
     uint64_t hop = 0;
-    if (words != (uint64_t)n) {
+    if (bytes != BUNDLE_HEADER_BYTES(n)) {
         return 0; /* packed (or malformed: exchange_bundle_open() reports it) */
     }
     for (size_t i = 0; i < n; i++) {
-        hop += final[i] ? 0 : b[i];
+        hop += final[i] ? 0 : header_get(b, i) * io->elem;
     }
     return hop;
 }
 
-int exchange_bundle_open(struct bundle_io *io, const uint64_t *b, uint64_t words, int peer,
-                         int tag, struct bundle_piece *const *pieces, const unsigned char *final,
-                         size_t n, uint64_t **hop)
+int exchange_bundle_open(struct bundle_io *io, const char *b, uint64_t bytes, int peer, int tag,
+                         struct bundle_piece *const *pieces, const unsigned char *final, size_t n,
+                         char **hop)
 {
-    uint64_t payload = 0;
-    for (size_t i = 0; i < n && words >= (uint64_t)n; i++) {
-        payload += b[i];
+    uint64_t payload = 0, header = BUNDLE_HEADER_BYTES(n);
+    for (size_t i = 0; i < n && bytes >= header; i++) {
+        payload += header_get(b, i);
     }
-    int is_packed = words > (uint64_t)n;
-    if (words < (uint64_t)n || (is_packed && words != (uint64_t)n + payload)) {
-        return util_fail(UTIL_EMPI, "rank %d: exchange: malformed bundle from %d (%llu words)",
-                         io->rank, peer, (unsigned long long)words);
+    int is_packed = bytes > header;
+    if (bytes < header || (is_packed && bytes - header != payload * io->elem)) {
+        return util_fail(UTIL_EMPI, "rank %d: exchange: malformed bundle from %d (%llu bytes)",
+                         io->rank, peer, (unsigned long long)bytes);
     }
-    const uint64_t *keys = b + n;
+    const char *data = b + header;
     for (size_t i = 0; i < n; i++) {
         struct bundle_piece *pc = pieces[i];
-        pc->n = b[i];
+        pc->n = header_get(b, i);
         pc->peer = peer;
         pc->tag = tag + 2;
         if (is_packed || pc->n == 0) {
-            pc->keys = keys; /* inside the message (any pointer will do when empty) */
-            keys += is_packed ? pc->n : 0;
+            pc->data = data; /* inside the message (any pointer will do when empty) */
+            data += is_packed ? pc->n * io->elem : 0;
         } else if (final[i]) {
-            pc->keys = NULL; /* waits inside MPI for exchange_bundle_place() */
+            pc->data = NULL; /* waits inside MPI for exchange_bundle_place() */
         } else {
-            int err = irecv_chunks(io, *hop, pc->n, peer, tag + 1);
+            int err = irecv_chunks(io, *hop, pc->n * io->elem, peer, tag + 1);
             if (err != UTIL_OK) {
                 return err;
             }
-            pc->keys = *hop;
-            *hop += pc->n;
+            pc->data = *hop;
+            *hop += pc->n * io->elem;
         }
     }
     return UTIL_OK;
@@ -330,24 +349,23 @@ int exchange_bundle_wait_recvs(struct bundle_io *io)
     return UTIL_OK;
 }
 
-int exchange_bundle_place(struct bundle_io *io, const struct bundle_piece *mine, int p,
-                          uint64_t *recv)
+int exchange_bundle_place(struct bundle_io *io, const struct bundle_piece *mine, int p, char *recv)
 {
-    uint64_t off = 0;
+    uint64_t off = 0, e = io->elem;
     int err = UTIL_OK;
     /* Waiting pieces first, so that their transfers overlap the copies of the others. */
     for (int s = 0; s < p && err == UTIL_OK; s++) {
-        if (mine[s].keys == NULL && mine[s].n > 0) {
-            err = irecv_chunks(io, recv + off, mine[s].n, mine[s].peer, mine[s].tag);
+        if (mine[s].data == NULL && mine[s].n > 0) {
+            err = irecv_chunks(io, recv + off, mine[s].n * e, mine[s].peer, mine[s].tag);
         }
-        off += mine[s].n;
+        off += mine[s].n * e;
     }
     off = 0;
     for (int s = 0; s < p && err == UTIL_OK; s++) {
-        if (mine[s].keys != NULL) {
-            exchange_bundle_copy(recv + off, mine[s].keys, mine[s].n, io->threads);
+        if (mine[s].data != NULL) {
+            exchange_bundle_copy(recv + off, mine[s].data, mine[s].n * e, io->threads);
         }
-        off += mine[s].n;
+        off += mine[s].n * e;
     }
     return err == UTIL_OK ? exchange_bundle_wait_recvs(io) : err;
 }
@@ -362,47 +380,47 @@ int exchange_bundle_wait(struct bundle_io *io)
     return UTIL_OK;
 }
 
-void exchange_bundle_copy(uint64_t *dst, const uint64_t *src, uint64_t n, int threads)
+void exchange_bundle_copy(void *dst, const void *src, uint64_t bytes, int threads)
 {
-    if (n < BUNDLE_PARALLEL_COPY_KEYS || threads <= 1) {
-        if (n > 0) {
-            util_copy(dst, src, n * sizeof(uint64_t));
+    char *d = dst;
+    const char *s = src;
+    if (bytes < BUNDLE_PARALLEL_COPY_BYTES || threads <= 1) {
+        if (bytes > 0) {
+            util_copy(d, s, bytes);
         }
         return;
     }
     /* Equal contiguous slices, one per thread. */
 #pragma omp parallel for num_threads(threads) schedule(static)
     for (int t = 0; t < threads; t++) {
-        uint64_t lo = n * (uint64_t)t / (uint64_t)threads;
-        uint64_t hi = n * (uint64_t)(t + 1) / (uint64_t)threads;
-        util_copy(dst + lo, src + lo, (hi - lo) * sizeof(uint64_t));
+        uint64_t lo = bytes * (uint64_t)t / (uint64_t)threads;
+        uint64_t hi = bytes * (uint64_t)(t + 1) / (uint64_t)threads;
+        util_copy(d + lo, s + lo, hi - lo);
     }
 }
 
-int exchange_bundle_reserve(struct bundle_scratch *s, uint64_t n, const struct bundle_io *io)
+int exchange_bundle_reserve(struct bundle_scratch *s, uint64_t bytes, const struct bundle_io *io)
 {
-    if (s->keys != NULL && s->cap >= n) {
+    if (s->buf != NULL && s->bytes >= bytes) {
         return UTIL_OK;
     }
     exchange_bundle_release(s);
-    if (n <= SIZE_MAX / sizeof(uint64_t)) {
-        s->keys = exchange_arena_take(s->owner, n * sizeof(uint64_t), &s->bytes, NULL);
+    if (bytes <= SIZE_MAX) {
+        s->buf = exchange_arena_take(s->owner, (size_t)bytes, &s->bytes, NULL);
     }
-    if (s->keys == NULL) {
+    if (s->buf == NULL) {
         char what[96];
-        (void)snprintf(what, sizeof(what), "out of memory for %llu scratch keys",
-                       (unsigned long long)n);
+        (void)snprintf(what, sizeof(what), "out of memory for %llu scratch bytes",
+                       (unsigned long long)bytes);
         exchange_abort_midway(io->comm, io->rank, what);
     }
-    s->cap = s->bytes / sizeof(uint64_t);
     return UTIL_OK;
 }
 
 void exchange_bundle_release(struct bundle_scratch *s)
 {
-    exchange_arena_give(s->keys, s->bytes);
-    s->keys = NULL;
-    s->cap = 0;
+    exchange_arena_give(s->buf, s->bytes);
+    s->buf = NULL;
     s->bytes = 0;
 }
 
@@ -419,9 +437,8 @@ void exchange_bundle_cost_add(struct exchange_bundle_cost *b, uint64_t bytes)
 /* Prices the first message of a bundle, @b bytes, cut as isend_chunks() cuts it. */
 static void cost_first(struct exchange_model_rounds *w, int src, int dst, uint64_t b)
 {
-    /* The transport's settings in keys, as bytes: its eager chunk is whole keys. */
-    uint64_t limit = exchange_int_limit() * sizeof(uint64_t);
-    uint64_t eager = util_knob_u64(UTIL_KNOB_EAGER_BYTES) / sizeof(uint64_t) * sizeof(uint64_t);
+    /* The transport's settings for the case's elements, as exchange_bundle_init() takes them. */
+    uint64_t limit = exchange_chunk_bytes(w->c->elem_bytes), eager = eager_bytes();
     uint64_t chunk = exchange_bundle_first_chunk(b, eager < limit ? eager : 0, limit);
     for (; b >= chunk; b -= chunk) {
         exchange_model_rounds_msg(w, src, dst, chunk);
@@ -432,7 +449,7 @@ static void cost_first(struct exchange_model_rounds *w, int src, int dst, uint64
 void exchange_bundle_cost_send(struct exchange_model_rounds *w, int src, int dst,
                                struct exchange_bundle_cost *b)
 {
-    uint64_t header = sizeof(uint64_t) * b->pieces; /* one count per piece */
+    uint64_t header = BUNDLE_HEADER_BYTES(b->pieces); /* one count per piece */
     if (exchange_bundle_packs(b->bytes, util_knob_u64(UTIL_KNOB_SCATTER_MIN))) {
         cost_first(w, src, dst, header + b->bytes);
     } else {

@@ -1,11 +1,15 @@
 /*
  * exchange/exchange.h: the one contract every all-to-all exchange back-end implements.
  *
- * The sample sort hands a back-end this rank's keys grouped by destination rank together with
- * 64-bit counts per destination; the back-end delivers them so that every rank ends with the keys
- * sent to it grouped by source rank (source 0 first) and 64-bit counts per source. Every back-end
- * takes exactly these arguments and produces exactly this layout, so back-ends are
- * interchangeable and the tests and benchmarks pick up each one from the registry by itself.
+ * The sample sort hands a back-end this rank's elements grouped by destination rank together
+ * with 64-bit counts per destination; the back-end delivers them so that every rank ends with
+ * the elements sent to it grouped by source rank (source 0 first) and 64-bit counts per source.
+ * An element is elem_size bytes of any content (an 8-byte key, a 100-byte gensort record, a
+ * 13-byte record of an odd layout): the back-ends move bytes, never look inside an element and
+ * never assume a size or an alignment; counts and capacities count elements, statistics bytes.
+ * Every back-end takes exactly these arguments and produces exactly this layout, byte for byte,
+ * so back-ends are interchangeable and the tests and benchmarks pick up each one from the
+ * registry by itself.
  *
  * A back-end is described completely by its struct exchange_ops: its name and summary, its run,
  * and its cost models, which replay on a P x P count matrix what the run would put on the links
@@ -51,11 +55,12 @@ struct exchange_stats {
 struct exchange_args {
     MPI_Comm comm;                /* the communicator (the sort passes a private duplicate) */
     int threads;                  /* OpenMP threads a back-end may use for local copies */
-    const uint64_t *send;         /* keys grouped by destination: destination 0's first */
-    const uint64_t *send_counts;  /* [P] keys for each destination, own rank included */
-    uint64_t *recv;               /* out: keys grouped by source; room for recv_cap keys */
-    uint64_t recv_cap;            /* capacity of recv in keys (>= the total this rank receives) */
-    uint64_t *recv_counts;        /* out: [P] keys received from each source; or in, see below */
+    size_t elem_size;             /* bytes per element, >= 1, the same on every rank */
+    const void *send;             /* elements grouped by destination: destination 0's first */
+    const uint64_t *send_counts;  /* [P] elements for each destination, own rank included */
+    void *recv;                   /* out: elements grouped by source; room for recv_cap of them */
+    uint64_t recv_cap;            /* capacity of recv in elements (>= what this rank receives) */
+    uint64_t *recv_counts;        /* out: [P] elements received from each source; or in, below */
     struct exchange_stats *stats; /* out: filled by the back-end */
     int recv_counts_known;        /* 1: recv_counts holds, on entry, what every source sends this
                                    * rank (the caller knows, as MPI_Alltoallv's caller does), and
@@ -64,10 +69,11 @@ struct exchange_args {
 };
 
 /**
- * Runs one exchange. Collective over args->comm: every rank calls it with the same back-end.
- * Returns 0, or a negative util error code (UTIL_EUSAGE when recv_cap is too small, UTIL_EMPI,
- * UTIL_ENOMEM) after reporting once, with the rank, on stderr. Handles P = 1, empty buckets,
- * the rank's own bucket, and counts beyond INT_MAX. A rank whose recv_cap is too small still
+ * Runs one exchange. Collective over args->comm: every rank calls it with the same back-end
+ * and the same elem_size. Returns 0, or a negative util error code (UTIL_EUSAGE when recv_cap is
+ * too small or elem_size is 0, UTIL_EMPI, UTIL_ENOMEM) after reporting once, with the rank, on
+ * stderr. Handles P = 1, empty buckets, the rank's own bucket, and messages beyond INT_MAX bytes
+ * (exchange_chunk_bytes()). A rank whose recv_cap is too small still
  * takes part to the end (it receives into a buffer it throws away, see exchange_recv_target()),
  * so no peer waits for it; the others may return 0, and callers agree on the outcome afterwards,
  * as the sort does after every phase.
@@ -99,7 +105,9 @@ typedef int exchange_run_fn(const struct exchange_args *args);
 struct exchange_model_case {
     int p;                 /* ranks */
     const uint64_t *bytes; /* [p * p] bytes i -> j, row-major; borrowed, not freed */
-    uint64_t elem_bytes;   /* bytes per element the back-ends deal in: 8 (keys) or 1 (bytes) */
+    uint64_t elem_bytes;   /* bytes per element the run moves (its elem_size: 8 for keys, 100
+                            * for gensort records; 1 prices a matrix of bare bytes): transpose
+                            * deals and the schedules cut packets in whole elements of it */
     double alpha;          /* seconds per message start-up */
     double beta;           /* seconds per byte */
     int validate;          /* 1: check every schedule built with exchange_sched_validate() */
@@ -118,9 +126,9 @@ struct exchange_model_case {
 
 /**
  * Sets up @c for the @p x @p byte matrix @bytes (borrowed: it must outlive @c) whose back-ends
- * deal in elements of @elem_bytes bytes. @packet_bytes > 0 fixes the packet size of the
- * scheduled back-ends; 0 picks it as each of them does (exchange_model_packet_bytes() with its
- * model's target_h; the case holds the one of EXCHANGE_SCHED_TARGET_H). alpha, beta and
+ * move elements of @elem_bytes bytes (0 is taken as 1). @packet_bytes > 0 fixes the packet size
+ * of the scheduled back-ends; 0 picks it as each of them does (exchange_model_packet_bytes()
+ * with its model's target_h; the case holds the one of EXCHANGE_SCHED_TARGET_H). alpha, beta and
  * validate are left at 0 for the caller. Returns 0; UTIL_EUSAGE (one error line) when a row or
  * column sum overflows 64 bits or p is out of 1..EXCHANGE_MODEL_MAX_P; UTIL_ENOMEM.
  */
@@ -131,12 +139,14 @@ int exchange_model_case_init(struct exchange_model_case *c, int p, const uint64_
 void exchange_model_case_free(struct exchange_model_case *c);
 
 /**
- * The packet size for the byte matrix @bytes by the rule of the scheduled back-ends: the same
- * function their runs call, exchange_sched_packet_bytes() (the heaviest rank's bytes sent plus
- * received over @target_h packets, at least 64 KiB, a multiple of 40 bytes). @target_h 0 is
+ * The packet size for the byte matrix @bytes of elements of @elem_bytes by the rule of the
+ * scheduled back-ends: the same function their runs call, exchange_sched_packet_bytes() (the
+ * heaviest rank's bytes sent plus received over @target_h packets, at least 64 KiB, a multiple
+ * of exchange_sched_quantum(@elem_bytes): 40 bytes for 8-byte keys). @target_h 0 is
  * EXCHANGE_SCHED_TARGET_H.
  */
-uint64_t exchange_model_packet_bytes(int p, const uint64_t *bytes, uint64_t target_h);
+uint64_t exchange_model_packet_bytes(int p, const uint64_t *bytes, uint64_t elem_bytes,
+                                     uint64_t target_h);
 
 /** What one model says about one instance. Fields that do not apply are NAN (doubles). */
 struct exchange_model_result {
@@ -200,21 +210,37 @@ void exchange_names(char *buf, size_t cap);
 void exchange_print_help(FILE *out);
 
 /**
- * The largest count or displacement (in keys) handed to one MPI call. INT_MAX normally; the
- * environment variable SORTEX_INT_LIMIT lowers it so tests exercise the large-count paths
- * without 16 GiB messages.
+ * The most bytes one MPI call moves, and the largest byte count or displacement handed to one.
+ * INT_MAX normally; the environment variable SORTEX_INT_LIMIT lowers it so tests exercise the
+ * large-message paths without 2 GiB messages. Every MPI call of the back-ends counts bytes
+ * (MPI_BYTE), so elements of 100 bytes reach the limit at INT_MAX / 100 of them.
  */
 uint64_t exchange_int_limit(void);
 
 /**
- * Where a rank receives @need keys: args->recv when they fit recv_cap. Otherwise it reports the
- * refusal (once, with @rank), sets *@err to UTIL_EUSAGE, and returns a new buffer of @need keys
- * (in *@drain, for the caller to free) to receive into and throw away, so that the rank still
- * takes part and no peer blocks. Never NULL: without memory for that buffer it aborts the job
- * (exchange_abort_midway()).
+ * The chunk a long run of elements of @elem_size bytes is cut into, one MPI call each: the int
+ * limit in bytes, rounded down to whole elements when an element fits in it (2147483640 bytes
+ * for 8-byte keys). An element larger than the limit (a test's lowered one) is cut across
+ * chunks; the chunks of a run land back to back, so it is reassembled exactly.
  */
-uint64_t *exchange_recv_target(const struct exchange_args *args, uint64_t need, int rank,
-                               uint64_t **drain, int *err);
+uint64_t exchange_chunk_bytes(size_t elem_size);
+
+/**
+ * Checks what every back-end needs of @args before its first collective: elem_size >= 1.
+ * Returns 0, or UTIL_EUSAGE after one error line naming @rank (every rank passes the same size,
+ * so every rank returns the same).
+ */
+int exchange_check_args(const struct exchange_args *args, int rank);
+
+/**
+ * Where a rank receives @need elements: args->recv when they fit recv_cap. Otherwise it reports
+ * the refusal (once, with @rank), sets *@err to UTIL_EUSAGE, and returns a new buffer of @need
+ * elements (in *@drain, for the caller to free) to receive into and throw away, so that the rank
+ * still takes part and no peer blocks. Never NULL: without memory for that buffer it aborts the
+ * job (exchange_abort_midway()).
+ */
+void *exchange_recv_target(const struct exchange_args *args, uint64_t need, int rank, void **drain,
+                           int *err);
 
 /**
  * For a failure that a back-end cannot return from without leaving peers blocked: memory for a

@@ -35,18 +35,10 @@
 #include "util/knobs.h"
 #include "util/util.h"
 
-/* Bytes in one MPI call: the int limit in keys, as bytes, and never above INT_MAX. */
-static uint64_t chunk_bytes(void)
+int exchange_post_piece(char *buf, uint64_t bytes, uint64_t elem, int peer, int is_send, int tag,
+                        MPI_Comm comm, MPI_Request **req, int *nreq, int *capreq)
 {
-    uint64_t keys = exchange_int_limit();
-    uint64_t b = keys * sizeof(uint64_t);
-    return b > 2147483640ULL ? 2147483640ULL : b;
-}
-
-int exchange_post_piece(char *buf, uint64_t bytes, int peer, int is_send, int tag, MPI_Comm comm,
-                        MPI_Request **req, int *nreq, int *capreq)
-{
-    uint64_t chunk = chunk_bytes();
+    uint64_t chunk = exchange_chunk_bytes(elem);
     for (uint64_t off = 0; off < bytes; off += chunk) {
         uint64_t c = bytes - off < chunk ? bytes - off : chunk;
         if (*nreq == *capreq) {
@@ -70,13 +62,13 @@ int exchange_post_piece(char *buf, uint64_t bytes, int peer, int is_send, int ta
     return UTIL_OK;
 }
 
-
 int exchange_fwd_ring_init(struct exchange_fwd_ring *r, uint64_t total, uint64_t most,
-                           MPI_Comm comm, const void *owner)
+                           uint64_t elem, MPI_Comm comm, const void *owner)
 {
     uint64_t cap = util_knob_u64(UTIL_KNOB_FWD_RING_BYTES);
     memset(r, 0, sizeof(*r));
     r->comm = comm;
+    r->elem = elem;
     r->owner = owner;
     r->size = total < cap ? total : cap;
     r->size = most > r->size ? most : r->size;
@@ -111,8 +103,8 @@ static int ring_send_one(struct exchange_fwd_ring *r, int wait, int *sent)
     r->out++;
     r->forwarded += f->bytes;
     *sent = 1;
-    return exchange_post_piece(r->buf + f->off, f->bytes, f->peer, 1, EXCHANGE_TAG_SCHEDULE_FWD,
-                               r->comm, &f->req, &f->nreq, &f->capreq);
+    return exchange_post_piece(r->buf + f->off, f->bytes, r->elem, f->peer, 1,
+                               EXCHANGE_TAG_SCHEDULE_FWD, r->comm, &f->req, &f->nreq, &f->capreq);
 }
 
 int exchange_fwd_ring_send(struct exchange_fwd_ring *r, int wait)
@@ -203,8 +195,8 @@ int exchange_fwd_ring_recv(struct exchange_fwd_ring *r, uint64_t bytes, int peer
 {
     struct exchange_fwd_piece *f = ring_take(r, bytes);
     return f == NULL ? UTIL_EMPI
-                     : exchange_post_piece(r->buf + f->off, bytes, peer, 0, tag, r->comm, &f->req,
-                                           &f->nreq, &f->capreq);
+                     : exchange_post_piece(r->buf + f->off, bytes, r->elem, peer, 0, tag, r->comm,
+                                           &f->req, &f->nreq, &f->capreq);
 }
 
 void exchange_fwd_ring_due(struct exchange_fwd_ring *r, uint64_t bytes, int peer)

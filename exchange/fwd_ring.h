@@ -34,29 +34,30 @@ struct exchange_fwd_ring {
     uint64_t size, next;        /* bytes used of it; where the next piece would go */
     uint64_t taken, out, freed; /* pieces taken, sent on, and delivered, since the start */
     uint64_t forwarded;         /* bytes sent on */
+    uint64_t elem;              /* bytes per element of the pieces */
     MPI_Comm comm;
     const void *owner; /* whose kept buffer it is (exchange/arena.h) */
     struct exchange_fwd_piece piece[EXCHANGE_FWD_PIECES];
 };
 
 /**
- * Posts the piece [buf, buf + @bytes) to (@is_send) or from @peer under @tag as non-blocking
- * messages of at most the int limit (exchange_int_limit() keys) each, appending their requests
- * to *@req (*@nreq of *@capreq used; grown as needed). Returns 0 or UTIL_EMPI (no message);
- * without memory for the requests it aborts the job (exchange_abort_midway()): peers are
- * already waiting for this rank.
+ * Posts the piece [buf, buf + @bytes) of elements of @elem bytes to (@is_send) or from @peer
+ * under @tag as non-blocking messages of at most exchange_chunk_bytes(@elem) each, appending
+ * their requests to *@req (*@nreq of *@capreq used; grown as needed). Returns 0 or UTIL_EMPI (no
+ * message); without memory for the requests it aborts the job (exchange_abort_midway()): peers
+ * are already waiting for this rank.
  */
-int exchange_post_piece(char *buf, uint64_t bytes, int peer, int is_send, int tag, MPI_Comm comm,
-                        MPI_Request **req, int *nreq, int *capreq);
+int exchange_post_piece(char *buf, uint64_t bytes, uint64_t elem, int peer, int is_send, int tag,
+                        MPI_Comm comm, MPI_Request **req, int *nreq, int *capreq);
 
 /**
- * Sets up @r on @comm for a rank that forwards @total bytes in pieces of at most @most: room for
- * the largest piece, and for all of them when they fit in SORTEX_FWD_RING_BYTES. Its buffer is
- * @owner's (the back-end's) in the arena, kept for its next exchange. Returns 0 or UTIL_ENOMEM
- * (no message).
+ * Sets up @r on @comm for a rank that forwards @total bytes in pieces of at most @most, of
+ * elements of @elem bytes: room for the largest piece, and for all of them when they fit in
+ * SORTEX_FWD_RING_BYTES. Its buffer is @owner's (the back-end's) in the arena, kept for its next
+ * exchange. Returns 0 or UTIL_ENOMEM (no message).
  */
 int exchange_fwd_ring_init(struct exchange_fwd_ring *r, uint64_t total, uint64_t most,
-                           MPI_Comm comm, const void *owner);
+                           uint64_t elem, MPI_Comm comm, const void *owner);
 
 /**
  * A piece of @bytes (at most the largest piece given at init) is coming in from @peer under @tag:

@@ -20,8 +20,8 @@
  * arriving through one column peer form one contiguous range of ranks.
  *
  * Cost per rank: (cols - 1) + (rows - 1) ~ 2 (sqrt P - 1) start-ups instead of P - 1 (packed),
- * at the price of moving each key up to twice: volume about (2 - 1/cols - 1/rows) n/P against
- * (1 - 1/P) n/P for a direct exchange, plus a header of one count per piece. Wins when
+ * at the price of moving each element up to twice: volume about (2 - 1/cols - 1/rows) n/P against
+ * (1 - 1/P) n/P for a direct exchange, plus a header of one 8-byte count per piece. Wins when
  * start-ups dominate (small pieces, many ranks); loses bandwidth at large pieces. Scratch: the
  * forwarded pieces of phase 1 and the staged headers and packed bundles.
  */
@@ -57,8 +57,8 @@ struct grid {
     unsigned char *final;       /* [P]: which of them end at the receiver */
     struct bundle_io io;
     struct bundle_scratch stage1, stage2, land1, land2, hop;
-    uint64_t forwarded; /* keys sent on in phase 2 that came from other ranks */
-    uint64_t *drain;    /* the throw-away result of a refused (too small) receive buffer */
+    uint64_t forwarded; /* elements sent on in phase 2 that came from other ranks */
+    void *drain;        /* the throw-away result of a refused (too small) receive buffer */
     int refused;        /* UTIL_EUSAGE when the receive buffer was too small */
 };
 
@@ -78,7 +78,7 @@ static int land(struct grid *gr, const int *peers, int n, int tag, struct bundle
     if ((err = exchange_bundle_reserve(dst, total, &gr->io)) != UTIL_OK) {
         return err;
     }
-    return exchange_bundle_recv(&gr->io, dst->keys);
+    return exchange_bundle_recv(&gr->io, dst->buf);
 }
 
 /* Phase 1: to each row peer, the pieces for its column; from each, the pieces for ours. */
@@ -90,7 +90,7 @@ static int phase_rows(struct grid *gr, int *peers, uint64_t *sizes)
     /* Stage and send one bundle per other column: one piece per rank of that column. */
     uint64_t need = 0;
     for (int pass = 0; pass < 2; pass++) {
-        uint64_t *stage = gr->stage1.keys;
+        char *stage = gr->stage1.buf;
         for (int j = 0; j < c; j++) {
             int to = topo_grid_via(g, gr->rank, j), n = 0;
             if (j == gr->col) {
@@ -101,7 +101,7 @@ static int phase_rows(struct grid *gr, int *peers, uint64_t *sizes)
                 gr->final[n] = d == to;
             }
             if (pass == 0) {
-                need += exchange_bundle_stage_words(&gr->io, gr->list, (size_t)n);
+                need += exchange_bundle_stage_bytes(&gr->io, gr->list, (size_t)n);
                 continue;
             }
             err = exchange_bundle_send(&gr->io, to, TAG_ROWS, gr->list, gr->final, (size_t)n,
@@ -109,7 +109,7 @@ static int phase_rows(struct grid *gr, int *peers, uint64_t *sizes)
             if (err != UTIL_OK) {
                 return err;
             }
-            stage += exchange_bundle_stage_words(&gr->io, gr->list, (size_t)n);
+            stage += exchange_bundle_stage_bytes(&gr->io, gr->list, (size_t)n);
         }
         if (pass == 0 && (err = exchange_bundle_reserve(&gr->stage1, need, &gr->io)) != UTIL_OK) {
             return err;
@@ -132,21 +132,21 @@ static int phase_rows(struct grid *gr, int *peers, uint64_t *sizes)
     }
     uint64_t hop = 0, off = 0;
     for (int i = 0; i < n; i++) {
-        hop += exchange_bundle_hop_words(gr->land1.keys + off, sizes[i], (size_t)gr->ncol,
+        hop += exchange_bundle_hop_bytes(&gr->io, gr->land1.buf + off, sizes[i], (size_t)gr->ncol,
                                          gr->final);
         off += sizes[i];
     }
     if ((err = exchange_bundle_reserve(&gr->hop, hop, &gr->io)) != UTIL_OK) {
         return err;
     }
-    uint64_t *next = gr->hop.keys;
+    char *next = gr->hop.buf;
     off = 0;
     for (int i = 0; i < n; i++) {
         struct bundle_piece *row = gr->held + (size_t)(peers[i] - gr->lo) * (size_t)gr->ncol;
         for (int k = 0; k < gr->ncol; k++) {
             gr->list[k] = &row[k];
         }
-        err = exchange_bundle_open(&gr->io, gr->land1.keys + off, sizes[i], peers[i], TAG_ROWS,
+        err = exchange_bundle_open(&gr->io, gr->land1.buf + off, sizes[i], peers[i], TAG_ROWS,
                                    gr->list, gr->final, (size_t)gr->ncol, &next);
         if (err != UTIL_OK) {
             return err;
@@ -172,7 +172,7 @@ static int phase_cols(struct grid *gr, int *peers, uint64_t *sizes)
     }
     uint64_t need = 0;
     for (int pass = 0; pass < 2; pass++) {
-        uint64_t *stage = gr->stage2.keys;
+        char *stage = gr->stage2.buf;
         for (int k = 0; k < gr->ncol; k++) {
             if (k == gr->row) {
                 continue;
@@ -182,7 +182,7 @@ static int phase_cols(struct grid *gr, int *peers, uint64_t *sizes)
                 gr->forwarded += pass && gr->lo + s != gr->rank ? gr->list[s]->n : 0;
             }
             if (pass == 0) {
-                need += exchange_bundle_stage_words(&gr->io, gr->list, (size_t)nsrc);
+                need += exchange_bundle_stage_bytes(&gr->io, gr->list, (size_t)nsrc);
                 continue;
             }
             err = exchange_bundle_send(&gr->io, gr->col + k * c, TAG_COLS, gr->list, gr->final,
@@ -190,7 +190,7 @@ static int phase_cols(struct grid *gr, int *peers, uint64_t *sizes)
             if (err != UTIL_OK) {
                 return err;
             }
-            stage += exchange_bundle_stage_words(&gr->io, gr->list, (size_t)nsrc);
+            stage += exchange_bundle_stage_bytes(&gr->io, gr->list, (size_t)nsrc);
         }
         if (pass == 0 && (err = exchange_bundle_reserve(&gr->stage2, need, &gr->io)) != UTIL_OK) {
             return err;
@@ -215,7 +215,7 @@ static int phase_cols(struct grid *gr, int *peers, uint64_t *sizes)
             gr->list[s - lo] = &gr->mine[s];
             gr->final[s - lo] = 1;
         }
-        err = exchange_bundle_open(&gr->io, gr->land2.keys + off, sizes[i], peers[i], TAG_COLS,
+        err = exchange_bundle_open(&gr->io, gr->land2.buf + off, sizes[i], peers[i], TAG_COLS,
                                    gr->list, gr->final, (size_t)(hi - lo), NULL);
         if (err != UTIL_OK) {
             return err;
@@ -239,7 +239,7 @@ static int place(struct grid *gr, int size)
         a->recv_counts[s] = gr->mine[s].n;
         total += gr->mine[s].n;
     }
-    uint64_t *dst = exchange_recv_target(a, total, gr->rank, &gr->drain, &gr->refused);
+    char *dst = exchange_recv_target(a, total, gr->rank, &gr->drain, &gr->refused);
     if (dst == NULL) {
         return gr->refused;
     }
@@ -256,12 +256,15 @@ static int grid_run(const struct exchange_args *a)
     gr.a = a;
     MPI_Comm_rank(a->comm, &gr.rank);
     MPI_Comm_size(a->comm, &size);
+    if ((err = exchange_check_args(a, gr.rank)) != UTIL_OK) {
+        return err;
+    }
     gr.g = topo_grid_shape(size);
     gr.row = gr.rank / gr.g.cols;
     gr.col = gr.rank % gr.g.cols;
     gr.ncol = topo_grid_col_size(&gr.g, gr.col);
     topo_grid_sources(&gr.g, gr.rank, &gr.lo, &gr.hi);
-    exchange_bundle_init(&gr.io, a->comm, a->threads, a->stats);
+    exchange_bundle_init(&gr.io, a->comm, a->threads, a->elem_size, a->stats);
     struct bundle_scratch *kept[] = {&gr.stage1, &gr.stage2, &gr.land1, &gr.land2, &gr.hop};
     for (size_t i = 0; i < sizeof(kept) / sizeof(*kept); i++) {
         kept[i]->owner = &exchange_grid;
@@ -279,8 +282,8 @@ static int grid_run(const struct exchange_args *a)
     }
     gr.mine = gr.out + p;
     gr.held = gr.mine + p;
-    for (uint64_t d = 0, off = 0; d < p; off += a->send_counts[d], d++) {
-        gr.out[d].keys = a->send + off;
+    for (uint64_t d = 0, off = 0; d < p; off += a->send_counts[d] * a->elem_size, d++) {
+        gr.out[d].data = (const char *)a->send + off;
         gr.out[d].n = a->send_counts[d];
     }
 
@@ -294,7 +297,7 @@ static int grid_run(const struct exchange_args *a)
     exchange_stats_extra(a->stats, "grid_rows", gr.g.rows);
     exchange_stats_extra(a->stats, "grid_cols", gr.g.cols);
     exchange_stats_extra(a->stats, "header_bytes", (double)gr.io.header_bytes);
-    exchange_stats_extra(a->stats, "forwarded_bytes", (double)(gr.forwarded * sizeof(uint64_t)));
+    exchange_stats_extra(a->stats, "forwarded_bytes", (double)(gr.forwarded * a->elem_size));
     exchange_stats_extra(a->stats, "scattered_bundles", (double)gr.io.scattered);
 fail:
     a->stats->seconds = util_now() - t0;

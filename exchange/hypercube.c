@@ -20,8 +20,8 @@
  * and the folded-into nodes carry up to twice the data. Ranks outside the fold idle then.
  *
  * Cost per cube rank: dim start-ups instead of P - 1, but about half of everything held moves
- * in every round, so each key travels about (log2 P) / 2 times: volume ~ (n/2) log2 P in all
- * against n for a direct exchange, plus count headers of about P words per bundle and local
+ * in every round, so each element travels about (log2 P) / 2 times: volume ~ (n/2) log2 P in all
+ * against n for a direct exchange, plus count headers of about P 8-byte words per bundle and local
  * copies to pack small bundles. The back-end for small pieces; it loses bandwidth at large
  * ones. Scratch per round: the forwarded pieces received (they stay there until sent on) and
  * the staged headers and packed bundles.
@@ -61,19 +61,19 @@ struct cube {
     unsigned char *final;       /* which of them end at the receiver */
     struct bundle_io io;
     struct bundle_scratch *stage, *land, *hop; /* one each per step */
-    uint64_t forwarded; /* keys sent that came from other ranks */
-    uint64_t *drain;    /* the throw-away result of a refused (too small) receive buffer */
+    uint64_t forwarded;                        /* elements sent that came from other ranks */
+    void *drain;        /* the throw-away result of a refused (too small) receive buffer */
     int refused;        /* UTIL_EUSAGE when the receive buffer was too small */
 };
 
 /* Sends list[0..n) to peer as step t's bundle. */
 static int send_step(struct cube *cu, int peer, int t, size_t n)
 {
-    uint64_t words = exchange_bundle_stage_words(&cu->io, cu->list, n);
-    int err = exchange_bundle_reserve(&cu->stage[t], words, &cu->io);
+    uint64_t bytes = exchange_bundle_stage_bytes(&cu->io, cu->list, n);
+    int err = exchange_bundle_reserve(&cu->stage[t], bytes, &cu->io);
     if (err == UTIL_OK) {
         err = exchange_bundle_send(&cu->io, peer, TAG_STEP(t), cu->list, cu->final, n,
-                                   cu->stage[t].keys);
+                                   cu->stage[t].buf);
     }
     return err;
 }
@@ -82,25 +82,24 @@ static int send_step(struct cube *cu, int peer, int t, size_t n)
  * the forwarded ones into the step's hop buffer, and waits for them. */
 static int recv_step(struct cube *cu, int peer, int t, size_t n)
 {
-    uint64_t words;
-    int err = exchange_bundle_probe(&cu->io, peer, TAG_STEP(t), &words);
+    uint64_t bytes;
+    int err = exchange_bundle_probe(&cu->io, peer, TAG_STEP(t), &bytes);
     if (err == UTIL_OK) {
-        err = exchange_bundle_reserve(&cu->land[t], words, &cu->io);
+        err = exchange_bundle_reserve(&cu->land[t], bytes, &cu->io);
     }
     if (err == UTIL_OK) {
-        err = exchange_bundle_recv(&cu->io, cu->land[t].keys);
+        err = exchange_bundle_recv(&cu->io, cu->land[t].buf);
     }
     if (err != UTIL_OK) {
         return err;
     }
-    const uint64_t *b = cu->land[t].keys;
-    uint64_t hop = exchange_bundle_hop_words(b, words, n, cu->final);
+    const char *b = cu->land[t].buf;
+    uint64_t hop = exchange_bundle_hop_bytes(&cu->io, b, bytes, n, cu->final);
     if ((err = exchange_bundle_reserve(&cu->hop[t], hop, &cu->io)) != UTIL_OK) {
         return err;
     }
-    uint64_t *next = cu->hop[t].keys;
-    err = exchange_bundle_open(&cu->io, b, words, peer, TAG_STEP(t), cu->list, cu->final, n,
-                               &next);
+    char *next = cu->hop[t].buf;
+    err = exchange_bundle_open(&cu->io, b, bytes, peer, TAG_STEP(t), cu->list, cu->final, n, &next);
     return err == UTIL_OK ? exchange_bundle_wait_recvs(&cu->io) : err;
 }
 
@@ -114,7 +113,7 @@ static int place(struct cube *cu)
         a->recv_counts[s] = cu->mine[s].n;
         total += cu->mine[s].n;
     }
-    uint64_t *dst = exchange_recv_target(a, total, cu->rank, &cu->drain, &cu->refused);
+    char *dst = exchange_recv_target(a, total, cu->rank, &cu->drain, &cu->refused);
     if (dst == NULL) {
         return cu->refused;
     }
@@ -276,11 +275,14 @@ static int hypercube_run(const struct exchange_args *a)
     cu.a = a;
     MPI_Comm_rank(a->comm, &cu.rank);
     MPI_Comm_size(a->comm, &cu.size);
+    if ((err = exchange_check_args(a, cu.rank)) != UTIL_OK) {
+        return err;
+    }
     cu.dim = topo_cube_dim(cu.size);
     cu.q = 1 << cu.dim;
     cu.node = topo_cube_node(cu.rank, cu.q);
     cu.extra = cu.rank < cu.q && cu.rank + cu.q < cu.size ? cu.rank + cu.q : -1;
-    exchange_bundle_init(&cu.io, a->comm, a->threads, a->stats);
+    exchange_bundle_init(&cu.io, a->comm, a->threads, a->elem_size, a->stats);
 
     /* Held pieces never exceed (2 * 2^k sources) x (2 * Q / 2^k destinations) = 4Q <= 4P. */
     size_t p = (size_t)cu.size, steps = (size_t)cu.dim + 2;
@@ -309,8 +311,8 @@ static int hypercube_run(const struct exchange_args *a)
     for (size_t i = 0; i < 3 * steps; i++) {
         scratch[i].owner = &exchange_hypercube;
     }
-    for (uint64_t d = 0, off = 0; d < p; off += a->send_counts[d], d++) {
-        cu.out[d].keys = a->send + off;
+    for (uint64_t d = 0, off = 0; d < p; off += a->send_counts[d] * a->elem_size, d++) {
+        cu.out[d].data = (const char *)a->send + off;
         cu.out[d].n = a->send_counts[d];
     }
 
@@ -323,8 +325,7 @@ static int hypercube_run(const struct exchange_args *a)
         exchange_stats_extra(a->stats, "cube_dim", cu.dim);
         exchange_stats_extra(a->stats, "folded_ranks", cu.size - cu.q);
         exchange_stats_extra(a->stats, "header_bytes", (double)cu.io.header_bytes);
-        exchange_stats_extra(a->stats, "forwarded_bytes",
-                             (double)(cu.forwarded * sizeof(uint64_t)));
+        exchange_stats_extra(a->stats, "forwarded_bytes", (double)(cu.forwarded * a->elem_size));
         exchange_stats_extra(a->stats, "scattered_bundles", (double)cu.io.scattered);
     }
     a->stats->seconds = util_now() - t0;

@@ -17,9 +17,10 @@
 
 /* ---- the case ------------------------------------------------------------------------------ */
 
-uint64_t exchange_model_packet_bytes(int p, const uint64_t *bytes, uint64_t target_h)
+uint64_t exchange_model_packet_bytes(int p, const uint64_t *bytes, uint64_t elem_bytes,
+                                     uint64_t target_h)
 {
-    return exchange_sched_packet_bytes(p, bytes, 1, target_h);
+    return exchange_sched_packet_bytes(p, bytes, 1, elem_bytes, target_h);
 }
 
 void exchange_model_case_free(struct exchange_model_case *c)
@@ -61,7 +62,8 @@ int exchange_model_case_init(struct exchange_model_case *c, int p, const uint64_
     c->h_bytes = h_bytes;
     c->total_bytes = total;
     c->packet_fixed = packet_bytes > 0;
-    c->packet_bytes = packet_bytes > 0 ? packet_bytes : exchange_model_packet_bytes(p, bytes, 0);
+    c->packet_bytes =
+        packet_bytes > 0 ? packet_bytes : exchange_model_packet_bytes(p, bytes, c->elem_bytes, 0);
     /* The packet matrix exactly as the executor builds it: ceil(b / S), diagonal 0. */
     c->packets = util_malloc(n * n * sizeof(uint64_t));
     if (c->packets == NULL) {

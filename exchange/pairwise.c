@@ -19,8 +19,9 @@
  * buffer is too small reports it and still takes part, into a buffer it throws away, so nobody
  * hangs and the usual case pays for no agreement round. The own bucket is a local copy; every other
  * piece moves once, straight from the send buffer to its final place in the receive buffer (no
- * scratch), in chunks of at most exchange_int_limit() keys. A pair with nothing to send either way
- * skips its round.
+ * scratch), as bytes in chunks of exchange_chunk_bytes() (whole elements unless an element is
+ * larger than the int limit; the chunks land back to back, so it arrives whole). A pair with
+ * nothing to send either way skips its round.
  *
  * Synchronous rounds (one blocking MPI_Sendrecv each, the papers' model) let each rank stream
  * to one peer at a time, which pays off for large pieces when every rank has a core of its own.
@@ -44,14 +45,15 @@
 #include "util/knobs.h"
 #include "util/util.h"
 
-/* Whether this rank posts all its rounds at once (see above); biggest: its largest piece. */
+/* Whether this rank posts all its rounds at once (see above); biggest: its largest piece in
+ * bytes. */
 static int rounds_async(uint64_t biggest)
 {
     uint64_t force = util_knob_u64(UTIL_KNOB_ROUNDS); /* 0: not forced, 1: sync, 2: async */
     if (force != 0) {
         return force == 2;
     }
-    return exchange_post_all(biggest * sizeof(uint64_t));
+    return exchange_post_all(biggest);
 }
 
 enum round_schedule {
@@ -65,12 +67,16 @@ static int rounds_run(const struct exchange_args *a, enum round_schedule schedul
     int rank, size, err = UTIL_OK;
     double t0 = util_now();
     struct bundle_io io;
-    uint64_t *drain = NULL;
+    void *drain = NULL;
     MPI_Comm_rank(a->comm, &rank);
     MPI_Comm_size(a->comm, &size);
     struct exchange_stats *st = a->stats;
     memset(st, 0, sizeof(*st));
-    exchange_bundle_init(&io, a->comm, a->threads, st);
+    if ((err = exchange_check_args(a, rank)) != UTIL_OK) {
+        return err;
+    }
+    const size_t e = a->elem_size;
+    exchange_bundle_init(&io, a->comm, a->threads, e, st);
     uint64_t *sdispl = util_malloc(2 * (size_t)size * sizeof(uint64_t));
     if (sdispl == NULL) {
         exchange_abort_midway(a->comm, rank, "out of memory for bookkeeping");
@@ -85,9 +91,10 @@ static int rounds_run(const struct exchange_args *a, enum round_schedule schedul
         goto fail;
     }
     exchange_displs(a->send_counts, size, sdispl);
-    uint64_t recvd = exchange_displs(a->recv_counts, size, rdispl), limit = exchange_int_limit();
+    uint64_t recvd = exchange_displs(a->recv_counts, size, rdispl), chunk = io.limit;
     /* Refused or not, take part in every round (into a buffer thrown away after). */
-    uint64_t *recv = exchange_recv_target(a, recvd, rank, &drain, &err);
+    char *recv = exchange_recv_target(a, recvd, rank, &drain, &err);
+    const char *send = a->send;
     if (recv == NULL) {
         goto fail;
     }
@@ -99,7 +106,7 @@ static int rounds_run(const struct exchange_args *a, enum round_schedule schedul
         biggest = a->send_counts[q] > biggest && q != rank ? a->send_counts[q] : biggest;
         biggest = a->recv_counts[q] > biggest && q != rank ? a->recv_counts[q] : biggest;
     }
-    int async = rounds_async(biggest);
+    int async = rounds_async(biggest * e);
     for (int i = 0; i < rounds && size > 1; i++) {
         int to, from;
         if (schedule == SCHEDULE_FACTOR) {
@@ -111,9 +118,9 @@ static int rounds_run(const struct exchange_args *a, enum round_schedule schedul
             to = topo_shift_to(i + 1, rank, size);
             from = topo_shift_from(i + 1, rank, size);
         }
-        chunked |= a->send_counts[to] > limit || a->recv_counts[from] > limit;
+        chunked |= a->send_counts[to] * e > chunk || a->recv_counts[from] * e > chunk;
         int rc = (async ? exchange_bundle_post_pair : exchange_bundle_sendrecv)(
-            &io, a->send + sdispl[to], a->send_counts[to], to, recv + rdispl[from],
+            &io, send + sdispl[to] * e, a->send_counts[to], to, recv + rdispl[from] * e,
             a->recv_counts[from], from, EXCHANGE_TAG_PAIRWISE);
         if (rc != UTIL_OK) {
             err = rc;
@@ -121,7 +128,7 @@ static int rounds_run(const struct exchange_args *a, enum round_schedule schedul
         }
     }
     /* 3. The own bucket, while the posted rounds move. */
-    exchange_bundle_copy(recv + rdispl[rank], a->send + sdispl[rank], a->send_counts[rank],
+    exchange_bundle_copy(recv + rdispl[rank] * e, send + sdispl[rank] * e, a->send_counts[rank] * e,
                          a->threads);
     if (async) {
         int rc = exchange_bundle_wait_recvs(&io);

@@ -72,15 +72,31 @@ uint64_t exchange_int_limit(void)
     return util_knob_u64(UTIL_KNOB_INT_LIMIT);
 }
 
-uint64_t *exchange_recv_target(const struct exchange_args *args, uint64_t need, int rank,
-                               uint64_t **drain, int *err)
+uint64_t exchange_chunk_bytes(size_t elem_size)
+{
+    uint64_t limit = exchange_int_limit(), e = elem_size > 0 ? elem_size : 1;
+    return limit >= e ? limit - limit % e : limit;
+}
+
+int exchange_check_args(const struct exchange_args *args, int rank)
+{
+    if (args->elem_size == 0) {
+        return util_fail(UTIL_EUSAGE,
+                         "rank %d: exchange: an element needs at least one byte (elem_size 0)",
+                         rank);
+    }
+    return UTIL_OK;
+}
+
+void *exchange_recv_target(const struct exchange_args *args, uint64_t need, int rank, void **drain,
+                           int *err)
 {
     if (need <= args->recv_cap) {
         return args->recv;
     }
     *err = util_fail(UTIL_EUSAGE, "rank %d: exchange: receive buffer too small (%llu > %llu)",
                      rank, (unsigned long long)need, (unsigned long long)args->recv_cap);
-    *drain = util_malloc(need ? need * sizeof(uint64_t) : 1);
+    *drain = util_malloc(need ? need * args->elem_size : 1);
     if (*drain == NULL) {
         exchange_abort_midway(args->comm, rank, "out of memory to drain what peers send");
     }

@@ -79,8 +79,18 @@ static uint64_t add_sat(uint64_t a, uint64_t b)
     return a > UINT64_MAX - b ? UINT64_MAX : a + b;
 }
 
-uint64_t exchange_sched_packet_bytes(int p, const uint64_t *m, uint64_t elem_bytes,
-                                     uint64_t target_h)
+uint64_t exchange_sched_quantum(uint64_t elem_bytes)
+{
+    /* 5 lcm(e, 8) = 5 e 8 / gcd(e, 8), and gcd(e, 8) is the largest power of two <= 8 in e. */
+    uint64_t e = elem_bytes > 0 ? elem_bytes : 1, g = 1;
+    while (g < 8 && e % (2 * g) == 0) {
+        g *= 2;
+    }
+    return 5 * e * (8 / g);
+}
+
+uint64_t exchange_sched_packet_bytes(int p, const uint64_t *m, uint64_t unit_bytes,
+                                     uint64_t elem_bytes, uint64_t target_h)
 {
     uint64_t th = target_h > 0 ? target_h : EXCHANGE_SCHED_TARGET_H;
     uint64_t hmax = 0;
@@ -94,11 +104,12 @@ uint64_t exchange_sched_packet_bytes(int p, const uint64_t *m, uint64_t elem_byt
         }
         hmax = load > hmax ? load : hmax;
     }
-    uint64_t bytes = elem_bytes != 0 && hmax > UINT64_MAX / elem_bytes ? UINT64_MAX
-                                                                       : hmax * elem_bytes;
+    uint64_t bytes =
+        unit_bytes != 0 && hmax > UINT64_MAX / unit_bytes ? UINT64_MAX : hmax * unit_bytes;
     uint64_t s = bytes / th + (bytes % th != 0);
     s = s > EXCHANGE_SCHED_MIN_PACKET ? s : EXCHANGE_SCHED_MIN_PACKET;
-    return (s + EXCHANGE_SCHED_QUANTUM - 1) / EXCHANGE_SCHED_QUANTUM * EXCHANGE_SCHED_QUANTUM;
+    uint64_t q = exchange_sched_quantum(elem_bytes);
+    return s > UINT64_MAX - q ? UINT64_MAX / q * q : (s + q - 1) / q * q;
 }
 
 uint64_t exchange_sched_packets(uint64_t msg_bytes, uint64_t packet_bytes)

@@ -182,19 +182,26 @@ int exchange_sched_degrees(int p, const uint64_t *m, uint64_t *h, uint64_t *send
  * start-up below a tenth of its transfer time on shared memory and on networks of up to ~10 GB/s.
  */
 #define EXCHANGE_SCHED_MIN_PACKET ((uint64_t)64 << 10)
-/** Packet sizes are multiples of this many bytes: 5 keys, so a fifth of a packet is whole keys. */
-#define EXCHANGE_SCHED_QUANTUM ((uint64_t)5 * sizeof(uint64_t))
+/**
+ * Packet sizes for elements of @elem_bytes bytes are multiples of this many bytes: five elements,
+ * so that a fifth of a packet (the smallest piece a schedule moves) is whole elements and no
+ * element is ever split between pieces, and of 40 bytes, so that the packets of 8-byte keys
+ * and of bare bytes (@elem_bytes 1) stay what they were: 5 lcm(@elem_bytes, 8) bytes (40 for
+ * 1, 2, 4 or 8 bytes, 520 for 13, 1000 for 100). @elem_bytes 0 is taken as 1.
+ */
+uint64_t exchange_sched_quantum(uint64_t elem_bytes);
 
 /**
- * The packet size for the p x p matrix @m (row-major, in elements of @elem_bytes bytes; the
- * diagonal is ignored): the heaviest PE's bytes sent plus received over @target_h packets (0:
+ * The packet size for the p x p matrix @m (row-major, in units of @unit_bytes bytes: the
+ * elements themselves, or 1 for a matrix of bytes; the diagonal is ignored) of elements of
+ * @elem_bytes bytes: the heaviest PE's bytes sent plus received over @target_h packets (0:
  * EXCHANGE_SCHED_TARGET_H; each back-end passes its algorithm's target_h), at least
- * EXCHANGE_SCHED_MIN_PACKET, rounded up to a multiple of EXCHANGE_SCHED_QUANTUM. So h is about
- * @target_h packets for big exchanges and small for small ones. Sums saturate instead of
- * overflowing.
+ * EXCHANGE_SCHED_MIN_PACKET, rounded up to a multiple of exchange_sched_quantum(@elem_bytes). So
+ * h is about @target_h packets for big exchanges and small for small ones. Sums saturate
+ * instead of overflowing.
  */
-uint64_t exchange_sched_packet_bytes(int p, const uint64_t *m, uint64_t elem_bytes,
-                                     uint64_t target_h);
+uint64_t exchange_sched_packet_bytes(int p, const uint64_t *m, uint64_t unit_bytes,
+                                     uint64_t elem_bytes, uint64_t target_h);
 
 /** Number of packets of @packet_bytes bytes (> 0) for a message of @msg_bytes: ceil(b / S). */
 uint64_t exchange_sched_packets(uint64_t msg_bytes, uint64_t packet_bytes);

@@ -1,7 +1,7 @@
 /*
  * exchange/scheduled.c: back-ends `direct`, `forward` and `fullduplex`: the exchange as an
  * explicitly scheduled h-relation (Sanders and Solis-Oba, "How helpers hasten h-relations",
- * [SS01] in the README), executed with point-to-point MPI on slices of the real key buffers.
+ * [SS01] in the README), executed with point-to-point MPI on slices of the real element buffers.
  *
  * Scheme: the counts are all-gathered, so every rank knows the whole P x P matrix; every rank
  * then computes the same schedule deterministically (exchange/sched.h: direct §2.1 in
@@ -9,8 +9,13 @@
  * bipartite colouring in max(send, receive) steps) and walks its own transfers in step order.
  * A packet is a fixed number of bytes chosen from the data (exchange_sched_packet_bytes(): h is
  * about 32 packets for direct and fullduplex, 8 for forward, whose pieces are fifths; packets at
- * least 64 KiB); messages need not be multiples of it (the last packet is short). Forwarded pieces
- * pass through a ring buffer on the helping rank (exchange/fwd_ring.h).
+ * least 64 KiB); messages need not be multiples of it (the last packet is short). Packets never
+ * split an element: their size is a multiple of five elements (exchange_sched_quantum()), so
+ * every fifth of a packet, the smallest piece a schedule moves, is whole elements, and a message
+ * of whole elements ends on an element too. Forwarded pieces pass through a ring buffer on the
+ * helping rank (exchange/fwd_ring.h). A piece longer than the int limit travels in chunks
+ * (exchange_post_piece()), which land back to back and so put any element cut between two of
+ * them (only under a lowered SORTEX_INT_LIMIT below the element size) together again exactly.
  *
  * Why walking the transfers in step order cannot deadlock. Within a step a rank posts its
  * transfers (one in half-duplex, a send and a receive in full-duplex) non-blocking, in the
@@ -128,12 +133,13 @@ static int wait_oldest(int steps, int *bound, int *inflight, MPI_Request *req, i
 }
 
 /* The bytes of transfer @x: *@off within its message, *@len (0 for a piece past the end of a
- * short last packet). keys: the count matrix; psize: the packet size. */
-static void xfer_bytes(const struct exchange_sched_xfer *x, const uint64_t *keys, int p,
-                       uint64_t psize, uint64_t *off, uint64_t *len)
+ * short last packet). counts: the count matrix in elements of @elem bytes; psize: the packet
+ * size. */
+static void xfer_bytes(const struct exchange_sched_xfer *x, const uint64_t *counts, int p,
+                       uint64_t elem, uint64_t psize, uint64_t *off, uint64_t *len)
 {
-    uint64_t msg_keys = keys[(size_t)x->msg_src * p + x->msg_dst];
-    exchange_sched_bytes(msg_keys * sizeof(uint64_t), psize, x->off, x->len, off, len);
+    uint64_t msg = counts[(size_t)x->msg_src * p + x->msg_dst];
+    exchange_sched_bytes(msg * elem, psize, x->off, x->len, off, len);
 }
 
 /* One scheduled exchange on this rank, carried from step to step of scheduled_run(). */
@@ -141,11 +147,13 @@ struct sched_run {
     const struct exchange_args *a;
     const struct sched_backend *be;
     int rank, p;
-    uint64_t *keys;            /* [p (p + 2)]: every rank's row, then packed to the p x p counts */
+    uint64_t elem;             /* bytes per element */
+    uint64_t *counts;          /* [p (p + 2)]: every rank's row, then packed to the p x p counts */
     uint64_t *row;             /* [p + 2]: this rank's counts, joining, target h */
     uint64_t *pk;              /* [p p]: the counts in packets, diagonal 0 */
     uint64_t *sdispl, *rdispl; /* [p] each */
-    uint64_t *recv, *drain;    /* where the keys land; drain: a refused buffer's stand-in */
+    char *recv;                /* where the elements land */
+    void *drain;               /* a refused buffer's stand-in */
     int refused;               /* UTIL_EUSAGE when the receive buffer was too small */
     int joining;               /* every rank joins pieces that run on */
     uint64_t target_h, psize;  /* packets h is cut into; the packet size in bytes */
@@ -159,10 +167,10 @@ struct sched_run {
 };
 
 /*
- * Step 1: every rank learns the whole matrix of counts (keys), whether every rank joins pieces,
- * and rank 0's target h (two more words in each rank's row; the rows are then packed to p x p),
- * and where its keys land. Returns 0 or an error agreed by every rank (a bad target h: rank 0
- * says why) or UTIL_EMPI.
+ * Step 1: every rank learns the whole matrix of counts (elements), whether every rank joins
+ * pieces, and rank 0's target h (two more words in each rank's row; the rows are then packed to
+ * p x p), and where its elements land. Returns 0 or an error agreed by every rank (a bad target h:
+ * rank 0 says why) or UTIL_EMPI.
  */
 static int run_gather(struct sched_run *r)
 {
@@ -172,13 +180,13 @@ static int run_gather(struct sched_run *r)
     memcpy(r->row, a->send_counts, (size_t)p * sizeof(uint64_t));
     r->row[p] = util_knob_u64(UTIL_KNOB_SCHED_JOIN) != 0;
     r->row[p + 1] = target_h_asked();
-    if (MPI_Allgather(r->row, (int)rowlen, MPI_UINT64_T, r->keys, (int)rowlen, MPI_UINT64_T,
+    if (MPI_Allgather(r->row, (int)rowlen, MPI_UINT64_T, r->counts, (int)rowlen, MPI_UINT64_T,
                       a->comm) != MPI_SUCCESS) {
         return util_fail(UTIL_EMPI, "rank %d: exchange: MPI_Allgather of counts failed", r->rank);
     }
     /* Every rank sees rank 0's word, so all of them stop here, before any transfer, or none;
      * rank 0 says why. */
-    if (r->keys[p + 1] == UINT64_MAX) {
+    if (r->counts[p + 1] == UINT64_MAX) {
         return r->rank != 0 ? UTIL_EUSAGE
                             : util_fail(UTIL_EUSAGE,
                                         "rank 0: exchange: SORTEX_SCHED_TARGET_H must be an "
@@ -187,13 +195,13 @@ static int run_gather(struct sched_run *r)
                                         util_knob(UTIL_KNOB_SCHED_TARGET_H)->text);
     }
     r->joining = 1;
-    r->target_h = r->keys[p + 1] > 0 ? r->keys[p + 1] : r->be->target_h;
+    r->target_h = r->counts[p + 1] > 0 ? r->counts[p + 1] : r->be->target_h;
     for (int i = 0; i < p; i++) {
-        r->joining &= r->keys[i * rowlen + p] != 0;
-        memmove(r->keys + (size_t)i * p, r->keys + i * rowlen, (size_t)p * sizeof(uint64_t));
+        r->joining &= r->counts[i * rowlen + p] != 0;
+        memmove(r->counts + (size_t)i * p, r->counts + i * rowlen, (size_t)p * sizeof(uint64_t));
     }
     for (int i = 0; i < p; i++) {
-        a->recv_counts[i] = r->keys[(size_t)i * p + r->rank];
+        a->recv_counts[i] = r->counts[(size_t)i * p + r->rank];
     }
     exchange_displs(a->send_counts, p, r->sdispl);
     /* Refused or not, walk the schedule (into a buffer thrown away after), so no peer waits. */
@@ -213,9 +221,9 @@ static int run_schedule(struct sched_run *r)
     int p = r->p, rank = r->rank, err;
     MPI_Comm comm = r->a->comm;
     double ts = util_now();
-    r->psize = exchange_sched_packet_bytes(p, r->keys, sizeof(uint64_t), r->target_h);
+    r->psize = exchange_sched_packet_bytes(p, r->counts, r->elem, r->elem, r->target_h);
     for (size_t k = 0; k < (size_t)p * p; k++) {
-        r->pk[k] = exchange_sched_packets(r->keys[k] * sizeof(uint64_t), r->psize);
+        r->pk[k] = exchange_sched_packets(r->counts[k] * r->elem, r->psize);
     }
     for (int i = 0; i < p; i++) {
         r->pk[(size_t)i * p + i] = 0;
@@ -238,12 +246,12 @@ static int run_schedule(struct sched_run *r)
     for (uint64_t k = s->rank_begin[rank]; k < s->rank_begin[rank + 1]; k++) {
         const struct exchange_sched_xfer *x = &s->xfers[s->rank_xfers[k]];
         if (x->hop == EXCHANGE_SCHED_HOP1 && x->dst == (uint32_t)rank) {
-            xfer_bytes(x, r->keys, p, r->psize, &off, &len);
+            xfer_bytes(x, r->counts, p, r->elem, r->psize, &off, &len);
             total += len;
             most = len > most ? len : most;
         }
     }
-    if (exchange_fwd_ring_init(&r->ring, total, most, comm, r->be) != UTIL_OK) {
+    if (exchange_fwd_ring_init(&r->ring, total, most, r->elem, comm, r->be) != UTIL_OK) {
         exchange_abort_midway(comm, rank, "out of memory for the forwarding buffer");
     }
     return UTIL_OK;
@@ -276,10 +284,10 @@ static int run_post(struct sched_run *r, const struct exchange_sched_xfer *x, ui
         return window > 0 ? exchange_fwd_ring_send(&r->ring, 1) : UTIL_OK;
     }
     int tag = x->hop == EXCHANGE_SCHED_HOP2 ? EXCHANGE_TAG_SCHEDULE_FWD : EXCHANGE_TAG_SCHEDULE;
-    char *buf = is_send ? (char *)r->a->send + r->sdispl[x->msg_dst] * sizeof(uint64_t) + off
-                        : (char *)r->recv + r->rdispl[x->msg_src] * sizeof(uint64_t) + off;
-    return exchange_post_piece(buf, bytes, peer, is_send, tag, r->a->comm, &r->req, &r->nreq,
-                               &r->capreq);
+    char *buf = is_send ? (char *)r->a->send + r->sdispl[x->msg_dst] * r->elem + off
+                        : r->recv + r->rdispl[x->msg_src] * r->elem + off;
+    return exchange_post_piece(buf, bytes, r->elem, peer, is_send, tag, r->a->comm, &r->req,
+                               &r->nreq, &r->capreq);
 }
 
 /*
@@ -292,17 +300,17 @@ static int run_walk(struct sched_run *r)
     const struct exchange_args *a = r->a;
     const struct exchange_sched *s = r->s;
     int p = r->p, rank = r->rank, err = UTIL_OK;
-    util_copy(r->recv + r->rdispl[rank], a->send + r->sdispl[rank],
-              a->send_counts[rank] * sizeof(uint64_t));
+    util_copy(r->recv + r->rdispl[rank] * r->elem,
+              (const char *)a->send + r->sdispl[rank] * r->elem, a->send_counts[rank] * r->elem);
     uint64_t first = s->rank_begin[rank], end = s->rank_begin[rank + 1];
     uint64_t largest = 0; /* this rank's largest piece, sent or received, in bytes */
     for (int q = 0; q < p; q++) {
-        uint64_t out = r->keys[(size_t)rank * p + q], in = r->keys[(size_t)q * p + rank];
+        uint64_t out = r->counts[(size_t)rank * p + q], in = r->counts[(size_t)q * p + rank];
         largest = q != rank && out > largest ? out : largest;
         largest = q != rank && in > largest ? in : largest;
     }
     /* With every step in flight (window 0) the posted steps count as one group in bound[0]. */
-    int window = lookahead(largest * sizeof(uint64_t));
+    int window = lookahead(largest * r->elem);
     int inflight = 0, bound[SCHED_LOOKAHEAD_MAX]; /* steps posted, not waited; their req ends */
     for (uint64_t k = first; k < end && err == UTIL_OK;) {
         uint64_t step = s->xfers[s->rank_xfers[k]].step;
@@ -313,11 +321,12 @@ static int run_walk(struct sched_run *r)
         for (; k < end && s->xfers[s->rank_xfers[k]].step == step && err == UTIL_OK; k++) {
             const struct exchange_sched_xfer *x = &s->xfers[s->rank_xfers[k]];
             uint64_t boff, blen, end_byte;
-            xfer_bytes(x, r->keys, p, r->psize, &boff, &blen);
+            xfer_bytes(x, r->counts, p, r->elem, r->psize, &boff, &blen);
             /* Pieces that run on into the next ones (exchange_sched_joins()) go as one. */
             for (end_byte = boff + blen; r->join[s->rank_xfers[k]]; k++) {
                 uint64_t noff, nlen;
-                xfer_bytes(&s->xfers[s->rank_xfers[k + 1]], r->keys, p, r->psize, &noff, &nlen);
+                xfer_bytes(&s->xfers[s->rank_xfers[k + 1]], r->counts, p, r->elem, r->psize, &noff,
+                           &nlen);
                 end_byte = noff + nlen > end_byte ? noff + nlen : end_byte;
                 r->joined++;
             }
@@ -373,18 +382,23 @@ static int scheduled_run(const struct exchange_args *a, const struct sched_backe
     r.be = be;
     MPI_Comm_rank(a->comm, &r.rank);
     MPI_Comm_size(a->comm, &r.p);
+    int err = exchange_check_args(a, r.rank);
+    if (err != UTIL_OK) {
+        return err;
+    }
+    r.elem = a->elem_size;
     size_t p = (size_t)r.p;
     r.capreq = 8;
     r.req = util_malloc((size_t)r.capreq * sizeof(MPI_Request));
-    r.keys = util_malloc(p * (p + 2) * sizeof(uint64_t));
+    r.counts = util_malloc(p * (p + 2) * sizeof(uint64_t));
     r.row = util_malloc((p + 2) * sizeof(uint64_t));
     r.pk = util_malloc(p * p * sizeof(uint64_t));
     r.sdispl = util_malloc(2 * p * sizeof(uint64_t));
-    if (r.req == NULL || r.keys == NULL || r.row == NULL || r.pk == NULL || r.sdispl == NULL) {
+    if (r.req == NULL || r.counts == NULL || r.row == NULL || r.pk == NULL || r.sdispl == NULL) {
         exchange_abort_midway(a->comm, r.rank, "out of memory for bookkeeping");
     }
     r.rdispl = r.sdispl + p;
-    int err = run_gather(&r);
+    err = run_gather(&r);
     if (err == UTIL_OK && r.recv == NULL) {
         err = r.refused;
     }
@@ -398,7 +412,7 @@ static int scheduled_run(const struct exchange_args *a, const struct sched_backe
     exchange_fwd_ring_free(&r.ring);
     util_free(r.drain);
     util_free(r.req);
-    util_free(r.keys);
+    util_free(r.counts);
     util_free(r.row);
     util_free(r.join);
     util_free(r.pk);
@@ -442,8 +456,9 @@ static int model_scheduled(const struct exchange_model_case *c, struct exchange_
     int err;
     /* Without a packet size asked for, at the one this back-end would choose. */
     int own_rule = !c->packet_fixed && be->target_h != EXCHANGE_SCHED_TARGET_H;
-    uint64_t psize =
-        own_rule ? exchange_model_packet_bytes(c->p, c->bytes, be->target_h) : c->packet_bytes;
+    uint64_t psize = own_rule
+                         ? exchange_model_packet_bytes(c->p, c->bytes, c->elem_bytes, be->target_h)
+                         : c->packet_bytes;
     if (psize != c->packet_bytes) {
         if ((err = exchange_model_case_init(&own, c->p, c->bytes, c->elem_bytes, psize)) !=
             UTIL_OK) {

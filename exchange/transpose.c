@@ -32,7 +32,9 @@
  * k and round 1 of step k+1 travel in the same MPI_Alltoall (each block holds the two bins
  * side by side), so a step costs one synchronisation, still a regular fixed-block transpose.
  * The price per step: one MPI_Alltoall start-up and up to P(P-1) keys of padding per rank.
- * SORTEX_TRANSPOSE_STEP=KEYS sets the step size (a huge value gives the unpipelined scheme).
+ * SORTEX_TRANSPOSE_STEP=KEYS sets the step size (a huge value gives the unpipelined scheme) in
+ * 8-byte keys' worth of bytes: elements of R bytes take steps of KEYS x 8 / R of them (at least
+ * one), so that a step's scratch is the same size, and stays in the cache, whatever the element.
  * The pipeline hands cache-resident blocks from rank to rank, so it is only as fast as moving a
  * cache line between the ranks' cores; on virtual machines that changes with where the host
  * puts the virtual CPUs, which shows as two modes of transpose's time in the benchmarks. Steps
@@ -71,9 +73,15 @@
  * order, so every source's block is what alltoallv delivers. In steps, step k's pieces of a
  * run are consecutive and follow step k-1's, and the unpack puts them at their offset.
  *
- * Counts beyond INT_MAX: the steps are also what keeps every MPI count within
- * exchange_int_limit(): they are made small enough that P blocks of a step, padding included,
- * fit the limit (for any limit above P(P+1)/2 keys, which INT_MAX is for any P below 65,000).
+ * Elements of any size. Everything above counts elements (a "key" is one element of elem_size
+ * bytes: an 8-byte key, a 100-byte record); the dealing cuts runs only between elements, the
+ * three copies move whole elements (elem_size bytes each, memcpy at any alignment), and the
+ * rounds move blocks of block * elem_size bytes (MPI_BYTE). No element is ever split.
+ *
+ * Messages beyond INT_MAX bytes: the steps are also what keeps every MPI count within
+ * exchange_int_limit() bytes: they are made small enough that P blocks of a step, padding
+ * included, fit the limit (for any limit of at least P(P+1)/2 + 1 elements, which INT_MAX bytes
+ * is for 8-byte keys and any P below 23,000; below that, steps of one element exceed it).
  */
 #include "exchange/transpose.h"
 
@@ -92,12 +100,12 @@
 /* This back-end, defined at the end: its address names its kept scratch (exchange/arena.h). */
 extern const struct exchange_ops exchange_transpose;
 
-/* Below this many keys a copy stays on one thread. */
-#define TRANSPOSE_PAR_KEYS ((uint64_t)1 << 16)
-/* Keys per rank per step (see step_keys()): SORTEX_TRANSPOSE_STEP, 64 Ki keys (512 KiB) by
- * default, so that the three scratch buffers of every rank on a node stay in the last-level
- * cache. Measured on 2 cores with P = 2..8: 64 Ki keys beat 32 Ki (more synchronisations) and
- * 128 Ki to 256 Ki (more cache misses). */
+/* Below this many bytes a copy stays on one thread (64 Ki 8-byte keys). */
+#define TRANSPOSE_PAR_BYTES ((uint64_t)8 << 16)
+/* Elements per rank per step (see step_elems()): SORTEX_TRANSPOSE_STEP 8-byte keys' worth, 64 Ki
+ * keys (512 KiB) by default, so that the three scratch buffers of every rank on a node stay in
+ * the last-level cache. Measured on 2 cores with P = 2..8: 64 Ki keys beat 32 Ki (more
+ * synchronisations) and 128 Ki to 256 Ki (more cache misses). */
 
 /* ---- the pure part: bounds, steps, plan, copies ------------------------------------------- */
 
@@ -137,11 +145,12 @@ void exchange_transpose_plan_free(struct exchange_transpose_plan *plan)
     plan->off = NULL;
 }
 
-int exchange_transpose_plan_init(struct exchange_transpose_plan *plan, int p, int rank)
+int exchange_transpose_plan_init(struct exchange_transpose_plan *plan, int p, int rank, size_t elem)
 {
     memset(plan, 0, sizeof(*plan));
     plan->p = p;
     plan->rank = rank;
+    plan->elem = elem > 0 ? elem : 1;
     plan->cur = util_malloc((size_t)p * sizeof(*plan->cur));
     plan->off = util_malloc(3 * (size_t)p * (size_t)p * sizeof(*plan->off));
     if (plan->cur == NULL || plan->off == NULL) {
@@ -207,23 +216,24 @@ static uint64_t piece_start(uint64_t c, int t, int p)
 }
 
 /* Copies the p * p pieces of a deal or an unpack: dst + dst_off[i] <- src + src_off[i], len[i]
- * keys each, threaded when there are enough keys to share. */
-static void copy_pieces(uint64_t *dst, const uint64_t *dst_off, const uint64_t *src,
+ * elements of @e bytes each (offsets in elements), threaded when there are enough bytes to
+ * share. */
+static void copy_pieces(char *dst, const uint64_t *dst_off, const char *src,
                         const uint64_t *src_off, const uint64_t *len, int p, uint64_t total,
-                        int threads)
+                        size_t e, int threads)
 {
     long pieces = (long)p * p;
-#pragma omp parallel for num_threads(threads) if (threads > 1 && total >= TRANSPOSE_PAR_KEYS)     \
+#pragma omp parallel for num_threads(threads) if (threads > 1 && total * e >= TRANSPOSE_PAR_BYTES) \
     schedule(dynamic, 1)
     for (long i = 0; i < pieces; i++) {
         if (len[i] > 0) {
-            util_copy(dst + dst_off[i], src + src_off[i], len[i] * sizeof(uint64_t));
+            util_copy(dst + dst_off[i] * e, src + src_off[i] * e, len[i] * e);
         }
     }
 }
 
-void exchange_transpose_deal(const struct exchange_transpose_plan *plan, const uint64_t *send,
-                             const uint64_t *run, uint64_t *bins, uint64_t stride, int threads)
+void exchange_transpose_deal(const struct exchange_transpose_plan *plan, const void *send,
+                             const uint64_t *run, void *bins, uint64_t stride, int threads)
 {
     int p = plan->p, s = plan->rank;
     const uint64_t *row = plan->matrix + (size_t)s * p;
@@ -247,15 +257,16 @@ void exchange_transpose_deal(const struct exchange_transpose_plan *plan, const u
             total += len[i];
         }
     }
-    copy_pieces(bins, to, send, from, len, p, total, threads);
+    copy_pieces(bins, to, send, from, len, p, total, plan->elem, threads);
 }
 
-void exchange_transpose_regroup(const struct exchange_transpose_plan *plan, const uint64_t *in,
-                                uint64_t in_stride, uint64_t *out, uint64_t out_stride,
-                                int threads)
+void exchange_transpose_regroup(const struct exchange_transpose_plan *plan, const void *in,
+                                uint64_t in_stride, void *out, uint64_t out_stride, int threads)
 {
     int p = plan->p, b = plan->rank;
     const uint64_t *c = plan->matrix;
+    const size_t e = plan->elem;
+    const char *src = in;
     /* off[s * p + j]: where source s's piece for destination j starts in round-1 block s. */
     for (int s = 0; s < p; s++) {
         uint64_t o = 0;
@@ -265,24 +276,23 @@ void exchange_transpose_regroup(const struct exchange_transpose_plan *plan, cons
         }
     }
     /* Bin j gets the pieces for j of sources 0, 1, ..., P-1, back to back. */
-#pragma omp parallel for num_threads(threads) if (threads > 1 && plan->n >= TRANSPOSE_PAR_KEYS) \
-    schedule(dynamic, 1)
+#pragma omp parallel for num_threads(                                                              \
+    threads) if (threads > 1 && plan->n * e >= TRANSPOSE_PAR_BYTES) schedule(dynamic, 1)
     for (int j = 0; j < p; j++) {
-        uint64_t *dst = out + (uint64_t)j * out_stride;
+        char *dst = (char *)out + (uint64_t)j * out_stride * e;
         for (int s = 0; s < p; s++) {
             uint64_t len = exchange_transpose_share(c[(size_t)s * p + j], s, j, b, p);
             if (len > 0) {
-                util_copy(dst, in + (uint64_t)s * in_stride + plan->off[(size_t)s * p + j],
-                          len * sizeof(uint64_t));
+                util_copy(dst, src + ((uint64_t)s * in_stride + plan->off[(size_t)s * p + j]) * e,
+                          len * e);
             }
-            dst += len;
+            dst += len * e;
         }
     }
 }
 
-void exchange_transpose_unpack(const struct exchange_transpose_plan *plan, const uint64_t *in,
-                               uint64_t in_stride, uint64_t *recv, const uint64_t *run,
-                               int threads)
+void exchange_transpose_unpack(const struct exchange_transpose_plan *plan, const void *in,
+                               uint64_t in_stride, void *recv, const uint64_t *run, int threads)
 {
     int p = plan->p, j = plan->rank;
     const uint64_t *c = plan->matrix;
@@ -306,26 +316,32 @@ void exchange_transpose_unpack(const struct exchange_transpose_plan *plan, const
             total += len[i];
         }
     }
-    copy_pieces(recv, to, in, from, len, p, total, threads);
+    copy_pieces(recv, to, in, from, len, p, total, plan->elem, threads);
 }
 
 /* ---- the MPI part ---------------------------------------------------------------------------- */
 
-/* Keys per rank per step: the agreed wish, cut so that P blocks of a step, which hold at most
- * step + P keys dealt plus P(P-1)/2 of padding, fit the int limit. */
-static uint64_t step_keys(uint64_t wanted, uint64_t limit, int p)
+/* Elements per rank per step: the agreed wish (@wanted 8-byte keys' worth of bytes, at least
+ * one element of @e bytes), cut so that P blocks of a step, which hold at most step + P
+ * elements dealt plus P(P-1)/2 of padding, fit the int limit of @limit bytes. */
+static uint64_t step_elems(uint64_t wanted, uint64_t limit, size_t e, int p)
 {
-    uint64_t pad = (uint64_t)p * ((uint64_t)p + 1) / 2;
-    uint64_t room = limit > pad ? limit - pad : 1;
-    return wanted < room ? wanted : room;
+    uint64_t want =
+        wanted <= UINT64_MAX / sizeof(uint64_t) ? wanted * sizeof(uint64_t) / e : UINT64_MAX / e;
+    uint64_t pad = (uint64_t)p * ((uint64_t)p + 1) / 2, fit = limit / e;
+    uint64_t room = fit > pad ? fit - pad : 1;
+    want = want > 0 ? want : 1;
+    return want < room ? want : room;
 }
 
-/* One round: block b of sbuf (block keys each) goes to rank b, block s of rbuf comes from s. */
-static int transpose_round(const uint64_t *sbuf, uint64_t *rbuf, uint64_t block, int rank,
+/* One round: block b of sbuf (block elements of e bytes each) goes to rank b, block s of rbuf
+ * comes from s. */
+static int transpose_round(const char *sbuf, char *rbuf, uint64_t block, size_t e, int rank,
                            MPI_Comm comm)
 {
-    if (block > 0 && MPI_Alltoall(sbuf, (int)block, MPI_UINT64_T, rbuf, (int)block, MPI_UINT64_T,
-                                  comm) != MPI_SUCCESS) {
+    int bytes = (int)(block * e);
+    if (block > 0 &&
+        MPI_Alltoall(sbuf, bytes, MPI_BYTE, rbuf, bytes, MPI_BYTE, comm) != MPI_SUCCESS) {
         return util_fail(UTIL_EMPI, "rank %d: exchange: MPI_Alltoall failed", rank);
     }
     return UTIL_OK;
@@ -360,37 +376,37 @@ static void tally_call(struct transpose_tally *t, uint64_t block)
     t->biggest = block > t->biggest ? block : t->biggest;
 }
 
-/* Fills the stats: what crossed between ranks, padding included. */
-static void transpose_stats(const struct transpose_tally *t, int p, uint64_t steps,
+/* Fills the stats: what crossed between ranks, padding included; elements of e bytes. */
+static void transpose_stats(const struct transpose_tally *t, int p, uint64_t steps, size_t e,
                             struct exchange_stats *st)
 {
     uint64_t peers = (uint64_t)p - 1;
-    st->bytes_sent = peers * t->blocks * sizeof(uint64_t);
+    st->bytes_sent = peers * t->blocks * e;
     st->bytes_recv = st->bytes_sent;
     st->messages = peers * t->calls;
     st->rounds = t->calls;
-    st->max_message = peers > 0 ? t->biggest * sizeof(uint64_t) : 0;
+    st->max_message = peers > 0 ? t->biggest * e : 0;
     /* The same figures on every rank except the two max bins (the stats take the max). */
     exchange_stats_extra(st, "round1_bound", (double)t->block1);
     exchange_stats_extra(st, "round1_max_bin", (double)t->bin1);
     exchange_stats_extra(st, "round2_bound", (double)t->block2);
     exchange_stats_extra(st, "round2_max_bin", (double)t->bin2);
     exchange_stats_extra(st, "padding_bytes",
-                         (double)(((uint64_t)p * peers * t->blocks - t->cross) * sizeof(uint64_t)));
+                         (double)(((uint64_t)p * peers * t->blocks - t->cross) * e));
     exchange_stats_extra(st, "step_n_max", (double)t->n_max);
     exchange_stats_extra(st, "step_h", (double)t->h);
     exchange_stats_extra(st, "steps", (double)steps);
 }
 
-/* dst[0..n) = src[0..n) with the given threads (the one-rank exchange). */
-static void copy_keys(uint64_t *dst, const uint64_t *src, uint64_t n, int threads)
+/* dst[0..n) = src[0..n), in bytes, with the given threads (the one-rank exchange). */
+static void copy_bytes(char *dst, const char *src, uint64_t n, int threads)
 {
-    const uint64_t chunk = (uint64_t)1 << 18;
+    const uint64_t chunk = (uint64_t)8 << 18;
     uint64_t chunks = (n + chunk - 1) / chunk;
 #pragma omp parallel for num_threads(threads) if (threads > 1 && chunks > 1) schedule(static)
     for (uint64_t i = 0; i < chunks; i++) {
         uint64_t len = n - i * chunk < chunk ? n - i * chunk : chunk;
-        util_copy(dst + i * chunk, src + i * chunk, len * sizeof(uint64_t));
+        util_copy(dst + i * chunk, src + i * chunk, len);
     }
 }
 
@@ -457,14 +473,20 @@ static int transpose_run(const struct exchange_args *a)
     double t0 = util_now();
     struct transpose_step step[2] = {{0}, {0}};
     struct transpose_tally tally = {0};
-    uint64_t *scratch = NULL;
+    char *scratch = NULL;
     size_t scratch_bytes = 0;
     int fresh = 0; /* the scratch is new: its pages are not faulted in yet */
     MPI_Comm_rank(a->comm, &rank);
     MPI_Comm_size(a->comm, &p);
     struct exchange_stats *st = a->stats;
     memset(st, 0, sizeof(*st));
+    if ((err = exchange_check_args(a, rank)) != UTIL_OK) {
+        return err;
+    }
     int threads = a->threads > 0 ? a->threads : 1;
+    const size_t e = a->elem_size;
+    const char *send = a->send;
+    char *recv = a->recv;
 
     /* Small buffers in one block: every rank's row (its counts, then its receive capacity); the
      * count matrix; two steps' matrices and the first key of each of their pieces; the send
@@ -474,8 +496,8 @@ static int transpose_run(const struct exchange_args *a)
     size_t pp = (size_t)p * (size_t)p;
     uint64_t *all = util_malloc(((size_t)p * ((size_t)p + 1) + 5 * pp + 5 * (size_t)p + 1) *
                                 sizeof(uint64_t));
-    int ok = exchange_transpose_plan_init(&step[0].plan, p, rank) == UTIL_OK;
-    ok = exchange_transpose_plan_init(&step[1].plan, p, rank) == UTIL_OK && ok && all != NULL;
+    int ok = exchange_transpose_plan_init(&step[0].plan, p, rank, e) == UTIL_OK;
+    ok = exchange_transpose_plan_init(&step[1].plan, p, rank, e) == UTIL_OK && ok && all != NULL;
     uint64_t agreed[3] = {(uint64_t)ok, exchange_int_limit(),
                           util_knob_u64(UTIL_KNOB_TRANSPOSE_STEP)};
     if ((err = agree(a->comm, rank, agreed)) != UTIL_OK) {
@@ -504,20 +526,20 @@ static int transpose_run(const struct exchange_args *a)
     exchange_displs(a->recv_counts, p, rdispl);
 
     /* The steps, and scratch for them: three buffers (one to send, two to receive) of P blocks
-     * of two bins each. A step's runs are at most a key longer than 1/steps of the whole ones,
+     * of two bins each, in elements. A step's runs are at most a key longer than 1/steps of the
+     * whole ones,
      * so its rows and columns are at most P longer than 1/steps of n_max and h, and its bins
      * at most the bound of that. */
     exchange_transpose_plan_set(&step[0].plan, matrix);
     uint64_t most = step[0].plan.n_max > step[0].plan.h ? step[0].plan.n_max : step[0].plan.h;
     uint64_t steps = p > 1 ? exchange_transpose_steps(step[0].plan.n_max, step[0].plan.h,
-                                                     step_keys(agreed[2], agreed[1], p))
+                                                      step_elems(agreed[2], agreed[1], e, p))
                            : 0;
     uint64_t step_most = steps > 0 && most / steps + (uint64_t)p < most ? most / steps + (uint64_t)p
                                                                         : most;
     uint64_t buf = 2 * (uint64_t)p * exchange_transpose_bound(step_most, p);
     if (steps > 0) {
-        scratch = exchange_arena_take(&exchange_transpose, 3 * buf * sizeof(uint64_t),
-                                      &scratch_bytes, &fresh);
+        scratch = exchange_arena_take(&exchange_transpose, 3 * buf * e, &scratch_bytes, &fresh);
         ok = scratch != NULL;
     }
     agreed[0] = (uint64_t)ok;
@@ -526,23 +548,23 @@ static int transpose_run(const struct exchange_args *a)
     }
     if (!agreed[0]) {
         err = ok ? UTIL_ENOMEM
-                 : util_fail(UTIL_ENOMEM, "rank %d: exchange: out of memory for %llu scratch keys",
-                             rank, (unsigned long long)(3 * buf));
+                 : util_fail(UTIL_ENOMEM, "rank %d: exchange: out of memory for %llu scratch bytes",
+                             rank, (unsigned long long)(3 * buf * e));
         goto fail;
     }
 
     if (p == 1) {
         /* One rank: the exchange is a copy. */
-        copy_keys(a->recv, a->send, a->send_counts[0], threads);
+        copy_bytes(recv, send, a->send_counts[0] * e, threads);
     }
     /* Fault new scratch and the receive buffer in here, all at once: single-copy transfers into
      * untouched pages fault them inside the kernel's copy (measured several times slower), and
      * faults taken during the unpacks hold up every step's synchronisation. Kept scratch
      * (exchange/arena.h) is faulted in already. */
     uint64_t received = rdispl[p - 1] + a->recv_counts[p - 1];
-    util_pretouch(scratch, steps > 0 && fresh ? 3 * buf * sizeof(uint64_t) : 0, threads);
-    util_pretouch(a->recv, steps > 0 ? received * sizeof(uint64_t) : 0, threads);
-    uint64_t *sbuf = scratch, *rbuf[2] = {scratch + buf, scratch + 2 * buf};
+    util_pretouch(scratch, steps > 0 && fresh ? 3 * buf * e : 0, threads);
+    util_pretouch(recv, steps > 0 ? received * e : 0, threads);
+    char *sbuf = scratch, *rbuf[2] = {scratch + buf * e, scratch + 2 * buf * e};
 
     /* The pipeline: one MPI_Alltoall per step carries round 2 of step k and round 1 of step
      * k+1 side by side (block r to rank r: bin r of step k+1's deal, then bin r of step k's
@@ -554,15 +576,15 @@ static int transpose_run(const struct exchange_args *a)
             srun[j] = sdispl[j] + step[0].first[(size_t)rank * p + j];
         }
         in_stride = step[0].plan.block1;
-        exchange_transpose_deal(&step[0].plan, a->send, srun, sbuf, in_stride, threads);
-        if ((err = transpose_round(sbuf, rbuf[0], in_stride, rank, a->comm)) != UTIL_OK) {
+        exchange_transpose_deal(&step[0].plan, send, srun, sbuf, in_stride, threads);
+        if ((err = transpose_round(sbuf, rbuf[0], in_stride, e, rank, a->comm)) != UTIL_OK) {
             goto fail;
         }
         tally_call(&tally, in_stride);
     }
     for (uint64_t k = 0; k < steps; k++) {
         struct transpose_step *cur = &step[k % 2], *next = &step[(k + 1) % 2];
-        uint64_t *in = rbuf[k % 2], *out = rbuf[(k + 1) % 2];
+        char *in = rbuf[k % 2], *out = rbuf[(k + 1) % 2];
         /* The next step's deal goes first in every block, this step's regroup after it. */
         uint64_t b1 = 0;
         if (k + 1 < steps) {
@@ -571,25 +593,25 @@ static int transpose_run(const struct exchange_args *a)
         }
         uint64_t block = b1 + cur->plan.block2;
         assert(block * (uint64_t)p <= buf);
-        exchange_transpose_regroup(&cur->plan, in, in_stride, sbuf + b1, block, threads);
+        exchange_transpose_regroup(&cur->plan, in, in_stride, sbuf + b1 * e, block, threads);
         if (k + 1 < steps) {
             for (int j = 0; j < p; j++) {
                 srun[j] = sdispl[j] + next->first[(size_t)rank * p + j];
             }
-            exchange_transpose_deal(&next->plan, a->send, srun, sbuf, block, threads);
+            exchange_transpose_deal(&next->plan, send, srun, sbuf, block, threads);
         }
-        if ((err = transpose_round(sbuf, out, block, rank, a->comm)) != UTIL_OK) {
+        if ((err = transpose_round(sbuf, out, block, e, rank, a->comm)) != UTIL_OK) {
             goto fail;
         }
         tally_call(&tally, block);
         for (int s = 0; s < p; s++) {
             rrun[s] = rdispl[s] + cur->first[(size_t)s * p + rank];
         }
-        exchange_transpose_unpack(&cur->plan, out + b1, block, a->recv, rrun, threads);
+        exchange_transpose_unpack(&cur->plan, out + b1 * e, block, recv, rrun, threads);
         tally_step(&tally, &cur->plan);
         in_stride = block;
     }
-    transpose_stats(&tally, p, steps, st);
+    transpose_stats(&tally, p, steps, e, st);
 fail:
     st->seconds = util_now() - t0;
     exchange_arena_give(scratch, scratch_bytes); /* kept for the next exchange */
@@ -602,7 +624,7 @@ fail:
 
 /* ---- the model ------------------------------------------------------------------------------ */
 
-/* Elements of a message of @b bytes (a byte matrix of whole keys divides exactly). */
+/* Elements of a message of @b bytes (a byte matrix of whole elements divides exactly). */
 static uint64_t elems(uint64_t b, uint64_t elem)
 {
     return b / elem + (b % elem != 0);

@@ -8,13 +8,17 @@
  * for the rounds, to check the bounds and that every rank ends with exactly what alltoallv
  * would deliver.
  *
- * Notation: P ranks; C[s][j] (a "count matrix", row-major, C[s * P + j]) is the number of keys
- * rank s sends to rank j. Round 1 moves bin b of every rank to rank b (block size block1);
- * round 2 moves bin j of every rank to rank j (block size block2).
+ * Notation: P ranks; C[s][j] (a "count matrix", row-major, C[s * P + j]) is the number of
+ * elements rank s sends to rank j. Round 1 moves bin b of every rank to rank b (block size
+ * block1); round 2 moves bin j of every rank to rank j (block size block2). Elements are the
+ * plan's elem bytes each (an 8-byte key, a record); "key" below means one element. Counts,
+ * offsets, strides and block sizes count elements; the copies move elem bytes per element and
+ * never split one.
  */
 #ifndef SORTEX_EXCHANGE_TRANSPOSE_H
 #define SORTEX_EXCHANGE_TRANSPOSE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /**
@@ -63,6 +67,7 @@ void exchange_transpose_step(const uint64_t *matrix, int p, uint64_t k, uint64_t
  */
 struct exchange_transpose_plan {
     int p, rank;
+    size_t elem;            /* bytes per element */
     const uint64_t *matrix; /* [p * p] count matrix, borrowed (not freed by the plan) */
     uint64_t n;             /* keys on all ranks */
     uint64_t n_max;         /* the most keys any rank sends (largest row sum) */
@@ -76,8 +81,10 @@ struct exchange_transpose_plan {
     uint64_t *off;          /* [3 * p * p] workspace: piece offsets and lengths */
 };
 
-/** Allocates the workspace of rank @rank's plan. Returns 0 or UTIL_ENOMEM (no message). */
-int exchange_transpose_plan_init(struct exchange_transpose_plan *plan, int p, int rank);
+/** Allocates the workspace of rank @rank's plan for elements of @elem bytes (>= 1). Returns 0
+ * or UTIL_ENOMEM (no message). */
+int exchange_transpose_plan_init(struct exchange_transpose_plan *plan, int p, int rank,
+                                 size_t elem);
 /** Computes the plan's figures for @matrix (borrowed: it must outlive the use of the plan). */
 void exchange_transpose_plan_set(struct exchange_transpose_plan *plan, const uint64_t *matrix);
 /** Frees the plan's workspace; a zeroed plan is fine. */
@@ -89,17 +96,16 @@ void exchange_transpose_plan_free(struct exchange_transpose_plan *plan);
  * (stride >= block1). Bin b holds one consecutive piece of each destination's run, grouped by
  * destination.
  */
-void exchange_transpose_deal(const struct exchange_transpose_plan *plan, const uint64_t *send,
-                             const uint64_t *run, uint64_t *bins, uint64_t stride, int threads);
+void exchange_transpose_deal(const struct exchange_transpose_plan *plan, const void *send,
+                             const uint64_t *run, void *bins, uint64_t stride, int threads);
 
 /**
  * Copy 2, on rank b: regroups what round 1 delivered (from rank s at in + s * @in_stride,
  * grouped by destination) into round-2 bins (bin j at out + j * @out_stride, stride >=
  * block2), grouped by source.
  */
-void exchange_transpose_regroup(const struct exchange_transpose_plan *plan, const uint64_t *in,
-                                uint64_t in_stride, uint64_t *out, uint64_t out_stride,
-                                int threads);
+void exchange_transpose_regroup(const struct exchange_transpose_plan *plan, const void *in,
+                                uint64_t in_stride, void *out, uint64_t out_stride, int threads);
 
 /**
  * Copy 3, on rank j: unpacks what round 2 delivered (from rank b at in + b * @in_stride,
@@ -107,8 +113,7 @@ void exchange_transpose_regroup(const struct exchange_transpose_plan *plan, cons
  * source 0 first, when @run is NULL), each in the order that source sent them: the layout
  * alltoallv delivers.
  */
-void exchange_transpose_unpack(const struct exchange_transpose_plan *plan, const uint64_t *in,
-                               uint64_t in_stride, uint64_t *recv, const uint64_t *run,
-                               int threads);
+void exchange_transpose_unpack(const struct exchange_transpose_plan *plan, const void *in,
+                               uint64_t in_stride, void *recv, const uint64_t *run, int threads);
 
 #endif

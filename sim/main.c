@@ -18,6 +18,7 @@
 #include "sim/sim.h"
 #include "sim/sortmodel.h"
 #include "util/alloc.h"
+#include "util/format.h"
 #include "util/util.h"
 
 /*
@@ -46,6 +47,7 @@ enum {
     OPT_PRINT_MATRIX,
     OPT_NO_VALIDATE,
     OPT_PING_PONG,
+    OPT_RECORD_SIZE,
 };
 
 /* Synthetic patterns the simulator names differently from the benchmark's registry. */
@@ -58,9 +60,10 @@ static const struct {
 
 struct cli {
     const char *matrix, *dist, *pattern;
-    int bytes_unit; /* --unit bytes */
+    int bytes_unit;       /* --unit bytes */
+    uint64_t record_size; /* --record-size: bytes per element the back-ends move [8] */
     uint64_t n, volume, seed, oversample, packet, target_h;
-    int seed_set, volume_set, n_set;
+    int seed_set, volume_set, n_set, record_set;
     long ranks, threads;
     double epsilon, alpha, beta;
     int csv, print_matrix, validate;
@@ -86,7 +89,13 @@ static void usage(FILE *f)
             "  -m, --matrix FILE      P lines of P non-negative integers, comma separated\n"
             "                         (row i: what rank i sends to each rank); lines starting\n"
             "                         with '#' and blank lines are skipped; P <= %d\n"
-            "      --unit keys|bytes  what the --matrix counts are [keys: 8 bytes each]\n"
+            "      --unit keys|bytes  what the --matrix counts are [keys: 8 bytes each, or\n"
+            "                         records of --record-size bytes]\n"
+            "      --record-size R    the back-ends move elements of R bytes, 1..%d, as a\n"
+            "                         sort of R-byte records does (transpose deals and the\n"
+            "                         schedules cut packets in whole records); the counts of\n"
+            "                         every input are then records, --volume is rounded down\n"
+            "                         to whole records; not with --unit bytes [8: keys]\n"
             "  -d, --dist NAME        the keys a P-rank sortex run would exchange on this\n"
             "                         datagen input (generated, sorted, sampled and bucketed\n"
             "                         as the sort does; all n keys are held in memory);\n"
@@ -99,7 +108,7 @@ static void usage(FILE *f)
             "                         (aliases: permutation = staggered, lowerbound = oddcycle,\n"
             "                         the 3-cycle lower-bound instance of the h-relation paper)\n"
             "      --volume BYTES     bytes every rank sends with --pattern, own block included\n"
-            "                         (rounded down to whole keys) [1Mi]\n"
+            "                         (rounded down to whole keys or records) [1Mi]\n"
             "  -P, --ranks P          ranks, 1..%d (--dist, --pattern)\n"
             "      --seed S           seed of --dist [0] or --pattern [1]\n"
             "\n"
@@ -109,7 +118,8 @@ static void usage(FILE *f)
             "      --beta SECONDS     time per byte [%.1e = 1/(%.1f GB/s), measured here]\n"
             "      --packet BYTES     packet size of direct, forward and fullduplex [their\n"
             "                         back-ends' rule: h bytes / %d (forward: / %d), at\n"
-            "                         least 64 KiB, rounded up to 40 bytes]\n"
+            "                         least 64 KiB, rounded up to 40 bytes, or to 5 lcm(R, 8)\n"
+            "                         bytes for records of R bytes]\n"
             "      --target-h H       the back-ends' rule with h bytes / H instead, for all\n"
             "                         three, 1..2^20, as SORTEX_SCHED_TARGET_H=H makes\n"
             "                         a sort do (fine packets: the paper's bounds)\n"
@@ -141,9 +151,10 @@ static void usage(FILE *f)
             "\n"
             "exit codes: 0 success; 2 usage error (bad option or value, unreadable or malformed\n"
             "            matrix); 3 runtime failure (out of memory, an invalid schedule, MPI)\n",
-            EXCHANGE_MODEL_MAX_P, EXCHANGE_MODEL_MAX_P, ALPHA_DEFAULT, BETA_DEFAULT,
-            1e-9 / BETA_DEFAULT, EXCHANGE_SCHED_TARGET_H, EXCHANGE_SCHED_TARGET_H_FORWARD,
-            ALPHA_DEFAULT * 1e6, BETA_DEFAULT * 1e9, 1e-9 / BETA_DEFAULT);
+            (int)UTIL_RECORD_MAX, EXCHANGE_MODEL_MAX_P, EXCHANGE_MODEL_MAX_P, ALPHA_DEFAULT,
+            BETA_DEFAULT, 1e-9 / BETA_DEFAULT, EXCHANGE_SCHED_TARGET_H,
+            EXCHANGE_SCHED_TARGET_H_FORWARD, ALPHA_DEFAULT * 1e6, BETA_DEFAULT * 1e9,
+            1e-9 / BETA_DEFAULT);
 }
 
 static void print_algos(FILE *f)
@@ -249,6 +260,7 @@ static int parse(int argc, char **argv, struct cli *cli)
         {"no-validate", no_argument, NULL, OPT_NO_VALIDATE},
         {"threads", required_argument, NULL, 't'},
         {"ping-pong", optional_argument, NULL, OPT_PING_PONG},
+        {"record-size", required_argument, NULL, OPT_RECORD_SIZE},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
@@ -259,6 +271,7 @@ static int parse(int argc, char **argv, struct cli *cli)
     cli->alpha = ALPHA_DEFAULT;
     cli->beta = BETA_DEFAULT;
     cli->volume = VOLUME_DEFAULT;
+    cli->record_size = sizeof(uint64_t);
     cli->validate = 1;
     opterr = 0;
     char opt[8]; /* an unknown short option, for the error line */
@@ -369,6 +382,14 @@ static int parse(int argc, char **argv, struct cli *cli)
         case OPT_PING_PONG:
             cli->ping_pong = optarg != NULL ? optarg : "";
             break;
+        case OPT_RECORD_SIZE:
+            if (util_parse_int(optarg, 1, (long)UTIL_RECORD_MAX, &v) != UTIL_OK) {
+                return util_error("--record-size must be an integer from 1 to %d (%s)",
+                                  (int)UTIL_RECORD_MAX, optarg);
+            }
+            cli->record_size = (uint64_t)v;
+            cli->record_set = 1;
+            break;
         case 'h':
             usage(stdout);
             cli->done = 1;
@@ -420,6 +441,10 @@ static int parse(int argc, char **argv, struct cli *cli)
     }
     if (cli->matrix == NULL && cli->bytes_unit) {
         return util_error("--unit applies to --matrix only (bytes)");
+    }
+    if (cli->bytes_unit && cli->record_set) {
+        return util_error("--record-size counts records, not --unit bytes (%llu)",
+                          (unsigned long long)cli->record_size);
     }
     if (cli->matrix != NULL && cli->seed_set) {
         return util_error("--seed does not apply to --matrix (%llu)",
@@ -482,7 +507,7 @@ static int build_counts(const struct cli *cli, uint64_t **m, int *p, char *label
             }
         }
         struct sim_spec spec = {
-            .ranks = (int)cli->ranks, .keys = cli->volume / sizeof(uint64_t), .seed = cli->seed};
+            .ranks = (int)cli->ranks, .keys = cli->volume / cli->record_size, .seed = cli->seed};
         err = sim_spec_parse(text, &spec);
         if (err == UTIL_OK) {
             err = sim_spec_matrix(&spec, a); /* reports its own failure */
@@ -530,12 +555,25 @@ int main(int argc, char **argv)
         goto done;
     }
     int unit_bytes = cli.bytes_unit;
+    uint64_t elem = unit_bytes ? 1 : cli.record_size;
+    if (cli.record_size != sizeof(uint64_t)) {
+        /* Records: said in the label, so that rows of other sizes are told apart. */
+        size_t used = strlen(label);
+        (void)snprintf(label + used, sizeof(label) - used, ":record=%llu",
+                       (unsigned long long)cli.record_size);
+    }
     if (cli.print_matrix) {
-        sim_matrix_print(stdout, label, counts, p, unit_bytes ? "bytes" : "keys");
+        char unit[48];
+        (void)snprintf(unit, sizeof(unit), "records of %llu bytes",
+                       (unsigned long long)cli.record_size);
+        sim_matrix_print(stdout, label, counts, p,
+                         unit_bytes                 ? "bytes"
+                         : elem == sizeof(uint64_t) ? "keys"
+                                                    : unit);
         goto done;
     }
 
-    /* Bytes for the models: keys are 8 bytes each. */
+    /* Bytes for the models: keys are 8 bytes each, records --record-size. */
     size_t nn = (size_t)p * (size_t)p;
     bytes = unit_bytes ? counts : util_malloc(nn * sizeof(*bytes));
     if (bytes == NULL) {
@@ -543,17 +581,17 @@ int main(int argc, char **argv)
         goto done;
     }
     for (size_t k = 0; !unit_bytes && k < nn; k++) {
-        if (counts[k] > UINT64_MAX / sizeof(uint64_t)) {
-            err =
-                util_error("a count is too large to be keys (%llu)", (unsigned long long)counts[k]);
+        if (counts[k] > UINT64_MAX / elem) {
+            err = util_error("a count is too large to be %s (%llu)",
+                             elem == sizeof(uint64_t) ? "keys" : "records",
+                             (unsigned long long)counts[k]);
             goto done;
         }
-        bytes[k] = counts[k] * sizeof(uint64_t);
+        bytes[k] = counts[k] * elem;
     }
     uint64_t packet =
-        cli.target_h > 0 ? exchange_model_packet_bytes(p, bytes, cli.target_h) : cli.packet;
-    if ((err = exchange_model_case_init(&mc, p, bytes, unit_bytes ? 1 : sizeof(uint64_t),
-                                        packet)) != UTIL_OK) {
+        cli.target_h > 0 ? exchange_model_packet_bytes(p, bytes, elem, cli.target_h) : cli.packet;
+    if ((err = exchange_model_case_init(&mc, p, bytes, elem, packet)) != UTIL_OK) {
         goto done;
     }
     mc.alpha = cli.alpha;

@@ -464,7 +464,7 @@ int sim_sort_exchange(const struct sim_sort_case *sc, const struct sim_machine *
     for (size_t i = 0; i < (size_t)p * (size_t)p; i++) {
         bytes[i] = counts[i] * sc->elem;
     }
-    if ((err = exchange_model_case_init(&c, p, bytes, sc->elem % 8 == 0 ? 8 : 1, 0)) !=
+    if ((err = exchange_model_case_init(&c, p, bytes, sc->elem, 0)) !=
         UTIL_OK) {
         goto out;
     }

@@ -110,7 +110,8 @@ static int predict(struct sort_job *job, int all, int *pick, double *seconds)
     }
     struct exchange_model_case mc;
     memset(&mc, 0, sizeof(mc));
-    if (exchange_model_case_init(&mc, job->size, bytes, 8, 0) == UTIL_OK) {
+    if (exchange_model_case_init(&mc, job->size, bytes, job->words * sizeof(uint64_t), 0) ==
+        UTIL_OK) {
         mc.alpha = 1e-9 * (double)util_knob_u64(UTIL_KNOB_MODEL_ALPHA);
         mc.beta = 1e-12 * (double)util_knob_u64(UTIL_KNOB_MODEL_BETA);
         for (int b = 0; all && list[b] != NULL; b++) {
@@ -190,38 +191,21 @@ int sort_exchange(struct sort_job *job)
         report(&job->stats->exchange, &st);
         return 0;
     }
-    /* Records travel as their words: the counts scaled by the stride, and back after. */
-    const uint64_t w = job->words;
-    uint64_t *send_counts = job->send_counts, *recv_counts = job->recv_counts;
-    if (w > 1) {
-        send_counts = util_malloc(2 * (size_t)job->size * sizeof(uint64_t));
-        if (send_counts == NULL) {
-            return util_fail(UTIL_ENOMEM, "rank %d: exchange: out of memory", job->rank);
-        }
-        recv_counts = send_counts + job->size;
-        for (int r = 0; r < job->size; r++) {
-            send_counts[r] = job->send_counts[r] * w;
-            recv_counts[r] = job->recv_counts[r] * w;
-        }
-    }
+    /* Elements are whole records at their memory stride: the back-ends move them as they are,
+     * counts and capacity in records. */
     struct exchange_args args = {
         .comm = job->comm,
         .threads = job->threads,
+        .elem_size = job->words * sizeof(uint64_t),
         .send = job->a,
-        .send_counts = send_counts,
+        .send_counts = job->send_counts,
         .recv = job->b,
-        .recv_cap = job->cap_b * w,
-        .recv_counts = recv_counts, /* the bucket phase's all-to-all filled them */
+        .recv_cap = job->cap_b,
+        .recv_counts = job->recv_counts, /* the bucket phase's all-to-all filled them */
         .stats = &st,
         .recv_counts_known = 1,
     };
     int err = job->exchange->run(&args);
-    if (w > 1) {
-        for (int r = 0; r < job->size; r++) {
-            job->recv_counts[r] = recv_counts[r] / w;
-        }
-        util_free(send_counts);
-    }
     report(&job->stats->exchange, &st);
     /* The sort exchanges once: the back-end's kept scratch would only hold memory from here on. */
     exchange_release_scratch();

@@ -31,7 +31,8 @@ setup() {
     assert_output --regexp ', [1-9][0-9]* transfers joined to the next$'
 }
 
-@test "maps units of fifths of packets onto the bytes of messages with a short last packet" {
+@test "maps units of fifths of packets onto bytes, short last packet included, never inside an element" {
+    # Packets of elements of 1 to 65536 bytes are five whole elements (and 40 bytes) at least.
     run -0 "$SCHED_TEST" bytes
 }
 

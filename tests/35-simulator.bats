@@ -50,7 +50,7 @@ csv_header() {
     local opt
     for opt in --matrix --unit --dist --n --epsilon --oversample --pattern --volume --ranks \
         --seed --algos --alpha --beta --packet --target-h --csv --print-matrix --no-validate --threads \
-        --ping-pong --help --version; do
+        --ping-pong --record-size --help --version; do
         assert_output --partial -- "$opt"
     done
     assert_output --regexp -- '--alpha SECONDS .*\[[0-9.]+e-[0-9]+, measured here\]'
@@ -292,6 +292,54 @@ PY
     b=$("$SCHED" --matrix "$BATS_TEST_TMPDIR/bytes.csv" --unit bytes --csv \
         --algos direct,forward | cut -d, -f2-18)
     assert_equal "$b" "$(head -3 <<<"$a")"
+}
+
+@test "--record-size R models records: packets of five whole records, transpose blocks in records" {
+    local r
+    # Keys are 8-byte records: the same rows as without the option.
+    assert_equal "$("$SCHED" --pattern zipf --ranks 6 --csv --record-size 8 | cut -d, -f1-18,20-)" \
+        "$("$SCHED" --pattern zipf --ranks 6 --csv | cut -d, -f1-18,20-)"
+    for r in 13 100; do
+        run -0 "$SCHED" --pattern uniform --ranks 4 --volume 3Mi --record-size "$r" --csv \
+            --algos direct,forward,fullduplex,transpose
+        # 5 lcm(R, 8) bytes: 520 for 13, 1000 for 100 (forward's own packets too); V = 3Mi / R
+        # records per rank, and transpose's round-1 block is the bound of V in records.
+        csv_all "r['input'].endswith(':record=$r')" \
+            "int(r['packet_bytes']) % (5 * $r * 8 // math.gcd($r, 8)) == 0" \
+            "det(r).get('packet_bytes', 0) % (5 * $r * 8 // math.gcd($r, 8)) == 0" \
+            "r['algo'] != 'transpose' or det(r)['block1'] == (lambda v, p: min(v, v // p + (2 * (v % p) + p * (p - 1)) // (2 * p)))(3 * 2**20 // $r, 4)"
+    done
+    run -0 "$SCHED" --pattern uniform --ranks 3 --volume 4000 --record-size 100 --print-matrix
+    assert_line --index 0 --regexp '^# pattern:uniform.*:record=100, records of 100 bytes from row to column'
+    run -2 --separate-stderr "$SCHED" --matrix /dev/null --unit bytes --record-size 100
+    assert_equal "$stderr" "sortex-sched: error: --record-size counts records, not --unit bytes (100)"
+    run -2 --separate-stderr "$SCHED" --pattern uniform --ranks 3 --record-size 0
+    assert_equal "$stderr" "sortex-sched: error: --record-size must be an integer from 1 to 65536 (0)"
+}
+
+@test "the model of 100- and 13-byte records takes the steps a run of sortex-xbench takes" {
+    # sortex-xbench's pattern matrices are sortex-sched's (same seed): the scheduled back-ends'
+    # rounds are their schedules' steps, built at the packet size the records give.
+    local r pat
+    for r in 100 13; do
+        run -0 mpi 3 "$SORTEX_BIN/sortex-xbench" --record-size "$r" --patterns uniform,zipf \
+            --bytes 4Mi --reps 1 --warmup 0 --exchange direct,forward,fullduplex \
+            --output "$BATS_TEST_TMPDIR/run.csv"
+        for pat in uniform zipf; do
+            "$SCHED" --pattern "$pat" --ranks 3 --volume 4Mi --record-size "$r" --csv \
+                --algos direct,forward,fullduplex >"$BATS_TEST_TMPDIR/model.csv"
+            python3 - "$BATS_TEST_TMPDIR/run.csv" "$BATS_TEST_TMPDIR/model.csv" "$pat" <<'PY' ||
+import csv, sys
+run = {r["backend"]: r for r in csv.DictReader(l for l in open(sys.argv[1]) if l[0] != "#")
+       if r["pattern"] == sys.argv[3]}
+model = {r["algo"]: r for r in csv.DictReader(open(sys.argv[2]))}
+for algo, m in model.items():
+    assert run[algo]["valid"] == "1", run[algo]
+    assert run[algo]["rounds"] == m["rounds"], (algo, "run", run[algo]["rounds"], "model", m["rounds"])
+PY
+                fail "$pat, $r-byte records: the model's steps differ from the run's"
+        done
+    done
 }
 
 @test "builds the count matrix a sort exchanges on datagen inputs, as a real run reports it" {

@@ -43,7 +43,8 @@ print($1)" "$BATS_TEST_TMPDIR/stats.json"
 
 # transpose_case NP IN [sortex options...]: sorts IN on NP ranks with transpose and with
 # alltoallv; both outputs must be byte-identical and IN sorted (sortex-verify); the transpose
-# stats are left in $BATS_TEST_TMPDIR/stats.json and its bounds checked.
+# stats are left in $BATS_TEST_TMPDIR/stats.json and its bounds checked. Records of the layout
+# $SORT_FORMAT (helper.bash; empty: 8-byte keys) are sorted and verified as such.
 transpose_case() {
     local np=$1 in=$2
     shift 2
@@ -51,8 +52,10 @@ transpose_case() {
     for x in alltoallv transpose; do
         out=$BATS_TEST_TMPDIR/out-$x.bin
         rm -f "$out"
+        # shellcheck disable=SC2086 # the format flags are words
         if ! mpi "$np" "$SORTEX" --input "$in" --output "$out" --exchange "$x" \
-            --stats "$BATS_TEST_TMPDIR/stats-$x.json" "$@" >"$BATS_TEST_TMPDIR/sort.log" 2>&1; then
+            --stats "$BATS_TEST_TMPDIR/stats-$x.json" $SORT_FORMAT "$@" \
+            >"$BATS_TEST_TMPDIR/sort.log" 2>&1; then
             echo "sort failed: P=$np exchange=$x input=$in $*" >&2
             cat "$BATS_TEST_TMPDIR/sort.log" >&2
             return 1
@@ -61,7 +64,8 @@ transpose_case() {
     cp "$BATS_TEST_TMPDIR/stats-transpose.json" "$BATS_TEST_TMPDIR/stats.json"
     cmp "$BATS_TEST_TMPDIR/out-alltoallv.bin" "$BATS_TEST_TMPDIR/out-transpose.bin" ||
         { echo "transpose and alltoallv differ: P=$np input=$in $*" >&2; return 1; }
-    if ! "$VERIFY" "$BATS_TEST_TMPDIR/out-transpose.bin" --input "$in" \
+    # shellcheck disable=SC2086 # the format flags are words
+    if ! "$VERIFY" "$BATS_TEST_TMPDIR/out-transpose.bin" --input "$in" $SORT_FORMAT \
         >"$BATS_TEST_TMPDIR/verify.log" 2>&1; then
         echo "not sorted: P=$np input=$in $*" >&2
         cat "$BATS_TEST_TMPDIR/verify.log" >&2
@@ -120,12 +124,29 @@ transpose_case() {
 @test "counts beyond the MPI int limit only make the steps smaller, same output" {
     local np
     for np in 3 4 8; do
-        SORTEX_INT_LIMIT=1000 transpose_case "$np" "$(transpose_input uniform 100003 "$np")"
+        # SORTEX_INT_LIMIT counts bytes: 8000 is 1000 keys.
+        SORTEX_INT_LIMIT=8000 transpose_case "$np" "$(transpose_input uniform 100003 "$np")"
         # Every Alltoall hands MPI at most the limit: P blocks of at most round2_bound keys.
-        run tstat '(e["steps"] >= 10, d["P"] * max(e["round1_bound"], e["round2_bound"]) <= 1000)'
+        run tstat '(e["steps"] >= 10,
+                    8 * d["P"] * max(e["round1_bound"], e["round2_bound"]) <= 8000)'
         assert_output "(True, True)"
     done
-    # A limit below P(P+1)/2: steps of one key.
-    SORTEX_INT_LIMIT=3 transpose_case 5 "$(transpose_input staggered 2000 5)"
+    # A limit below P(P+1)/2 keys: steps of one key.
+    SORTEX_INT_LIMIT=24 transpose_case 5 "$(transpose_input staggered 2000 5)"
+}
+
+@test "transpose deals whole records: gensort's and 13-byte ones sort like alltoallv, in bounds" {
+    # The bounds count records; steps and a lowered limit cut between records, never inside one.
+    SORT_FORMAT="--format gensort"
+    transpose_case 5 "$(transpose_input uniform 20000 5)"
+    SORTEX_TRANSPOSE_STEP=3000 SORTEX_INT_LIMIT=20000 \
+        transpose_case 3 "$(transpose_input staggered 20000 3)"
+    run tstat 'e["steps"] > 1'
+    assert_output "True"
+    SORT_FORMAT="--record-size 13 --key-offset 3 --key-size 5"
+    transpose_case 4 "$(transpose_input few 30011 4)"
+    SORTEX_INT_LIMIT=2000 transpose_case 7 "$(transpose_input uniform 30011 7)"
+    run tstat 'e["steps"] > 1'
+    assert_output "True"
 }
 

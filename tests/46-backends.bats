@@ -3,14 +3,18 @@
 # to output byte-identical to alltoallv's, and verified by sortex-verify, on uniform, skewed,
 # all-equal and few-valued inputs from sortex-gen, with the int limit lowered, with every
 # bundle scattered and with blocking rounds. Also runs the two unit programs: the schedules as
-# pure functions and the registry's contract, and the exchange contract checked key by key
-# against alltoallv at P = 1 to 8.
+# pure functions and the registry's contract, and the exchange contract checked byte by byte
+# against alltoallv at P = 1 to 8 on elements of 1, 8, 13 and 100 bytes; and the exchange
+# benchmark on 100-byte records.
 bats_require_minimum_version 1.5.0
 load helper
 
 # The back-ends compared with alltoallv: every other one the registry holds.
 mapfile -t BACKENDS < <(backends | grep -vx alltoallv)
 PS=(1 2 3 4 5 6 7 8)
+# Element sizes beside 8-byte keys: a byte, an odd record, gensort's record. Each P runs keys
+# and two of these in turn (the product walked, not multiplied).
+ESIZES=(1 13 100)
 
 # keys_file KIND N P: the path of an input from sortex-gen (helper.bash's gen_input, cached for
 # the test file):
@@ -109,21 +113,29 @@ stat_of() {
     assert_output --partial "ok: every registered back-end has a run and a cost model"
 }
 
-@test "every back-end delivers alltoallv's exact layout, pattern by pattern, at P = 1..8" {
+@test "every back-end delivers alltoallv's exact layout, byte for byte, elements of 1 to 100 bytes, at P = 1..8" {
     # No names: every registered back-end, the reference and the scheduled ones included, each
-    # also refusing a receive buffer one key short on one rank without leaving a peer waiting.
-    local np
+    # also refusing a receive buffer one element short on one rank without leaving a peer
+    # waiting. Keys at every P; the other sizes two at a time, in turn, so that each meets odd
+    # and even P, powers of two and not.
+    local np i=0 sizes
     for np in "${PS[@]}"; do
-        run mpi "$np" "$SORTEX_BUILD/tests/test_backends_mpi"
+        sizes=8,${ESIZES[$((i % 3))]},${ESIZES[$(((i + 1) % 3))]}
+        run mpi "$np" "$SORTEX_BUILD/tests/test_backends_mpi" -e "$sizes"
         assert_success
         refute_output --partial FAIL
+        # An "ok" line for every back-end at every size.
+        [[ $(grep -c '^ok ' <<<"$output") -eq $((3 * (${#BACKENDS[@]} + 1))) ]] ||
+            fail "not every back-end at every size ($sizes) at P=$np: $output"
+        i=$((i + 1))
     done
 }
 
 @test "the exchange contract holds with the int limit lowered and every bundle scattered" {
+    # SORTEX_INT_LIMIT counts bytes: 8000 is 1000 keys.
     local np
     for np in 3 4 7 8; do
-        SORTEX_INT_LIMIT=1000 run mpi "$np" "$SORTEX_BUILD/tests/test_backends_mpi" \
+        SORTEX_INT_LIMIT=8000 run mpi "$np" "$SORTEX_BUILD/tests/test_backends_mpi" \
             "${BACKENDS[@]}"
         assert_success
     done
@@ -131,7 +143,7 @@ stat_of() {
         SORTEX_SCATTER_MIN=0 run mpi "$np" "$SORTEX_BUILD/tests/test_backends_mpi" grid hypercube
         assert_success
     done
-    SORTEX_INT_LIMIT=7 SORTEX_SCATTER_MIN=0 run mpi 5 "$SORTEX_BUILD/tests/test_backends_mpi" \
+    SORTEX_INT_LIMIT=56 SORTEX_SCATTER_MIN=0 run mpi 5 "$SORTEX_BUILD/tests/test_backends_mpi" \
         "${BACKENDS[@]}"
     assert_success
     # Short first messages cut into eager chunks of 8 keys: alone, under a limit they share with
@@ -140,10 +152,10 @@ stat_of() {
         SORTEX_EAGER_BYTES=64 run mpi "$np" "$SORTEX_BUILD/tests/test_backends_mpi" grid hypercube
         assert_success
     done
-    SORTEX_EAGER_BYTES=64 SORTEX_INT_LIMIT=20 run mpi 5 "$SORTEX_BUILD/tests/test_backends_mpi" \
+    SORTEX_EAGER_BYTES=64 SORTEX_INT_LIMIT=160 run mpi 5 "$SORTEX_BUILD/tests/test_backends_mpi" \
         grid hypercube
     assert_success
-    SORTEX_EAGER_BYTES=64 SORTEX_INT_LIMIT=5 run mpi 6 "$SORTEX_BUILD/tests/test_backends_mpi" \
+    SORTEX_EAGER_BYTES=64 SORTEX_INT_LIMIT=40 run mpi 6 "$SORTEX_BUILD/tests/test_backends_mpi" \
         grid hypercube
     assert_success
     # Scheduled steps one or two at a time (taken only with a core per rank and large pieces,
@@ -166,7 +178,7 @@ stat_of() {
     done
     # Blocking rounds (taken only with a core per rank, so forced here) and posted ones.
     for np in 3 8; do
-        SORTEX_ROUNDS=sync SORTEX_INT_LIMIT=1000 run mpi "$np" \
+        SORTEX_ROUNDS=sync SORTEX_INT_LIMIT=8000 run mpi "$np" \
             "$SORTEX_BUILD/tests/test_backends_mpi" pairwise shift
         assert_success
         SORTEX_ROUNDS=async run mpi "$np" "$SORTEX_BUILD/tests/test_backends_mpi" pairwise shift
@@ -174,15 +186,45 @@ stat_of() {
     done
 }
 
-@test "with the int limit lowered to 1000 every back-end chunks and still matches alltoallv" {
-    SORTEX_INT_LIMIT=1000 same_as_alltoallv 4 "$(keys_file uniform 100003 4)"
+@test "elements of 13 and 100 bytes cross a lowered int limit in chunks, cut inside elements too" {
+    # The limit counts bytes: 1000 bytes are 76 elements of 13 and 10 of 100 bytes per MPI call
+    # (the program checks that the chunked paths were taken, and every byte that arrived).
+    # Transpose's steps stay within the limit at 13 bytes; at 100 bytes it needs room for P(P+1)/2
+    # elements per call, 8000 bytes at P = 7.
+    local others=() b
+    for b in "${BACKENDS[@]}"; do
+        [[ $b == transpose ]] || others+=("$b")
+    done
+    SORTEX_INT_LIMIT=1000 run mpi 4 "$SORTEX_BUILD/tests/test_backends_mpi" -e 13,100 \
+        "${others[@]}"
+    assert_success
+    SORTEX_INT_LIMIT=1000 run mpi 7 "$SORTEX_BUILD/tests/test_backends_mpi" -e 13 \
+        "${BACKENDS[@]}"
+    assert_success
+    SORTEX_INT_LIMIT=8000 run mpi 7 "$SORTEX_BUILD/tests/test_backends_mpi" -e 100 transpose
+    assert_success
+    # A limit below the element: chunks of 96 bytes cut every 100-byte element in two, and the
+    # receiver puts it together again (transpose never cuts one, so it does not take part).
+    SORTEX_INT_LIMIT=96 run mpi 3 "$SORTEX_BUILD/tests/test_backends_mpi" -e 100 "${others[@]}"
+    assert_success
+    SORTEX_INT_LIMIT=96 SORTEX_SCATTER_MIN=0 run mpi 5 "$SORTEX_BUILD/tests/test_backends_mpi" \
+        -e 100 grid hypercube
+    assert_success
+    # Eager first chunks beside limit-cut messages of odd-sized elements.
+    SORTEX_EAGER_BYTES=64 SORTEX_INT_LIMIT=150 run mpi 5 "$SORTEX_BUILD/tests/test_backends_mpi" \
+        -e 13,100 grid hypercube
+    assert_success
+}
+
+@test "with the int limit lowered to 1000 keys every back-end chunks and still matches alltoallv" {
+    SORTEX_INT_LIMIT=8000 same_as_alltoallv 4 "$(keys_file uniform 100003 4)"
     run stat_of pairwise 'e["chunked"]'
     assert_output "1"
     # Chunking shows as more messages than pieces: at least n/1000 in all.
     run stat_of grid 'e["messages"] >= 100003 // 1000'
     assert_output "True"
-    SORTEX_INT_LIMIT=1000 same_as_alltoallv 7 "$(keys_file narrow 100003 7)"
-    SORTEX_INT_LIMIT=1000 same_as_alltoallv 3 "$(keys_file equal 20000 3)"
+    SORTEX_INT_LIMIT=8000 same_as_alltoallv 7 "$(keys_file narrow 100003 7)"
+    SORTEX_INT_LIMIT=8000 same_as_alltoallv 3 "$(keys_file equal 20000 3)"
 }
 
 @test "with every bundle scattered and with blocking rounds every back-end matches alltoallv" {
@@ -271,4 +313,31 @@ stat_of() {
     for backend in "${BACKENDS[@]}"; do
         assert_line --regexp "^$backend +[^ ].+"
     done
+}
+
+@test "sortex-xbench --record-size 100 checks every byte of every record with every back-end" {
+    local out=$BATS_TEST_TMPDIR/x.csv
+    run mpi 3 "$SORTEX_BIN/sortex-xbench" --record-size 100 --patterns oddcycle,onehot:75 \
+        --bytes 4Ki,40000 --reps 1 --warmup 0 --output "$out"
+    assert_success
+    # Every back-end on both patterns and volumes, every exchange valid, the volumes rounded
+    # down to whole records (4Ki: 40 of them), and the record size in the header.
+    python3 - "$out" "$(backends | paste -sd,)" <<'PY'
+import csv, sys
+lines = open(sys.argv[1]).read().splitlines()
+assert "# record_size: 100" in lines, "no record_size in the header"
+rows = list(csv.DictReader(l for l in lines if not l.startswith("# ")))
+backends = sys.argv[2].split(",")
+assert len(rows) == len(backends) * 2 * 2, len(rows)
+assert {r["backend"] for r in rows} == set(backends)
+assert all(r["valid"] == "1" for r in rows), [r for r in rows if r["valid"] != "1"]
+assert {r["bytes_per_rank"] for r in rows} == {"4000", "40000"}, {r["bytes_per_rank"] for r in rows}
+PY
+    # Odd records under a lowered limit, and a size out of range: exit 2 and one line.
+    SORTEX_INT_LIMIT=1000 run mpi 2 "$SORTEX_BIN/sortex-xbench" --record-size 13 \
+        --patterns uniform --bytes 64Ki --reps 1 --warmup 0
+    assert_success
+    run mpi 2 "$SORTEX_BIN/sortex-xbench" --record-size 65537
+    assert_failure 2
+    assert_line "sortex-xbench: error: --record-size must be an integer from 1 to 65536 (65537)"
 }

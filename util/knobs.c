@@ -44,8 +44,8 @@ static const struct util_knob_info table[UTIL_KNOB_COUNT] = {
          "the local sort's in-cache kernel; auto: the faster on this CPU, by a calibration of "
          "about 10 ms at the first sort [sort/local_sort.c]"},
     [UTIL_KNOB_SCATTER] =
-        {"SORTEX_SCATTER", UTIL_KNOB_SETTING, UTIL_KNOB_WORD_T, 0, 0, 0, "plain,stream", "auto",
-         "", "how the local sort's spread passes larger than the caches write their buckets: "
+        {"SORTEX_SCATTER", UTIL_KNOB_SETTING, UTIL_KNOB_WORD_T, 0, 0, 0, "plain,stream", "auto", "",
+         "how the local sort's spread passes larger than the caches write their buckets: "
          "plain stores or streaming stores; auto: the faster, timed by each pass on its first "
          "keys [sort/local_sort.c]"},
     [UTIL_KNOB_MODEL_ALPHA] =
@@ -70,16 +70,18 @@ static const struct util_knob_info table[UTIL_KNOB_COUNT] = {
          "instead of the size read from the CPU [util/cpu.c]"},
     [UTIL_KNOB_OMP_THREADS] =
         {"OMP_NUM_THREADS", UTIL_KNOB_SETTING, UTIL_KNOB_TEXT_T, 0, 0, 0, NULL, "see --threads",
-         "threads", "OpenMP's own variable: when set, OpenMP's reading of it is the threads per "
+         "threads",
+         "OpenMP's own variable: when set, OpenMP's reading of it is the threads per "
          "rank, unless --threads says otherwise [sort/sortex.c]"},
     [UTIL_KNOB_INT_LIMIT] =
         {"SORTEX_INT_LIMIT", UTIL_KNOB_HOOK, UTIL_KNOB_COUNT_T, 2147483647, 1, 2147483647, NULL,
-         "INT_MAX", "keys",
-         "the largest count handed to one MPI call: lower it to take the large-count paths "
-         "with small data [exchange/registry.c]"},
+         "INT_MAX", "bytes",
+         "the most bytes the exchange hands to one MPI call (elements of 100 bytes reach it at "
+         "INT_MAX / 100): lower it to take the large-message paths with small data "
+         "[exchange/registry.c]"},
     [UTIL_KNOB_FWD_RING_BYTES] =
-        {"SORTEX_FWD_RING_BYTES", UTIL_KNOB_HOOK, UTIL_KNOB_COUNT_T, (uint64_t)8 << 20, 1,
-         UINT64_MAX, NULL, "8Mi", "bytes",
+        {"SORTEX_FWD_RING_BYTES", UTIL_KNOB_HOOK, UTIL_KNOB_COUNT_T, (uint64_t)8 << 20,
+         1, UINT64_MAX, NULL, "8Mi", "bytes",
          "forward's ring of pieces in transit (1: one piece at a time) [exchange/fwd_ring.c]"},
     [UTIL_KNOB_SCHED_JOIN] =
         {"SORTEX_SCHED_JOIN", UTIL_KNOB_HOOK, UTIL_KNOB_COUNT_T, 1, 0, UINT64_MAX, NULL, "1", "",
@@ -89,16 +91,15 @@ static const struct util_knob_info table[UTIL_KNOB_COUNT] = {
         {"SORTEX_ROUNDS", UTIL_KNOB_HOOK, UTIL_KNOB_WORD_T, 0, 0, 0, "sync,async", "auto", "",
          "pairwise and shift: sync (a blocking round at a time) or async (all posted at once) "
          "[exchange/pairwise.c]"},
-    [UTIL_KNOB_FAIL] =
-        {"SORTEX_FAIL", UTIL_KNOB_HOOK, UTIL_KNOB_SPEC_T, 0, 0, 0, "PHASE[:RANK]", "none", "",
-         "the sort fails after PHASE (on RANK only, if given) [sort/sortex.c]"},
+    [UTIL_KNOB_FAIL] = {"SORTEX_FAIL", UTIL_KNOB_HOOK, UTIL_KNOB_SPEC_T, 0, 0, 0, "PHASE[:RANK]",
+                        "none", "",
+                        "the sort fails after PHASE (on RANK only, if given) [sort/sortex.c]"},
     [UTIL_KNOB_STALL] =
         {"SORTEX_STALL", UTIL_KNOB_HOOK, UTIL_KNOB_SPEC_T, 0, 0, 0, "POINT:RANK:SECONDS", "none",
          "", "RANK announces itself and sleeps SECONDS at POINT: a phase's start, read-chunk, "
          "exchange-run or commit [sort/sortex.c]"},
     [UTIL_KNOB_CORRUPT] =
-        {"SORTEX_CORRUPT", UTIL_KNOB_HOOK, UTIL_KNOB_SPEC_T, 0, 0, 0, "order|keys:RANK", "none",
-         "",
+        {"SORTEX_CORRUPT", UTIL_KNOB_HOOK, UTIL_KNOB_SPEC_T, 0, 0, 0, "order|keys:RANK", "none", "",
          "under --check, right before it looks: order swaps RANK's first and last output keys, "
          "keys copies its second key over its first [sort/check.c]"},
     [UTIL_KNOB_LOCAL_SIZE] =
@@ -108,7 +109,8 @@ static const struct util_knob_info table[UTIL_KNOB_COUNT] = {
          "round-based back-ends post everything at once [exchange/registry.c]"},
     [UTIL_KNOB_SLURM_CPUS] =
         {"SLURM_CPUS_PER_TASK", UTIL_KNOB_LAUNCH, UTIL_KNOB_INT_T, 0, 1, 4096, NULL, "unset",
-         "CPUs", "Slurm's CPUs per task (srun -c): the threads per rank when OMP_NUM_THREADS is "
+         "CPUs",
+         "Slurm's CPUs per task (srun -c): the threads per rank when OMP_NUM_THREADS is "
          "unset [sort/sortex.c]"},
     [UTIL_KNOB_HNP_URI] =
         {"OMPI_MCA_orte_hnp_uri", UTIL_KNOB_LAUNCH, UTIL_KNOB_TEXT_T, 0, 0, 0, NULL, "unset", "",

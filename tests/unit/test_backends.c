@@ -188,8 +188,9 @@ static void test_cube(int p)
 /*
  * The registry: every back-end has a name, a summary, a run and at least one model; every model
  * is named after its back-end (NAME or NAME-VARIANT), unique, says its port model, and prices a
- * small irregular matrix at P = 1, 5 and 8 without error and with a positive time whenever bytes
- * cross between ranks.
+ * small irregular matrix of elements of 1, 8, 13 and 100 bytes at P = 1, 5 and 8 without error
+ * and with a positive time whenever bytes cross between ranks; a model with packets cuts them
+ * in whole elements, five at least (no piece of a packet splits an element).
  */
 static void test_registry(void)
 {
@@ -216,23 +217,30 @@ static void test_registry(void)
                 CHECK(strcmp(seen[j], m->name) != 0, "model %s twice", m->name);
             }
             seen[nseen < 64 ? nseen++ : 63] = m->name;
+            static const uint64_t elems[] = {1, 8, 13, 100};
             for (int p = 1; p <= 8; p += p == 1 ? 4 : 3) {
-                uint64_t bytes[64];
-                for (int x = 0; x < p * p; x++) {
-                    bytes[x] = 8 * (uint64_t)((x * 7919 + 13) % 23) * 1000;
+                for (size_t z = 0; z < sizeof(elems) / sizeof(*elems); z++) {
+                    uint64_t bytes[64], e = elems[z];
+                    for (int x = 0; x < p * p; x++) {
+                        bytes[x] = e * (uint64_t)((x * 7919 + 13) % 23) * 1000;
+                    }
+                    struct exchange_model_case c;
+                    struct exchange_model_result r;
+                    CHECK(exchange_model_case_init(&c, p, bytes, e, 0) == 0, "case init P=%d", p);
+                    c.alpha = 1e-6;
+                    c.beta = 1e-9;
+                    c.validate = 1;
+                    CHECK(exchange_model_run(m, &c, &r) == 0, "%s: model failed at P=%d e=%llu",
+                          m->name, p, (unsigned long long)e);
+                    CHECK(strcmp(r.algo, m->name) == 0, "%s: result named %s", m->name, r.algo);
+                    CHECK(p == 1 || r.seconds > 0, "%s: no time at P=%d", m->name, p);
+                    CHECK(p == 1 || r.bytes_moved >= c.total_bytes,
+                          "%s: moves too little at P=%d e=%llu", m->name, p, (unsigned long long)e);
+                    CHECK(m->target_h == 0 || r.packet_bytes % (5 * e) == 0,
+                          "%s: packets of %llu bytes split %llu-byte elements", m->name,
+                          (unsigned long long)r.packet_bytes, (unsigned long long)e);
+                    exchange_model_case_free(&c);
                 }
-                struct exchange_model_case c;
-                struct exchange_model_result r;
-                CHECK(exchange_model_case_init(&c, p, bytes, 8, 0) == 0, "case init P=%d", p);
-                c.alpha = 1e-6;
-                c.beta = 1e-9;
-                c.validate = 1;
-                CHECK(exchange_model_run(m, &c, &r) == 0, "%s: model failed at P=%d", m->name, p);
-                CHECK(strcmp(r.algo, m->name) == 0, "%s: result named %s", m->name, r.algo);
-                CHECK(p == 1 || r.seconds > 0, "%s: no time at P=%d", m->name, p);
-                CHECK(p == 1 || r.bytes_moved >= c.total_bytes, "%s: moves too little at P=%d",
-                      m->name, p);
-                exchange_model_case_free(&c);
             }
         }
     }

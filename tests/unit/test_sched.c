@@ -6,7 +6,7 @@
  *   test_sched lowerbound           the 3-cycle instance of §2.5: direct 3h/2, forward ~6h/5
  *   test_sched validator            hand-made schedules the validator must accept or reject
  *   test_sched joins                which transfers an executor may send as one message
- *   test_sched bytes                the packet / unit / byte mapping
+ *   test_sched bytes                the packet / unit / byte mapping, packets of whole elements
  *   test_sched errors               bad arguments are refused with an error code
  *   test_sched time P MEAN [REPS]   scheduling time on random matrices (prints a table)
  *
@@ -713,6 +713,33 @@ static int cmd_bytes(void)
     uint64_t bo, bl;
     exchange_sched_bytes(100, UINT64_MAX / 2, 5, UINT64_MAX - 10, &bo, &bl);
     CHECK(bo == 100 && bl == 0, "overflow clipped: %" PRIu64 " %" PRIu64, bo, bl);
+    /* Packets of elements: 40 bytes for keys and bytes as ever, five whole elements otherwise,
+     * and then no piece of any message of whole elements starts or ends inside an element. */
+    static const uint64_t elems[] = {1, 2, 8, 13, 24, 100, 65536};
+    static const uint64_t quanta[] = {40, 40, 40, 520, 120, 1000, 327680};
+    for (size_t a = 0; a < sizeof(elems) / sizeof(*elems); a++) {
+        uint64_t e = elems[a], q = exchange_sched_quantum(e);
+        CHECK(q == quanta[a], "quantum of %" PRIu64 "-byte elements: %" PRIu64, e, q);
+        uint64_t m[4] = {0, 777 + a, 12345, 0}; /* two PEs, in elements */
+        for (uint64_t th = 1; th <= 64; th *= 4) {
+            uint64_t S = exchange_sched_packet_bytes(2, m, e, e, th);
+            CHECK(S % q == 0 && S >= EXCHANGE_SCHED_MIN_PACKET, "e=%" PRIu64 ": packet %" PRIu64, e,
+                  S);
+            uint64_t msg = m[2] * e, np = exchange_sched_packets(msg, S);
+            for (uint64_t u = 0; u < 5 * np; u++) {
+                exchange_sched_bytes(msg, S, u, 1, &bo, &bl);
+                CHECK(bo % e == 0 && bl % e == 0,
+                      "e=%" PRIu64 " S=%" PRIu64 ": unit %" PRIu64 " is bytes [%" PRIu64
+                      ", +%" PRIu64 ")",
+                      e, S, u, bo, bl);
+            }
+        }
+    }
+    /* A byte matrix prices the same packets as the matrix of elements it counts. */
+    uint64_t me[4] = {0, 5000, 70000, 0}, mb[4] = {0, 5000 * 13, 70000 * 13, 0};
+    CHECK(exchange_sched_packet_bytes(2, me, 13, 13, 0) ==
+              exchange_sched_packet_bytes(2, mb, 1, 13, 0),
+          "elements and bytes disagree");
     return failures ? 1 : 0;
 }
 

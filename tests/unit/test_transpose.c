@@ -8,8 +8,9 @@
  *    in h; exhaustively over small count vectors too, where the bound is also shown reached.
  * 3. The split of an exchange into steps: pieces follow each other and add up to the runs.
  * 4. The whole exchange simulated in one process (memcpy for the two MPI_Alltoall rounds), in
- *    one step or many: every rank ends with exactly the layout alltoallv delivers, each
- *    source's run in order.
+ *    one step or many, on elements of 8, 1, 13 and 100 bytes (the cases walk the sizes): every
+ *    rank ends with exactly the layout alltoallv delivers, byte for byte, each source's run in
+ *    order.
  * Prints one line per group and exits 0 when everything holds, 1 otherwise.
  */
 #include <inttypes.h>
@@ -92,7 +93,7 @@ static long check_bounds(const uint64_t *c, int p, const char *what, long *gap2)
     struct exchange_transpose_plan plan;
     uint64_t max1 = 0, max2 = 0, n_max = 0, h = 0;
     for (int r = 0; r < p; r++) {
-        if (exchange_transpose_plan_init(&plan, p, r) != 0) {
+        if (exchange_transpose_plan_init(&plan, p, r, sizeof(uint64_t)) != 0) {
             fprintf(stderr, "out of memory\n");
             exit(2);
         }
@@ -236,7 +237,7 @@ static void test_bounds_exhaustive(void)
                 x /= base;
             }
             struct exchange_transpose_plan plan;
-            if (exchange_transpose_plan_init(&plan, p, 0) != 0) {
+            if (exchange_transpose_plan_init(&plan, p, 0, sizeof(uint64_t)) != 0) {
                 exit(2);
             }
             exchange_transpose_plan_set(&plan, c);
@@ -264,31 +265,43 @@ static void test_bounds_exhaustive(void)
 
 /* ---- 3. the exchange simulated in one process ------------------------------------------------ */
 
-/* A key that names where it came from: source, destination and position in the run. */
-static uint64_t key_of(int s, int j, uint64_t k)
+/* Element k of run (s, j), @e bytes at @out: byte b is byte b % 8 of a bijective hash of
+ * (s, j, k, b / 8), so that an element in the wrong place, or a part of one, shows. */
+static void elem_of(int s, int j, uint64_t k, size_t e, unsigned char *out)
 {
-    return ((uint64_t)s << 48) | ((uint64_t)j << 32) | k;
+    uint64_t key = ((uint64_t)s << 48) | ((uint64_t)j << 32) | k;
+    for (size_t at = 0; at < e; at += 8) {
+        uint64_t w = key + (at / 8) * 0x9e3779b97f4a7c15ULL;
+        w = (w ^ (w >> 30)) * 0xbf58476d1ce4e5b9ULL;
+        w = (w ^ (w >> 27)) * 0x94d049bb133111ebULL;
+        w ^= w >> 31;
+        for (size_t b = at; b < e && b < at + 8; b++) {
+            out[b] = (unsigned char)(w >> (8 * (b - at)));
+        }
+    }
 }
 
-/* Runs deal, round 1, regroup, round 2 and unpack for all P ranks of matrix c, in @steps steps
- * as the back-end does, and compares every rank's result with the alltoallv layout. @wide: the
- * back-end's layout, where every block has room for both bins (stride block1 + block2) and the
- * round-2 bin sits behind the round-1 bin; otherwise blocks are exactly one bin wide. */
+/* Runs deal, round 1, regroup, round 2 and unpack for all P ranks of matrix c, elements of @e
+ * bytes, in @steps steps as the back-end does, and compares every rank's result with the
+ * alltoallv layout, byte for byte. @wide: the back-end's layout, where every block has room for
+ * both bins (stride block1 + block2) and the round-2 bin sits behind the round-1 bin; otherwise
+ * blocks are exactly one bin wide. */
 static void simulate_layout(const uint64_t *c, int p, uint64_t steps, int threads, int wide,
-                            const char *what)
+                            size_t e, const char *what)
 {
     size_t pp = (size_t)p * (size_t)p;
     struct exchange_transpose_plan *plan = xcalloc((size_t)p, sizeof(*plan));
-    uint64_t **send = xcalloc((size_t)p, sizeof(uint64_t *));
-    uint64_t **recv = xcalloc((size_t)p, sizeof(uint64_t *));
-    uint64_t **x = xcalloc((size_t)p, sizeof(uint64_t *));
-    uint64_t **y = xcalloc((size_t)p, sizeof(uint64_t *));
+    unsigned char **send = xcalloc((size_t)p, sizeof(unsigned char *));
+    unsigned char **recv = xcalloc((size_t)p, sizeof(unsigned char *));
+    unsigned char **x = xcalloc((size_t)p, sizeof(unsigned char *));
+    unsigned char **y = xcalloc((size_t)p, sizeof(unsigned char *));
+    unsigned char *want = xcalloc(e, 1);
     uint64_t *part = xcalloc(pp, sizeof(uint64_t)), *first = xcalloc(pp, sizeof(uint64_t));
     uint64_t *sdispl = xcalloc(pp, sizeof(uint64_t)), *rdispl = xcalloc(pp, sizeof(uint64_t));
     uint64_t *srun = xcalloc((size_t)p, sizeof(uint64_t));
     uint64_t *rrun = xcalloc((size_t)p, sizeof(uint64_t));
     for (int r = 0; r < p; r++) {
-        if (exchange_transpose_plan_init(&plan[r], p, r) != 0) {
+        if (exchange_transpose_plan_init(&plan[r], p, r, e) != 0) {
             exit(2);
         }
         uint64_t row = 0, col = 0;
@@ -298,13 +311,13 @@ static void simulate_layout(const uint64_t *c, int p, uint64_t steps, int thread
             row += c[(size_t)r * p + j];
             col += c[(size_t)j * p + r];
         }
-        send[r] = xcalloc(row, sizeof(uint64_t));
-        recv[r] = xcalloc(col, sizeof(uint64_t));
-        memset(recv[r], 0xff, col * sizeof(uint64_t));
+        send[r] = xcalloc(row, e);
+        recv[r] = xcalloc(col, e);
+        memset(recv[r], 0xff, col * e);
         uint64_t at = 0;
         for (int j = 0; j < p; j++) {
             for (uint64_t k = 0; k < c[(size_t)r * p + j]; k++) {
-                send[r][at++] = key_of(r, j, k);
+                elem_of(r, j, k, e, send[r] + e * at++);
             }
         }
     }
@@ -319,9 +332,9 @@ static void simulate_layout(const uint64_t *c, int p, uint64_t steps, int thread
         for (int r = 0; r < p; r++) {
             CHECK(plan[r].block1 == b1 && plan[r].block2 == b2, "%s: ranks disagree", what);
             /* Scratch poisoned: a key read from padding would show up in a result. */
-            x[r] = xcalloc(half, sizeof(uint64_t));
-            y[r] = xcalloc(half, sizeof(uint64_t));
-            memset(x[r], 0xff, half * sizeof(uint64_t));
+            x[r] = xcalloc(half, e);
+            y[r] = xcalloc(half, e);
+            memset(x[r], 0xff, half * e);
             for (int j = 0; j < p; j++) {
                 srun[j] = sdispl[(size_t)r * p + j] + first[(size_t)r * p + j];
             }
@@ -330,25 +343,25 @@ static void simulate_layout(const uint64_t *c, int p, uint64_t steps, int thread
         /* Round 1 stands in for MPI_Alltoall: block b of rank s to block s of rank b. */
         for (int s = 0; s < p; s++) {
             for (int b = 0; b < p; b++) {
-                memcpy(y[b] + (uint64_t)s * s1, x[s] + (uint64_t)b * s1, b1 * sizeof(uint64_t));
+                memcpy(y[b] + (uint64_t)s * s1 * e, x[s] + (uint64_t)b * s1 * e, b1 * e);
             }
         }
         for (int r = 0; r < p; r++) {
-            memset(x[r], 0xff, half * sizeof(uint64_t));
-            exchange_transpose_regroup(&plan[r], y[r], s1, x[r] + off2, s2, threads);
+            memset(x[r], 0xff, half * e);
+            exchange_transpose_regroup(&plan[r], y[r], s1, x[r] + off2 * e, s2, threads);
         }
         for (int b = 0; b < p; b++) {
             for (int j = 0; j < p; j++) {
-                memcpy(y[j] + (uint64_t)b * s2 + off2, x[b] + (uint64_t)j * s2 + off2,
-                       b2 * sizeof(uint64_t));
+                memcpy(y[j] + ((uint64_t)b * s2 + off2) * e, x[b] + ((uint64_t)j * s2 + off2) * e,
+                       b2 * e);
             }
         }
         for (int r = 0; r < p; r++) {
             for (int s = 0; s < p; s++) {
                 rrun[s] = rdispl[(size_t)r * p + s] + first[(size_t)s * p + r];
             }
-            exchange_transpose_unpack(&plan[r], y[r] + off2, s2, recv[r], steps > 1 ? rrun : NULL,
-                                      threads);
+            exchange_transpose_unpack(&plan[r], y[r] + off2 * e, s2, recv[r],
+                                      steps > 1 ? rrun : NULL, threads);
             free(x[r]);
             free(y[r]);
         }
@@ -359,10 +372,12 @@ static void simulate_layout(const uint64_t *c, int p, uint64_t steps, int thread
         int bad = 0;
         for (int s = 0; s < p && !bad; s++) {
             for (uint64_t k = 0; k < c[(size_t)s * p + j]; k++, at++) {
-                if (recv[j][at] != key_of(s, j, k)) {
-                    CHECK(0, "%s P=%d steps=%" PRIu64 " wide=%d rank %d: key %" PRIu64
-                          " is %#" PRIx64 ", want %#" PRIx64, what, p, steps, wide, j, at,
-                          recv[j][at], key_of(s, j, k));
+                elem_of(s, j, k, e, want);
+                if (memcmp(recv[j] + at * e, want, e) != 0) {
+                    CHECK(0,
+                          "%s P=%d steps=%" PRIu64 " wide=%d e=%zu rank %d: element %" PRIu64
+                          " (from %d, #%" PRIu64 ") differs",
+                          what, p, steps, wide, e, j, at, s, k);
                     bad = 1;
                     break;
                 }
@@ -385,13 +400,28 @@ static void simulate_layout(const uint64_t *c, int p, uint64_t steps, int thread
     free(rdispl);
     free(srun);
     free(rrun);
+    free(want);
 }
 
-/* Both layouts of the exchange. */
+/* The element sizes the simulated cases walk: keys, bytes, an odd record, gensort's record. */
+static const size_t elem_sizes[] = {8, 1, 13, 100};
+static unsigned elem_turn;
+
+/* Both layouts of the exchange, on elements of the next size in turn; a matrix of more than
+ * 200,000 elements takes the next size below 100 bytes, so that the large cases cost about what
+ * they cost with keys. */
 static void simulate(const uint64_t *c, int p, uint64_t steps, int threads, const char *what)
 {
-    simulate_layout(c, p, steps, threads, 0, what);
-    simulate_layout(c, p, steps, threads, 1, what);
+    uint64_t n = 0;
+    for (size_t i = 0; i < (size_t)p * (size_t)p; i++) {
+        n += c[i];
+    }
+    size_t e;
+    do {
+        e = elem_sizes[elem_turn++ % (sizeof(elem_sizes) / sizeof(*elem_sizes))];
+    } while (n > 200000 && e > 16);
+    simulate_layout(c, p, steps, threads, 0, e, what);
+    simulate_layout(c, p, steps, threads, 1, e, what);
 }
 
 /* The split into steps: pieces add up to the runs, follow each other, and no step gives a rank
