@@ -86,8 +86,7 @@ static int sum_ranks(const struct sort_job *job, struct verify_checksum c, uint6
     return UTIL_OK;
 }
 
-/* Records: the checksum of n elements of a buffer, each over its rsize bytes (the padding to
- * the memory stride is not part of the record). Threaded. */
+/* Records: the checksum of n elements of a buffer, each over its rsize bytes. Threaded. */
 static struct verify_checksum checksum_records(const struct sort_job *job, uint64_t *buf,
                                                uint64_t n)
 {
@@ -114,7 +113,7 @@ static uint64_t descents_records(const struct sort_job *job, uint64_t *buf, uint
         uint64_t t = (uint64_t)omp_get_thread_num(), nt = (uint64_t)omp_get_num_threads();
         uint64_t lo = n * t / nt, hi = n * (t + 1) / nt;
         uint64_t from = lo > 0 ? lo - 1 : 0;
-        total += verify_order_records(&job->mem_fmt, sort_elem(job, buf, from), hi - from).descents;
+        total += verify_order_records(job->fmt, sort_elem(job, buf, from), hi - from).descents;
     }
     return total;
 }
@@ -138,7 +137,7 @@ static void corrupt_for_test(struct sort_job *job)
     }
     if (job->fmt != NULL) {
         /* Records: the same, element by element (the first and last keys must differ). */
-        size_t es = job->words * sizeof(uint64_t);
+        size_t es = job->rsize;
         unsigned char *first = (unsigned char *)job->out;
         unsigned char *last = (unsigned char *)sort_elem(job, job->out, job->n_out - 1);
         if (strcmp(v->word, "order") == 0 && sort_rec_cmp(job, first, last) != 0) {

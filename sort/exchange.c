@@ -67,7 +67,7 @@ static int gather_matrix(struct sort_job *job, uint64_t **bytes)
             }
         }
         for (size_t c = 0; c < cells; c++) {
-            m[c] *= job->words * sizeof(uint64_t);
+            m[c] *= job->rsize;
         }
     }
     *bytes = m;
@@ -110,7 +110,7 @@ static int predict(struct sort_job *job, int all, int *pick, double *seconds)
     }
     struct exchange_model_case mc;
     memset(&mc, 0, sizeof(mc));
-    if (exchange_model_case_init(&mc, job->size, bytes, job->words * sizeof(uint64_t), 0) ==
+    if (exchange_model_case_init(&mc, job->size, bytes, job->rsize, 0) ==
         UTIL_OK) {
         mc.alpha = 1e-9 * (double)util_knob_u64(UTIL_KNOB_MODEL_ALPHA);
         mc.beta = 1e-12 * (double)util_knob_u64(UTIL_KNOB_MODEL_BETA);
@@ -191,12 +191,12 @@ int sort_exchange(struct sort_job *job)
         report(&job->stats->exchange, &st);
         return 0;
     }
-    /* Elements are whole records at their memory stride: the back-ends move them as they are,
-     * counts and capacity in records. */
+    /* Elements are whole records, R bytes each: the back-ends move them as they are, counts
+     * and capacity in records. */
     struct exchange_args args = {
         .comm = job->comm,
         .threads = job->threads,
-        .elem_size = job->words * sizeof(uint64_t),
+        .elem_size = job->rsize,
         .send = job->a,
         .send_counts = job->send_counts,
         .recv = job->b,

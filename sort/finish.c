@@ -47,7 +47,7 @@ int sort_finish(struct sort_job *job)
     if (job->fmt != NULL) {
         job->out = job->a;
         err = merge ? sortex_merge_record_runs(job->b, job->recv_counts, job->size, job->a,
-                                               &job->mem_fmt, job->threads)
+                                               job->fmt, job->threads)
                     : sort_records(job, job->b, job->a, job->n_recv);
     } else if (merge) {
         job->out = job->a;

@@ -35,17 +35,13 @@ struct sort_job {
     int host_threads; /* the caller's omp_get_max_threads(), restored when the sort ends */
     double epsilon;
 
-    /* The elements the sort moves. 8-byte numbers: one word each (fmt NULL, rsize 8,
-     * words 1). Records of a byte-key format (fmt): rsize bytes in the files, held in memory
-     * at a stride of `words` 8-byte words (zero padding after the record), so that the
-     * exchange back-ends, which move 8-byte words, move whole records: every back-end
-     * delivers alltoallv's layout, so a record is never split. MPI-IO converts between the
-     * strides on the way in and out (mem_type). Counts and capacities are in elements. */
+    /* The elements the sort moves: 8-byte numbers (fmt NULL, rsize 8), or records of a
+     * byte-key format (fmt), rsize bytes each, back to back in memory as in the files: the
+     * exchange back-ends move elements of any size whole. Counts and capacities are in
+     * elements; the buffers below are uint64_t for the numbers and bytes for records. */
     const struct util_format *fmt; /* byte-key format, or NULL for numbers */
-    struct util_format mem_fmt;    /* fmt with record_size = the memory stride */
-    size_t rsize;                  /* bytes per element in a file */
-    size_t words;                  /* 8-byte words per element in memory */
-    MPI_Datatype mem_type;         /* one element in memory as the file holds it */
+    size_t rsize;                  /* bytes per element, in files and in memory */
+    MPI_Datatype mem_type;         /* one element, for MPI-IO and root I/O */
 
     /* Element buffers: `a` holds the input, then the output; `b` is sort scratch and receive
      * buffer. Both are allocated once, with room for `cap` elements. */
@@ -178,7 +174,7 @@ int sort_root_stdout(void);
 /* Reads the output of the sample phase: compares tuples. */
 int sort_tuple_cmp(const void *x, const void *y);
 
-/* Records: the memcmp() order of the keys of two elements in memory (stride job->words). */
+/* Records: the memcmp() order of the keys of two elements in memory. */
 static inline int sort_rec_cmp(const struct sort_job *job, const void *x, const void *y)
 {
     return util_format_cmp(job->fmt, x, y);
@@ -192,13 +188,13 @@ static inline uint64_t sort_io_chunk(const struct sort_job *job)
 }
 
 /* Element i of a buffer. */
-static inline uint64_t *sort_elem(const struct sort_job *job, uint64_t *buf, uint64_t i)
+static inline void *sort_elem(const struct sort_job *job, uint64_t *buf, uint64_t i)
 {
-    return buf + i * job->words;
+    return (unsigned char *)buf + i * job->rsize;
 }
 
 /* The sort of records (sort/records.c, sortex_record_sort()) over job buffers: sorts n
- * elements of src (stride job->words) stably by key into dst; tuples are allocated here. */
+ * elements of src stably by key into dst; tuples are allocated here. */
 int sort_records(struct sort_job *job, uint64_t *src, uint64_t *dst, uint64_t n);
 
 #endif

@@ -13,12 +13,8 @@
  * bundles in increasing rank order (1, then 2-3, then 4-7, ...), so it writes each one as it
  * arrives and never holds more than half the output besides its own slice.
  *
- * Records: the file and the messages hold them back to back, R bytes each, as the file does;
- * the key buffers hold them at the job's stride of whole 8-byte words. The conversion costs no
- * pass of its own where MPI can do it: a leaf receives its bundle straight into its buffer and
- * sends its slice straight from it, through the job's memory datatype (R bytes at a stride),
- * whose type signature matches the packed one's. Where a rank copies (rank 0's own slice, an
- * inner node's), the copy converts.
+ * Records: the file, the messages and the buffers all hold them back to back, R bytes each; a
+ * message counts them in the job's element datatype (R bytes), so a bundle is never split.
  *
  * Memory: rank 0 holds the whole input once (standard input cannot be re-read); an inner tree
  * node holds its subtree's bundle while forwarding it. Every rank makes its room before the
@@ -39,34 +35,24 @@
 #include "util/knobs.h"
 #include "util/util.h"
 
-/* The two shapes of an element: packed, as the file holds it (rank 0's stage, inner nodes'
- * bundles, every message), and at the job's memory stride (job->a, job->out). For 8-byte
- * numbers both are one MPI_UINT64_T. */
+/* The element as MPI moves it: one MPI_UINT64_T for 8-byte numbers, R bytes for records (the
+ * job's own datatype), and its size. */
 struct shape {
-    MPI_Datatype packed, mem;
-    size_t rsize, stride; /* bytes per element: packed, in memory */
+    MPI_Datatype type;
+    size_t rsize;
 };
 
-static int shape_open(const struct sort_job *job, struct shape *sh)
+static struct shape shape_of(const struct sort_job *job)
 {
-    sh->rsize = job->rsize;
-    sh->stride = job->words * sizeof(uint64_t);
-    sh->mem = job->mem_type;
-    sh->packed = MPI_UINT64_T;
-    if (job->fmt != NULL &&
-        (MPI_Type_contiguous((int)job->rsize, MPI_BYTE, &sh->packed) != MPI_SUCCESS ||
-         MPI_Type_commit(&sh->packed) != MPI_SUCCESS)) {
-        sh->packed = MPI_DATATYPE_NULL;
-        return util_fail(UTIL_EMPI, "rank %d: cannot build the record datatype", job->rank);
-    }
-    return UTIL_OK;
+    return (struct shape){job->mem_type, job->rsize};
 }
 
-static void shape_close(const struct sort_job *job, struct shape *sh)
+/* Elements of @extent bytes one MPI call may carry: the int limit (bytes) in whole elements,
+ * at least one. */
+static uint64_t call_elems(size_t extent)
 {
-    if (job->fmt != NULL && sh->packed != MPI_DATATYPE_NULL) {
-        MPI_Type_free(&sh->packed);
-    }
+    uint64_t c = exchange_chunk_bytes(extent) / extent;
+    return c > 0 ? c : 1;
 }
 
 /* Point-to-point transfers of any size: chunks of at most the MPI int limit, @count elements
@@ -74,7 +60,7 @@ static void shape_close(const struct sort_job *job, struct shape *sh)
 static int send_elems(const void *buf, uint64_t count, MPI_Datatype type, size_t extent, int dest,
                       MPI_Comm comm)
 {
-    uint64_t limit = exchange_int_limit();
+    uint64_t limit = call_elems(extent);
     for (uint64_t off = 0; off < count; off += limit) {
         uint64_t c = count - off < limit ? count - off : limit;
         if (MPI_Send((const char *)buf + off * extent, (int)c, type, dest, EXCHANGE_TAG_IO_TREE,
@@ -88,7 +74,7 @@ static int send_elems(const void *buf, uint64_t count, MPI_Datatype type, size_t
 static int recv_elems(void *buf, uint64_t count, MPI_Datatype type, size_t extent, int src,
                       MPI_Comm comm)
 {
-    uint64_t limit = exchange_int_limit();
+    uint64_t limit = call_elems(extent);
     for (uint64_t off = 0; off < count; off += limit) {
         uint64_t c = count - off < limit ? count - off : limit;
         if (MPI_Recv((char *)buf + off * extent, (int)c, type, src, EXCHANGE_TAG_IO_TREE, comm,
@@ -324,10 +310,10 @@ static int scatter_tree(struct sort_job *job, const struct shape *sh)
     }
     if (r != 0) {
         if (last == r + 1) {
-            /* A leaf receives straight into its key buffer, at the memory stride. */
-            return recv_elems(job->a, bundle, sh->mem, sh->stride, r - sub, job->comm);
+            /* A leaf receives straight into its key buffer. */
+            return recv_elems(job->a, bundle, sh->type, sh->rsize, r - sub, job->comm);
         }
-        if ((err = recv_elems(job->stage, bundle, sh->packed, sh->rsize, r - sub, job->comm)) !=
+        if ((err = recv_elems(job->stage, bundle, sh->type, sh->rsize, r - sub, job->comm)) !=
             UTIL_OK) {
             return err;
         }
@@ -341,12 +327,12 @@ static int scatter_tree(struct sort_job *job, const struct shape *sh)
         int child_last = child + mask < p ? child + mask : p;
         uint64_t from = sort_slice_begin(n, p, child) - first_key;
         uint64_t count = sort_slice_begin(n, p, child_last) - sort_slice_begin(n, p, child);
-        if ((err = send_elems(have + from * sh->rsize, count, sh->packed, sh->rsize, child,
+        if ((err = send_elems(have + from * sh->rsize, count, sh->type, sh->rsize, child,
                               job->comm)) != UTIL_OK) {
             return err;
         }
     }
-    sortex_record_unpack(job->a, have, job->n_local, sh->rsize, sh->stride, job->threads);
+    util_copy(job->a, have, job->n_local * sh->rsize); /* my own slice, first in the bundle */
     return UTIL_OK;
 }
 
@@ -363,10 +349,10 @@ static int scatter_flat(struct sort_job *job, const struct shape *sh)
         return err;
     }
     int *displs = counts + p;
-    if (job->n_total > exchange_int_limit()) {
+    if (job->n_total > call_elems(job->rsize)) {
         err = job->rank == 0 ? util_fail(UTIL_EUSAGE, "--io rootv handles at most %llu %s; "
                                                       "use --io root (%llu)",
-                                         (unsigned long long)exchange_int_limit(),
+                                         (unsigned long long)call_elems(job->rsize),
                                          job->fmt ? "records" : "keys",
                                          (unsigned long long)job->n_total)
                              : UTIL_EUSAGE;
@@ -375,7 +361,7 @@ static int scatter_flat(struct sort_job *job, const struct shape *sh)
             displs[r] = (int)sort_slice_begin(job->n_total, p, r);
             counts[r] = (int)(sort_slice_begin(job->n_total, p, r + 1) - (uint64_t)displs[r]);
         }
-        if (MPI_Scatterv(job->stage, counts, displs, sh->packed, job->a, (int)job->n_local, sh->mem,
+        if (MPI_Scatterv(job->stage, counts, displs, sh->type, job->a, (int)job->n_local, sh->type,
                          0, job->comm) != MPI_SUCCESS) {
             err = util_fail(UTIL_EMPI, "rank %d: read: MPI_Scatterv failed", job->rank);
         }
@@ -386,11 +372,8 @@ static int scatter_flat(struct sort_job *job, const struct shape *sh)
 
 int sort_root_scatter(struct sort_job *job)
 {
-    struct shape sh;
-    int err = sort_agree(job, shape_open(job, &sh));
-    if (err != UTIL_OK) {
-        return err;
-    }
+    struct shape sh = shape_of(job);
+    int err;
     if (job->cfg->io != SORTEX_IO_ROOT) {
         err = scatter_flat(job, &sh); /* keeps rank 0's stage: MPI_Gatherv needs it again */
     } else {
@@ -400,7 +383,6 @@ int sort_root_scatter(struct sort_job *job)
         job->stage = NULL;
         job->stage_cap = 0;
     }
-    shape_close(job, &sh);
     return err;
 }
 
@@ -410,28 +392,13 @@ static const char *out_name(const struct sort_job *job)
     return job->tmp_path != NULL ? job->tmp_path : "standard output";
 }
 
-/* Rank 0 writes its own sorted slice: at once for packed elements, else through a small
- * buffer (@bounce, @bounce_cap bytes) that packs one piece at a time, kept in cache. */
-static int write_own(struct sort_job *job, int fd, const struct shape *sh, char *bounce,
-                     size_t bounce_cap)
+/* Rank 0 writes its own sorted slice. */
+static int write_own(struct sort_job *job, int fd, const struct shape *sh)
 {
-    int w = 0;
-    if (sh->rsize == sh->stride) {
-        w = write_all(fd, job->out, job->n_out * sh->rsize);
-    } else {
-        uint64_t per = bounce_cap / sh->rsize;
-        for (uint64_t i = 0; i < job->n_out && w == 0; i += per) {
-            uint64_t c = job->n_out - i < per ? job->n_out - i : per;
-            sortex_record_pack(bounce, sort_elem(job, job->out, i), c, sh->rsize, sh->stride, 1);
-            w = write_all(fd, bounce, c * sh->rsize);
-        }
-    }
+    int w = write_all(fd, job->out, job->n_out * sh->rsize);
     return w == 0 ? UTIL_OK
                   : util_fail(UTIL_EIO, "rank 0: write: %s (%s)", strerror(-w), out_name(job));
 }
-
-/* Bytes of rank 0's packing buffer: enough for writes of the page cache's favourite size. */
-#define BOUNCE_BYTES ((size_t)1 << 20)
 
 /* Gather by the binomial tree, rank 0 writing each bundle as it arrives. */
 static int gather_tree(struct sort_job *job, int fd, const uint64_t *begin, const struct shape *sh)
@@ -442,8 +409,6 @@ static int gather_tree(struct sort_job *job, int fd, const uint64_t *begin, cons
     int last = r + sub < p ? r + sub : p;
     uint64_t bundle = begin[last] - begin[r];
     char *buf = (char *)job->out;
-    char *bounce = NULL;
-    size_t bounce_cap = 0;
     /* Room first, agreed before any key moves: rank 0 for the largest bundle it receives (the
      * one from rank span/2), an inner node for its subtree behind its own slice. */
     uint64_t room = 0;
@@ -457,30 +422,16 @@ static int gather_tree(struct sort_job *job, int fd, const uint64_t *begin, cons
     } else if (last > r + 1) {
         room = bundle;
     }
-    int ok = room == 0 || stage_room(job, room, "write");
-    if (ok && r == 0 && sh->rsize != sh->stride) {
-        bounce_cap = BOUNCE_BYTES < sh->rsize ? sh->rsize : BOUNCE_BYTES;
-        bounce = util_malloc(bounce_cap);
-        if (bounce == NULL) {
-            ok = 0;
-            util_fail(UTIL_ENOMEM, "rank 0: write: out of memory");
-        }
-    }
-    if ((err = agree_room(job, ok)) != UTIL_OK) {
-        util_free(bounce);
+    if ((err = agree_room(job, room == 0 || stage_room(job, room, "write"))) != UTIL_OK) {
         return err;
     }
-    /* From here on the bundles travel packed; only a leaf sends from its buffer's stride. */
-    MPI_Datatype type = sh->packed;
     if (r == 0) {
-        err = write_own(job, fd, sh, bounce, bounce_cap);
-        util_free(bounce);
+        err = write_own(job, fd, sh);
         buf = (char *)job->stage;
     } else if (last > r + 1) {
-        sortex_record_pack(job->stage, job->out, job->n_out, sh->rsize, sh->stride, job->threads);
+        /* An inner node sends its own slice and its children's behind it, as one bundle. */
+        util_copy(job->stage, job->out, job->n_out * sh->rsize);
         buf = (char *)job->stage;
-    } else {
-        type = sh->mem;
     }
     for (int mask = 1; mask < sub; mask <<= 1) {
         int child = r + mask;
@@ -490,7 +441,7 @@ static int gather_tree(struct sort_job *job, int fd, const uint64_t *begin, cons
         int child_last = child + mask < p ? child + mask : p;
         uint64_t count = begin[child_last] - begin[child];
         char *dst = r == 0 ? buf : buf + (begin[child] - begin[r]) * sh->rsize;
-        int rc = recv_elems(dst, count, sh->packed, sh->rsize, child, job->comm);
+        int rc = recv_elems(dst, count, sh->type, sh->rsize, child, job->comm);
         if (rc != UTIL_OK) {
             return util_fail(rc, "rank %d: write: receive from rank %d failed", r, child);
         }
@@ -502,8 +453,7 @@ static int gather_tree(struct sort_job *job, int fd, const uint64_t *begin, cons
         }
     }
     if (r != 0) {
-        size_t extent = type == sh->mem ? sh->stride : sh->rsize;
-        return send_elems(buf, bundle, type, extent, r - sub, job->comm);
+        return send_elems(buf, bundle, sh->type, sh->rsize, r - sub, job->comm);
     }
     return err;
 }
@@ -525,7 +475,7 @@ static int gather_flat(struct sort_job *job, int fd, const uint64_t *begin, cons
         displs[r] = (int)begin[r];
         counts[r] = (int)(begin[r + 1] - begin[r]);
     }
-    if (MPI_Gatherv(job->out, (int)job->n_out, sh->mem, job->stage, counts, displs, sh->packed, 0,
+    if (MPI_Gatherv(job->out, (int)job->n_out, sh->type, job->stage, counts, displs, sh->type, 0,
                     job->comm) != MPI_SUCCESS) {
         err = util_fail(UTIL_EMPI, "rank %d: write: MPI_Gatherv failed", job->rank);
     } else if (job->rank == 0) {
@@ -545,14 +495,10 @@ int sort_root_gather(struct sort_job *job, int fd)
     if (begin == NULL) {
         util_fail(UTIL_ENOMEM, "rank %d: write: out of memory", job->rank);
     }
-    struct shape sh = {MPI_DATATYPE_NULL, MPI_DATATYPE_NULL, 0, 0};
+    struct shape sh = shape_of(job);
     int err = agree_room(job, begin != NULL);
-    if (err == UTIL_OK) {
-        err = sort_agree(job, shape_open(job, &sh));
-    }
     if (err != UTIL_OK) {
         util_free(begin);
-        shape_close(job, &sh);
         return err;
     }
     /* Where each rank's sorted slice starts in the output. */
@@ -563,7 +509,6 @@ int sort_root_gather(struct sort_job *job, int fd)
     }
     err = job->cfg->io == SORTEX_IO_ROOT ? gather_tree(job, fd, begin, &sh)
                                          : gather_flat(job, fd, begin, &sh);
-    shape_close(job, &sh);
     util_free(begin);
     return err;
 }

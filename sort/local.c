@@ -6,19 +6,19 @@
 
 int sort_records(struct sort_job *job, uint64_t *src, uint64_t *dst, uint64_t n)
 {
-    const size_t esize = job->words * sizeof(uint64_t);
+    const size_t esize = job->rsize;
     if (n < 2) {
         util_copy(dst, src, n * esize);
         return UTIL_OK;
     }
     /* n tuples (16 bytes a record) where the scratch records lend the room for the merges. */
     struct sortex_rec_tuple *tuples =
-        util_alloc_big(sortex_record_tuples(n, &job->mem_fmt) * sizeof(*tuples));
+        util_alloc_big(sortex_record_tuples(n, job->fmt) * sizeof(*tuples));
     if (tuples == NULL) {
         return UTIL_ENOMEM;
     }
     void *sorted = NULL;
-    int err = sortex_record_sort(src, dst, tuples, n, &job->mem_fmt, job->threads, &sorted);
+    int err = sortex_record_sort(src, dst, tuples, n, job->fmt, job->threads, &sorted);
     util_free_big(tuples);
     return err;
 }

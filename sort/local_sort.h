@@ -214,21 +214,6 @@ static inline void sortex_rec_key10(const unsigned char *k, size_t key_size, uin
 int sortex_merge_record_runs(const void *in, const uint64_t *run_counts, int runs, void *out,
                              const struct util_format *f, int threads);
 
-/**
- * Copies @n records of @rsize bytes from @src, where they lie back to back (as in a file), to
- * @dst at a stride of @stride >= @rsize bytes (as the sort holds them), zeroing the padding;
- * @threads threads. The arrays must not overlap.
- */
-void sortex_record_unpack(void *dst, const void *src, size_t n, size_t rsize, size_t stride,
-                          int threads);
-
-/**
- * The reverse of sortex_record_unpack(): @n records at a stride of @stride bytes in @src
- * become @rsize-byte records back to back in @dst. @dst may be @src (then one thread packs in
- * place); otherwise the arrays must not overlap.
- */
-void sortex_record_pack(void *dst, const void *src, size_t n, size_t rsize, size_t stride,
-                        int threads);
 
 /**
  * Merges @runs sorted runs into @out with @threads OpenMP threads.

@@ -114,13 +114,6 @@ size_t sortex_record_size(const struct util_format *format)
     return format != NULL ? format->record_size : sizeof(uint64_t);
 }
 
-/* Bytes per element in the sort's buffers: the record rounded up to whole 8-byte words. */
-static size_t memory_stride(const struct util_format *format)
-{
-    return format != NULL && format->byte_key ? (format->record_size + 7) / 8 * 8
-                                              : sizeof(uint64_t);
-}
-
 uint64_t *sortex_alloc_keys(uint64_t n)
 {
     if (n > SIZE_MAX / sizeof(uint64_t)) {
@@ -136,7 +129,7 @@ void sortex_free_keys(uint64_t *keys)
 
 void *sortex_alloc_records(const struct util_format *format, uint64_t n)
 {
-    size_t stride = memory_stride(format);
+    size_t stride = sortex_record_size(format);
     if (n > SIZE_MAX / stride) {
         return NULL;
     }
@@ -180,14 +173,14 @@ int sort_reserve(struct sort_job *job, uint64_t **buf, uint64_t *cap, uint64_t n
     }
     uint64_t other = (buf == &job->a) ? job->cap_b : job->cap_a;
     uint64_t limit = job->cfg->mem_limit;
-    uint64_t esize = job->words * sizeof(uint64_t);
+    uint64_t esize = job->rsize;
     if (limit != 0 && (n + other) * esize > limit) {
         return util_fail(UTIL_ENOMEM,
                          "rank %d: %s buffers of %llu bytes exceed --mem-limit (%llu bytes)",
                          job->rank, job->fmt ? "record" : "key",
                          (unsigned long long)((n + other) * esize), (unsigned long long)limit);
     }
-    uint64_t *p = n <= UINT64_MAX / job->words ? sortex_alloc_keys(n * job->words) : NULL;
+    uint64_t *p = n <= SIZE_MAX / esize ? util_alloc_big((size_t)(n * esize)) : NULL;
     if (p == NULL) {
         return util_fail(UTIL_ENOMEM, "rank %d: out of memory for %llu %s", job->rank,
                          (unsigned long long)n, job->fmt ? "records" : "keys");
@@ -312,22 +305,14 @@ static int job_init(struct sort_job *job, MPI_Comm comm, const struct sortex_con
     MPI_Comm_size(job->comm, &job->size);
     job->exchange = cfg->exchange ? cfg->exchange : exchange_list()[0];
     job->rsize = sizeof(uint64_t);
-    job->words = 1;
     job->mem_type = MPI_UINT64_T;
     const struct util_format *f = cfg->format;
     if (f != NULL && f->byte_key) {
         job->fmt = f;
         job->rsize = f->record_size;
-        job->words = (f->record_size + 7) / 8;
-        job->mem_fmt = *f;
-        job->mem_fmt.record_size = job->words * sizeof(uint64_t);
         job->blob_words = (f->key_size + 7) / 8 + 1;
-        MPI_Datatype rec;
-        MPI_Type_contiguous((int)f->record_size, MPI_BYTE, &rec);
-        MPI_Type_create_resized(rec, 0, (MPI_Aint)(job->words * sizeof(uint64_t)),
-                                &job->mem_type);
+        MPI_Type_contiguous((int)f->record_size, MPI_BYTE, &job->mem_type);
         MPI_Type_commit(&job->mem_type);
-        MPI_Type_free(&rec);
     }
     job->threads = cfg->threads > 0 ? cfg->threads : default_threads(job->comm);
     job->epsilon = cfg->epsilon > 0 ? cfg->epsilon : 0.1;
@@ -459,7 +444,7 @@ static void finish_stats(struct sort_job *job)
     st->n_out = job->n_out;
     st->imbalance = job->n_total ? (double)max_out * job->size / (double)job->n_total : 1.0;
     st->samples = job->nsample;
-    st->buffer_bytes = (job->cap_a + job->cap_b) * job->words * sizeof(uint64_t);
+    st->buffer_bytes = (job->cap_a + job->cap_b) * job->rsize;
     st->total_seconds = 0;
     for (int p = 0; p < SORTEX_PHASE_COUNT; p++) {
         st->total_seconds += st->phase_seconds[p];
@@ -528,12 +513,9 @@ int sortex_sort(MPI_Comm comm, uint64_t **keys, uint64_t *n, const struct sortex
 }
 
 /*
- * Records in memory. The caller's records lie back to back, R bytes each, as in a file; the
- * sort holds them at a stride of whole words (S = R rounded up to 8). With R = S the caller's
- * buffer is the sort's first buffer as it is. Otherwise the records are spread to the stride
- * in a buffer of the sort's own (threaded) and the caller's is freed before the second buffer
- * is made, so that no more than two buffers exist at once. The sorted slice is packed back the
- * same way: into the other buffer when it has room (threaded), else in place.
+ * Records in memory: the caller's records lie back to back, R bytes each, as in a file and as
+ * the sort holds them, so the caller's buffer is the sort's first buffer as it is, and the
+ * sorted slice is handed back in whichever buffer holds it.
  */
 int sortex_sort_records(MPI_Comm comm, void **records, uint64_t *n, const struct sortex_config *cfg,
                         struct sortex_stats *stats)
@@ -543,40 +525,15 @@ int sortex_sort_records(MPI_Comm comm, void **records, uint64_t *n, const struct
     }
     struct sort_job job;
     int err = job_init(&job, comm, cfg, stats);
-    uint64_t *given = *records; /* ours from here on, freed on failure as promised */
-    const size_t rsize = job.rsize, stride = job.words * sizeof(uint64_t);
-    if (rsize == stride) {
-        job.a = given;
-        job.cap_a = *n;
-    } else {
-        job.b = given; /* freed with the job's buffers on failure */
-        job.cap_b = *n;
-    }
-    if (err == UTIL_OK && rsize != stride) {
-        err = sort_agree(&job, sort_reserve(&job, &job.a, &job.cap_a, *n ? *n : 1));
-        if (err == UTIL_OK) {
-            sortex_record_unpack(job.a, given, *n, rsize, stride, job.threads);
-            sortex_free_records(given);
-            job.b = NULL;
-            job.cap_b = 0;
-        }
-    }
+    job.a = *records; /* ours from here on, freed on failure as promised */
+    job.cap_a = *n;
     if (err == UTIL_OK) {
         err = sort_given(&job, *n);
     }
     if (err == UTIL_OK) {
-        uint64_t *other = job.out == job.a ? job.b : job.a;
-        uint64_t other_cap = job.out == job.a ? job.cap_b : job.cap_a;
-        uint64_t *result = job.out;
-        if (rsize != stride && other != NULL && other_cap >= job.n_out) {
-            sortex_record_pack(other, job.out, job.n_out, rsize, stride, job.threads);
-            result = other;
-        } else {
-            sortex_record_pack(job.out, job.out, job.n_out, rsize, stride, 1);
-        }
-        *records = result;
+        *records = job.out;
         *n = job.n_out;
-        sortex_free_records(result == job.a ? job.b : job.a);
+        sortex_free_records(job.out == job.a ? job.b : job.a);
         job.a = job.b = NULL;
     } else {
         sortex_free_records(job.a);

@@ -135,8 +135,8 @@ struct sortex_config {
                             ceil((P+1)/eps)) */
     enum sortex_balance balance; /* how the splitters are chosen; 0 = SORTEX_BALANCE_EPS */
     enum sortex_finish finish;
-    uint64_t mem_limit;  /* bytes of key or record buffers one rank may allocate (records
-                            count at their memory stride); 0 = no limit */
+    uint64_t mem_limit;  /* bytes of key or record buffers one rank may allocate; 0 = no
+                            limit */
     int progress;        /* rank 0 reports each phase on stderr */
     int sync;            /* files: fsync the output before the final rename */
     enum sortex_io io;   /* files: MPI-IO (default) or root I/O; root I/O takes "-" for
