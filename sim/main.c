@@ -35,6 +35,7 @@
 /* Long-only options get values above the character range. */
 enum {
     OPT_UNIT = 256,
+    OPT_BALANCE,
     OPT_SEED,
     OPT_VOLUME,
     OPT_EPSILON,
@@ -63,6 +64,7 @@ struct cli {
     int bytes_unit;       /* --unit bytes */
     uint64_t record_size; /* --record-size: bytes per element the back-ends move [8] */
     uint64_t n, volume, seed, oversample, packet, target_h;
+    int balance, balance_set; /* --balance, as enum sortex_balance */
     int seed_set, volume_set, n_set, record_set;
     long ranks, threads;
     double epsilon, alpha, beta;
@@ -103,7 +105,11 @@ static void usage(FILE *f)
             "  -n, --n N              keys of the --dist input (K M G powers of ten, Ki Mi Gi\n"
             "                         of two)\n"
             "  -e, --epsilon E        the sort's imbalance bound, 0.001..10 [0.1]\n"
-            "  -s, --oversample S     the sort's samples per bucket [max(256, ceil((P+1)/E))]\n"
+            "      --balance MODE     the sort's splitter selection: eps, exact or sample [eps];\n"
+            "                         eps and exact replay the sort's histogram rounds draw for\n"
+            "                         draw up to 1024 ranks (beyond, the exact targets)\n"
+            "  -s, --oversample S     the sort's samples per bucket of --balance sample (which it\n"
+            "                         implies) [max(256, ceil((P+1)/E))]\n"
             "  -p, --pattern NAME     a synthetic matrix, NAME or NAME:PARAM; 'help' lists them\n"
             "                         (aliases: permutation = staggered, lowerbound = oddcycle,\n"
             "                         the 3-cycle lower-bound instance of the h-relation paper)\n"
@@ -246,6 +252,7 @@ static int parse(int argc, char **argv, struct cli *cli)
         {"n", required_argument, NULL, 'n'},
         {"epsilon", required_argument, NULL, 'e'},
         {"oversample", required_argument, NULL, 's'},
+        {"balance", required_argument, NULL, OPT_BALANCE},
         {"pattern", required_argument, NULL, 'p'},
         {"volume", required_argument, NULL, OPT_VOLUME},
         {"ranks", required_argument, NULL, 'P'},
@@ -306,6 +313,18 @@ static int parse(int argc, char **argv, struct cli *cli)
                 return util_error("--oversample must be an integer from 1 to 1000000 (%s)", optarg);
             }
             cli->oversample = (uint64_t)v;
+            break;
+        case OPT_BALANCE:
+            if (strcmp(optarg, "eps") == 0) {
+                cli->balance = SORTEX_BALANCE_EPS;
+            } else if (strcmp(optarg, "exact") == 0) {
+                cli->balance = SORTEX_BALANCE_EXACT;
+            } else if (strcmp(optarg, "sample") == 0) {
+                cli->balance = SORTEX_BALANCE_SAMPLE;
+            } else {
+                return util_error("--balance must be eps, exact or sample (%s)", optarg);
+            }
+            cli->balance_set = 1;
             break;
         case 'p':
             if (strcmp(optarg, "help") == 0) {
@@ -431,9 +450,17 @@ static int parse(int argc, char **argv, struct cli *cli)
     if (cli->dist != NULL && !cli->n_set) {
         return util_error("--dist needs --n (%s)", cli->dist);
     }
-    if (cli->dist == NULL && (cli->n_set || cli->epsilon > 0 || cli->oversample > 0)) {
-        return util_error("--n, --epsilon and --oversample apply to --dist only (%s)",
+    if (cli->dist == NULL && (cli->n_set || cli->epsilon > 0 || cli->oversample > 0 ||
+                              cli->balance_set)) {
+        return util_error("--n, --epsilon, --balance and --oversample apply to --dist only (%s)",
                           cli->matrix ? cli->matrix : cli->pattern);
+    }
+    /* As sortex: samples per bucket belong to the regular sample, and ask for it. */
+    if (cli->oversample > 0 && !cli->balance_set) {
+        cli->balance = SORTEX_BALANCE_SAMPLE;
+    } else if (cli->oversample > 0 && cli->balance != SORTEX_BALANCE_SAMPLE) {
+        return util_error("--oversample applies to --balance sample only (%llu)",
+                          (unsigned long long)cli->oversample);
     }
     if (cli->pattern == NULL && cli->volume_set) {
         return util_error("--volume applies to --pattern only (%llu)",
@@ -490,7 +517,8 @@ static int build_counts(const struct cli *cli, uint64_t **m, int *p, char *label
             err = util_error("unknown distribution (%s); valid: %s", cli->dist, names);
         } else if ((err = datagen_check(&dp)) == UTIL_OK) {
             int threads = cli->threads > 0 ? (int)cli->threads : omp_get_max_threads();
-            err = sim_sort_counts(&dp, cli->epsilon, cli->oversample, threads, a);
+            err = sim_sort_counts(&dp, cli->epsilon, cli->oversample,
+                                  (enum sortex_balance)cli->balance, threads, a);
         }
         (void)snprintf(label, cap, "dist:%s:n=%llu:seed=%llu", cli->dist,
                        (unsigned long long)cli->n, (unsigned long long)cli->seed);

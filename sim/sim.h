@@ -26,6 +26,7 @@
 
 #include "datagen/datagen.h"
 #include "exchange/exchange.h"
+#include "sort/sortex.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -132,13 +133,13 @@ void sim_matrix_print(FILE *f, const char *label, const uint64_t *m, int p, cons
  * The P x P count matrix (keys) a P-rank sortex run would hand its exchange for the datagen
  * input @dp (P = dp->ranks, checked with datagen_check()): every rank's slice generated and
  * sorted, then the sample, splitter and bucket phases with the sort's own rules
- * (sort/sortex.h), the collectives replaced by loops over the ranks. @epsilon and @oversample as
- * in struct sortex_config (0: their defaults). Writes counts[src * P + dst]; the caller owns it
+ * (sort/sortex.h), the collectives replaced by loops over the ranks. @epsilon, @oversample and
+ * @balance as in struct sortex_config (0: their defaults). Writes counts[src * P + dst]; the caller owns it
  * (room for P * P). Holds all n keys in memory. Returns 0; UTIL_EUSAGE (one line) when the sort
  * would refuse the sample size; UTIL_ENOMEM (one line).
  */
 int sim_sort_counts(const struct datagen_params *dp, double epsilon, uint64_t oversample,
-                    int threads, uint64_t *counts);
+                    enum sortex_balance balance, int threads, uint64_t *counts);
 
 /* ---- reports of sortex-sched ------------------------------------------------------------ */
 

@@ -41,8 +41,8 @@ static void usage(FILE *f)
             "                         rounds to within --epsilon; exact, every rank gets\n"
             "                         floor(n/P) or ceil(n/P) keys (a few more rounds); sample,\n"
             "                         one all-gathered regular sample of P S keys\n"
-            "  -s, --oversample S     --balance sample: samples per bucket, 1..1000000\n"
-            "                         [max(256, ceil((P+1)/epsilon))]\n"
+            "  -s, --oversample S     samples per bucket of the regular sample, 1..1000000\n"
+            "                         (implies --balance sample) [max(256, ceil((P+1)/epsilon))]\n"
             "      --finish MODE      auto, merge or sort: how received runs are combined [auto]\n"
             );
     util_format_usage(f, 25);
@@ -91,6 +91,7 @@ struct cli {
     struct util_format_args format; /* --format, --record-size, --key-offset, --key-size */
     struct sortex_config cfg;
     int verbose;
+    int balance_set; /* --balance was given */
     int done; /* --help, --version or --exchange help: exit 0 after parsing */
 };
 
@@ -190,6 +191,7 @@ static int parse_args(int argc, char **argv, struct cli *cli, int quiet)
             } else {
                 BAD("--balance must be eps, exact or sample (%s)", optarg);
             }
+            cli->balance_set = 1;
             break;
         case OPT_MEM_LIMIT:
             if (util_parse_count(optarg, &uv) != UTIL_OK || uv == 0) {
@@ -255,6 +257,13 @@ static int parse_args(int argc, char **argv, struct cli *cli, int quiet)
     }
     if (optind < argc) {
         BAD("unexpected argument (%s); see --help", argv[optind]);
+    }
+    /* Samples per bucket belong to the regular sample: asking for them asks for it. */
+    if (cli->cfg.oversample != 0 && !cli->balance_set) {
+        cli->cfg.balance = SORTEX_BALANCE_SAMPLE;
+    } else if (cli->cfg.oversample != 0 && cli->cfg.balance != SORTEX_BALANCE_SAMPLE) {
+        BAD("--oversample applies to --balance sample only (%llu)",
+            (unsigned long long)cli->cfg.oversample);
     }
     if (util_format_resolve(&cli->format, NULL, &cli->cfg.format) != UTIL_OK) {
         return UTIL_EUSAGE;

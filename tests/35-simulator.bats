@@ -48,7 +48,7 @@ csv_header() {
 @test "--help names every option with its default and the exit codes, --version the commit" {
     run -0 "$SCHED" --help
     local opt
-    for opt in --matrix --unit --dist --n --epsilon --oversample --pattern --volume --ranks \
+    for opt in --matrix --unit --dist --n --epsilon --balance --oversample --pattern --volume --ranks \
         --seed --algos --alpha --beta --packet --target-h --csv --print-matrix --no-validate --threads \
         --ping-pong --record-size --help --version; do
         assert_output --partial -- "$opt"

@@ -5,6 +5,8 @@
 bats_require_minimum_version 1.5.0
 load helper
 
+SCHED=$SORTEX_BIN/sortex-sched
+
 UNIT=$SORTEX_BUILD/tests/test_select_mpi
 
 @test "every selection keeps its promise on adversarial inputs at 1 to 16 ranks" {
@@ -68,4 +70,42 @@ PY
     assert_equal "$(grep -c 'sortex: error' <<<"$stderr")" 1
     assert_regex "$stderr" "--balance must be eps, exact or sample \(best\)"
     assert_file_not_exists "$BATS_TEST_TMPDIR/o.bin"
+}
+
+@test "--oversample asks for the regular sample, and contradicts --balance eps or exact" {
+    local in
+    in=$(gen_input uniform 100003 3)
+    run --separate-stderr mpi 3 "$SORTEX" -i "$in" -o "$BATS_TEST_TMPDIR/o.bin" --oversample 300 \
+        --stats "$BATS_TEST_TMPDIR/s.json"
+    assert_success
+    run python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); print(d["balance"], d["oversample"])' \
+        "$BATS_TEST_TMPDIR/s.json"
+    assert_output "sample 300"
+    run "$VERIFY" "$BATS_TEST_TMPDIR/o.bin" --input "$in"
+    assert_success
+    rm -f "$BATS_TEST_TMPDIR/o.bin"
+    run --separate-stderr mpi 3 "$SORTEX" -i "$in" -o "$BATS_TEST_TMPDIR/o.bin" --oversample 300 \
+        --balance exact
+    assert_failure 2
+    assert_regex "$stderr" "--oversample applies to --balance sample only \(300\)"
+    assert_file_not_exists "$BATS_TEST_TMPDIR/o.bin"
+}
+
+@test "the simulator's count matrix is the sort's own under every --balance, draw for draw" {
+    local case dist p bal in
+    for case in uniform:4:eps zero:3:exact staggered:5:eps zipf:7:sample; do
+        IFS=: read -r dist p bal <<<"$case"
+        in=$(gen_input "$dist" 30011 "$p")
+        mpi "$p" "$SORTEX" -i "$in" -o "$BATS_TEST_TMPDIR/o.bin" --balance "$bal" \
+            --stats "$BATS_TEST_TMPDIR/s.json" >/dev/null 2>&1 || fail "sort failed: $case"
+        run -0 "$SCHED" --dist "$dist" --n 30011 --ranks "$p" --seed 1 --balance "$bal" --print-matrix
+        echo "$output" >"$BATS_TEST_TMPDIR/m.csv"
+        python3 - "$BATS_TEST_TMPDIR/m.csv" "$BATS_TEST_TMPDIR/s.json" "$case" <<'PY'
+import json, sys
+m = [[int(x) for x in l.split(",")] for l in open(sys.argv[1]) if not l.startswith("#")]
+d = json.load(open(sys.argv[2]))
+cols = [sum(r[j] for r in m) for j in range(len(m))]
+assert cols == [r["n_out"] for r in d["ranks"]], (sys.argv[3], cols, d["ranks"])
+PY
+    done
 }

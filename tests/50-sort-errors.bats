@@ -98,7 +98,7 @@ expect_usage_error() {
 }
 
 @test "an unknown back-end is refused with the list of valid ones" {
-    expect_usage_error "unknown exchange back-end \\(bogus\\); valid: alltoallv" \
+    expect_usage_error "unknown exchange back-end \\(bogus\\); valid: auto, alltoallv" \
         --input "$IN" --output "$OUT" --exchange bogus
 }
 
