@@ -95,6 +95,12 @@ typedef int exchange_run_fn(const struct exchange_args *args);
  * copies (packing, regrouping, forwarding buffers), and contention inside the network.
  */
 
+/** The machine every model prices for unless told otherwise: the alpha (seconds a message
+ * start-up) and beta (seconds a byte) that sortex-sched --ping-pong measured between two ranks
+ * over shared memory on a project machine (medians of 11 runs). */
+#define EXCHANGE_MODEL_ALPHA 3.6e-7
+#define EXCHANGE_MODEL_BETA 3.8e-10
+
 /** Largest P the models accept (the matrix has P^2 entries; 4096 is 128 MiB of counts). */
 #define EXCHANGE_MODEL_MAX_P 4096
 

@@ -27,8 +27,8 @@
  * alpha the one-way time of an 8-byte message, beta that of a 64 MiB message less alpha, per
  * byte. The spread of the runs is in the commit that set them.
  */
-#define ALPHA_DEFAULT  3.6e-7  /* seconds per start-up */
-#define BETA_DEFAULT   3.8e-10 /* seconds per byte: 2.6 GB/s */
+#define ALPHA_DEFAULT EXCHANGE_MODEL_ALPHA /* seconds per start-up */
+#define BETA_DEFAULT EXCHANGE_MODEL_BETA   /* seconds per byte: 2.6 GB/s */
 #define VOLUME_DEFAULT ((uint64_t)1 << 20)
 #define MAX_ALGOS      32
 

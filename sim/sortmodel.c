@@ -79,8 +79,8 @@ void sim_machine_default(struct sim_machine *m)
     /* Measured by sortex-sched --sort --calibrate and --ping-pong on a project machine (AMD
      * EPYC, 2 cores, L2 1 MiB, Open MPI 4.1 shared memory); results/sched/sort-model.md. */
     *m = (struct sim_machine){
-        .alpha = 1.0e-6,
-        .beta = 1.0e-10,
+        .alpha = EXCHANGE_MODEL_ALPHA,
+        .beta = EXCHANGE_MODEL_BETA,
         .sort_ns_small = 3.7,
         .sort_ns_large = 5.2,
         .sort_speedup = 1.9,

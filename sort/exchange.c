@@ -112,8 +112,12 @@ static int predict(struct sort_job *job, int all, int *pick, double *seconds)
     memset(&mc, 0, sizeof(mc));
     if (exchange_model_case_init(&mc, job->size, bytes, job->rsize, 0) ==
         UTIL_OK) {
-        mc.alpha = 1e-9 * (double)util_knob_u64(UTIL_KNOB_MODEL_ALPHA);
-        mc.beta = 1e-12 * (double)util_knob_u64(UTIL_KNOB_MODEL_BETA);
+        mc.alpha = util_knob(UTIL_KNOB_MODEL_ALPHA)->valid
+                       ? 1e-9 * (double)util_knob_u64(UTIL_KNOB_MODEL_ALPHA)
+                       : EXCHANGE_MODEL_ALPHA;
+        mc.beta = util_knob(UTIL_KNOB_MODEL_BETA)->valid
+                      ? 1e-12 * (double)util_knob_u64(UTIL_KNOB_MODEL_BETA)
+                      : EXCHANGE_MODEL_BETA;
         for (int b = 0; all && list[b] != NULL; b++) {
             double t = price(&mc, list[b]);
             if (!isnan(t) && (isnan(*seconds) || t < *seconds)) {

@@ -49,15 +49,18 @@ static const struct util_knob_info table[UTIL_KNOB_COUNT] = {
          "plain stores or streaming stores; auto: the faster, timed by each pass on its first "
          "keys [sort/local_sort.c]"},
     [UTIL_KNOB_MODEL_ALPHA] =
-        {"SORTEX_MODEL_ALPHA", UTIL_KNOB_SETTING, UTIL_KNOB_COUNT_T, 1000, 0, UINT64_MAX, NULL,
-         "1000", "ns",
-         "--exchange auto prices each back-end with this start-up time a message (sortex-sched "
-         "--ping-pong measures it) [sort/exchange.c]"},
+        {"SORTEX_MODEL_ALPHA", UTIL_KNOB_SETTING, UTIL_KNOB_COUNT_T, 0, 0, UINT64_MAX, NULL,
+         "the models'", "ns",
+         "--exchange auto and --progress price the back-ends with this start-up time a message "
+         "(sortex-sched --ping-pong measures it; unset: the models' own, as sortex-sched --help "
+         "gives it) [sort/exchange.c]"},
     [UTIL_KNOB_MODEL_BETA] =
-        {"SORTEX_MODEL_BETA", UTIL_KNOB_SETTING, UTIL_KNOB_COUNT_T, 100, 0, UINT64_MAX, NULL,
-         "100", "ps/byte",
-         "--exchange auto prices each back-end with this time a byte on a link, in picoseconds "
-         "(100: 10 GB/s; sortex-sched --ping-pong measures it) [sort/exchange.c]"},
+        {"SORTEX_MODEL_BETA", UTIL_KNOB_SETTING, UTIL_KNOB_COUNT_T, 0, 0, UINT64_MAX, NULL,
+         "the models'", "ps/byte",
+         "--exchange auto and --progress price the back-ends with this time a byte on a link "
+         "(100: 10 GB/s; sortex-sched --ping-pong measures it; unset: the models' own, as "
+         "sortex-sched --help gives it) "
+         "[sort/exchange.c]"},
     [UTIL_KNOB_L1D_BYTES] =
         {"SORTEX_L1D_BYTES", UTIL_KNOB_SETTING, UTIL_KNOB_COUNT_T, 0, 1024, UINT64_MAX, NULL,
          "as read", "bytes",
