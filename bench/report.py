@@ -1525,6 +1525,11 @@ MODEL_REASONS = [
      "the fastest launch is within the band: the calibration keeps the fastest of its runs of"
      " the local sort and the merge, a best case, while the median launch also pays for what"
      " else ran on the machine"),
+    ("cores shared in the exchange", lambda c: not c["cluster"] and c["phase"] == "exchange" and
+     c["P"] * c["threads"] > c["cores"],
+     "on one node the exchange is memory copies made by the ranks' own cores (Open MPI's shared"
+     " memory); the model prices it with alpha and beta from a ping-pong of two ranks on idle"
+     " cores and, unlike the compute phases, does not share the cores among the P ranks"),
     ("MPI-IO", lambda c: c["phase"] in ("read", "write"),
      "the model prices the bytes at one process's read(2) or write(2) rate through the page cache"
      " (`--calibrate`); the sort's phase also opens and closes the file with collective MPI-IO"
@@ -1542,7 +1547,7 @@ MODEL_REASONS = [
         "sample", "splitters", "bucket", "exchange"),
      "the emulated hosts' TCP stacks run on this machine's cores beside the ranks: every message"
      " costs CPU time, which alpha and beta (from a ping-pong of two otherwise idle ranks) do"
-     " not include"),
+     " not include; and the shaped links release data in steps of about 4 ms"),
     ("its phases", lambda c: c["phase"] == "total" and c["phase_misses"],
      "the total is the sum of the phases, some of which miss (above)"),
 ]
@@ -1641,15 +1646,16 @@ def model_validation(doc, s):
     judged, missed, unexplained = model_summary(cases)
     doc.h(3, set_title(s))
     mach = s["machine"]
+    machine_file = os.path.join(s["sub"], meta.get("machine_file", "model/machine.txt"))
     doc.p("`bin/sortex` on uniform keys, one thread a rank, each case launched %s times (the"
-          " selections and back-ends interleaved, every output checked by `sortex-verify`);"
+          " selections and back-ends interleaved, every output checked by `sortex-verify`; one"
+          " rank exchanges nothing, so P = 1 runs with the first back-end only);"
           " measured: the median over launches of the phase's slowest rank (`--stats`)."
           " Predicted: `sortex-sched --sort --ranks-per-node P` (the P ranks share the cores) with"
           " [`%s`](%s), alpha %s and beta %s s a byte (%s) from `%s`. Scale: %s. Each cell is"
           " measured / predicted; **bold** outside %.2f..%.1f; `-` where the model predicts no"
           " time." % (
-              meta.get("launches", "?"), meta.get("machine_file", "machine.txt"),
-              os.path.relpath(meta.get("machine_file", "model/machine.txt"), "model"),
+              meta.get("launches", "?"), machine_file, os.path.relpath(machine_file, "model"),
               "%.3g µs" % (1e6 * num(mach["alpha"])) if num(mach.get("alpha")) else "?",
               mach.get("beta", "?"), "%.3g GB/s" % (1e-9 / num(mach["beta"]))
               if num(mach.get("beta")) else "?", meta.get("pingpong_command", "?"),
@@ -1901,7 +1907,9 @@ def model_headline(results):
                 parts.append("at P = %d the default selection's goal is %s, today's rule's %s" % (
                     P, re.sub(r"[*]", "", g["eps"][4]).split(":")[0],
                     re.sub(r"[*]", "", g["sample"][4]).split(":")[0] if g["sample"] else "-"))
-    for s in model_sets(results):
+    # This directory's own set only: the clusters' pages speak for theirs, and a cluster run
+    # must not leave this page stale.
+    for s in [s for s in model_sets(results) if not s["sub"]]:
         judged, missed, unexplained = model_summary(model_contexts(s))
         parts.append("%s: %d of %d phase cases miss the prediction by more than 30%%, %d"
                      " unexplained" % (s["links"], missed, judged, unexplained))
