@@ -1496,6 +1496,8 @@ MODEL_GOAL_MEMORY = 16 << 20
 BALANCE_WORDS = {"eps": "`eps` (histogram rounds, the default)", "exact": "`exact`",
                  "sample": "`sample` (today's regular sample)"}
 COMPUTE_PHASES = ("local_sort", "sample", "splitters", "bucket", "finish")
+# A launch shared the machine when other work took this share of its CPU time meanwhile.
+MODEL_BUSY = 0.1
 
 
 def model_rounds(note):
@@ -1508,6 +1510,13 @@ def model_rounds(note):
 # on the miss's context, the explanation printed under the table). Every reason whose test holds
 # is given; a miss no test matches is listed as unexplained. The tests use the data alone.
 MODEL_REASONS = [
+    ("busy machine", lambda c: c["other"] is not None and c["other"] >= MODEL_BUSY and
+     c["measured"] > c["predicted"],
+     "other work took at least %.0f%% of the machine's CPU time during these launches (column"
+     " `other_cpu_share`); ranks that do not oversubscribe the cores busy-poll in MPI (Open MPI"
+     " yields the core only when oversubscribed), and each lost whole scheduler ticks (4 ms"
+     " here) whenever something else ran on its core: measured here at P = 2, 20 ms in a phase"
+     " the same launch with `--mca mpi_yield_when_idle 1` ran in 0.2 ms" % (100 * MODEL_BUSY)),
     ("scatter", lambda c: c["min"] <= c["predicted"] <= c["max"],
      "the prediction lies within the launches' range (fastest to slowest launch): the launches"
      " scattered on this shared machine, and their median fell outside the band"),
@@ -1580,6 +1589,7 @@ def model_contexts(s):
              "measured": num(r["measured_med_s"]), "min": num(r["measured_min_s"]),
              "max": num(r["measured_max_s"]), "predicted": num(r["predicted_s"]),
              "ratio": num(r["ratio"]), "rounds": num(r.get("measured_rounds")),
+             "other": num(r.get("other_cpu_share")),
              "predicted_rounds": model_rounds(r.get("predicted_note")),
              "cluster": s["links"] != "one node", "half": half}
         c["miss"] = c["ratio"] is not None and not (1 / MODEL_MISS <= c["ratio"] <= MODEL_MISS)

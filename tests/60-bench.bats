@@ -398,8 +398,8 @@ PY
 }
 
 # check_model_files RESULTS: the model suite's files agree with what they rest on: each measured
-# median is the median of the verified launches in launches.csv, each ratio the median over the
-# prediction, each prediction what sortex-sched --sort predicts for the case with the machine
+# median (and share of the machine other work took) is the median of the verified launches in
+# launches.csv, each ratio the median over the prediction, each prediction what sortex-sched --sort predicts for the case with the machine
 # file model/machine.txt (whose alpha and beta are the ping-pong's), and the scaling table what
 # it predicts to P = 65536. Prints what disagrees.
 check_model_files() {
@@ -429,6 +429,9 @@ for r in rows:
     pred = float(r["predicted_s"])
     if pred > 0 and abs(float(r["ratio"]) * pred / float(r["measured_med_s"]) - 1) > 1e-3:
         bad.append("ratio of %s" % r)
+    share = [float(l["other_cpu_s"]) / float(l["wall_s"]) / int(meta["cores"]) for l in runs]
+    if abs(statistics.median(share) - float(r["other_cpu_share"])) > 1e-3:
+        bad.append("other_cpu_share of %s" % r)
     if r["ranks_per_node"] != r["P"]:
         bad.append("the model was not told the P ranks share the cores: %s" % r)
     cases.setdefault((r["P"], r["n_per_rank"], r["backend"]), {})[(r["balance"], r["phase"])] = pred
@@ -581,7 +584,7 @@ rows = list(csv.DictReader(open(sys.argv[1])))
 for r in rows:
     if (r["P"], r["balance"], r["backend"], r["phase"]) == ("2", "eps", "pairwise", "exchange"):
         t = "%.9g" % (10 * float(r["predicted_s"]) + 0.01)
-        r.update(measured_med_s=t, measured_min_s=t, measured_max_s=t,
+        r.update(measured_med_s=t, measured_min_s=t, measured_max_s=t, other_cpu_share="0",
                  ratio="%.4g" % (float(t) / float(r["predicted_s"])))
 w = csv.DictWriter(open(sys.argv[1], "w", newline=""), list(rows[0]), lineterminator="\n")
 w.writeheader()
