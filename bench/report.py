@@ -1781,10 +1781,10 @@ def model_goal(ix, P, bal):
     if share <= MODEL_GOAL_SHARE:
         return sel, None, share, mem, ("**met**: at most %.1f%% (of the phases without the"
                                        " exchange, which is not modelled here)" % (100 * share))
+    need = sel / MODEL_GOAL_SHARE - known
     return sel, None, share, mem, ("open: %.1f%% of the phases without the exchange, which is"
                                    " not modelled here; the exchange would have to take %s or"
-                                   " more for the goal" % (100 * share,
-                                                           fmt_time(sel / MODEL_GOAL_SHARE - known)))
+                                   " more for the goal" % (100 * share, fmt_time(need)))
 
 
 def model_goals(doc, meta, rows):

@@ -399,9 +399,9 @@ PY
 
 # check_model_files RESULTS: the model suite's files agree with what they rest on: each measured
 # median (and share of the machine other work took) is the median of the verified launches in
-# launches.csv, each ratio the median over the prediction, each prediction what sortex-sched --sort predicts for the case with the machine
-# file model/machine.txt (whose alpha and beta are the ping-pong's), and the scaling table what
-# it predicts to P = 65536. Prints what disagrees.
+# launches.csv, each ratio the median over the prediction, each prediction what sortex-sched
+# --sort predicts for the case with the machine file model/machine.txt (whose alpha and beta are
+# the ping-pong's), and the scaling table what it predicts to P = 65536. Prints what disagrees.
 check_model_files() {
     python3 - "$1" "$SORTEX_BIN/sortex-sched" <<'PY'
 import csv, io, json, math, statistics, subprocess, sys
@@ -424,7 +424,8 @@ for r in rows:
     runs = [l for l in launches if (l["P"], l["balance"], l["backend"]) ==
             (r["P"], r["balance"], r["backend"])]
     t = [float(l[r["phase"] + "_s"]) for l in runs]
-    if len(t) != int(r["launches"]) or abs(statistics.median(t) - float(r["measured_med_s"])) > 1e-6:
+    if len(t) != int(r["launches"]) or \
+            abs(statistics.median(t) - float(r["measured_med_s"])) > 1e-6:
         bad.append("median of %s %s" % (r["phase"], r))
     pred = float(r["predicted_s"])
     if pred > 0 and abs(float(r["ratio"]) * pred / float(r["measured_med_s"]) - 1) > 1e-3:
@@ -527,8 +528,8 @@ scal = {(r["P"], r["n_per_rank"], r["balance"], r["phase"]): r
 for bal in ("eps", "exact"):
     s = lambda ph: float(scal[("4096", "1000000", bal, ph)]["seconds"])
     share = (s("sample") + s("splitters")) / s("total")
-    mem = max(int(scal[("4096", "1000000", bal, ph)]["rank_bytes"]) for ph in
-              ("sample", "splitters")) - int(scal[("4096", "1000000", bal, "local_sort")]["rank_bytes"])
+    b = lambda ph: int(scal[("4096", "1000000", bal, ph)]["rank_bytes"])
+    mem = max(b("sample"), b("splitters")) - b("local_sort")
     want = "met" if share <= 0.05 and mem <= 16 << 20 else "missed"
     g = re.search(r"^\| 4096 \| `%s`[^|]*\|[^|]*\|[^|]*\| ([\d.]+)%% \|[^|]*\| \*\*(\w+)\*\*" % bal,
                   page, re.M)
@@ -548,7 +549,7 @@ sys.exit(1 if bad else 0)
 PY
 }
 
-@test "bench/run --smoke --suites model checks the sort model against the sort and renders its page" {
+@test "bench/run --smoke --suites model checks the model against the sort and renders its page" {
     local res=$BATS_TEST_TMPDIR/results
     run "$RUN" --smoke --suites model --results "$res"
     assert_success
@@ -615,7 +616,8 @@ PY
         # shellcheck disable=SC2086
         run -0 "$RUN" $args --suites model --dry-run
         assert_line --regexp '^model +validation: P='
-        assert_line --regexp '^model +estimate: (under [0-9]+ s|about [0-9]+ minutes) on [0-9]+ cores$'
+        assert_line --regexp \
+            '^model +estimate: (under [0-9]+ s|about [0-9]+ minutes) on [0-9]+ cores$'
     done
     run -0 "$RUN" --full --suites model --dry-run
     assert_line --regexp '^model +scaling \(model alone\): P=64,256,1024,4096,16384,65536,'
