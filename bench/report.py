@@ -5,7 +5,11 @@
                                     and OUTDIR/plots.tsv, the list bench/plots.sh renders
   report.py readme RESULTS          writes RESULTS/README.md: the findings (which back-end to use
                                     when), environment, plots, key tables and one short
-                                    paragraph per observation, phrased from the data
+                                    paragraph per observation, phrased from the data; and
+                                    RESULTS/model/README.md where the model suite ran
+  report.py model RESULTS           writes RESULTS/model/README.md alone: the sort model against
+                                    the measured phases (here and on the emulated clusters in
+                                    RESULTS/cluster*/model/), the goals and the scaling table
 
 Only the Python standard library. Every figure in the README is computed here from the CSV files
 the driver wrote (each NAME.csv starts at its header row; NAME.meta.json beside it describes the
@@ -20,7 +24,7 @@ import re
 import statistics
 import sys
 
-SUITES = ("exchange", "localsort", "sort", "e2e", "records")
+SUITES = ("exchange", "localsort", "sort", "e2e", "records", "model")
 PHASES = ["read", "local_sort", "sample", "splitters", "bucket", "exchange", "finish", "write"]
 KEY_BYTES = 8
 # The memory goal of the sample sort: peak RSS summed over ranks <= 2.2x the input (+ MPI's own).
@@ -666,8 +670,10 @@ def readme_steal(doc, status, results):
 
 def status_table(doc, status, results):
     rows = []
-    for suite in ("exchange", "localsort", "sort", "e2e", "records"):
+    for suite in SUITES:
         s = status.get("suites", {}).get(suite)
+        if not s and suite == "model":
+            continue  # newer than most result sets: shown once it has run
         if not s:
             rows.append([suite, "not run", "", "", "", ""])
             continue
@@ -1476,6 +1482,505 @@ def readme_elsewhere(doc, results):
             d, d, what, (last.get("commit") or "unknown")[:12]))
 
 
+# ---- the sort model: validation and scaling (results/model/README.md) ----------------------
+
+# A phase "misses" when measured / predicted falls outside [1 / MODEL_MISS, MODEL_MISS].
+MODEL_MISS = 1.3
+MODEL_PHASES = PHASES + ["total"]
+# The goals of the scaling issue: at these P and n/P, sample + splitters within this share of the
+# predicted total and within this much sample memory a rank.
+MODEL_GOAL_PS = (4096, 65536)
+MODEL_GOAL_N = 10**6
+MODEL_GOAL_SHARE = 0.05
+MODEL_GOAL_MEMORY = 16 << 20
+BALANCE_WORDS = {"eps": "`eps` (histogram rounds, the default)", "exact": "`exact`",
+                 "sample": "`sample` (today's regular sample)"}
+COMPUTE_PHASES = ("local_sort", "sample", "splitters", "bucket", "finish")
+# A launch shared the machine when other work took this share of its CPU time meanwhile.
+MODEL_BUSY = 0.1
+# The local_sort phase's fixed cost as measured here (about 2 ms), with room for noise: seconds.
+MODEL_LOCAL_FIXED = 3e-3
+
+
+def model_rounds(note):
+    """The histogram rounds a model note names ('4 rounds; 4.98e+04 candidates'), or None."""
+    m = re.match(r"(\d+) rounds", note or "")
+    return int(m.group(1)) if m else None
+
+
+# Why a predicted phase time misses the measured one, as far as the project knows: (label, test
+# on the miss's context, the explanation printed under the table). Every reason whose test holds
+# is given; a miss no test matches is listed as unexplained. The tests use the data alone.
+MODEL_REASONS = [
+    ("busy machine", lambda c: c["other"] is not None and c["other"] >= MODEL_BUSY and
+     c["measured"] > c["predicted"],
+     "other work took at least %.0f%% of the machine's CPU time during these launches (column"
+     " `other_cpu_share`); ranks that do not oversubscribe the cores busy-poll in MPI (Open MPI"
+     " yields the core only when oversubscribed), and each lost whole scheduler ticks (4 ms"
+     " here) whenever something else ran on its core: measured here at P = 2, 20 ms in a phase"
+     " the same launch with `--mca mpi_yield_when_idle 1` ran in 0.2 ms" % (100 * MODEL_BUSY)),
+    ("scatter", lambda c: c["min"] <= c["predicted"] <= c["max"],
+     "the prediction lies within the launches' range (fastest to slowest launch): the launches"
+     " scattered on this shared machine, and their median fell outside the band"),
+    ("under 1 ms", lambda c: abs(c["measured"] - c["predicted"]) < 1e-3,
+     "measured and predicted are less than 1 ms apart: about one scheduler time slice, which a"
+     " rank loses whenever something else runs on its core; the model prices no such waits"),
+    ("oversubscribed", lambda c: c["P"] * c["threads"] > c["cores"] and
+     c["phase"] in COMPUTE_PHASES + ("read", "write", "total"),
+     "oversubscribed (ranks × threads > cores): the model charges ranks × threads / cores, an"
+     " even share of the cores, for every compute and file phase; the kernel's scheduler does"
+     " not share them evenly, and a phase's time is its slowest rank's, so it does worse"
+     " (ratio above 1) or, when ranks happen to run one after another, better"),
+    ("best case", lambda c: c["phase"] in ("local_sort", "finish") and c["min"] and
+     1 / MODEL_MISS <= c["min"] / c["predicted"] <= MODEL_MISS,
+     "the fastest launch is within the band: the calibration keeps the fastest of its runs of"
+     " the local sort and the merge, a best case, while the median launch also pays for what"
+     " else ran on the machine"),
+    ("cores shared in the exchange", lambda c: not c["cluster"] and c["phase"] == "exchange" and
+     c["P"] * c["threads"] > c["cores"],
+     "on one node the exchange is memory copies made by the ranks' own cores (Open MPI's shared"
+     " memory); the model prices it with alpha and beta from a ping-pong of two ranks on idle"
+     " cores and, unlike the compute phases, does not share the cores among the P ranks"),
+    ("fixed cost", lambda c: c["phase"] == "local_sort" and
+     0 < c["measured"] - c["predicted"] <= MODEL_LOCAL_FIXED,
+     "the sort's local_sort phase carries a fixed cost of about 2 ms here whatever n is (at 2^14"
+     " keys a rank: 2.1 ms in the phase, 44 µs for the same sort in `sortex-localsort`), which"
+     " the model, a rate per key, does not price; this miss is within %.0f ms of the"
+     " prediction" % (1e3 * MODEL_LOCAL_FIXED)),
+    ("MPI-IO", lambda c: c["phase"] in ("read", "write"),
+     "the model prices the bytes at one process's read(2) or write(2) rate through the page cache"
+     " (`--calibrate`); the sort's phase also opens and closes the file with collective MPI-IO"
+     " (`MPI_File_open`, `MPI_File_read_at_all` / `MPI_File_write_at_all`), whose set-up and"
+     " synchronisation the model does not price"),
+    ("rounds", lambda c: c["phase"] == "splitters" and c["rounds"] is not None and
+     c["predicted_rounds"] is not None and c["rounds"] != c["predicted_rounds"],
+     "the sort took another number of histogram rounds than the model's replay of the selection"
+     " predicts (column `measured_rounds` against the note)"),
+    ("half-duplex", lambda c: c["half"] and c["phase"] in ("exchange", "total"),
+     "half-duplex links: a host's sends and receives share one rate, while beta comes from a"
+     " ping-pong, which sends one way at a time; an exchange that sends and receives at once"
+     " takes up to twice the predicted time"),
+    ("emulated hosts", lambda c: c["cluster"] and c["phase"] in (
+        "sample", "splitters", "bucket", "exchange"),
+     "the emulated hosts' TCP stacks run on this machine's cores beside the ranks: every message"
+     " costs CPU time, which alpha and beta (from a ping-pong of two otherwise idle ranks) do"
+     " not include; and the shaped links release data in steps of about 4 ms"),
+    ("its phases", lambda c: c["phase"] == "total" and c["phase_misses"],
+     "the total is the sum of the phases, some of which miss (above)"),
+]
+
+
+def model_sets(results):
+    """The validation sets under RESULTS: this machine's and the emulated clusters', each
+    {sub, links, meta, rows, machine}."""
+    out = []
+    for sub in SUBSETS:
+        d = os.path.join(results, sub, "model") if sub else os.path.join(results, "model")
+        path = os.path.join(d, "validation.csv")
+        if not os.path.exists(path):
+            continue
+        meta, rows = read_results(path)
+        out.append({"sub": sub, "links": links_of(meta), "meta": meta, "rows": rows,
+                    "machine": meta.get("machine") or {}})
+    return out
+
+
+def model_contexts(s):
+    """Every judged case of a validation set: its row, numbers and the reasons that hold."""
+    meta = s["meta"]
+    cores = int(num(meta.get("cores"), 1))
+    half = "half-duplex" in meta.get("launcher", "")
+    cases = []
+    for r in s["rows"]:
+        c = {"row": r, "phase": r["phase"], "P": int(r["P"]), "threads": int(r["threads"]),
+             "cores": cores, "balance": r["balance"], "backend": r["backend"],
+             "measured": num(r["measured_med_s"]), "min": num(r["measured_min_s"]),
+             "max": num(r["measured_max_s"]), "predicted": num(r["predicted_s"]),
+             "ratio": num(r["ratio"]), "rounds": num(r.get("measured_rounds")),
+             "other": num(r.get("other_cpu_share")),
+             "predicted_rounds": model_rounds(r.get("predicted_note")),
+             "cluster": s["links"] != "one node", "half": half}
+        c["miss"] = c["ratio"] is not None and not (1 / MODEL_MISS <= c["ratio"] <= MODEL_MISS)
+        cases.append(c)
+    # The total's reason "its phases" needs to know whether a phase of its case missed.
+    missed = {(c["P"], c["balance"], c["backend"]) for c in cases
+              if c["miss"] and c["phase"] != "total"}
+    for c in cases:
+        c["phase_misses"] = (c["P"], c["balance"], c["backend"]) in missed
+        c["reasons"] = [label for label, test, _ in MODEL_REASONS if c["miss"] and test(c)]
+    return cases
+
+
+def ranges(values, fmt):
+    """'a' or 'a to b' over values, formatted by fmt."""
+    lo, hi = min(values), max(values)
+    return fmt(lo) if fmt(lo) == fmt(hi) else "%s to %s" % (fmt(lo), fmt(hi))
+
+
+def p_list(ps):
+    """[1, 2, 3, 5, 7, 8] -> '1-3, 5, 7-8'."""
+    ps, out, i = sorted(set(ps)), [], 0
+    while i < len(ps):
+        j = i
+        while j + 1 < len(ps) and ps[j + 1] == ps[j] + 1:
+            j += 1
+        out.append(str(ps[i]) if i == j else "%d-%d" % (ps[i], ps[j]))
+        i = j + 1
+    return ", ".join(out)
+
+
+def model_misses(cases):
+    """The misses grouped by (phase, balance, back-end, reasons), in phase order: [(key,
+    cases)]."""
+    groups = {}
+    for c in cases:
+        if c["miss"]:
+            groups.setdefault((c["phase"], c["balance"], c["backend"], tuple(c["reasons"])),
+                              []).append(c)
+    order = {p: i for i, p in enumerate(MODEL_PHASES)}
+    return sorted(groups.items(), key=lambda kv: (order.get(kv[0][0], 99), kv[0][1:]))
+
+
+def model_summary(cases):
+    """(judged, misses, unexplained misses) of a validation set."""
+    judged = [c for c in cases if c["ratio"] is not None]
+    miss = [c for c in judged if c["miss"]]
+    return len(judged), len(miss), len([c for c in miss if not c["reasons"]])
+
+
+def set_title(s):
+    meta, rows = s["meta"], s["rows"]
+    ps = sorted({int(r["P"]) for r in rows})
+    n = int(num(meta.get("n_per_rank"), 0) or (rows and rows[0]["n_per_rank"]) or 0)
+    where = "One node" if s["links"] == "one node" else "Emulated cluster, %s hosts, %s" % (
+        meta.get("nodes", "?"), s["links"][len("cluster, "):])
+    return "%s: P = %s, %s keys a rank" % (where, p_list(ps), fmt_n(n))
+
+
+def model_validation(doc, s):
+    """One validation set: the ratio tables, the misses and their reasons."""
+    meta, rows = s["meta"], s["rows"]
+    cases = model_contexts(s)
+    judged, missed, unexplained = model_summary(cases)
+    doc.h(3, set_title(s))
+    mach = s["machine"]
+    machine_file = os.path.join(s["sub"], meta.get("machine_file", "model/machine.txt"))
+    doc.p("`bin/sortex` on uniform keys, one thread a rank, each case launched %s times (the"
+          " selections and back-ends interleaved, every output checked by `sortex-verify`; one"
+          " rank exchanges nothing, so P = 1 runs with the first back-end only);"
+          " measured: the median over launches of the phase's slowest rank (`--stats`)."
+          " Predicted: `sortex-sched --sort --ranks-per-node P` (the P ranks share the cores) with"
+          " [`%s`](%s), alpha %s and beta %s s a byte (%s) from `%s`. Scale: %s. Each cell is"
+          " measured / predicted; **bold** outside %.2f..%.1f; `-` where the model predicts no"
+          " time." % (
+              meta.get("launches", "?"), machine_file, os.path.relpath(machine_file, "model"),
+              "%.3g µs" % (1e6 * num(mach["alpha"])) if num(mach.get("alpha")) else "?",
+              mach.get("beta", "?"), "%.3g GB/s" % (1e-9 / num(mach["beta"]))
+              if num(mach.get("beta")) else "?", meta.get("pingpong_command", "?"),
+              meta.get("mode", "?"), 1 / MODEL_MISS, MODEL_MISS))
+    by = {(c["P"], c["balance"], c["backend"], c["phase"]): c for c in cases}
+    combos = list(dict.fromkeys((c["balance"], c["backend"]) for c in cases))
+    ps = sorted({c["P"] for c in cases})
+    for bal, b in combos:
+        table = []
+        for P in ps:
+            if (P, bal, b, "total") not in by:
+                continue
+            cells = []
+            for ph in MODEL_PHASES:
+                c = by.get((P, bal, b, ph))
+                if c is None or c["ratio"] is None:
+                    cells.append("-")
+                else:
+                    cells.append(("**%.2f**" if c["miss"] else "%.2f") % c["ratio"])
+            t = by[(P, bal, b, "total")]
+            table.append([str(P)] + cells + ["%s / %s" % (fmt_time(t["measured"]),
+                                                          fmt_time(t["predicted"]))])
+        doc.p("--balance %s, --exchange `%s`:" % (BALANCE_WORDS.get(bal, bal), b))
+        doc.table(["P"] + MODEL_PHASES + ["total: measured / predicted"], table)
+    zero = [c for c in cases if c["ratio"] is None and c["measured"] is not None]
+    if zero:
+        w = max(zero, key=lambda c: c["measured"])
+        doc.p("Where the model predicts no time (one rank: nothing to sample, exchange or combine;"
+              " the regular sample's splitters, picked from the sorted sample), the sort measured"
+              " at most %s (%s, P = %d)." % (fmt_time(w["measured"]), w["phase"], w["P"]))
+    doc.p("**%d of %d judged phase cases miss by more than %.0f%%** (ratio outside %.2f..%.1f);"
+          " %s." % (missed, judged, 100 * (MODEL_MISS - 1), 1 / MODEL_MISS, MODEL_MISS,
+                    "all of them with a known reason" if missed and not unexplained else
+                    "**%d unexplained**" % unexplained if unexplained else "none to explain"))
+    groups = model_misses(cases)
+    if not groups:
+        return
+    table, used = [], []
+    for (ph, bal, b, reasons), cs in groups:
+        used += [r for r in reasons if r not in used]
+        table.append([ph, "%s, `%s`" % (bal, b), p_list([c["P"] for c in cs]),
+                      ranges([c["ratio"] for c in cs], lambda x: "%.2f" % x),
+                      ranges([c["measured"] for c in cs], fmt_time),
+                      ranges([c["predicted"] for c in cs], fmt_time),
+                      ", ".join(reasons) if reasons else "**unexplained**"])
+    doc.p("Every miss, grouped by phase, selection, back-end and reason:")
+    doc.table(["phase", "balance, back-end", "P", "measured / predicted", "measured",
+               "predicted", "why"], table)
+    doc.p("Why: %s.%s" % ("; ".join("*%s*: %s" % (label, text) for label, _, text in MODEL_REASONS
+                                    if label in used),
+                          " *Unexplained*: no known reason matches; the model or the sort has"
+                          " something to learn here." if unexplained else ""))
+
+
+def read_scaling(results):
+    path = os.path.join(results, "model", "scaling.csv")
+    if not os.path.exists(path):
+        return None, []
+    return read_results(path)
+
+
+def fmt_secs(x):
+    """A predicted time: 'not modelled' for NaN, 'refused' for infinity."""
+    if x is None or x != x:
+        return "not modelled"
+    if x == float("inf"):
+        return "refused"
+    return fmt_time(x)
+
+
+def fmt_mem(b):
+    if b is None:
+        return "-"
+    for unit, size in (("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if b >= size:
+            return "%.1f %s" % (b / size, unit)
+    return "%d B" % b
+
+
+def scaling_index(rows):
+    """{(n, P, balance, phase): row} of the phase rows (the back-ends' exchange rows apart)."""
+    return {(int(r["n_per_rank"]), int(r["P"]), r["balance"], r["phase"]): r for r in rows}
+
+
+def sample_memory(ix, n, P, bal):
+    """What the sample and splitters phases hold beyond the element buffers, bytes a rank."""
+    base = num(ix[(n, P, bal, "local_sort")]["rank_bytes"])
+    return max(num(ix[(n, P, bal, ph)]["rank_bytes"]) for ph in ("sample", "splitters")) - base
+
+
+def model_goal(ix, P, bal):
+    """The issue's goal at P for one selection: (sample + splitters seconds, total or None,
+    share or None, memory, verdict text)."""
+    n = MODEL_GOAL_N
+    if (n, P, bal, "total") not in ix:
+        return None
+    t = {ph: num(ix[(n, P, bal, ph)]["seconds"]) for ph in MODEL_PHASES}
+    sel = t["sample"] + t["splitters"]
+    mem = sample_memory(ix, n, P, bal)
+    mem_ok = mem <= MODEL_GOAL_MEMORY
+    if sel == float("inf"):
+        return sel, None, None, mem, "**missed**: the sort refuses the regular sample at this P"
+    if t["total"] == t["total"]:
+        share = sel / t["total"]
+        ok = share <= MODEL_GOAL_SHARE and mem_ok
+        return sel, t["total"], share, mem, "**%s**" % ("met" if ok else "missed")
+    # The exchange is not modelled: the other phases bound the total from below, so the share
+    # against them bounds the true share from above.
+    known = sum(v for ph, v in t.items() if ph != "total" and v == v)
+    share = sel / known
+    if not mem_ok:
+        return sel, None, share, mem, "**missed** (memory)"
+    if share <= MODEL_GOAL_SHARE:
+        return sel, None, share, mem, ("**met**: at most %.1f%% (of the phases without the"
+                                       " exchange, which is not modelled here)" % (100 * share))
+    need = sel / MODEL_GOAL_SHARE - known
+    return sel, None, share, mem, ("open: %.1f%% of the phases without the exchange, which is"
+                                   " not modelled here; the exchange would have to take %s or"
+                                   " more for the goal" % (100 * share, fmt_time(need)))
+
+
+def model_goals(doc, meta, rows):
+    ix = scaling_index(rows)
+    table = []
+    for P in MODEL_GOAL_PS:
+        for bal in ("eps", "exact", "sample"):
+            g = model_goal(ix, P, bal)
+            if g is None:
+                continue
+            sel, tot, share, mem, verdict = g
+            table.append([str(P), BALANCE_WORDS.get(bal, bal), fmt_secs(sel), fmt_secs(tot),
+                          "%.1f%%" % (100 * share) if share is not None else "-", fmt_mem(mem),
+                          verdict])
+    doc.h(2, "Goals: the splitter selection at P = %s" % " and ".join(map(str, MODEL_GOAL_PS)))
+    if not table:
+        doc.p("Not in this run: the scaling table has no P = %s at n/P = %s." % (
+            " or ".join(map(str, MODEL_GOAL_PS)), fmt_n(MODEL_GOAL_N)))
+        return
+    doc.p("From the scaling table below (the model alone, n/P = 10^6 uniform keys, ε = %s, the"
+          " total with `alltoallv`'s exchange): sample + splitters at most %.0f%% of the predicted"
+          " total and at most %s of sample memory a rank (what the sample and splitters phases"
+          " hold beyond the two element buffers). Today's rule, `--balance sample`, beside the"
+          " new ones." % (meta.get("epsilon", "0.1"), 100 * MODEL_GOAL_SHARE,
+                          fmt_mem(MODEL_GOAL_MEMORY)))
+    doc.table(["P", "balance", "sample + splitters", "predicted total", "share",
+               "sample memory a rank", "goal"], table)
+
+
+def model_stops(meta, rows):
+    """Sentences, from the data, on which phase stops scaling where, per n/P and selection."""
+    ix = scaling_index(rows)
+    cores = int(num(meta.get("cores"), 1))
+    node = num(meta.get("memory_gib"), 0) * 2**30
+    out = []
+    for n in sorted({k[0] for k in ix}):
+        for bal in ("eps", "exact", "sample"):
+            ps = sorted({k[1] for k in ix if k[0] == n and k[2] == bal})
+            if not ps:
+                continue
+            ev = []
+            for ph in ("sample", "splitters", "bucket", "exchange"):
+                for P in ps:
+                    t, ls = num(ix[(n, P, bal, ph)]["seconds"]), num(
+                        ix[(n, P, bal, "local_sort")]["seconds"])
+                    if t == t and t != float("inf") and t > ls:
+                        ev.append("`%s` takes longer than the local sort from P = %d (%s against"
+                                  " %s)" % (ph, P, fmt_time(t), fmt_time(ls)))
+                        break
+            for ph in ("sample", "splitters"):
+                for P in ps:
+                    b = num(ix[(n, P, bal, ph)]["rank_bytes"])
+                    if node and b * cores > node:
+                        ev.append("`%s` needs %s a rank from P = %d, more than the node's %s"
+                                  " holds for its %d ranks" % (ph, fmt_mem(b), P,
+                                                               fmt_mem(node), cores))
+                        break
+            refused = [P for P in ps if num(ix[(n, P, bal, "sample")]["seconds"]) == float("inf")]
+            if refused:
+                ev.append("the sort refuses the regular sample from P = %d" % refused[0])
+            fin = [P for P in ps if num(ix[(n, P, bal, "total")]["seconds"]) == num(
+                ix[(n, P, bal, "total")]["seconds"]) != float("inf")]
+            nan = [P for P in ps if num(ix[(n, P, bal, "exchange")]["seconds"]) !=
+                   num(ix[(n, P, bal, "exchange")]["seconds"])]
+            if len(fin) > 1:
+                a, z = (num(ix[(n, P, bal, "total")]["seconds"]) for P in (fin[0], fin[-1]))
+                ev.append("the predicted total grows from %s at P = %d to %s at P = %d (%.1f×;"
+                          " flat would be perfect weak scaling)" % (fmt_time(a), fin[0],
+                                                                    fmt_time(z), fin[-1], z / a))
+            if nan:
+                ev.append("the exchange is not modelled from P = %d" % nan[0])
+            out.append("n/P = %s, %s: %s." % (fmt_n(n), BALANCE_WORDS.get(bal, bal),
+                                              "; ".join(ev) if ev else "every phase scales"))
+    return out
+
+
+def model_scaling(doc, meta, rows):
+    ix = scaling_index(rows)
+    doc.h(2, "Scaling: the model alone to P = %d" % max(k[1] for k in ix))
+    doc.p("`sortex-sched --sort --dist uniform --balance all --epsilon %s` with [`machine.txt`]"
+          "(machine.txt) (this machine's constants; the network's are this machine's shared"
+          " memory, ranks per node = cores / threads = %s), no MPI and no keys: weak scaling at"
+          " each n/P, every phase's predicted time on the slowest rank and the most memory one"
+          " rank holds in it, the total with `alltoallv`'s exchange (the sort's default)."
+          " *not modelled*: the back-ends' exchange models need the P × P count matrix and stop"
+          " at P = 4096, so the exchange and the total are not predicted beyond; *refused*: the"
+          " sort would refuse to run (the regular sample's size)." % (
+              meta.get("epsilon", "0.1"), meta.get("cores", "?")))
+    doc.p("Where it stops scaling, from the rows below:")
+    for line in model_stops(meta, rows):
+        doc.lines.append("- " + line)
+    doc.lines.append("")
+    for n in sorted({k[0] for k in ix}):
+        ps = sorted({k[1] for k in ix if k[0] == n})
+        doc.h(3, "n/P = %s" % fmt_n(n))
+        doc.p("Predicted time a phase (slowest rank):")
+        doc.table(["P", "balance"] + MODEL_PHASES,
+                  [[str(P), bal] + [fmt_secs(num(ix[(n, P, bal, ph)]["seconds"]))
+                                    for ph in MODEL_PHASES]
+                   for P in ps for bal in ("eps", "exact", "sample") if (n, P, bal, "total") in ix])
+        doc.p("Memory one rank holds (the element buffers in every phase; the sample and the"
+              " splitter rounds add to them), and the bytes one rank sends in all:")
+        doc.table(["P", "balance", "buffers", "sample", "splitters", "peak", "sent"],
+                  [[str(P), bal] + [fmt_mem(num(ix[(n, P, bal, ph)]["rank_bytes"])) for ph in
+                                    ("local_sort", "sample", "splitters", "total")] +
+                   [fmt_mem(num(ix[(n, P, bal, "total")]["net_bytes"]))]
+                   for P in ps for bal in ("eps", "exact", "sample") if (n, P, bal, "total") in ix])
+        bks = list(dict.fromkeys(r["phase"][len("exchange:"):] for r in rows
+                                 if r["phase"].startswith("exchange:")))
+        if bks:
+            ex = {(int(r["P"]), r["phase"][len("exchange:"):]): num(r["seconds"]) for r in rows
+                  if r["phase"].startswith("exchange:") and int(r["n_per_rank"]) == n}
+            doc.p("Each back-end's exchange (its first model, equal blocks as uniform keys give);"
+                  " *not run* where this run left the P out (the matrix models take minutes at"
+                  " P = 4096):")
+            doc.table(["P"] + ["`%s`" % b for b in bks],
+                      [[str(P)] + [fmt_secs(ex[(P, b)]) if (P, b) in ex else "not run"
+                                   for b in bks] for P in ps])
+
+
+def model_headline(results):
+    """One paragraph for the results README: the goals and the validation's misses."""
+    parts = []
+    meta, rows = read_scaling(results)
+    if rows:
+        ix = scaling_index(rows)
+        for P in MODEL_GOAL_PS:
+            g = {bal: model_goal(ix, P, bal) for bal in ("eps", "sample")}
+            if g["eps"]:
+                parts.append("at P = %d the default selection's goal is %s, today's rule's %s" % (
+                    P, re.sub(r"[*]", "", g["eps"][4]).split(":")[0],
+                    re.sub(r"[*]", "", g["sample"][4]).split(":")[0] if g["sample"] else "-"))
+    # This directory's own set only: the clusters' pages speak for theirs, and a cluster run
+    # must not leave this page stale.
+    for s in [s for s in model_sets(results) if not s["sub"]]:
+        judged, missed, unexplained = model_summary(model_contexts(s))
+        parts.append("%s: %d of %d phase cases miss the prediction by more than 30%%, %d"
+                     " unexplained" % (s["links"], missed, judged, unexplained))
+    return "; ".join(parts)
+
+
+def cmd_model(results):
+    """Writes RESULTS/model/README.md from RESULTS/model/*.csv and the clusters' beside it."""
+    meta, rows = read_scaling(results)
+    sets = model_sets(results)
+    if not rows and not sets:
+        return False
+    doc = Doc()
+    doc.h(1, "The sort model: validation and scaling")
+    doc.p("Generated by `bench/report.py` from the CSV files of `bench/run --suites model` in this"
+          " directory (and in `../cluster/model/` and `../cluster-half/model/` for the emulated"
+          " cluster); nothing here is edited by hand. `sortex-sched --sort` predicts every phase"
+          " of a sort from machine constants and the sort's own rules; here it is checked against"
+          " the sort itself, then asked where the sort stops scaling.")
+    if rows:
+        model_goals(doc, meta, rows)
+    doc.h(2, "Validation: measured against predicted")
+    if not sets:
+        doc.p("No validation in this run.")
+    for s in sets:
+        model_validation(doc, s)
+    if rows:
+        model_scaling(doc, meta, rows)
+    path = os.path.join(results, "model", "README.md")
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        f.write("\n".join(doc.lines).rstrip() + "\n")
+    os.replace(tmp, path)
+    return True
+
+
+def readme_model(doc, results):
+    """The sort model's section: a link to its page (written here for a top-level results
+    directory; a cluster's directory links to the page above it) and its headline."""
+    sub = os.path.basename(os.path.normpath(results)) in SUBSETS[1:]
+    if not os.path.isdir(os.path.join(results, "model")):
+        return
+    if not sub:
+        cmd_model(results)
+    text = model_headline(results)
+    doc.h(2, "The sort model: validation and scaling")
+    link = "../model/README.md" if sub else "model/README.md"
+    doc.p("`sortex-sched --sort`'s predictions against the sort's measured phases%s: [`%s`](%s)%s."
+          % (" across these hosts" if sub else ", and the model alone to P = 65536", link, link,
+             "; " + text if text else ""))
+
+
 def cmd_readme(results):
     status = load_status(results)
     doc = Doc()
@@ -1532,6 +2037,7 @@ def cmd_readme(results):
     if load_suite(results, "records") or load_status(results).get("suites", {}).get("records"):
         doc.h(2, "Records: gensort's 100-byte records end to end")
         readme_records(doc, results)
+    readme_model(doc, results)
     readme_elsewhere(doc, results)
     doc.h(2, "Files")
     files = sorted(glob.glob(os.path.join(results, "*", "*.csv")))
@@ -1554,8 +2060,11 @@ def main(argv):
         cmd_tables(argv[1], argv[2])
     elif len(argv) == 2 and argv[0] == "readme":
         cmd_readme(argv[1])
+    elif len(argv) == 2 and argv[0] == "model":
+        cmd_model(argv[1])
     else:
-        print("report.py: error: usage: report.py tables RESULTS OUTDIR | readme RESULTS",
+        print("report.py: error: usage: report.py tables RESULTS OUTDIR | readme RESULTS | "
+              "model RESULTS",
               file=sys.stderr)
         return 2
     return 0
