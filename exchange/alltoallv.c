@@ -207,11 +207,27 @@ static int model_ompi_pairwise(const struct exchange_model_case *c, struct excha
     return exchange_model_shift_rounds(c, r, 0);
 }
 
+/* Equal blocks: one round of P-1 messages of a block each. */
+static int equal_linear(const struct exchange_model_equal *e, struct exchange_model_result *r)
+{
+    uint64_t p = (uint64_t)e->p;
+    if (p > 1) {
+        exchange_model_equal_rounds(e, 1, p - 1, (p - 1) * e->block, e->block, r);
+    }
+    return UTIL_OK;
+}
+
+static int equal_ompi_pairwise(const struct exchange_model_equal *e, struct exchange_model_result *r)
+{
+    return exchange_model_shift_equal(e, r, 0);
+}
+
 static const struct exchange_model model_alltoallv_linear = {
     .name = "alltoallv-linear",
     .summary = "all P-1 messages at once: alpha (P-1) + beta max(sent, received)",
     .duplex = "full",
     .run = model_linear,
+    .equal = equal_linear,
 };
 
 static const struct exchange_model model_alltoallv_pairwise = {
@@ -219,6 +235,7 @@ static const struct exchange_model model_alltoallv_pairwise = {
     .summary = "Open MPI's pairwise: P-1 shift rounds (to r+k, from r-k), empty messages sent too",
     .duplex = "full",
     .run = model_ompi_pairwise,
+    .equal = equal_ompi_pairwise,
 };
 
 static const struct exchange_model *const alltoallv_models[] = {

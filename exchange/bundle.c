@@ -446,6 +446,28 @@ static void cost_first(struct exchange_model_rounds *w, int src, int dst, uint64
     exchange_model_rounds_msg(w, src, dst, b); /* the shorter last chunk, empty or not */
 }
 
+/* The messages cost_first() charges for a first message of @b bytes, and the largest. */
+static uint64_t first_chunks(uint64_t b, uint64_t elem_bytes, uint64_t *largest)
+{
+    uint64_t limit = exchange_chunk_bytes(elem_bytes), eager = eager_bytes();
+    uint64_t chunk = exchange_bundle_first_chunk(b, eager < limit ? eager : 0, limit);
+    *largest = b >= chunk ? chunk : b;
+    return b / chunk + 1; /* whole chunks, then the shorter last one, empty or not */
+}
+
+void exchange_bundle_cost_equal(uint64_t pieces, uint64_t piece_bytes, uint64_t elem_bytes,
+                                uint64_t *msgs, uint64_t *bytes, uint64_t *largest)
+{
+    uint64_t header = BUNDLE_HEADER_BYTES(pieces), payload = pieces * piece_bytes;
+    *bytes = header + payload;
+    if (exchange_bundle_packs(payload, util_knob_u64(UTIL_KNOB_SCATTER_MIN))) {
+        *msgs = first_chunks(header + payload, elem_bytes, largest);
+    } else {
+        *msgs = first_chunks(header, elem_bytes, largest) + (piece_bytes > 0 ? pieces : 0);
+        *largest = exchange_model_max(*largest, piece_bytes);
+    }
+}
+
 void exchange_bundle_cost_send(struct exchange_model_rounds *w, int src, int dst,
                                struct exchange_bundle_cost *b)
 {

@@ -241,4 +241,12 @@ void exchange_bundle_cost_add(struct exchange_bundle_cost *b, uint64_t bytes);
 void exchange_bundle_cost_send(struct exchange_model_rounds *w, int src, int dst,
                                struct exchange_bundle_cost *b);
 
+/**
+ * What exchange_bundle_cost_send() charges for a bundle of @pieces pieces of @piece_bytes each,
+ * elements of @elem_bytes: its messages, its bytes (header included) and its largest message.
+ * For the equal-blocks models, where every bundle of a round looks alike.
+ */
+void exchange_bundle_cost_equal(uint64_t pieces, uint64_t piece_bytes, uint64_t elem_bytes,
+                                uint64_t *msgs, uint64_t *bytes, uint64_t *largest);
+
 #endif

@@ -178,6 +178,24 @@ struct exchange_model_result {
  * UTIL_ENOMEM, or UTIL_EIO (an invalid schedule: an internal error, reported once). */
 typedef int exchange_model_fn(const struct exchange_model_case *c, struct exchange_model_result *r);
 
+/**
+ * Equal blocks, the matrix of a sort of uniform keys: every rank sends @block bytes to every
+ * other rank. Beyond EXCHANGE_MODEL_MAX_P no matrix can be held; a model with an equal-blocks
+ * form prices this case from P alone, as its walk would on the full matrix (tests/35 checks
+ * the two agree where both run).
+ */
+struct exchange_model_equal {
+    int p;
+    uint64_t block;      /* bytes from every rank to every other */
+    uint64_t elem_bytes; /* bytes per element the back-ends deal in */
+    double alpha, beta;
+};
+
+/** Prices @e into @r (initialised by exchange_model_run_equal()). Returns 0, or UTIL_EUSAGE
+ * when this back-end's equal-blocks form does not cover @e->p (then @r says nothing). */
+typedef int exchange_model_equal_fn(const struct exchange_model_equal *e,
+                                    struct exchange_model_result *r);
+
 /** One cost model of a back-end. */
 struct exchange_model {
     const char *name;    /* for --algos: the back-end's name, or NAME-VARIANT (alltoallv-linear) */
@@ -186,7 +204,15 @@ struct exchange_model {
     uint64_t target_h;   /* packets its back-end cuts h into when the data picks the packet size;
                           * 0 for back-ends without packets */
     exchange_model_fn *run;
+    exchange_model_equal_fn *equal; /* the equal-blocks form, or NULL when there is none */
 };
+
+/**
+ * Runs @m's equal-blocks form on @e into @r (its name and duplex set, NAN where a figure does not
+ * apply). Returns 0; UTIL_EUSAGE when @m has no such form or it does not cover @e->p.
+ */
+int exchange_model_run_equal(const struct exchange_model *m, const struct exchange_model_equal *e,
+                             struct exchange_model_result *r);
 
 /**
  * Runs @m on @c: sets up @r (its name and duplex, the case's packet size and h, NAN where a

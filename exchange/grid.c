@@ -379,11 +379,33 @@ fail:
     return err;
 }
 
+/* Equal blocks on a full grid (rows x cols = P): in phase 1 every rank sends cols-1 bundles
+ * of rows pieces along its row, in phase 2 rows-1 bundles of cols pieces along its column. A
+ * grid with a short last row is left to the walk. */
+static int equal_grid(const struct exchange_model_equal *e, struct exchange_model_result *r)
+{
+    struct topo_grid g = topo_grid_shape(e->p);
+    if (g.last != g.cols) {
+        return UTIL_EUSAGE;
+    }
+    for (int phase = 1; phase <= 2 && e->p > 1; phase++) {
+        uint64_t peers = (uint64_t)(phase == 1 ? g.cols : g.rows) - 1;
+        uint64_t pieces = (uint64_t)(phase == 1 ? g.rows : g.cols), msgs, bytes, largest;
+        exchange_bundle_cost_equal(pieces, e->block, e->elem_bytes, &msgs, &bytes, &largest);
+        if (peers > 0) {
+            exchange_model_equal_rounds(e, 1, peers * msgs, peers * bytes, largest, r);
+        }
+    }
+    exchange_model_detail(r, "grid=%dx%d", g.rows, g.cols);
+    return UTIL_OK;
+}
+
 static const struct exchange_model model_grid_phases = {
     .name = "grid",
     .summary = "rows then columns of a sqrt(P) grid: ~2 (sqrt(P)-1) start-ups, data moved twice",
     .duplex = "full",
     .run = model_grid,
+    .equal = equal_grid,
 };
 
 static const struct exchange_model *const grid_models[] = {&model_grid_phases, NULL};

@@ -412,11 +412,30 @@ fail:
     return err;
 }
 
+/* Equal blocks on a power of two: in each of the log2 P rounds every node sends its partner
+ * one bundle of the P/2 pieces bound across that dimension. Folded cubes are left to the walk. */
+static int equal_hypercube(const struct exchange_model_equal *e, struct exchange_model_result *r)
+{
+    int dim = topo_cube_dim(e->p);
+    if ((1 << dim) != e->p) {
+        return UTIL_EUSAGE;
+    }
+    uint64_t msgs, bytes, largest;
+    exchange_bundle_cost_equal((uint64_t)e->p / 2, e->block, e->elem_bytes, &msgs, &bytes,
+                               &largest);
+    if (dim > 0) {
+        exchange_model_equal_rounds(e, (uint64_t)dim, msgs, bytes, largest, r);
+    }
+    exchange_model_detail(r, "cube_dim=%d", dim);
+    return UTIL_OK;
+}
+
 static const struct exchange_model model_hypercube_rounds = {
     .name = "hypercube",
     .summary = "log2 P combining rounds (non-powers of two folded): volume ~ (n/2) log2 P",
     .duplex = "full",
     .run = model_hypercube,
+    .equal = equal_hypercube,
 };
 
 static const struct exchange_model *const hypercube_models[] = {&model_hypercube_rounds, NULL};

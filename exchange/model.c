@@ -100,6 +100,34 @@ int exchange_model_run(const struct exchange_model *m, const struct exchange_mod
     return m->run(c, r);
 }
 
+int exchange_model_run_equal(const struct exchange_model *m, const struct exchange_model_equal *e,
+                             struct exchange_model_result *r)
+{
+    memset(r, 0, sizeof(*r));
+    r->algo = m->name;
+    r->duplex = m->duplex;
+    r->steps = NAN;
+    r->bound = NAN;
+    r->sched_seconds = NAN;
+    r->async_seconds = NAN;
+    if (m->equal == NULL || e->p < 1) {
+        return UTIL_EUSAGE;
+    }
+    return m->equal(e, r);
+}
+
+void exchange_model_equal_rounds(const struct exchange_model_equal *e, uint64_t rounds,
+                                 uint64_t msgs, uint64_t bytes, uint64_t largest,
+                                 struct exchange_model_result *r)
+{
+    uint64_t p = (uint64_t)e->p;
+    r->rounds += rounds;
+    r->startups += rounds * msgs;
+    r->seconds += (double)rounds * (e->alpha * (double)msgs + e->beta * (double)bytes);
+    r->bytes_moved += rounds * p * bytes;
+    r->max_message = exchange_model_max(r->max_message, largest);
+}
+
 /* ---- pricing a walk ------------------------------------------------------------------------ */
 
 void exchange_model_detail(struct exchange_model_result *r, const char *fmt, ...)

@@ -53,6 +53,15 @@ void exchange_model_rounds_discard(struct exchange_model_rounds *w);
 /** exchange_model_rounds_free() when @err is 0, else exchange_model_rounds_discard(). */
 void exchange_model_rounds_end(struct exchange_model_rounds *w, int err);
 
+/**
+ * Equal blocks: @rounds rounds in each of which every rank sends @msgs messages of @bytes in all
+ * (and receives as many), the largest @largest bytes: what exchange_model_rounds_close() charges
+ * for them, added to @r.
+ */
+void exchange_model_equal_rounds(const struct exchange_model_equal *e, uint64_t rounds,
+                                 uint64_t msgs, uint64_t bytes, uint64_t largest,
+                                 struct exchange_model_result *r);
+
 /** Adds "volume_factor=X" to r->detail: the bytes on links over what a direct exchange moves. */
 void exchange_model_detail_volume(struct exchange_model_result *r,
                                   const struct exchange_model_case *c);
@@ -75,6 +84,11 @@ void exchange_model_async_free(struct exchange_model_async *a);
  */
 int exchange_model_shift_rounds(const struct exchange_model_case *c,
                                 struct exchange_model_result *r, int skip_empty);
+
+/** exchange_model_shift_rounds() on equal blocks: P-1 rounds of one block (none when blocks are
+ * empty and @skip_empty). Defined in pairwise.c. */
+int exchange_model_shift_equal(const struct exchange_model_equal *e,
+                               struct exchange_model_result *r, int skip_empty);
 
 /** The larger of @a and @b. */
 static inline uint64_t exchange_model_max(uint64_t a, uint64_t b)

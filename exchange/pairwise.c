@@ -196,6 +196,35 @@ int exchange_model_shift_rounds(const struct exchange_model_case *c,
     return UTIL_OK;
 }
 
+int exchange_model_shift_equal(const struct exchange_model_equal *e,
+                               struct exchange_model_result *r, int skip_empty)
+{
+    if (e->p > 1 && (e->block > 0 || !skip_empty)) {
+        exchange_model_equal_rounds(e, (uint64_t)e->p - 1, 1, e->block, e->block, r);
+    }
+    return UTIL_OK;
+}
+
+static int equal_shift(const struct exchange_model_equal *e, struct exchange_model_result *r)
+{
+    return exchange_model_shift_equal(e, r, 1);
+}
+
+/* Equal blocks: every 1-factor round swaps one block between partners; with odd P each rank
+ * idles in one of the P rounds, so it sends P-1 blocks in all. */
+static int equal_factor(const struct exchange_model_equal *e, struct exchange_model_result *r)
+{
+    if (e->p > 1 && e->block > 0) {
+        uint64_t p = (uint64_t)e->p, rounds = (uint64_t)topo_factor_rounds(e->p);
+        r->rounds += rounds;
+        r->startups += p - 1;
+        r->seconds += (double)rounds * (e->alpha + e->beta * (double)e->block);
+        r->bytes_moved += p * (p - 1) * e->block;
+        r->max_message = exchange_model_max(r->max_message, e->block);
+    }
+    return UTIL_OK;
+}
+
 static int model_shift(const struct exchange_model_case *c, struct exchange_model_result *r)
 {
     return exchange_model_shift_rounds(c, r, 1);
@@ -243,6 +272,7 @@ static const struct exchange_model model_pairwise = {
                "each",
     .duplex = "full",
     .run = model_factor,
+    .equal = equal_factor,
 };
 
 static const struct exchange_model model_shift_rounds = {
@@ -250,6 +280,7 @@ static const struct exchange_model model_shift_rounds = {
     .summary = "P-1 shift rounds (to r+k, from r-k), non-empty pieces only: alpha + beta (largest)",
     .duplex = "full",
     .run = model_shift,
+    .equal = equal_shift,
 };
 
 static const struct exchange_model *const pairwise_models[] = {&model_pairwise, NULL};

@@ -570,12 +570,24 @@ static const struct exchange_model model_forward_steps = {
     .run = model_forward,
 };
 
+/* Equal blocks: the full-duplex schedule of a complete graph is its P-1 shift classes, every
+ * pair's packets joined into one piece a step (SORTEX_SCHED_JOIN), as the walk finds. Direct's
+ * and forward's half-duplex schedules depend on the colouring found; they have no such form. */
+static int equal_fullduplex(const struct exchange_model_equal *e, struct exchange_model_result *r)
+{
+    if (util_knob_u64(UTIL_KNOB_SCHED_JOIN) == 0) {
+        return UTIL_EUSAGE; /* pieces cut into packets: left to the walk */
+    }
+    return exchange_model_shift_equal(e, r, 1);
+}
+
 static const struct exchange_model model_fullduplex_steps = {
     .name = "fullduplex",
     .summary = "the full-duplex schedule: max(sent, received) steps of alpha + beta (piece)",
     .duplex = "full",
     .target_h = EXCHANGE_SCHED_TARGET_H,
     .run = model_fullduplex,
+    .equal = equal_fullduplex,
 };
 
 static const struct exchange_model *const direct_models[] = {&model_direct_steps, NULL};

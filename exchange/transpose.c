@@ -731,11 +731,24 @@ static int model_transpose(const struct exchange_model_case *c, struct exchange_
     return UTIL_OK;
 }
 
+/* Equal blocks: every row and column holds P blocks, so both rounds deal blocks of the bound
+ * for n_max = h = P block / e elements. */
+static int equal_transpose(const struct exchange_model_equal *e, struct exchange_model_result *r)
+{
+    uint64_t p = (uint64_t)e->p, el = e->elem_bytes ? e->elem_bytes : 1;
+    if (p > 1) {
+        uint64_t blk = exchange_transpose_bound(p * (e->block / el), e->p) * el;
+        exchange_model_equal_rounds(e, 2, p - 1, (p - 1) * blk, blk, r);
+    }
+    return UTIL_OK;
+}
+
 static const struct exchange_model model_transpose_rounds = {
     .name = "transpose",
     .summary = "two MPI_Alltoall rounds of blocks padded to n_max/P + P/2 and h/P + P/2",
     .duplex = "full",
     .run = model_transpose,
+    .equal = equal_transpose,
 };
 
 static const struct exchange_model *const transpose_models[] = {&model_transpose_rounds, NULL};

@@ -63,6 +63,7 @@ static const struct machine_field fields[] = {
     FIELD(sort_ns_small, "local sort, one thread, uniform keys: ns a key at 2^20 keys"),
     FIELD(sort_ns_large, "the same at 2^24 keys"),
     FIELD(sort_speedup, "the local sort with two threads over one, at 2^24 keys"),
+    FIELD(sort_fixed, "seconds the first local sort of a process costs beyond its keys"),
     FIELD(merge_ns, "merging sorted runs, one thread: ns a key at two runs"),
     FIELD(merge_ns_log, "... plus this a key for every doubling of the runs"),
     FIELD(tuple_ns, "vqsort of 128-bit tuples: ns a tuple and doubling"),
@@ -84,6 +85,7 @@ void sim_machine_default(struct sim_machine *m)
         .sort_ns_small = 3.7,
         .sort_ns_large = 5.2,
         .sort_speedup = 1.9,
+        .sort_fixed = 2e-3,
         .merge_ns = 1.2,
         .merge_ns_log = 0.6,
         .tuple_ns = 0.35,
@@ -233,6 +235,9 @@ int sim_machine_calibrate(struct sim_machine *m, const char *dir)
     }
     util_pretouch(a, big * sizeof(uint64_t), 1);
     util_pretouch(b, big * sizeof(uint64_t), 1);
+    /* The process's first sort pays the kernels' calibration: what a rank's phase adds. */
+    double first = time_local_sort(a, b, 1024, 1, 1);
+    m->sort_fixed = 1e-9 * 1024 * (first - time_local_sort(a, b, 1024, 1, 5));
     m->sort_ns_small = time_local_sort(a, b, small, 1, 5);
     m->sort_ns_large = time_local_sort(a, b, big, 1, 3);
     m->sort_speedup = m->sort_ns_large / time_local_sort(a, b, big, 2, 3);
@@ -442,8 +447,25 @@ int sim_sort_exchange(const struct sim_sort_case *sc, const struct sim_machine *
         set(out, 0, 0, 0, "one rank: nothing moves");
         return UTIL_OK;
     }
+    /* Equal blocks (uniform keys) from P alone where the back-end's model has that form:
+     * beyond the matrix models' P, and from 1024 ranks on, where walks grow slow. */
+    int equal = sc->matrix->pattern == sim_pattern_find("bucket");
+    if (equal && (p > EXCHANGE_MODEL_MAX_P || p >= 1024)) {
+        struct exchange_model_equal eq = {p, sc->per_rank / (uint64_t)p * sc->elem, sc->elem,
+                                          m->alpha, m->beta};
+        struct exchange_model_result r;
+        if (exchange_model_run_equal(b->models[0], &eq, &r) == UTIL_OK) {
+            char note[96];
+            (void)snprintf(note, sizeof(note), "%s model (equal blocks), %llu rounds",
+                           b->models[0]->name, (unsigned long long)r.rounds);
+            double moved = (double)r.bytes_moved / p;
+            set(out, r.seconds + own / m->copy_bps, 0, moved, note);
+            return UTIL_OK;
+        }
+    }
     if (p > EXCHANGE_MODEL_MAX_P) {
-        set(out, NAN, 0, 0, "beyond the matrix models' P");
+        set(out, NAN, 0, 0,
+            equal ? "no equal-blocks form, beyond the matrix models' P" : "beyond the matrix models' P");
         return UTIL_OK;
     }
     uint64_t *counts = util_malloc((size_t)p * (size_t)p * sizeof(uint64_t));
@@ -510,8 +532,9 @@ int sim_sort_model(const struct sim_sort_case *sc, const struct sim_machine *m,
     double buffers = 2.0 * output_bound(sc, s) * E;
 
     set(&ph[SIM_ROW_READ], E * N / m->read_bps * share, buffers, 0, "E N / read rate");
-    set(&ph[SIM_ROW_LOCAL_SORT], local_sort_seconds(m, N, sc->threads) * share * fmax(1, E / 8),
-        buffers, 0, "calibrated rate at N");
+    set(&ph[SIM_ROW_LOCAL_SORT],
+        m->sort_fixed + local_sort_seconds(m, N, sc->threads) * share * fmax(1, E / 8), buffers,
+        0, "calibrated rate at N, and the first sort's calibration");
 
     if (sc->balance == SORTEX_BALANCE_SAMPLE) {
         uint64_t total = 0;
@@ -575,6 +598,8 @@ int sim_sort_model(const struct sim_sort_case *sc, const struct sim_machine *m,
     if ((err = sim_sort_exchange(sc, m, sc->backend, &ph[SIM_ROW_EXCHANGE])) != UTIL_OK) {
         return err;
     }
+    /* Ranks sharing cores share the copies of an exchange over shared memory as well. */
+    ph[SIM_ROW_EXCHANGE].seconds *= sc->ranks_per_node > 1 ? share : 1.0;
     ph[SIM_ROW_EXCHANGE].rank_bytes = (uint64_t)buffers;
 
     double out_n = fmin(output_bound(sc, s), n);

@@ -29,6 +29,8 @@ struct sim_machine {
     double sort_ns_small;  /* local sort, one thread, uniform keys: ns a key at 2^20 keys */
     double sort_ns_large;  /* ... and at 2^24 keys (log-linear between and beyond) */
     double sort_speedup;   /* the local sort with two threads, over one */
+    double sort_fixed;     /* seconds the first local sort of a process costs beyond its keys
+                              (the kernels' calibration) */
     double merge_ns;       /* merging sorted runs, one thread: ns a key ... */
     double merge_ns_log;   /* ... plus this per key and doubling of the run count */
     double tuple_ns;       /* sorting 128-bit tuples (the candidates): ns a tuple a doubling */

@@ -113,6 +113,12 @@ stat_of() {
     assert_output --partial "ok: every registered back-end has a run and a cost model"
 }
 
+@test "the equal-blocks cost forms price bucket matrices exactly as the models' walks do" {
+    run "$SORTEX_BUILD/tests/test_backends"
+    assert_success
+    assert_output --partial "ok: the equal-blocks forms price bucket matrices as the walks do"
+}
+
 @test "every back-end delivers alltoallv's exact layout, byte for byte, elements of 1 to 100 bytes, at P = 1..8" {
     # No names: every registered back-end, the reference and the scheduled ones included, each
     # also refusing a receive buffer one element short on one rank without leaving a peer

@@ -246,6 +246,53 @@ static void test_registry(void)
     }
 }
 
+/*
+ * The equal-blocks forms against the walks they stand for: for every model that has one, on
+ * bucket matrices (every pair the same block) at P = 2..66 and blocks from empty to scattered
+ * bundles, the same rounds, start-ups, bytes on the links, largest message and time, wherever
+ * the form claims to cover P.
+ */
+static void test_equal(void)
+{
+    static const uint64_t blocks[] = {0, 8, 1000, 40000, 70000, 1 << 20};
+    uint64_t *bytes = malloc(66 * 66 * sizeof(uint64_t));
+    int covered = 0;
+    for (size_t i = 0; exchange_list()[i] != NULL; i++) {
+        const struct exchange_model *m = exchange_list()[i]->models[0];
+        for (int p = 2; p <= 66 && m->equal != NULL; p += p < 10 ? 1 : 7) {
+            for (size_t z = 0; z < sizeof(blocks) / sizeof(*blocks); z++) {
+                struct exchange_model_equal e = {p, blocks[z], 8, 1e-6, 1e-9};
+                struct exchange_model_result eq, walk;
+                if (exchange_model_run_equal(m, &e, &eq) != 0) {
+                    continue; /* not covered: the walk prices it */
+                }
+                covered++;
+                for (int x = 0; x < p * p; x++) {
+                    bytes[x] = blocks[z];
+                }
+                struct exchange_model_case c;
+                CHECK(exchange_model_case_init(&c, p, bytes, 8, 0) == 0, "case init P=%d", p);
+                c.alpha = e.alpha;
+                c.beta = e.beta;
+                CHECK(exchange_model_run(m, &c, &walk) == 0, "%s: walk failed", m->name);
+                CHECK(eq.rounds == walk.rounds && eq.startups == walk.startups &&
+                          eq.bytes_moved == walk.bytes_moved && eq.max_message == walk.max_message &&
+                          fabs(eq.seconds - walk.seconds) <= 1e-9 * walk.seconds,
+                      "%s: equal form differs at P=%d block=%llu: rounds %llu/%llu startups "
+                      "%llu/%llu bytes %llu/%llu largest %llu/%llu seconds %g/%g",
+                      m->name, p, (unsigned long long)blocks[z], (unsigned long long)eq.rounds,
+                      (unsigned long long)walk.rounds, (unsigned long long)eq.startups,
+                      (unsigned long long)walk.startups, (unsigned long long)eq.bytes_moved,
+                      (unsigned long long)walk.bytes_moved, (unsigned long long)eq.max_message,
+                      (unsigned long long)walk.max_message, eq.seconds, walk.seconds);
+                exchange_model_case_free(&c);
+            }
+        }
+    }
+    CHECK(covered > 100, "only %d equal-blocks cases covered", covered);
+    free(bytes);
+}
+
 int main(void)
 {
     for (int p = 1; p <= MAX_P; p++) {
@@ -255,11 +302,13 @@ int main(void)
         test_cube(p);
     }
     test_registry();
+    test_equal();
     if (failures) {
         fprintf(stderr, "%d failures\n", failures);
         return 1;
     }
     printf("ok: 1-factor, shift, grid and hypercube schedules for P = 1..%d\n", MAX_P);
     printf("ok: every registered back-end has a run and a cost model that prices a matrix\n");
+    printf("ok: the equal-blocks forms price bucket matrices as the walks do\n");
     return 0;
 }
