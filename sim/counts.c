@@ -109,7 +109,7 @@ static int replay_histogram(const struct slices *sl, uint64_t n, uint64_t tol,
         err = util_fail(UTIL_ENOMEM, "out of memory for %d brackets", p);
         goto out;
     }
-    uint64_t open = n > 0 ? nb : 0, base = sortex_split_want(nb);
+    uint64_t open = n > 0 ? nb : 0, base = sortex_split_want(nb, n, tol, nb);
     for (size_t j = 0; j < nb; j++) {
         g_hi[j] = n;
         want[j] = base;
@@ -174,9 +174,9 @@ static int replay_histogram(const struct slices *sl, uint64_t n, uint64_t tol,
             narrowed[j] = g_hi[j] - g_lo[j] < mass;
             open++;
         }
-        base = sortex_split_want(open);
         for (size_t j = 0; j < nb; j++) {
             if (!done[j]) {
+                base = sortex_split_want(open, g_hi[j] - g_lo[j], tol, 1);
                 want[j] = sortex_split_next_want(narrowed[j], g_hi[j] - g_lo[j], want[j], base);
             }
         }

@@ -360,7 +360,8 @@ static int replay_histogram(uint64_t n, int p, double eps, int exact, uint64_t *
         err = util_fail(UTIL_ENOMEM, "out of memory for %d brackets", p);
         goto out;
     }
-    uint64_t tol = sortex_split_tolerance(n, p, eps, exact), base = sortex_split_want(nb);
+    uint64_t tol = sortex_split_tolerance(n, p, eps, exact);
+    uint64_t base = sortex_split_want(nb, n, tol, nb);
     uint64_t open = n > 0 ? (uint64_t)(p - 1) : 0;
     for (size_t j = 0; j < nb; j++) {
         g_hi[j] = n;
@@ -400,9 +401,9 @@ static int replay_histogram(uint64_t n, int p, double eps, int exact, uint64_t *
             before[j] = g_hi[j] - g_lo[j] < mass; /* narrowed */
             open++;
         }
-        base = sortex_split_want(open);
         for (size_t j = 0; j + 1 < (size_t)p; j++) {
             if (!done[j]) {
+                base = sortex_split_want(open, g_hi[j] - g_lo[j], tol, 1);
                 want[j] = sortex_split_next_want((int)before[j], g_hi[j] - g_lo[j], want[j], base);
             }
         }

@@ -47,6 +47,7 @@ struct sort_job {
      * buffer. Both are allocated once, with room for `cap` elements. */
     uint64_t *a, *b;
     uint64_t cap_a, cap_b;
+    uint64_t touched_a, touched_b; /* elements from the start already faulted in (resident) */
     uint64_t n_local;   /* keys this rank holds in a (sorted after local_sort) */
     uint64_t n_total;   /* keys on all ranks */
     uint64_t offset;    /* this rank's first position in the global input order */
@@ -133,8 +134,17 @@ static inline uint64_t sort_slice_begin(uint64_t n, int p, int r)
  * agreed outcome. */
 int sort_write_commit(struct sort_job *job, int err);
 
-/* Makes sure job->b (or a) can hold n keys, reallocating if needed, within cfg->mem_limit. */
+/* Makes sure job->b (or a) holds n elements faulted in: within its room it faults in what is
+ * not yet, beyond it reallocates (within cfg->mem_limit; the old contents are not kept). */
 int sort_reserve(struct sort_job *job, uint64_t **buf, uint64_t *cap, uint64_t n);
+
+/* Gives job->b (or a) room for @room elements of which the first @touch are faulted in now,
+ * the rest when sort_reserve() asks for them. */
+int sort_reserve_room(struct sort_job *job, uint64_t **buf, uint64_t *cap, uint64_t room,
+                      uint64_t touch);
+
+/* Exchanges job->a and job->b with their room and resident counts. */
+void sort_swap_buffers(struct sort_job *job);
 
 /* Returns UTIL_EINJECT (after reporting it) when SORTEX_FAIL names this phase and rank: the
  * failure-injection hook of the reliability tests. SORTEX_FAIL=PHASE or PHASE:RANK. */

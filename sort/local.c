@@ -33,12 +33,7 @@ static int local_records(struct sort_job *job)
                          job->rank, (unsigned long long)job->n_local, job->threads);
     }
     sort_progress_add(job, job->n_local);
-    uint64_t *other = job->a;
-    uint64_t cap = job->cap_a;
-    job->a = job->b;
-    job->cap_a = job->cap_b;
-    job->b = other;
-    job->cap_b = cap;
+    sort_swap_buffers(job);
     return UTIL_OK;
 }
 
@@ -66,12 +61,7 @@ int sort_local(struct sort_job *job)
         /* The sort ended in the other buffer. Take it as the key buffer when the buffer given
          * up can still receive what the exchange brings; otherwise copy back. */
         if (job->cap_a >= job->cap_b) {
-            uint64_t *other = job->a;
-            uint64_t cap = job->cap_a;
-            job->a = job->b;
-            job->cap_a = job->cap_b;
-            job->b = other;
-            job->cap_b = cap;
+            sort_swap_buffers(job);
         } else {
             util_copy(job->a, job->b, job->n_local * sizeof(uint64_t));
         }

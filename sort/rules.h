@@ -62,9 +62,18 @@ uint64_t sortex_bucket_boundary(const uint64_t *keys, uint64_t m, uint64_t offse
  * rounds cost latency, not volume, below this (a 16 KiB all-gather of tuples). */
 #define SORTEX_SPLIT_BUDGET 1024
 
-/** Candidates to draw per bracket when @open splitters are unresolved:
- * max(SORTEX_SPLIT_SAMPLES, SORTEX_SPLIT_BUDGET / open). */
-uint64_t sortex_split_want(uint64_t open);
+/** Candidates expected in a splitter's window when its bracket draws: the chance of none is
+ * about e^-4 = 2%, so a round settles nearly every window it can reach. */
+#define SORTEX_SPLIT_HITS 4
+
+/**
+ * Candidates a bracket of @mass elements asks for when @open splitters are unresolved and
+ * @sharing brackets span its range (every open one in the first round, where each is the whole
+ * input and all share the draws; 1 after): SORTEX_SPLIT_HITS in its splitter's window of
+ * 2 @tol + 1, its share of them when it shares; at least SORTEX_SPLIT_SAMPLES, at most that or
+ * SORTEX_SPLIT_BUDGET / @open, whichever is more (exact targets, tol 0, take the budget).
+ */
+uint64_t sortex_split_want(uint64_t open, uint64_t mass, uint64_t tol, uint64_t sharing);
 
 /** A bracket of at most this many elements is sampled whole: its target is found exactly. */
 #define SORTEX_SPLIT_WHOLE (4 * SORTEX_SPLIT_SAMPLES)

@@ -155,10 +155,14 @@ uint64_t sortex_split_tolerance(uint64_t n, int p, double eps, int exact)
     return (uint64_t)floor(eps * (double)n / (2.0 * (double)p));
 }
 
-uint64_t sortex_split_want(uint64_t open)
+uint64_t sortex_split_want(uint64_t open, uint64_t mass, uint64_t tol, uint64_t sharing)
 {
     uint64_t share = open > 0 ? SORTEX_SPLIT_BUDGET / open : SORTEX_SPLIT_BUDGET;
-    return share > SORTEX_SPLIT_SAMPLES ? share : SORTEX_SPLIT_SAMPLES;
+    uint64_t most = share > SORTEX_SPLIT_SAMPLES ? share : SORTEX_SPLIT_SAMPLES;
+    long double hits = (long double)SORTEX_SPLIT_HITS * mass /
+                       ((2.0L * tol + 1.0L) * (long double)(sharing ? sharing : 1));
+    uint64_t want = hits >= (long double)most ? most : (uint64_t)ceill(hits);
+    return want > SORTEX_SPLIT_SAMPLES ? want : SORTEX_SPLIT_SAMPLES;
 }
 
 double sortex_split_density(uint64_t mass, uint64_t want)
@@ -463,13 +467,13 @@ static int refine(struct sort_job *job, struct sort_select *sel)
         b->narrowed = b->g_hi - b->g_lo < mass;
         open++;
     }
-    /* The others share the next round's budget; one that did not narrow asks for more. */
-    uint64_t base = sortex_split_want(open);
+    /* The others ask for what their narrowed brackets need; one that did not narrow, more. */
     for (int j = 0; j < job->size - 1; j++) {
         struct bracket *b = &sel->br[j];
         if (!b->done) {
-            b->want = (uint32_t)sortex_split_next_want(b->narrowed, b->g_hi - b->g_lo, b->want,
-                                                       base);
+            uint64_t mass = b->g_hi - b->g_lo;
+            uint64_t base = sortex_split_want(open, mass, sel->tol, 1);
+            b->want = (uint32_t)sortex_split_next_want(b->narrowed, mass, b->want, base);
         }
     }
     return UTIL_OK;
@@ -522,7 +526,8 @@ int sort_select_sample(struct sort_job *job)
     job->nsample = 0;
     for (int j = 1; j < p; j++) {
         struct bracket *b = &sel->br[j - 1];
-        uint32_t want = (uint32_t)sortex_split_want((uint64_t)(p - 1));
+        uint32_t want = (uint32_t)sortex_split_want((uint64_t)(p - 1), job->n_total, sel->tol,
+                                                    (uint64_t)(p - 1));
         *b = (struct bracket){0, job->n_total, 0, job->n_local, want, 0, 0};
         if (job->n_total == 0) { /* nothing to split: every bucket empty but the last */
             set_splitter(job, j, NULL);

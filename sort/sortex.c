@@ -166,38 +166,68 @@ void sort_stall_at(const struct sort_job *job, const char *point)
     sleep((unsigned)seconds);
 }
 
-int sort_reserve(struct sort_job *job, uint64_t **buf, uint64_t *cap, uint64_t n)
+/* The resident count of buffer @buf (&job->a or &job->b). */
+static uint64_t *touched_of(struct sort_job *job, uint64_t **buf)
 {
-    if (*cap >= n && *buf != NULL) {
-        return UTIL_OK;
-    }
+    return buf == &job->a ? &job->touched_a : &job->touched_b;
+}
+
+int sort_reserve_room(struct sort_job *job, uint64_t **buf, uint64_t *cap, uint64_t room,
+                      uint64_t touch)
+{
     uint64_t other = (buf == &job->a) ? job->cap_b : job->cap_a;
     uint64_t limit = job->cfg->mem_limit;
     uint64_t esize = job->rsize;
-    if (limit != 0 && (n + other) * esize > limit) {
+    if (limit != 0 && (room + other) * esize > limit) {
         return util_fail(UTIL_ENOMEM,
                          "rank %d: %s buffers of %llu bytes exceed --mem-limit (%llu bytes)",
                          job->rank, job->fmt ? "record" : "key",
-                         (unsigned long long)((n + other) * esize), (unsigned long long)limit);
+                         (unsigned long long)((room + other) * esize), (unsigned long long)limit);
     }
     /* The old buffer's contents are never kept (every caller grows a buffer whose elements are
      * done with): freed first, so that old and new never coexist. */
     sortex_free_keys(*buf);
     *buf = NULL;
     *cap = 0;
-    uint64_t *p = n <= SIZE_MAX / esize ? util_alloc_big((size_t)(n * esize)) : NULL;
+    *touched_of(job, buf) = 0;
+    uint64_t *p = room <= SIZE_MAX / esize ? util_alloc_big((size_t)(room * esize)) : NULL;
     if (p == NULL) {
         return util_fail(UTIL_ENOMEM, "rank %d: out of memory for %llu %s", job->rank,
-                         (unsigned long long)n, job->fmt ? "records" : "keys");
+                         (unsigned long long)room, job->fmt ? "records" : "keys");
+    }
+    *buf = p;
+    *cap = room;
+    return sort_reserve(job, buf, cap, touch < room ? touch : room);
+}
+
+int sort_reserve(struct sort_job *job, uint64_t **buf, uint64_t *cap, uint64_t n)
+{
+    if (*cap < n || *buf == NULL) {
+        return sort_reserve_room(job, buf, cap, n, n);
     }
     /* Fault the pages in now, all threads at once, on huge pages. Memory first touched by
      * another process's copy into it (Open MPI's single-copy transfers, CMA) was measured
      * here at 1.6-2.4 s for 128 MiB, against 0.1 s for the same exchange into touched
-     * memory: those faults are taken 4 KiB at a time inside the kernel's copy. */
-    util_pretouch(p, n * esize, job->threads);
-    *buf = p;
-    *cap = n;
+     * memory: those faults are taken 4 KiB at a time inside the kernel's copy. Only what is
+     * not resident yet: the rest of the room costs no memory until it is asked for. */
+    uint64_t *touched = touched_of(job, buf);
+    if (*touched < n) {
+        util_pretouch((unsigned char *)*buf + *touched * job->rsize, (n - *touched) * job->rsize,
+                      job->threads);
+        *touched = n;
+    }
     return UTIL_OK;
+}
+
+void sort_swap_buffers(struct sort_job *job)
+{
+    uint64_t *p = job->a, cap = job->cap_a, touched = job->touched_a;
+    job->a = job->b;
+    job->cap_a = job->cap_b;
+    job->touched_a = job->touched_b;
+    job->b = p;
+    job->cap_b = cap;
+    job->touched_b = touched;
 }
 
 /*
@@ -392,36 +422,21 @@ uint64_t sortex_default_oversample(int p, double epsilon)
 }
 
 /*
- * The buffers' first capacity: the rank's input slice or its fair share ceil(n/P), whichever is
- * larger, and a 64th more. A rank's output may reach the output bound ((1 + eps) n/P + 1), but
- * the histogram takes the candidate nearest each target and lands far closer (imbalance 1.001
- * to 1.003 measured at P = 2 to 8): a rank that receives more grows its buffer when it knows
- * (sort_reserve() in the bucket and finish phases). Reserving the bound up front cost every rank
- * 2 eps n/P elements of memory it almost never used: 2.36x the input in all for gensort's
+ * The part of a buffer faulted in up front: the rank's input slice or its fair share ceil(n/P),
+ * whichever is larger, and a 64th more. Each buffer has room for the output bound ((1 + eps)
+ * n/P + 1, which --mem-limit checks up front), but the histogram's splitters land near their
+ * targets, so a rank's output rarely passes its share by much: the rest of the room is faulted
+ * in (becomes resident) only when a rank learns it receives more (sort_reserve() in the bucket
+ * and finish phases), and costs no memory otherwise. Faulting the whole bound in up front cost
+ * every rank 2 eps n/P elements it almost never used: 2.36x the input in all for gensort's
  * records at P = 2, against 2.2x asked.
  */
-static uint64_t first_capacity(const struct sort_job *job)
+static uint64_t first_touch(const struct sort_job *job)
 {
     uint64_t p = (uint64_t)job->size;
     uint64_t share = job->n_total / p + (job->n_total % p != 0);
     uint64_t base = share > job->n_local ? share : job->n_local;
     return base + base / 64 + 1;
-}
-
-/* --mem-limit, up front: the two buffers at the output bound must fit, so that no rank fails
- * for memory once data moves. One line, from the lowest rank that fails. */
-static int check_mem_limit(struct sort_job *job)
-{
-    uint64_t bound = output_bound(job), limit = job->cfg->mem_limit;
-    bound = bound > job->n_local ? bound : job->n_local;
-    int err = UTIL_OK;
-    if (limit != 0 && 2 * bound * job->rsize > limit) {
-        err = util_fail(UTIL_ENOMEM, "rank %d: %s buffers of %llu bytes exceed --mem-limit "
-                                     "(%llu bytes)",
-                        job->rank, job->fmt ? "record" : "key",
-                        (unsigned long long)(2 * bound * job->rsize), (unsigned long long)limit);
-    }
-    return sort_agree(job, err);
 }
 
 /* Chooses the oversampling factor of the regular sample: the user's, or the smallest that
@@ -503,10 +518,10 @@ static int sort_given(struct sort_job *job, uint64_t n)
         job->offset = 0;
     }
     choose_oversample(job);
-    int err = check_mem_limit(job);
-    if (err == UTIL_OK) {
-        err = sort_agree(job, sort_reserve(job, &job->b, &job->cap_b, first_capacity(job)));
-    }
+    uint64_t room = output_bound(job);
+    room = room > n ? room : n;
+    int err = sort_agree(job, sort_reserve_room(job, &job->b, &job->cap_b, room ? room : 1,
+                                                first_touch(job)));
     if (err == UTIL_OK) {
         err = sort_in_memory(job);
     }
@@ -528,6 +543,7 @@ int sortex_sort(MPI_Comm comm, uint64_t **keys, uint64_t *n, const struct sortex
                                           job.fmt->name));
     }
     job.cap_a = *n;
+    job.touched_a = *n; /* the caller's elements: resident */
     if (err == UTIL_OK) {
         err = sort_given(&job, *n);
     }
@@ -565,6 +581,7 @@ int sortex_sort_records(MPI_Comm comm, void **records, uint64_t *n, const struct
     int err = job_init(&job, comm, cfg, stats);
     job.a = *records; /* ours from here on, freed on failure as promised */
     job.cap_a = *n;
+    job.touched_a = *n; /* the caller's elements: resident */
     if (err == UTIL_OK) {
         err = sort_given(&job, *n);
     }
@@ -640,14 +657,14 @@ int sortex_sort_file(MPI_Comm comm, const char *in_path, const char *out_path,
     job.stats->n_in = job.n_local;
     choose_oversample(&job);
 
-    /* Both key buffers, each with room for the input slice or the fair share and a little. */
-    if ((err = check_mem_limit(&job)) != UTIL_OK) {
-        goto done;
-    }
-    uint64_t cap = first_capacity(&job);
-    err = sort_reserve(&job, &job.a, &job.cap_a, cap);
+    /* Both key buffers, each with room for the input slice and the largest output, of which
+     * the share and a little is resident from the start. */
+    uint64_t room = output_bound(&job);
+    room = (room > job.n_local ? room : job.n_local);
+    room = room ? room : 1;
+    err = sort_reserve_room(&job, &job.a, &job.cap_a, room, first_touch(&job));
     if (err == UTIL_OK) {
-        err = sort_reserve(&job, &job.b, &job.cap_b, cap);
+        err = sort_reserve_room(&job, &job.b, &job.cap_b, room, first_touch(&job));
     }
     if ((err = sort_agree(&job, err)) != UTIL_OK) {
         goto done;
