@@ -1493,8 +1493,9 @@ MODEL_GOAL_PS = (4096, 65536)
 MODEL_GOAL_N = 10**6
 MODEL_GOAL_SHARE = 0.05
 MODEL_GOAL_MEMORY = 16 << 20
-BALANCE_WORDS = {"eps": "`eps` (histogram rounds, the default)", "exact": "`exact`",
-                 "sample": "`sample` (today's regular sample)"}
+BALANCE_WORDS = {"eps": "`eps` (histogram rounds; auto's choice beyond about 80 ranks)",
+                 "exact": "`exact`",
+                 "sample": "`sample` (the regular sample; auto's choice up to about 80 ranks)"}
 COMPUTE_PHASES = ("local_sort", "sample", "splitters", "bucket", "finish")
 # A launch shared the machine when other work took this share of its CPU time meanwhile.
 MODEL_BUSY = 0.1
@@ -1877,8 +1878,8 @@ def model_scaling(doc, meta, rows):
           " memory, ranks per node = cores / threads = %s), no MPI and no keys: weak scaling at"
           " each n/P, every phase's predicted time on the slowest rank and the most memory one"
           " rank holds in it, the total with `alltoallv`'s exchange (the sort's default)."
-          " *not modelled*: the back-ends' exchange models need the P × P count matrix and stop"
-          " at P = 4096, so the exchange and the total are not predicted beyond; *refused*: the"
+          " *not modelled*: beyond P = 4096 no P × P count matrix fits, and a back-end whose model"
+          " has no equal-blocks form (direct, forward) is not predicted there; *refused*: the"
           " sort would refuse to run (the regular sample's size)." % (
               meta.get("epsilon", "0.1"), meta.get("cores", "?")))
     doc.p("Where it stops scaling, from the rows below:")
@@ -1922,7 +1923,7 @@ def model_headline(results):
         for P in MODEL_GOAL_PS:
             g = {bal: model_goal(ix, P, bal) for bal in ("eps", "sample")}
             if g["eps"]:
-                parts.append("at P = %d the default selection's goal is %s, today's rule's %s" % (
+                parts.append("at P = %d the histogram's goal is %s, the regular sample's %s" % (
                     P, re.sub(r"[*]", "", g["eps"][4]).split(":")[0],
                     re.sub(r"[*]", "", g["sample"][4]).split(":")[0] if g["sample"] else "-"))
     # This directory's own set only: the clusters' pages speak for theirs, and a cluster run

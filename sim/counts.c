@@ -237,6 +237,7 @@ int sim_sort_counts(const struct datagen_params *dp, double epsilon, uint64_t ov
         s = sortex_default_oversample((int)p, epsilon > 0 ? epsilon : 0.1);
     }
     uint64_t total = 0;
+    balance = sortex_balance_resolve(balance, (int)p, epsilon > 0 ? epsilon : 0.1, oversample);
     int regular = balance == SORTEX_BALANCE_SAMPLE;
     if (regular && sortex_sample_total(s, (int)p, &total) != UTIL_OK) {
         return util_error("the sort would refuse %llu samples (--oversample %llu with P = %llu)",

@@ -105,7 +105,8 @@ static void usage(FILE *f)
             "  -n, --n N              keys of the --dist input (K M G powers of ten, Ki Mi Gi\n"
             "                         of two)\n"
             "  -e, --epsilon E        the sort's imbalance bound, 0.001..10 [0.1]\n"
-            "      --balance MODE     the sort's splitter selection: eps, exact or sample [eps];\n"
+            "      --balance MODE     the sort's splitter selection: auto, eps, exact or sample\n"
+            "                         [auto: sample up to 1 MiB of samples a rank, else eps];\n"
             "                         eps and exact replay the sort's histogram rounds draw for\n"
             "                         draw up to 1024 ranks (beyond, the exact targets)\n"
             "  -s, --oversample S     the sort's samples per bucket of --balance sample (which it\n"
@@ -315,14 +316,16 @@ static int parse(int argc, char **argv, struct cli *cli)
             cli->oversample = (uint64_t)v;
             break;
         case OPT_BALANCE:
-            if (strcmp(optarg, "eps") == 0) {
+            if (strcmp(optarg, "auto") == 0) {
+                cli->balance = SORTEX_BALANCE_AUTO;
+            } else if (strcmp(optarg, "eps") == 0) {
                 cli->balance = SORTEX_BALANCE_EPS;
             } else if (strcmp(optarg, "exact") == 0) {
                 cli->balance = SORTEX_BALANCE_EXACT;
             } else if (strcmp(optarg, "sample") == 0) {
                 cli->balance = SORTEX_BALANCE_SAMPLE;
             } else {
-                return util_error("--balance must be eps, exact or sample (%s)", optarg);
+                return util_error("--balance must be auto, eps, exact or sample (%s)", optarg);
             }
             cli->balance_set = 1;
             break;
@@ -456,7 +459,7 @@ static int parse(int argc, char **argv, struct cli *cli)
                           cli->matrix ? cli->matrix : cli->pattern);
     }
     /* As sortex: samples per bucket belong to the regular sample, and ask for it. */
-    if (cli->oversample > 0 && !cli->balance_set) {
+    if (cli->oversample > 0 && cli->balance == SORTEX_BALANCE_AUTO) {
         cli->balance = SORTEX_BALANCE_SAMPLE;
     } else if (cli->oversample > 0 && cli->balance != SORTEX_BALANCE_SAMPLE) {
         return util_error("--oversample applies to --balance sample only (%llu)",

@@ -277,7 +277,7 @@ static int matrix_sort(const struct sim_spec *s, uint64_t *matrix)
     if (err != UTIL_OK) {
         return err;
     }
-    return sim_sort_counts(&dp, 0, 0, SORTEX_BALANCE_EPS, omp_get_max_threads(), matrix);
+    return sim_sort_counts(&dp, 0, 0, SORTEX_BALANCE_AUTO, omp_get_max_threads(), matrix);
 }
 
 /* A CSV file of counts: as they are, when it is P x P for the P asked for. */

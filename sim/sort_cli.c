@@ -30,7 +30,8 @@ static void usage(FILE *f)
             "                             (sort:NAME, P <= 4096)\n"
             "  -x, --exchange NAME        the back-end priced in the total: a name, 'auto' (the\n"
             "                             fastest of the model) or 'all' (also a row each) [auto]\n"
-            "  -b, --balance MODE         eps, exact, sample, or all (a table each) [eps]\n"
+            "  -b, --balance MODE         auto, eps, exact, sample, or all (a table each of the\n"
+            "                             last three) [auto: as the sort resolves it]\n"
             "  -e, --epsilon E            as sortex --epsilon [0.1]\n"
             "  -s, --oversample S         as sortex --oversample, for --balance sample [default]\n"
             "  -t, --threads T            threads per rank [1]\n"
@@ -107,7 +108,7 @@ static void print_secs(FILE *f, double s)
     }
 }
 
-static const char *const balance_names[SORTEX_BALANCE_COUNT] = {"eps", "exact", "sample"};
+static const char *const balance_names[SORTEX_BALANCE_COUNT] = {"auto", "eps", "exact", "sample"};
 
 /* Models one case for every balance asked for, and prints it. */
 static int run_case(const struct cli *cli, const struct sim_machine *m, int p, uint64_t per,
@@ -115,8 +116,9 @@ static int run_case(const struct cli *cli, const struct sim_machine *m, int p, u
 {
     const struct exchange_ops *const *list = exchange_list();
     for (int bal = 0; bal < SORTEX_BALANCE_COUNT; bal++) {
-        if (strcmp(cli->balance, "all") != 0 && strcmp(cli->balance, balance_names[bal]) != 0) {
-            continue;
+        if (strcmp(cli->balance, "all") == 0 ? bal == SORTEX_BALANCE_AUTO
+                                              : strcmp(cli->balance, balance_names[bal]) != 0) {
+            continue; /* 'all': the three selections, auto being one of them */
         }
         struct sim_sort_case sc = {
             .p = p,
@@ -161,13 +163,14 @@ static int run_case(const struct cli *cli, const struct sim_machine *m, int p, u
             for (int r = 0; r < SIM_ROW_COUNT; r++) {
                 const struct sim_phase *ph = &res.phase[r];
                 printf("%d,%llu,%s,%s,%s,%.9g,%llu,%llu,\"%s\"\n", p, (unsigned long long)per,
-                       balance_names[bal], sc.backend->name, sim_row_name((enum sim_row)r),
+                       balance_names[res.balance], sc.backend->name, sim_row_name((enum sim_row)r),
                        ph->seconds, (unsigned long long)ph->rank_bytes,
                        (unsigned long long)ph->net_bytes, ph->note);
             }
             for (int i = 0; all && i < nb; i++) {
                 printf("%d,%llu,%s,%s,exchange:%s,%.9g,%llu,%llu,\"%s\"\n", p,
-                       (unsigned long long)per, balance_names[bal], list[i]->name, list[i]->name,
+                       (unsigned long long)per, balance_names[res.balance], list[i]->name,
+                       list[i]->name,
                        each[i].seconds, (unsigned long long)res.phase[SIM_ROW_EXCHANGE].rank_bytes,
                        (unsigned long long)each[i].net_bytes, each[i].note);
             }
@@ -176,7 +179,7 @@ static int run_case(const struct cli *cli, const struct sim_machine *m, int p, u
         printf("P = %d, %llu elements of %llu bytes a rank, %d thread(s), %d rank(s) a node; "
                "--balance %s; exchange %s%s\n",
                p, (unsigned long long)per, (unsigned long long)cli->elem, cli->threads,
-               sc.ranks_per_node, balance_names[bal], sc.backend->name,
+               sc.ranks_per_node, balance_names[res.balance], sc.backend->name,
                autopick ? " (the model's fastest)" : "");
         printf("  %-11s %12s %12s %12s  %s\n", "phase", "time", "rank memory", "sent", "on");
         for (int r = 0; r < SIM_ROW_COUNT; r++) {
@@ -225,7 +228,7 @@ int sim_sort_main(int argc, char **argv)
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    struct cli cli = {.exchange = "auto", .balance = "eps", .epsilon = 0.1, .elem = 8,
+    struct cli cli = {.exchange = "auto", .balance = "auto", .epsilon = 0.1, .elem = 8,
                       .threads = 1, .alpha = NAN, .beta = NAN};
     struct sim_machine m;
     const char *calibrate = NULL;
@@ -359,7 +362,7 @@ int sim_sort_main(int argc, char **argv)
         bal_ok |= strcmp(cli.balance, balance_names[b]) == 0;
     }
     if (!bal_ok) {
-        util_error("--balance must be eps, exact, sample or all (%s)", cli.balance);
+        util_error("--balance must be auto, eps, exact, sample or all (%s)", cli.balance);
         return 2;
     }
     if (strcmp(cli.exchange, "auto") != 0 && strcmp(cli.exchange, "all") != 0 &&

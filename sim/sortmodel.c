@@ -423,11 +423,13 @@ out:
 static double output_bound(const struct sim_sort_case *sc, uint64_t s)
 {
     double n = (double)sc->per_rank * sc->p, share = (double)sc->per_rank;
-    if (sc->balance == SORTEX_BALANCE_SAMPLE) {
+    enum sortex_balance balance =
+        sortex_balance_resolve(sc->balance, sc->p, sc->epsilon, sc->oversample);
+    if (balance == SORTEX_BALANCE_SAMPLE) {
         return ceil((1.0 + (sc->p + 1.0) / (double)s) * share) + sc->p;
     }
     uint64_t tol = sortex_split_tolerance((uint64_t)n, sc->p, sc->epsilon,
-                                          sc->balance == SORTEX_BALANCE_EXACT);
+                                          balance == SORTEX_BALANCE_EXACT);
     return ceil(share) + 2.0 * (double)tol;
 }
 
@@ -522,6 +524,9 @@ int sim_sort_model(const struct sim_sort_case *sc, const struct sim_machine *m,
 {
     memset(out, 0, sizeof(*out));
     int p = sc->p, err = UTIL_OK;
+    enum sortex_balance balance =
+        sortex_balance_resolve(sc->balance, p, sc->epsilon, sc->oversample);
+    out->balance = balance;
     double N = (double)sc->per_rank, E = (double)sc->elem, n = N * p;
     double share = fmax(1.0, (double)sc->ranks_per_node * sc->threads / m->cores);
     double lg = log2u(N);
@@ -537,7 +542,7 @@ int sim_sort_model(const struct sim_sort_case *sc, const struct sim_machine *m,
         m->sort_fixed + local_sort_seconds(m, N, sc->threads) * share * fmax(1, E / 8), buffers,
         0, "calibrated rate at N, and the first sort's calibration");
 
-    if (sc->balance == SORTEX_BALANCE_SAMPLE) {
+    if (balance == SORTEX_BALANCE_SAMPLE) {
         uint64_t total = 0;
         if (sortex_sample_total(s, p, &total) != UTIL_OK) {
             out->refused = 1;
@@ -557,7 +562,7 @@ int sim_sort_model(const struct sim_sort_case *sc, const struct sim_machine *m,
         uint64_t per_round[64];
         uint64_t rounds = 0;
         if ((err = replay_histogram((uint64_t)n, p, sc->epsilon,
-                                    sc->balance == SORTEX_BALANCE_EXACT, per_round, &rounds)) !=
+                                    balance == SORTEX_BALANCE_EXACT, per_round, &rounds)) !=
             UTIL_OK) {
             return err;
         }

@@ -98,6 +98,7 @@ struct sim_phase {
 /** The whole prediction. */
 struct sim_sort_result {
     struct sim_phase phase[SIM_ROW_COUNT];
+    enum sortex_balance balance; /* the selection modelled (AUTO resolved) */
     uint64_t rounds;     /* histogram rounds (0 for the regular sample) */
     uint64_t candidates; /* samples or candidates gathered, all rounds */
     int refused;         /* the sort would refuse to run (the regular sample's size) */

@@ -34,6 +34,7 @@ struct sort_job {
     int threads;
     int host_threads; /* the caller's omp_get_max_threads(), restored when the sort ends */
     double epsilon;
+    enum sortex_balance balance; /* the selection this sort runs: cfg's, AUTO resolved */
 
     /* The elements the sort moves: 8-byte numbers (fmt NULL, rsize 8), or records of a
      * byte-key format (fmt), rsize bytes each, back to back in memory as in the files: the

@@ -37,10 +37,12 @@ static void usage(FILE *f)
             "  -t, --threads T        OpenMP threads per rank [cores of the node / ranks on it]\n"
             "  -e, --epsilon E        imbalance bound: every rank gets <= (1+E) n/P + 1 keys\n"
             "                         (+ P with --balance sample), 0.001..10 [0.1]\n"
-            "      --balance MODE     how the splitters are chosen [eps]: eps, by histogram\n"
+            "      --balance MODE     how the splitters are chosen [auto]: eps, by histogram\n"
             "                         rounds to within --epsilon; exact, every rank gets\n"
             "                         floor(n/P) or ceil(n/P) keys (a few more rounds); sample,\n"
-            "                         one all-gathered regular sample of P S keys\n"
+            "                         one all-gathered regular sample of P S keys; auto, sample\n"
+            "                         while that is at most 1 MiB a rank (about 80 ranks), else\n"
+            "                         eps\n"
             "  -s, --oversample S     samples per bucket of the regular sample, 1..1000000\n"
             "                         (implies --balance sample) [max(256, ceil((P+1)/epsilon))]\n"
             "      --finish MODE      auto, merge or sort: how received runs are combined [auto]\n"
@@ -91,7 +93,6 @@ struct cli {
     struct util_format_args format; /* --format, --record-size, --key-offset, --key-size */
     struct sortex_config cfg;
     int verbose;
-    int balance_set; /* --balance was given */
     int done; /* --help, --version or --exchange help: exit 0 after parsing */
 };
 
@@ -182,16 +183,17 @@ static int parse_args(int argc, char **argv, struct cli *cli, int quiet)
             }
             break;
         case OPT_BALANCE:
-            if (strcmp(optarg, "eps") == 0) {
+            if (strcmp(optarg, "auto") == 0) {
+                cli->cfg.balance = SORTEX_BALANCE_AUTO;
+            } else if (strcmp(optarg, "eps") == 0) {
                 cli->cfg.balance = SORTEX_BALANCE_EPS;
             } else if (strcmp(optarg, "exact") == 0) {
                 cli->cfg.balance = SORTEX_BALANCE_EXACT;
             } else if (strcmp(optarg, "sample") == 0) {
                 cli->cfg.balance = SORTEX_BALANCE_SAMPLE;
             } else {
-                BAD("--balance must be eps, exact or sample (%s)", optarg);
+                BAD("--balance must be auto, eps, exact or sample (%s)", optarg);
             }
-            cli->balance_set = 1;
             break;
         case OPT_MEM_LIMIT:
             if (util_parse_count(optarg, &uv) != UTIL_OK || uv == 0) {
@@ -259,7 +261,7 @@ static int parse_args(int argc, char **argv, struct cli *cli, int quiet)
         BAD("unexpected argument (%s); see --help", argv[optind]);
     }
     /* Samples per bucket belong to the regular sample: asking for them asks for it. */
-    if (cli->cfg.oversample != 0 && !cli->balance_set) {
+    if (cli->cfg.oversample != 0 && cli->cfg.balance == SORTEX_BALANCE_AUTO) {
         cli->cfg.balance = SORTEX_BALANCE_SAMPLE;
     } else if (cli->cfg.oversample != 0 && cli->cfg.balance != SORTEX_BALANCE_SAMPLE) {
         BAD("--oversample applies to --balance sample only (%llu)",

@@ -25,6 +25,17 @@
 #include "util/alloc.h"
 #include "util/util.h"
 
+enum sortex_balance sortex_balance_resolve(enum sortex_balance balance, int p, double epsilon,
+                                           uint64_t oversample)
+{
+    if (balance != SORTEX_BALANCE_AUTO) {
+        return balance;
+    }
+    uint64_t s = oversample ? oversample : sortex_default_oversample(p, epsilon);
+    unsigned __int128 bytes = (unsigned __int128)s * (unsigned)p * 2 * sizeof(uint64_t);
+    return bytes <= SORTEX_AUTO_SAMPLE_BYTES ? SORTEX_BALANCE_SAMPLE : SORTEX_BALANCE_EPS;
+}
+
 int sortex_sample_total(uint64_t oversample, int p, uint64_t *total)
 {
     unsigned __int128 t = (unsigned __int128)oversample * (unsigned)p;

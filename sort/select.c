@@ -522,7 +522,7 @@ int sort_select_sample(struct sort_job *job)
     }
     sel->cw = job->fmt != NULL ? job->blob_words : 2;
     sel->tol = sortex_split_tolerance(job->n_total, p, job->epsilon,
-                                      job->cfg->balance == SORTEX_BALANCE_EXACT);
+                                      job->balance == SORTEX_BALANCE_EXACT);
     job->nsample = 0;
     for (int j = 1; j < p; j++) {
         struct bracket *b = &sel->br[j - 1];

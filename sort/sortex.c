@@ -350,6 +350,8 @@ static int job_init(struct sort_job *job, MPI_Comm comm, const struct sortex_con
     }
     job->threads = cfg->threads > 0 ? cfg->threads : default_threads(job->comm);
     job->epsilon = cfg->epsilon > 0 ? cfg->epsilon : 0.1;
+    job->balance = sortex_balance_resolve(cfg->balance, job->size, job->epsilon, cfg->oversample);
+    stats->balance = job->balance;
     stats->threads = job->threads;
     stats->check = cfg->check ? "passed" : "off";
     size_t p = (size_t)job->size;
@@ -402,12 +404,12 @@ static uint64_t output_bound(const struct sort_job *job)
 {
     uint64_t p = (uint64_t)job->size;
     long double bound;
-    if (job->cfg->balance == SORTEX_BALANCE_SAMPLE) {
+    if (job->balance == SORTEX_BALANCE_SAMPLE) {
         long double eps = (long double)(p + 1) / (long double)job->oversample;
         bound = ceill((1.0L + eps) * (long double)job->n_total / (long double)p) + p;
     } else {
         uint64_t tol = sortex_split_tolerance(job->n_total, job->size, job->epsilon,
-                                              job->cfg->balance == SORTEX_BALANCE_EXACT);
+                                              job->balance == SORTEX_BALANCE_EXACT);
         bound = ceill((long double)job->n_total / (long double)p) + 2.0L * tol;
     }
     return bound >= (long double)job->n_total ? job->n_total : (uint64_t)bound;
@@ -443,9 +445,9 @@ static uint64_t first_touch(const struct sort_job *job)
  * guarantees epsilon; and states the bound the splitters will keep. */
 static void choose_oversample(struct sort_job *job)
 {
-    if (job->cfg->balance != SORTEX_BALANCE_SAMPLE) {
+    if (job->balance != SORTEX_BALANCE_SAMPLE) {
         uint64_t tol = sortex_split_tolerance(job->n_total, job->size, job->epsilon,
-                                              job->cfg->balance == SORTEX_BALANCE_EXACT);
+                                              job->balance == SORTEX_BALANCE_EXACT);
         job->oversample = 0;
         job->stats->oversample = 0;
         job->stats->epsilon_bound =
@@ -468,7 +470,7 @@ static int sort_in_memory(struct sort_job *job)
     if (job->cfg->check && (err = run_phase(job, SORTEX_PHASE_CHECK, sort_check_input)) != UTIL_OK) {
         return err;
     }
-    int regular = job->cfg->balance == SORTEX_BALANCE_SAMPLE;
+    int regular = job->balance == SORTEX_BALANCE_SAMPLE;
     if ((err = run_phase(job, SORTEX_PHASE_LOCAL_SORT, sort_local)) != UTIL_OK ||
         (err = run_phase(job, SORTEX_PHASE_SAMPLE,
                          regular ? sort_sample : sort_select_sample)) != UTIL_OK ||

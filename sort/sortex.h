@@ -103,6 +103,8 @@ enum sortex_finish {
 
 /** How the splitters are chosen, and so how evenly the ranks end up. */
 enum sortex_balance {
+    SORTEX_BALANCE_AUTO,   /* the regular sample while it all-gathers at most 1 MiB a rank (up to
+                              about 80 ranks at epsilon 0.1), where it is the cheaper; else eps */
     SORTEX_BALANCE_EPS,    /* by histogram refinement: every rank ends with at most
                               (1 + epsilon) n/P + 1 elements; O(P) words per rank and round */
     SORTEX_BALANCE_EXACT,  /* by histogram refinement to the exact targets: every rank ends with
@@ -133,7 +135,7 @@ struct sortex_config {
                             SORTEX_BALANCE_SAMPLE); 0 = 0.1 */
     uint64_t oversample; /* SORTEX_BALANCE_SAMPLE: samples per bucket; 0 = max(256,
                             ceil((P+1)/eps)) */
-    enum sortex_balance balance; /* how the splitters are chosen; 0 = SORTEX_BALANCE_EPS */
+    enum sortex_balance balance; /* how the splitters are chosen; 0 = SORTEX_BALANCE_AUTO */
     enum sortex_finish finish;
     uint64_t mem_limit;  /* bytes of key or record buffers one rank may allocate; 0 = no
                             limit */
@@ -175,6 +177,7 @@ struct sortex_stats {
     double epsilon_bound;   /* global: the bound the sample size guarantees */
     uint64_t samples;       /* global: samples (candidates) gathered, every round */
     uint64_t splitter_rounds; /* global: histogram rounds (0 with SORTEX_BALANCE_SAMPLE) */
+    enum sortex_balance balance; /* global: the selection that ran (AUTO resolved) */
     uint64_t oversample;    /* global: samples per bucket used */
     int threads;            /* threads per rank used */
     const char *finish;     /* what finish did: "merge", "sort", or "none" (one rank) */

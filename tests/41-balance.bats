@@ -43,7 +43,7 @@ PY
     for dist in uniform zero zipf staggered wr; do
         np=${nps[$((i % 4))]}
         i=$((i + 1))
-        sort_case "$np" alltoallv "$dist" 200003 --epsilon 0.05
+        sort_case "$np" alltoallv "$dist" 200003 --epsilon 0.05 --balance eps
         python3 - "$BATS_TEST_TMPDIR/stats.json" 200003 "$np" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1])); n = int(sys.argv[2]); p = int(sys.argv[3])
@@ -68,7 +68,7 @@ PY
     run --separate-stderr mpi 2 "$SORTEX" -i "$in" -o "$BATS_TEST_TMPDIR/o.bin" --balance best
     assert_failure 2
     assert_equal "$(grep -c 'sortex: error' <<<"$stderr")" 1
-    assert_regex "$stderr" "--balance must be eps, exact or sample \(best\)"
+    assert_regex "$stderr" "--balance must be auto, eps, exact or sample \(best\)"
     assert_file_not_exists "$BATS_TEST_TMPDIR/o.bin"
 }
 
@@ -93,7 +93,7 @@ PY
 
 @test "the simulator's count matrix is the sort's own under every --balance, draw for draw" {
     local case dist p bal in
-    for case in uniform:4:eps zero:3:exact staggered:5:eps zipf:7:sample; do
+    for case in uniform:4:eps zero:3:exact staggered:5:eps zipf:7:sample dd:6:auto; do
         IFS=: read -r dist p bal <<<"$case"
         in=$(gen_input "$dist" 30011 "$p")
         mpi "$p" "$SORTEX" -i "$in" -o "$BATS_TEST_TMPDIR/o.bin" --balance "$bal" \
@@ -108,4 +108,22 @@ cols = [sum(r[j] for r in m) for j in range(len(m))]
 assert cols == [r["n_out"] for r in d["ranks"]], (sys.argv[3], cols, d["ranks"])
 PY
     done
+}
+
+@test "auto takes the regular sample on few ranks and the histogram beyond, in the sort and the model" {
+    local in
+    in=$(gen_input staggered 100003 8)
+    sort_case 8 alltoallv staggered 100003
+    run python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); print(d["balance"], d["balance_auto"])' \
+        "$BATS_TEST_TMPDIR/stats.json"
+    assert_output "sample True"
+    check_balance 100003 8
+    # 16 P S bytes of samples: 1 MiB at about 80 ranks with epsilon 0.1.
+    run -0 "$SCHED" --sort --ranks 8,64,128,4096 --n-per-rank 1M --exchange alltoallv --csv
+    python3 - "$output" <<'PY'
+import csv, io, sys
+rows = [r for r in csv.DictReader(io.StringIO(sys.argv[1])) if r["phase"] == "total"]
+assert [(r["P"], r["balance"]) for r in rows] == [("8", "sample"), ("64", "sample"),
+                                                 ("128", "eps"), ("4096", "eps")], rows
+PY
 }

@@ -2,7 +2,7 @@
  * tests/unit/test_select_mpi.c: the splitter selections on adversarial inputs, through the
  * library's sortex_sort().
  *
- * usage: mpirun -np P test_select_mpi [eps|exact|sample ...]   (default: all three)
+ * usage: mpirun -np P test_select_mpi [auto|eps|exact|sample ...]   (default: all four)
  *
  * For inputs chosen to break splitter selection (all keys equal, two values, one rank holding
  * every key, fewer keys than ranks, empty ranks, a key per rank, random keys in skewed
@@ -179,12 +179,15 @@ static void run(enum sortex_balance mode, const char *mode_name, enum input in)
     /* The promise of the mode. */
     double share = (double)total / size;
     for (int r = 0; r < size; r++) {
-        double bound = mode == SORTEX_BALANCE_EXACT ? ceil(share)
-                       : mode == SORTEX_BALANCE_EPS ? share + 1 + 0.1 * share
-                                                    : (1 + st.epsilon_bound) * share + size;
+        enum sortex_balance ran = st.balance; /* auto: the selection it resolved to */
+        CHECK(mode == SORTEX_BALANCE_AUTO || ran == mode, "%s: ran selection %d", mode_name,
+              (int)ran);
+        double bound = ran == SORTEX_BALANCE_EXACT ? ceil(share)
+                       : ran == SORTEX_BALANCE_EPS ? share + 1 + 0.1 * share
+                                                   : (1 + st.epsilon_bound) * share + size;
         CHECK((double)counts[r] <= bound + 1e-9, "%s %s: rank %d holds %llu keys, bound %.1f",
               mode_name, input_names[in], r, (unsigned long long)counts[r], bound);
-        if (mode == SORTEX_BALANCE_EXACT) {
+        if (ran == SORTEX_BALANCE_EXACT) {
             CHECK((double)counts[r] >= floor(share), "%s %s: rank %d holds %llu keys, below %.0f",
                   mode_name, input_names[in], r, (unsigned long long)counts[r], floor(share));
         }
@@ -201,7 +204,7 @@ static void run(enum sortex_balance mode, const char *mode_name, enum input in)
 
 int main(int argc, char **argv)
 {
-    static const char *const names[] = {"eps", "exact", "sample"};
+    static const char *const names[] = {"auto", "eps", "exact", "sample"};
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
