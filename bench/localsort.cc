@@ -25,6 +25,7 @@
 
 #include <getopt.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cinttypes>
@@ -32,15 +33,12 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
-#include <functional>
-#include <parallel/algorithm>
 #include <string>
 #include <vector>
 
-#include <boost/sort/sort.hpp>
-#include <hwy/contrib/sort/vqsort.h>
-#include <ips4o.hpp>
 #include <omp.h>
+
+#include "bench/baselines.h"
 
 extern "C" {
 #include "datagen/datagen.h"
@@ -87,45 +85,43 @@ uint64_t *run_qsort(const job &j)
 
 uint64_t *run_std(const job &j)
 {
-    std::sort(j.keys, j.keys + j.n);
+    baselines::std_sort(j.keys, j.n);
     return j.keys;
 }
 
 uint64_t *run_gnu_parallel(const job &j)
 {
-    omp_set_num_threads(j.threads);
-    __gnu_parallel::sort(j.keys, j.keys + j.n, __gnu_parallel::multiway_mergesort_tag());
+    baselines::gnu_parallel(j.keys, j.n, j.threads);
     return j.keys;
 }
 
 uint64_t *run_ips4o(const job &j)
 {
-    ips4o::sort(j.keys, j.keys + j.n);
+    baselines::ips4o(j.keys, j.n);
     return j.keys;
 }
 
 uint64_t *run_ips4o_par(const job &j)
 {
-    ips4o::parallel::sort(j.keys, j.keys + j.n, std::less<>(), j.threads);
+    baselines::ips4o_par(j.keys, j.n, j.threads);
     return j.keys;
 }
 
 uint64_t *run_vqsort(const job &j)
 {
-    static const hwy::Sorter sorter; // its buffers are allocated once
-    sorter(j.keys, j.n, hwy::SortAscending());
+    baselines::vqsort(j.keys, j.n);
     return j.keys;
 }
 
 uint64_t *run_boost_bis(const job &j)
 {
-    boost::sort::block_indirect_sort(j.keys, j.keys + j.n, (uint32_t)j.threads);
+    baselines::boost_bis(j.keys, j.n, j.threads);
     return j.keys;
 }
 
 uint64_t *run_boost_spread(const job &j)
 {
-    boost::sort::spreadsort::integer_sort(j.keys, j.keys + j.n);
+    baselines::boost_spread(j.keys, j.n);
     return j.keys;
 }
 
@@ -524,15 +520,6 @@ int generate(uint64_t *a, size_t n, const std::string &dist, const options &o, i
 
 // ---- records -------------------------------------------------------------------------------
 
-// The Sort Benchmark's record, for the comparison baselines (their sorts need a type).
-struct record100 {
-    unsigned char b[100];
-    bool operator<(const record100 &o) const
-    {
-        return std::memcmp(b, o.b, 10) < 0;
-    }
-};
-
 uint64_t record_hash(const unsigned char *r, size_t R)
 {
     uint64_t h = 0x243f6a8885a308d3ULL;
@@ -644,14 +631,11 @@ int run_records(const options &o)
                         }
                         result = static_cast<const unsigned char *>(sorted);
                     } else if (R == 100 && a == "ips4o") {
-                        auto *b = reinterpret_cast<record100 *>(rec);
-                        ips4o::sort(b, b + n);
+                        baselines::ips4o_rec100(rec, n);
                     } else if (R == 100 && a == "ips4o_par") {
-                        auto *b = reinterpret_cast<record100 *>(rec);
-                        ips4o::parallel::sort(b, b + n, std::less<>(), threads);
+                        baselines::ips4o_par_rec100(rec, n, threads);
                     } else if (R == 100 && a == "std") {
-                        auto *b = reinterpret_cast<record100 *>(rec);
-                        std::stable_sort(b, b + n);
+                        baselines::std_stable_rec100(rec, n);
                     } else {
                         return util_error("--algo %s does not sort %s records", a.c_str(),
                                           f->name), UTIL_EXIT_USAGE;
