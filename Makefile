@@ -13,6 +13,14 @@
 #   make test            deps + build + every Bats suite (what CI runs)
 #   make demo            deps + build + the main job on a built-in dataset
 #   make bench / bench-quick / plots   the benchmark suite (see bench/README section)
+#
+# Builds use every core (JOBS, default nproc; the workflows' inner makes share the same jobs);
+# make -jN on the command line chooses otherwise.
+
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+ifeq ($(MAKELEVEL),0)
+MAKEFLAGS += -j$(JOBS)
+endif
 
 # mpicc unless the caller chose a compiler (make's built-in default "cc" does not count).
 ifeq ($(origin CC),default)
@@ -115,8 +123,10 @@ PROGRAMS := sortex:sort/main.c \
 UNIT_C := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(UNIT_C:tests/unit/%.c=$(BUILD)/tests/%)
 
-# C++ baseline programs for the benchmarks: bench/*.cc, one binary each.
-BASE_CC := $(wildcard bench/*.cc)
+# C++ baseline programs for the benchmarks: bench/*.cc, one binary each, except the baselines'
+# own object (bench/baselines.cc), which every one of them links.
+BASE_OBJ := $(BUILD)/bench/baselines.o
+BASE_CC := $(filter-out bench/baselines.cc,$(wildcard bench/*.cc))
 BASE_BIN := $(BASE_CC:bench/%.cc=$(BIN)/sortex-%)
 
 prog_name = $(word 1,$(subst :, ,$(1)))
@@ -140,10 +150,10 @@ $(foreach p,$(PROGRAMS),$(eval $(call program_rule,$(p))))
 # 16-byte atomics from libatomic), Highway's vqsort (linked here too, for builds with VQSORT=0),
 # Boost.Sort (header-only).
 BASE_LIBS := -lhwy_contrib -lhwy -latomic
-$(BIN)/sortex-%: bench/%.cc $(LIB) $(BUILD)/flags | $(BIN)
+$(BIN)/sortex-%: bench/%.cc $(BASE_OBJ) $(LIB) $(BUILD)/flags | $(BIN)
 	@mkdir -p $(BUILD)/bench
-	$(CXX) $(CPPFLAGS) $(CXXFLAGS) -MF $(BUILD)/bench/$*.d $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS) \
-	    $(BASE_LIBS)
+	$(CXX) $(CPPFLAGS) $(CXXFLAGS) -MF $(BUILD)/bench/$*.d $(LDFLAGS) -o $@ $< $(BASE_OBJ) $(LIB) \
+	    $(LDLIBS) $(BASE_LIBS)
 
 $(BUILD)/tests/%: tests/unit/%.c $(LIB) $(BUILD)/flags
 	@mkdir -p $(@D)
@@ -202,17 +212,15 @@ $(BIN):
 unit: $(UNIT_BIN)
 
 # ---- workflows --------------------------------------------------------------------------------
-# Parallel jobs of the builds the workflows start (make test on a fresh clone builds 3 profiles).
-JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 deps:
 	@tools/deps.sh
 
 # The test suites find the binaries through SORTEX_BIN and SORTEX_BUILD; the sanitizer and
 # valgrind suites use the san and memcheck profiles, built here too.
 test: deps
-	@$(MAKE) --no-print-directory -j$(JOBS) all unit
-	@$(MAKE) --no-print-directory -j$(JOBS) SAN=address,undefined programs
-	@$(MAKE) --no-print-directory -j$(JOBS) DEBUG=1 USE_JEMALLOC=0 VQSORT=0 BUILD=build/memcheck programs
+	@$(MAKE) --no-print-directory all unit
+	@$(MAKE) --no-print-directory SAN=address,undefined programs
+	@$(MAKE) --no-print-directory DEBUG=1 USE_JEMALLOC=0 VQSORT=0 BUILD=build/memcheck programs
 	@SORTEX_BIN=$(abspath $(BIN)) SORTEX_BUILD=$(abspath $(BUILD)) tools/run-tests.sh $(TESTS)
 
 demo: deps
@@ -307,4 +315,4 @@ clean:
 
 FORCE:
 
--include $(LIB_O:.o=.d) $(UNIT_BIN:=.d) $(BASE_CC:bench/%.cc=$(BUILD)/bench/%.d) $(foreach p,$(PROGRAMS),$(BUILD)/$(patsubst %.c,%.d,$(call prog_main,$(p))))
+-include $(LIB_O:.o=.d) $(UNIT_BIN:=.d) $(BASE_CC:bench/%.cc=$(BUILD)/bench/%.d) $(BASE_OBJ:.o=.d) $(foreach p,$(PROGRAMS),$(BUILD)/$(patsubst %.c,%.d,$(call prog_main,$(p))))
