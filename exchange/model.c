@@ -85,31 +85,32 @@ int exchange_model_case_init(struct exchange_model_case *c, int p, const uint64_
 
 /* ---- running a model ----------------------------------------------------------------------- */
 
-int exchange_model_run(const struct exchange_model *m, const struct exchange_model_case *c,
-                       struct exchange_model_result *r)
+/* A result before its model fills it in: the back-end named, every figure it may not price
+ * NaN. */
+static void result_start(const struct exchange_model *m, struct exchange_model_result *r)
 {
     memset(r, 0, sizeof(*r));
     r->algo = m->name;
     r->duplex = m->duplex;
-    r->packet_bytes = c->packet_bytes;
-    r->h = c->h;
     r->steps = NAN;
     r->bound = NAN;
     r->sched_seconds = NAN;
     r->async_seconds = NAN;
+}
+
+int exchange_model_run(const struct exchange_model *m, const struct exchange_model_case *c,
+                       struct exchange_model_result *r)
+{
+    result_start(m, r);
+    r->packet_bytes = c->packet_bytes;
+    r->h = c->h;
     return m->run(c, r);
 }
 
 int exchange_model_run_equal(const struct exchange_model *m, const struct exchange_model_equal *e,
                              struct exchange_model_result *r)
 {
-    memset(r, 0, sizeof(*r));
-    r->algo = m->name;
-    r->duplex = m->duplex;
-    r->steps = NAN;
-    r->bound = NAN;
-    r->sched_seconds = NAN;
-    r->async_seconds = NAN;
+    result_start(m, r);
     if (m->equal == NULL || e->p < 1) {
         return UTIL_EUSAGE;
     }
