@@ -49,24 +49,7 @@ static const char *const pattern_names[PATTERN_COUNT] = {
 
 static int rank, size, failed;
 
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "FAIL rank %d: ", rank);                                               \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fputc('\n', stderr);                                                                   \
-            failed = 1;                                                                            \
-        }                                                                                          \
-    } while (0)
-
-/* A small deterministic generator, seeded per (pattern, rank). */
-static uint64_t rnd(uint64_t *s)
-{
-    *s ^= *s << 13;
-    *s ^= *s >> 7;
-    *s ^= *s << 17;
-    return *s;
-}
+#include "tests/unit/mpi_check.h"
 
 /* Elements of @e bytes that fill as many bytes as @keys 8-byte keys (at least one). */
 static uint64_t as_keys(uint64_t keys, size_t e)
@@ -79,7 +62,7 @@ static void make_counts(enum pattern pat, size_t e, uint64_t *counts)
 {
     uint64_t seed = 0x9E3779B97F4A7C15ULL * (uint64_t)(pat + 1) + (uint64_t)rank * 7919 + 1;
     for (int d = 0; d < size; d++) {
-        uint64_t r = rnd(&seed);
+        uint64_t r = xorshift_next(&seed);
         switch (pat) {
         case PATTERN_RANDOM: counts[d] = r % 65; break;
         case PATTERN_EMPTY: counts[d] = 0; break;

@@ -40,23 +40,7 @@ static const char *const input_names[INPUT_COUNT] = {
 
 static int rank, size, failed;
 
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "FAIL rank %d: ", rank);                                               \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fputc('\n', stderr);                                                                   \
-            failed = 1;                                                                            \
-        }                                                                                          \
-    } while (0)
-
-static uint64_t next(uint64_t *s)
-{
-    *s ^= *s << 13;
-    *s ^= *s >> 7;
-    *s ^= *s << 17;
-    return *s;
-}
+#include "tests/unit/mpi_check.h"
 
 /* This rank's keys of input @in, in a buffer from sortex_alloc_keys(). */
 static uint64_t *make(enum input in, uint64_t *n)
@@ -101,7 +85,7 @@ static uint64_t *make(enum input in, uint64_t *n)
             k[i] = rank == 0 && i == 0 ? UINT64_MAX : 7;
             break;
         default:
-            k[i] = next(&s);
+            k[i] = xorshift_next(&s);
             break;
         }
     }
