@@ -13,6 +13,7 @@
 #define SORTEX_EXCHANGE_FWD_RING_H
 
 #include <mpi.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /** Pieces a ring holds in transit at most. */
