@@ -7,6 +7,7 @@ set -euo pipefail
 packages=(
     build-essential          # gcc, g++, make
     openmpi-bin libopenmpi-dev  # mpicc, mpirun
+    mpich libmpich-dev       # make MPI=mpich and the MPICH suite: mpicc.mpich, mpiexec.mpich
     libjemalloc-dev          # the allocator
     libxxhash-dev            # verify's checksum hash
     zlib1g-dev               # crc32 of gensort's checksum (verify)
@@ -25,12 +26,35 @@ packages=(
     pkgconf                  # pkg-config: the install test builds a program with sortex.pc
 )
 
+# Debian's MPICH registers its mpicc and mpirun as alternatives beside Open MPI's (the "mpi" and
+# "mpirun" groups; Open MPI's rank higher, but an alternative set by hand wins). The tree builds
+# with mpicc and runs with mpirun, both Open MPI's (make MPI=mpich names MPICH's own programs),
+# so they are set back to Open MPI's when they point elsewhere.
+openmpi_default() {
+    local group want now
+    for group in mpi:/usr/bin/mpicc.openmpi mpirun:/usr/bin/mpirun.openmpi; do
+        want=${group#*:} group=${group%%:*}
+        now=$(update-alternatives --query "$group" 2>/dev/null | sed -n 's/^Value: //p')
+        [[ -z $now || $now == "$want" ]] && continue
+        if [[ $(id -u) -ne 0 ]]; then
+            echo "sortex: error: $group points to $now, not Open MPI's; set it back with:" >&2
+            echo "    sudo update-alternatives --set $group $want" >&2
+            return 1
+        fi
+        echo "deps: $group pointed to $now; set back to $want" >&2
+        update-alternatives --quiet --set "$group" "$want"
+    done
+}
+
 missing=()
 for p in "${packages[@]}"; do
     status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
     [[ $status == "install ok installed" ]] || missing+=("$p")
 done
-[[ ${#missing[@]} -eq 0 ]] && exit 0
+if [[ ${#missing[@]} -eq 0 ]]; then
+    openmpi_default
+    exit
+fi
 
 if [[ $(id -u) -ne 0 ]] || ! command -v apt-get >/dev/null 2>&1; then
     echo "sortex: error: missing Debian packages; install them with:" >&2
@@ -44,4 +68,5 @@ if ! apt-get install -y -q "${missing[@]}" >/dev/null 2>&1; then
     apt-get update -q >/dev/null
     apt-get install -y -q "${missing[@]}" >/dev/null
 fi
+openmpi_default
 echo "deps: done" >&2
