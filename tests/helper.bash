@@ -141,3 +141,23 @@ if worst > bound:
     sys.exit(f"imbalance: a rank holds {worst} keys > bound {bound:.1f} (n={n}, P={p})")
 PY
 }
+
+# top_make ARGS...: make in the source tree with the variables a `make test` around us was
+# given (NATIVE=1 ...: MAKEFLAGS carries them after " --"), so that it uses what that built
+# instead of building again under the other suites' feet, but not under its jobserver, whose
+# descriptors are not ours. Run alone, after a plain `make`, it uses that build.
+top_make() {
+    local vars=()
+    # shellcheck disable=SC2162 # without -r: MAKEFLAGS escapes a blank in a value as "\ "
+    [[ ${MAKEFLAGS:-} == *" -- "* ]] && read -a vars <<<"${MAKEFLAGS#* -- }"
+    env -u MAKEFLAGS -u MAKELEVEL -u MFLAGS make -C "$TOP" --no-print-directory "${vars[@]}" "$@"
+}
+
+# stable_sort_of IN OUT R O K: fails unless OUT is IN's R-byte records sorted stably by their
+# K-byte key at offset O, compared with coreutils' stable sort of the records as hex lines (a
+# reference that shares nothing with sortex).
+stable_sort_of() {
+    local in=$1 out=$2 r=$3 o=$4 k=$5
+    cmp <(xxd -p -c "$r" "$in" | LC_ALL=C sort -s -k "1.$((2 * o + 1)),1.$((2 * (o + k)))" |
+        xxd -r -p) "$out"
+}
