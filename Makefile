@@ -31,9 +31,14 @@ MPI ?= openmpi
 ifeq ($(MPI),openmpi)
 MPICC := mpicc
 MPICXX := mpicxx
+# The wrappers by the names Debian gives them besides its alternatives.
+MPICC_NAMED := mpicc.openmpi
+MPICXX_NAMED := mpic++.openmpi
 else ifeq ($(MPI),mpich)
 MPICC := mpicc.mpich
 MPICXX := mpicxx.mpich
+MPICC_NAMED := mpicc.mpich
+MPICXX_NAMED := mpicxx.mpich
 else
 $(error MPI must be openmpi or mpich (not "$(MPI)"))
 endif
@@ -281,6 +286,7 @@ LIBDIR ?= $(PREFIX)/lib
 INCLUDEDIR ?= $(PREFIX)/include
 MANDIR ?= $(PREFIX)/share/man
 PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
+CMAKEDIR ?= $(LIBDIR)/cmake/sortex
 # The pkg-config name of the MPI the library is built with (its header includes mpi.h, and the
 # host program links the same MPI): Open MPI's C interface, or MPICH's.
 MPI_PC ?= $(if $(filter mpich,$(MPI)),mpich,ompi-c)
@@ -297,6 +303,21 @@ INSTALL_PROGRAMS := sortex sortex-gen sortex-verify sortex-sched sortex-xbench
 SO_LINKS := libsortex.so.$(SOVERSION) libsortex.so
 PC_REQUIRES_PRIVATE := libxxhash zlib $(if $(filter 1,$(VQSORT)),libhwy-contrib libhwy)
 
+# The CMake package (find_package(sortex)): a config file with the imported targets and a version
+# file, written from templates with the installation's paths and MPI. FindMPI is handed the MPI's
+# own compiler wrappers, by the names Debian gives them besides its alternatives (mpicc.openmpi,
+# mpicc.mpich), so that switching those later does not change which MPI a project of sortex's
+# gets. Before 1.0 a minor version is a series of its own.
+CMAKE_FILES := sortex-config.cmake sortex-config-version.cmake
+resolve = $(or $(shell command -v $(1) 2>/dev/null),$(shell command -v $(2) 2>/dev/null),$(2))
+CMAKE_SUBST := -e 's|@VERSION@|$(VERSION)|g; s|@SOVERSION@|$(SOVERSION)|g' \
+    -e 's|@LIBDIR@|$(LIBDIR)|g; s|@INCLUDEDIR@|$(INCLUDEDIR)|g' \
+    -e 's|@MPI_NAME@|$(if $(filter mpich,$(MPI)),MPICH,Open MPI)|g' \
+    -e 's|@MPICC@|$(call resolve,$(MPICC_NAMED),$(MPICC))|g' \
+    -e 's|@MPICXX@|$(call resolve,$(MPICXX_NAMED),$(MPICXX))|g' \
+    -e 's|@STATIC_LIBS@|$(subst $(eval) ,;,$(patsubst -l%,%,$(LIB_LIBS)))|g' \
+    -e 's|@SERIES@|$(if $(filter 0,$(call version_part,MAJOR)),0.$(call version_part,MINOR),$(call version_part,MAJOR))|g'
+
 # help2man writes each page from the program's --help and --version, whose first line, "PROG
 # VERSION", titles it. The lines after it describe one build (commit, MPI library, allocator,
 # flags): they are left out, so that a page changes only with the program.
@@ -310,7 +331,7 @@ $(BUILD)/man/%.1: $(BIN)/%
 
 install: $(addprefix $(BIN)/,$(INSTALL_PROGRAMS)) $(SO) $(DIST_A) $(MAN_PAGES)
 	$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR)/sortex \
-	    $(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(MANDIR)/man1
+	    $(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(CMAKEDIR)
 	$(INSTALL) -m 755 $(addprefix $(BIN)/,$(INSTALL_PROGRAMS)) $(DESTDIR)$(BINDIR)
 	$(INSTALL) -m 755 $(SO) $(DESTDIR)$(LIBDIR)
 	ln -sf libsortex.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libsortex.so.$(SOVERSION)
@@ -322,6 +343,9 @@ install: $(addprefix $(BIN)/,$(INSTALL_PROGRAMS)) $(SO) $(DIST_A) $(MAN_PAGES)
 	    -e 's|@REQUIRES_PRIVATE@|$(PC_REQUIRES_PRIVATE)|' sort/sortex.pc.in \
 	    > $(DESTDIR)$(PKGCONFIGDIR)/sortex.pc
 	$(INSTALL) -m 644 $(MAN_PAGES) $(DESTDIR)$(MANDIR)/man1
+	for f in $(CMAKE_FILES); do \
+	    sed $(CMAKE_SUBST) sort/$$f.in > $(DESTDIR)$(CMAKEDIR)/$$f || exit 1; \
+	done
 
 uninstall:
 	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(INSTALL_PROGRAMS))
@@ -329,8 +353,10 @@ uninstall:
 	    $(DESTDIR)$(LIBDIR)/libsortex.a
 	rm -f $(DESTDIR)$(INCLUDEDIR)/sortex/sortex.h $(DESTDIR)$(PKGCONFIGDIR)/sortex.pc
 	rm -f $(foreach p,$(INSTALL_PROGRAMS),$(DESTDIR)$(MANDIR)/man1/$(p).1)
+	rm -f $(addprefix $(DESTDIR)$(CMAKEDIR)/,$(CMAKE_FILES))
 	[ ! -d $(DESTDIR)$(INCLUDEDIR)/sortex ] || rmdir --ignore-fail-on-non-empty \
 	    $(DESTDIR)$(INCLUDEDIR)/sortex
+	[ ! -d $(DESTDIR)$(CMAKEDIR) ] || rmdir --ignore-fail-on-non-empty $(DESTDIR)$(CMAKEDIR)
 
 lint:
 	@$(MAKE) --no-print-directory -B WERROR=1 all unit

@@ -149,6 +149,65 @@ run_use() {
     run_use "$exe" 3 alltoallv
 }
 
+@test "a CMake project finds the installed sortex with find_package and links either library" {
+    # tests/install/CMakeLists.txt builds use_sortex.c on sortex::sortex and on
+    # sortex::sortex_static; the imported targets bring the header, MPI and OpenMP.
+    local build=$BATS_TEST_TMPDIR/cmake
+    run -0 cmake -S "$TOP/tests/install" -B "$build" -DCMAKE_PREFIX_PATH="$PREFIX"
+    assert_output --partial "sortex $VERSION on Open MPI, from $PREFIX/lib/cmake/sortex"
+    run -0 cmake --build "$build"
+    # CMake puts the library's directory in the program's run path: no LD_LIBRARY_PATH needed.
+    run -0 ldd "$build/use_sortex"
+    assert_line --partial "libsortex.so.0 => $PREFIX/lib/libsortex.so.0"
+    run -0 ldd "$build/use_sortex_static"
+    refute_output --partial libsortex
+    run_use "$build/use_sortex" 3 direct
+    run_use "$build/use_sortex_static" 2 alltoallv
+}
+
+# version_accepts REQUEST: whether the installed sortex-config-version.cmake accepts
+# find_package(sortex REQUEST), REQUEST a version or a range MIN...MAX or MIN...<MAX; prints
+# "compatible: 1" or "compatible: 0", and "exact: 1" for an exact match. The file is run as
+# find_package runs it, with the PACKAGE_FIND_* variables of the request, in script mode.
+version_accepts() {
+    local req=$1 min max vars=()
+    if [[ $req == *...* ]]; then
+        min=${req%%...*} max=${req##*...}
+        vars=(-DPACKAGE_FIND_VERSION_RANGE="$req" -DPACKAGE_FIND_VERSION_MIN="$min"
+            -DPACKAGE_FIND_VERSION_MAX="${max#<}" -DPACKAGE_FIND_VERSION="$min"
+            -DPACKAGE_FIND_VERSION_RANGE_MAX="$([[ $max == \<* ]] && echo EXCLUDE || echo INCLUDE)")
+    else
+        vars=(-DPACKAGE_FIND_VERSION="$req")
+    fi
+    printf '%s\n' "include($PREFIX/lib/cmake/sortex/sortex-config-version.cmake)" \
+        'message("compatible: ${PACKAGE_VERSION_COMPATIBLE}")' \
+        'if(PACKAGE_VERSION_EXACT)' 'message("exact: 1")' 'endif()' >"$BATS_TEST_TMPDIR/v.cmake"
+    cmake -DCMAKE_SIZEOF_VOID_P=8 "${vars[@]}" -P "$BATS_TEST_TMPDIR/v.cmake" 2>&1 |
+        sed 's/TRUE$/1/; s/FALSE$/0/'
+}
+
+@test "find_package(sortex VERSION) takes the same minor series before 1.0, ranges included" {
+    local series=${VERSION%.*} req n=0
+    # Each request and whether the installed version satisfies it: its series, not an earlier
+    # or a later one, a range that holds it.
+    local cases=("$series:1" "$series.0:1" "0.0.1:0" "0.99:0" "1.0:0" "9.9.9:0"
+        "$series...9.9:1" "0.0.1...$series:0" "0.0.1...<$series:0" "$series...<$series.9:1")
+    for req in "${cases[@]}"; do
+        run -0 version_accepts "${req%:*}"
+        assert_line "compatible: ${req##*:}"
+        n=$((n + 1))
+    done
+    [[ $n -eq 10 ]]
+    run -0 version_accepts "$VERSION"
+    assert_line "exact: 1"
+    # A real project: the request passes through find_package to the same file.
+    printf 'cmake_minimum_required(VERSION 3.19)\nproject(v LANGUAGES C)\n%s\n' \
+        'find_package(sortex 0.99 QUIET)' 'message(STATUS "found: ${sortex_FOUND}")' \
+        >"$BATS_TEST_TMPDIR/CMakeLists.txt"
+    run -0 cmake -S "$BATS_TEST_TMPDIR" -B "$BATS_TEST_TMPDIR/build" -DCMAKE_PREFIX_PATH="$PREFIX"
+    assert_line "-- found: 0"
+}
+
 @test "DESTDIR stages the install under PREFIX's paths, and make uninstall removes every file" {
     local stage=$BATS_TEST_TMPDIR/stage
     run -0 top_make install DESTDIR="$stage" PREFIX=/opt/sortex
@@ -156,9 +215,14 @@ run_use() {
     run -0 grep -c '^prefix=/opt/sortex$' "$stage/opt/sortex/lib/pkgconfig/sortex.pc"
     run grep -c "$stage" "$stage/opt/sortex/lib/pkgconfig/sortex.pc"
     assert_output 0
-    # 5 programs and their man pages, the .so with its 2 links, the .a, the header, sortex.pc.
+    run -0 grep -c '"/opt/sortex/lib/libsortex.so.' \
+        "$stage/opt/sortex/lib/cmake/sortex/sortex-config.cmake"
+    run grep -c "$stage" "$stage/opt/sortex/lib/cmake/sortex/sortex-config.cmake"
+    assert_output 0
+    # 5 programs and their man pages, the .so with its 2 links, the .a, the header, sortex.pc,
+    # the CMake config and version files.
     run -0 bash -c "find '$stage' -type f -o -type l | wc -l"
-    assert_output 16
+    assert_output 18
     run -0 top_make uninstall DESTDIR="$stage" PREFIX=/opt/sortex
     run -0 find "$stage" -type f -o -type l
     assert_output ""

@@ -24,6 +24,7 @@ packages=(
     e2fsprogs                # mkfs.ext2 for the no-fallocate file system test
     help2man                 # make install: the man pages, from each program's --help
     pkgconf                  # pkg-config: the install test builds a program with sortex.pc
+    cmake                    # the install test builds a program with find_package(sortex)
 )
 
 # Debian's MPICH registers its mpicc and mpirun as alternatives beside Open MPI's (the "mpi" and
