@@ -249,11 +249,16 @@ deps:
 	@tools/deps.sh
 
 # The test suites find the binaries through SORTEX_BIN and SORTEX_BUILD; the sanitizer and
-# valgrind suites use the san and memcheck profiles, built here too.
+# valgrind suites use the san and memcheck profiles, and the MPICH suite the MPICH build's
+# programs and library, built here too. The suites are Open MPI's (MPICH's is one of them).
 test: deps
+ifeq ($(MPI),mpich)
+	$(error make test runs the Open MPI suites and the MPICH one (tests/62-mpich.bats); run it without MPI=mpich)
+endif
 	@$(MAKE) --no-print-directory all unit
 	@$(MAKE) --no-print-directory SAN=address,undefined programs
 	@$(MAKE) --no-print-directory DEBUG=1 USE_JEMALLOC=0 VQSORT=0 BUILD=build/memcheck programs
+	@$(MAKE) --no-print-directory MPI=mpich programs lib
 	@SORTEX_BIN=$(abspath $(BIN)) SORTEX_BUILD=$(abspath $(BUILD)) tools/run-tests.sh $(TESTS)
 
 demo: deps
