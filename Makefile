@@ -292,6 +292,9 @@ INCLUDEDIR ?= $(PREFIX)/include
 MANDIR ?= $(PREFIX)/share/man
 PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
 CMAKEDIR ?= $(LIBDIR)/cmake/sortex
+# Debian's place for Python modules outside the distribution's own (on its python3's sys.path
+# for PREFIX /usr/local).
+PYTHONDIR ?= $(PREFIX)/lib/python3/dist-packages
 # The pkg-config name of the MPI the library is built with (its header includes mpi.h, and the
 # host program links the same MPI): Open MPI's C interface, or MPICH's.
 MPI_PC ?= $(if $(filter mpich,$(MPI)),mpich,ompi-c)
@@ -323,6 +326,10 @@ CMAKE_SUBST := -e 's|@VERSION@|$(VERSION)|g; s|@SOVERSION@|$(SOVERSION)|g' \
     -e 's|@STATIC_LIBS@|$(subst $(eval) ,;,$(patsubst -l%,%,$(LIB_LIBS)))|g' \
     -e 's|@SERIES@|$(if $(filter 0,$(call version_part,MAJOR)),0.$(call version_part,MINOR),$(call version_part,MAJOR))|g'
 
+# The Python module (python/sortex/, over the shared library through ctypes): its files, and
+# _install.py, which tells it where make install put the library.
+PY_FILES := $(notdir $(wildcard python/sortex/*.py))
+
 # help2man writes each page from the program's --help and --version, whose first line, "PROG
 # VERSION", titles it. The lines after it describe one build (commit, MPI library, allocator,
 # flags): they are left out, so that a page changes only with the program.
@@ -336,7 +343,8 @@ $(BUILD)/man/%.1: $(BIN)/%
 
 install: $(addprefix $(BIN)/,$(INSTALL_PROGRAMS)) $(SO) $(DIST_A) $(MAN_PAGES)
 	$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR)/sortex \
-	    $(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(CMAKEDIR)
+	    $(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(CMAKEDIR) \
+	    $(DESTDIR)$(PYTHONDIR)/sortex
 	$(INSTALL) -m 755 $(addprefix $(BIN)/,$(INSTALL_PROGRAMS)) $(DESTDIR)$(BINDIR)
 	$(INSTALL) -m 755 $(SO) $(DESTDIR)$(LIBDIR)
 	ln -sf libsortex.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libsortex.so.$(SOVERSION)
@@ -351,6 +359,9 @@ install: $(addprefix $(BIN)/,$(INSTALL_PROGRAMS)) $(SO) $(DIST_A) $(MAN_PAGES)
 	for f in $(CMAKE_FILES); do \
 	    sed $(CMAKE_SUBST) sort/$$f.in > $(DESTDIR)$(CMAKEDIR)/$$f || exit 1; \
 	done
+	$(INSTALL) -m 644 $(addprefix python/sortex/,$(PY_FILES)) $(DESTDIR)$(PYTHONDIR)/sortex
+	printf '%s\n' '"""Written by make install: where the library is."""' \
+	    'LIBRARY = "$(LIBDIR)/libsortex.so.$(SOVERSION)"' > $(DESTDIR)$(PYTHONDIR)/sortex/_install.py
 
 uninstall:
 	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(INSTALL_PROGRAMS))
@@ -362,6 +373,10 @@ uninstall:
 	[ ! -d $(DESTDIR)$(INCLUDEDIR)/sortex ] || rmdir --ignore-fail-on-non-empty \
 	    $(DESTDIR)$(INCLUDEDIR)/sortex
 	[ ! -d $(DESTDIR)$(CMAKEDIR) ] || rmdir --ignore-fail-on-non-empty $(DESTDIR)$(CMAKEDIR)
+	rm -f $(addprefix $(DESTDIR)$(PYTHONDIR)/sortex/,$(PY_FILES) _install.py)
+	rm -rf $(DESTDIR)$(PYTHONDIR)/sortex/__pycache__
+	[ ! -d $(DESTDIR)$(PYTHONDIR)/sortex ] || rmdir --ignore-fail-on-non-empty \
+	    $(DESTDIR)$(PYTHONDIR)/sortex
 
 lint:
 	@$(MAKE) --no-print-directory -B WERROR=1 all unit

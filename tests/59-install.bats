@@ -208,6 +208,21 @@ version_accepts() {
     assert_line "-- found: 0"
 }
 
+@test "the Python module installed under PREFIX/lib/python3/dist-packages sorts with PREFIX's library" {
+    # Debian's python3 (not another first on PATH), the install's directory on its path only.
+    PYTHONPATH=$PREFIX/lib/python3/dist-packages run -0 mpi 2 /usr/bin/python3 -c "
+import numpy as np, sortex
+from sortex import _lib
+from mpi4py import MPI
+a = np.arange(1000, dtype=np.int32)[::-1] * (MPI.COMM_WORLD.rank + 1)
+s = sortex.sort(a)
+w = np.concatenate(MPI.COMM_WORLD.allgather(s))
+assert np.array_equal(w, np.sort(np.concatenate([np.arange(1000)[::-1] * (r + 1)
+                                                 for r in range(MPI.COMM_WORLD.size)])))
+print(sortex.__file__, _lib.LIBRARY_PATH, len(w))"
+    assert_line "$PREFIX/lib/python3/dist-packages/sortex/__init__.py $PREFIX/lib/libsortex.so.0 2000"
+}
+
 @test "DESTDIR stages the install under PREFIX's paths, and make uninstall removes every file" {
     local stage=$BATS_TEST_TMPDIR/stage
     run -0 top_make install DESTDIR="$stage" PREFIX=/opt/sortex
@@ -220,9 +235,11 @@ version_accepts() {
     run grep -c "$stage" "$stage/opt/sortex/lib/cmake/sortex/sortex-config.cmake"
     assert_output 0
     # 5 programs and their man pages, the .so with its 2 links, the .a, the header, sortex.pc,
-    # the CMake config and version files.
+    # the CMake config and version files, the Python module's 3 files and its _install.py.
     run -0 bash -c "find '$stage' -type f -o -type l | wc -l"
-    assert_output 18
+    assert_output 22
+    run -0 grep -c '^LIBRARY = "/opt/sortex/lib/libsortex.so.0"$' \
+        "$stage/opt/sortex/lib/python3/dist-packages/sortex/_install.py"
     run -0 top_make uninstall DESTDIR="$stage" PREFIX=/opt/sortex
     run -0 find "$stage" -type f -o -type l
     assert_output ""

@@ -25,6 +25,7 @@ packages=(
     help2man                 # make install: the man pages, from each program's --help
     pkgconf                  # pkg-config: the install test builds a program with sortex.pc
     cmake                    # the install test builds a program with find_package(sortex)
+    python3-mpi4py           # the Python module's tests (numpy is above)
 )
 
 # Debian's MPICH registers its mpicc and mpirun as alternatives beside Open MPI's (the "mpi" and

@@ -1,0 +1,291 @@
+"""sortex._lib: the C library through ctypes: loading libsortex.so, the structs of
+<sortex/sortex.h>, the MPI communicator handle, and the library's error line.
+
+Only this file knows the C side. The structs mirror sort/sortex.h field for field; the Python
+suite (tests/63-python.bats) compares their sizes and offsets with the C compiler's, so a header
+change that is not made here too fails a test instead of corrupting memory.
+"""
+
+import ctypes
+import os
+import sys
+
+from mpi4py import MPI
+
+# ---- the library ---------------------------------------------------------------------------------
+
+SOVERSION = 0
+_HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def _candidates():
+    """Where libsortex.so may be, in order: the file make install recorded beside this package,
+    the build tree this package lies in (python/sortex/ -> build/release/lib/), the loader's
+    own search (ldconfig, LD_LIBRARY_PATH)."""
+    try:
+        from sortex import _install  # written by make install
+        yield _install.LIBRARY
+    except ImportError:
+        pass
+    lib = os.path.join(os.path.dirname(os.path.dirname(_HERE)), "build", "release", "lib")
+    if os.path.isdir(lib):
+        for name in sorted(os.listdir(lib)):
+            if name.startswith("libsortex.so.%d." % SOVERSION):
+                yield os.path.join(lib, name)
+    yield "libsortex.so.%d" % SOVERSION
+
+
+def _mapped_mpi_libraries():
+    """The MPI libraries mapped into this process (Open MPI's libmpi, MPICH's libmpich)."""
+    found = set()
+    try:
+        with open("/proc/self/maps") as f:
+            for line in f:
+                path = line.rsplit(None, 1)[-1]
+                base = os.path.basename(path)
+                if base.startswith("libmpi.so") or base.startswith("libmpich.so"):
+                    found.add(base.split(".so")[0])
+    except OSError:
+        pass
+    return found
+
+
+def _load():
+    tried = []
+    for path in _candidates():
+        try:
+            # RTLD_GLOBAL: the library's MPI is the one mpi4py loaded already, shared.
+            lib = ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
+        except OSError as e:
+            tried.append("%s (%s)" % (path, e))
+            continue
+        # One MPI per process: a libsortex built against another MPI than mpi4py's would call
+        # into a second, uninitialised MPI library.
+        mpis = _mapped_mpi_libraries()
+        if len(mpis) > 1:
+            raise ImportError("sortex: %s is built against another MPI than mpi4py (%s): "
+                              "both %s are loaded" % (path, MPI.Get_library_version().split(
+                                  ",")[0].strip(), " and ".join(sorted(mpis))))
+        return lib, path
+    raise ImportError("sortex: cannot load libsortex.so.%d; tried %s (make builds it; make "
+                      "install installs it)" % (SOVERSION, "; ".join(tried)))
+
+
+lib, LIBRARY_PATH = _load()
+
+# ---- the structs of sort/sortex.h ----------------------------------------------------------------
+
+PHASES = ("read", "local_sort", "sample", "splitters", "bucket", "exchange", "finish", "write",
+          "check")
+BALANCES = ("auto", "eps", "exact", "sample")  # enum sortex_balance, in order
+FINISHES = ("auto", "merge", "sort")            # enum sortex_finish
+IOS = ("mpiio", "root", "rootv")                 # enum sortex_io
+EXCHANGE_MAX_EXTRA = 8
+
+# enum sortex_error
+OK, EUSAGE, EIO, ENOMEM, EMPI, EINJECT, ECHECK = 0, -1, -2, -3, -4, -5, -6
+
+
+class Config(ctypes.Structure):
+    """struct sortex_config."""
+    _fields_ = [
+        ("exchange", ctypes.c_void_p),
+        ("exchange_auto", ctypes.c_int),
+        ("format", ctypes.c_void_p),
+        ("threads", ctypes.c_int),
+        ("epsilon", ctypes.c_double),
+        ("oversample", ctypes.c_uint64),
+        ("balance", ctypes.c_int),
+        ("finish", ctypes.c_int),
+        ("mem_limit", ctypes.c_uint64),
+        ("progress", ctypes.c_int),
+        ("sync", ctypes.c_int),
+        ("io", ctypes.c_int),
+        ("check", ctypes.c_int),
+    ]
+
+
+class _Extra(ctypes.Structure):
+    _fields_ = [("name", ctypes.c_char_p), ("value", ctypes.c_double)]
+
+
+class ExchangeStats(ctypes.Structure):
+    """struct sortex_exchange_stats."""
+    _fields_ = [
+        ("bytes_sent", ctypes.c_uint64),
+        ("bytes_recv", ctypes.c_uint64),
+        ("messages", ctypes.c_uint64),
+        ("rounds", ctypes.c_uint64),
+        ("max_message", ctypes.c_uint64),
+        ("seconds", ctypes.c_double),
+        ("nextra", ctypes.c_int),
+        ("extra", _Extra * EXCHANGE_MAX_EXTRA),
+    ]
+
+
+class Stats(ctypes.Structure):
+    """struct sortex_stats."""
+    _fields_ = [
+        ("phase_seconds", ctypes.c_double * len(PHASES)),
+        ("total_seconds", ctypes.c_double),
+        ("n_total", ctypes.c_uint64),
+        ("n_in", ctypes.c_uint64),
+        ("n_out", ctypes.c_uint64),
+        ("imbalance", ctypes.c_double),
+        ("epsilon_bound", ctypes.c_double),
+        ("samples", ctypes.c_uint64),
+        ("splitter_rounds", ctypes.c_uint64),
+        ("balance", ctypes.c_int),
+        ("oversample", ctypes.c_uint64),
+        ("threads", ctypes.c_int),
+        ("finish", ctypes.c_char_p),
+        ("check", ctypes.c_char_p),
+        ("peak_rss_kib", ctypes.c_long),
+        ("buffer_bytes", ctypes.c_uint64),
+        ("exchange", ExchangeStats),
+        ("exchange_name", ctypes.c_char_p),
+        ("exchange_predicted", ctypes.c_double),
+    ]
+
+
+def _text(b):
+    return b.decode("utf-8", "replace") if b is not None else None
+
+
+def stats_dict(st):
+    """A struct sortex_stats as a dict: per-rank figures are this rank's, global ones agree on
+    every rank (the README's "The --stats file" names them)."""
+    ex = st.exchange
+    return {
+        "phases": {name: st.phase_seconds[i] for i, name in enumerate(PHASES)},
+        "total_seconds": st.total_seconds,
+        "n_total": st.n_total, "n_in": st.n_in, "n_out": st.n_out,
+        "imbalance": st.imbalance, "epsilon_bound": st.epsilon_bound,
+        "samples": st.samples, "splitter_rounds": st.splitter_rounds,
+        "balance": BALANCES[st.balance] if 0 <= st.balance < len(BALANCES) else st.balance,
+        "oversample": st.oversample, "threads": st.threads,
+        "finish": _text(st.finish), "check": _text(st.check),
+        "peak_rss_kib": st.peak_rss_kib, "buffer_bytes": st.buffer_bytes,
+        "exchange": _text(st.exchange_name),
+        "exchange_predicted_s": st.exchange_predicted,
+        "exchange_stats": dict(
+            {"bytes_sent": ex.bytes_sent, "bytes_recv": ex.bytes_recv,
+             "messages": ex.messages, "rounds": ex.rounds, "max_message": ex.max_message,
+             "seconds": ex.seconds},
+            **{_text(ex.extra[i].name): ex.extra[i].value
+               for i in range(min(ex.nextra, EXCHANGE_MAX_EXTRA))}),
+    }
+
+
+# ---- MPI communicators ---------------------------------------------------------------------------
+
+# MPI_Comm is a pointer in Open MPI and an int in MPICH; mpi4py knows which.
+CommHandle = ctypes.c_void_p if MPI._sizeof(MPI.Comm) == ctypes.sizeof(ctypes.c_void_p) \
+    else ctypes.c_int
+
+
+def comm_handle(comm):
+    """The C handle of an mpi4py communicator, as the library takes it."""
+    return CommHandle(MPI._handleof(comm))
+
+
+# ---- the functions -------------------------------------------------------------------------------
+
+_u64p = ctypes.POINTER(ctypes.c_uint64)
+
+
+def _declare(name, restype, *argtypes):
+    f = getattr(lib, name)
+    f.restype = restype
+    f.argtypes = list(argtypes)
+    return f
+
+
+sortex_version = _declare("sortex_version", ctypes.c_char_p)
+sortex_config_default = _declare("sortex_config_default", None, ctypes.POINTER(Config))
+sortex_exchange_find = _declare("sortex_exchange_find", ctypes.c_void_p, ctypes.c_char_p)
+sortex_exchange_name = _declare("sortex_exchange_name", ctypes.c_char_p, ctypes.c_int)
+sortex_format_find = _declare("sortex_format_find", ctypes.c_void_p, ctypes.c_char_p)
+sortex_format_layout = _declare("sortex_format_layout", ctypes.c_int, ctypes.c_size_t,
+                                ctypes.c_size_t, ctypes.c_size_t,
+                                ctypes.POINTER(ctypes.c_void_p))
+sortex_format_free = _declare("sortex_format_free", None, ctypes.c_void_p)
+sortex_record_size = _declare("sortex_record_size", ctypes.c_size_t, ctypes.c_void_p)
+sortex_alloc_keys = _declare("sortex_alloc_keys", ctypes.c_void_p, ctypes.c_uint64)
+sortex_free_keys = _declare("sortex_free_keys", None, ctypes.c_void_p)
+sortex_alloc_records = _declare("sortex_alloc_records", ctypes.c_void_p, ctypes.c_void_p,
+                                ctypes.c_uint64)
+sortex_free_records = _declare("sortex_free_records", None, ctypes.c_void_p)
+sortex_sort = _declare("sortex_sort", ctypes.c_int, CommHandle, ctypes.POINTER(ctypes.c_void_p),
+                       _u64p, ctypes.POINTER(Config), ctypes.POINTER(Stats))
+sortex_sort_records = _declare("sortex_sort_records", ctypes.c_int, CommHandle,
+                               ctypes.POINTER(ctypes.c_void_p), _u64p, ctypes.POINTER(Config),
+                               ctypes.POINTER(Stats))
+sortex_sort_file = _declare("sortex_sort_file", ctypes.c_int, CommHandle, ctypes.c_char_p,
+                            ctypes.c_char_p, ctypes.POINTER(Config), ctypes.POINTER(Stats))
+
+VERSION = sortex_version().decode()
+
+
+def exchange_names():
+    """The registered back-ends, the default first."""
+    names, i = [], 0
+    while True:
+        name = sortex_exchange_name(i)
+        if name is None:
+            return names
+        names.append(name.decode())
+        i += 1
+
+
+# ---- the library's error line --------------------------------------------------------------------
+
+_libc = ctypes.CDLL(None)
+_libc.fflush.argtypes = [ctypes.c_void_p]
+_PREFIX = "sortex: error: "
+
+
+class Captured:
+    """Runs a library call with file descriptor 2 (stderr) going into a memory file, because
+    the library reports a failure by one line there and returns only a code. After the call,
+    lines that are not the library's error line go on to the real stderr; the error line, if
+    any, is kept in .error (without "sortex: error: ")."""
+
+    def __init__(self, enabled=True):
+        self.enabled = enabled
+        self.error = None
+
+    def __enter__(self):
+        if not self.enabled:
+            return self
+        sys.stderr.flush()
+        _libc.fflush(None)
+        self._saved = os.dup(2)
+        self._file = os.memfd_create("sortex-stderr", os.MFD_CLOEXEC)
+        os.dup2(self._file, 2)
+        return self
+
+    def __exit__(self, *exc):
+        if not self.enabled:
+            return False
+        _libc.fflush(None)
+        os.dup2(self._saved, 2)
+        os.close(self._saved)
+        os.lseek(self._file, 0, os.SEEK_SET)
+        chunks = []
+        while True:
+            b = os.read(self._file, 1 << 16)
+            if not b:
+                break
+            chunks.append(b)
+        os.close(self._file)
+        other = []
+        for line in b"".join(chunks).decode("utf-8", "replace").splitlines(True):
+            if line.startswith(_PREFIX) and self.error is None:
+                self.error = line[len(_PREFIX):].rstrip("\n")
+            else:
+                other.append(line)
+        if other:
+            sys.stderr.write("".join(other))
+            sys.stderr.flush()
+        return False
