@@ -107,7 +107,7 @@ SH
     assert_output --partial "verdict:   valid"
 }
 
-@test "MPICH: programs built against the MPICH install with pkg-config or CMake sort, in memory too" {
+@test "MPICH: programs built with pkg-config or CMake against the MPICH install sort" {
     local prefix=$BATS_FILE_TMPDIR/prefix exe=$BATS_TEST_TMPDIR/use_sortex in
     run -0 top_make MPI=mpich install PREFIX="$prefix"
     export PKG_CONFIG_PATH=$prefix/lib/pkgconfig LD_LIBRARY_PATH=$prefix/lib
@@ -143,6 +143,12 @@ SH
     run -0 mpi 2 "$BATS_TEST_TMPDIR/cmake/use_sortex" "$in" "$BATS_TEST_TMPDIR/file.bin" \
         "$BATS_TEST_TMPDIR/memory.bin"
     run -0 "$VERIFY" "$BATS_TEST_TMPDIR/memory.bin" --input "$in"
+    # The Python module of this install cannot run on Debian's mpi4py, which is Open MPI's: it
+    # says so instead of calling into a second MPI.
+    PYTHONPATH=$prefix/lib/python3/dist-packages run /usr/bin/python3 -c "import sortex"
+    assert_failure
+    assert_output --partial "libsortex.so.0 is built against another MPI than mpi4py (Open MPI"
+    assert_output --partial "both libmpi and libmpich are loaded"
 }
 
 @test "MPICH: the exchange benchmark runs every back-end and says why Open MPI's rows are missing" {

@@ -91,3 +91,16 @@ a = np.array([3, -1, 2, -1], np.int16)
 print(sortex.sort(a).tolist(), sortex.argsort(a).tolist())"
     assert_output "[-1, -1, 2, 3] [1, 3, 2, 0]"
 }
+
+@test "the module refuses to sort in one-rank jobs that a launcher of another MPI started" {
+    # MPICH's mpiexec starts Open MPI's mpi4py as unrelated one-rank jobs: each would sort its
+    # part alone.
+    run -0 timeout 60 mpiexec.mpich -n 2 "$PY" -c "
+import numpy as np, sortex
+try:
+    sortex.sort(np.arange(3))
+except RuntimeError as e:
+    print(e)"
+    assert_line --index 0 --partial "is one of 2 the launcher started (PMI_SIZE), but MPI sees a job of one"
+    assert_line --index 1 --partial "is one of 2 the launcher started (PMI_SIZE), but MPI sees a job of one"
+}
