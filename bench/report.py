@@ -24,7 +24,7 @@ import re
 import statistics
 import sys
 
-SUITES = ("exchange", "localsort", "sort", "e2e", "records", "model")
+SUITES = ("exchange", "localsort", "sort", "e2e", "records", "model", "python")
 PHASES = ["read", "local_sort", "sample", "splitters", "bucket", "exchange", "finish", "write"]
 KEY_BYTES = 8
 # The memory goal of the sample sort: peak RSS summed over ranks <= 2.2x the input (+ MPI's own).
@@ -1465,6 +1465,50 @@ def readme_records(doc, results):
         doc.p("**%d launches failed or did not verify and are left out.**" % len(fails))
 
 
+# The Python module's goals: sortex.sort within 1.2 times the program's in-memory phases on the
+# same data, sortex.argsort within 1.5 times.
+PYTHON_GOALS = {"sort": 1.2, "argsort": 1.5}
+
+
+def readme_python(doc, results):
+    """The Python module against the program: medians of each kind's verified calls."""
+    data = load_suite(results, "python")
+    if not data:
+        return
+    _, meta, rows = data[0]
+    ok = [r for r in rows if r.get("status") == "verified"]
+    cli = median([num(r["seconds"]) for r in ok if r["kind"] == "cli"])
+    n, P, T = (ok[0]["n"], ok[0]["P"], ok[0]["threads"]) if ok else ("?", "?", "?")
+    doc.p("`sortex.sort` and `sortex.argsort` of %s uint64 keys over %s ranks of %s thread%s"
+          " (`bench/python_sort.py`, with %s) against `sortex`'s in-memory phases (local sort"
+          " to finish, each phase's slowest rank) on the same file: the program and the Python"
+          " job take turns over %s launches, each job one untimed call of each and then %s of"
+          " each alternately; a call's time is the slowest rank's between barriers. Library is"
+          " the library's own in-memory phases inside the call, the rest is the module's"
+          " (copying in, mapping keys, argsort's positions)." % (
+              fmt_n(int(n)) if str(n).isdigit() else n, P, T, "" if str(T) == "1" else "s",
+              "Python %s, numpy %s, mpi4py %s" % tuple(meta.get(k, "?") for k in (
+                  "python_version", "numpy", "mpi4py")),
+              meta.get("launches", "?"), meta.get("reps", "?")))
+    table = []
+    for kind in ("sort", "argsort"):
+        rs = [r for r in ok if r["kind"] == kind]
+        if not rs:
+            continue
+        t = [num(r["seconds"]) for r in rs]
+        lib = median([num(r["library_s"]) for r in rs])
+        med = median(t)
+        table.append(["`sortex.%s`" % kind, fmt_time(med), fmt_time(min(t)), fmt_time(max(t)),
+                      fmt_time(lib), fmt_time(cli) if cli else "-",
+                      "%.2f" % (med / cli) if cli else "-", "%.1f" % PYTHON_GOALS[kind],
+                      rs[0]["path"], str(len(rs))])
+    doc.table(["call", "median", "min", "max", "library", "program in memory", "ratio", "goal",
+               "path", "calls"], table)
+    fails = [r for r in rows if r.get("status") != "verified"]
+    if fails:
+        doc.p("**%d calls or launches failed or did not verify and are left out.**" % len(fails))
+
+
 def readme_elsewhere(doc, results):
     """Links to the result sets of the emulated cluster, which live in subdirectories."""
     sets = [("cluster", "the same suites across the emulated cluster's hosts, over TCP links"
@@ -2039,6 +2083,9 @@ def cmd_readme(results):
         doc.h(2, "Records: gensort's 100-byte records end to end")
         readme_records(doc, results)
     readme_model(doc, results)
+    if load_suite(results, "python"):
+        doc.h(2, "Python: sortex.sort and sortex.argsort against the program")
+        readme_python(doc, results)
     readme_elsewhere(doc, results)
     doc.h(2, "Files")
     files = sorted(glob.glob(os.path.join(results, "*", "*.csv")))

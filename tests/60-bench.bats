@@ -362,6 +362,31 @@ sys.exit(1 if bad else 0)
 PY
 }
 
+@test "bench/run --smoke --suites python times the module against the program, every call verified" {
+    local res=$BATS_TEST_TMPDIR/results
+    run -0 "$RUN" --smoke --suites python --results "$res"
+    assert_output --regexp 'python   sort    median [0-9.]+ s, [0-9.]+ x the program'
+    check_tables_read "$res"
+    run -0 python3 - "$res" <<'PY'
+import csv, json, sys
+res = sys.argv[1]
+rows = list(csv.DictReader(open(res + "/python/python.csv")))
+meta = json.load(open(res + "/python/python.meta.json"))
+assert sorted(meta["columns"]) == sorted(rows[0]) and all(meta["columns"].values()), meta
+assert meta["numpy"] and meta["mpi4py"] and meta["python"] == "/usr/bin/python3", meta
+# The smoke scale: one launch, the program once, two calls of each kind.
+kinds = [r["kind"] for r in rows]
+assert kinds.count("cli") == 1 and kinds.count("sort") == 2 and kinds.count("argsort") == 2, kinds
+assert all(r["status"] == "verified" and float(r["seconds"]) > 0 for r in rows), rows
+assert all(float(r["library_s"]) > 0 for r in rows), rows
+page = open(res + "/README.md").read()
+assert "## Python: sortex.sort and sortex.argsort against the program" in page
+assert "| `sortex.argsort` |" in page, page
+print(len(rows), "rows")
+PY
+    assert_output "5 rows"
+}
+
 @test "the results page's Findings are generated from the committed CSVs and cite them exactly" {
     # The committed results, copied: the page is regenerated from the files alone.
     local res=$BATS_TEST_TMPDIR/results
