@@ -4,7 +4,7 @@
  *
  * MPICH's ch4 device (Debian's is ch4:ucx) waits for a message by polling, and 4.0 never gives
  * the core away while it polls (MPIR_CVAR_POLLS_BEFORE_YIELD is ch3's; the progress throttle,
- * MPIR_CVAR_CH4_PROGRESS_THROTTLE, came with 4.2). With more ranks than cores every step of a
+ * MPIR_CVAR_CH4_PROGRESS_THROTTLE, came in 2025). With more ranks than cores every step of a
  * collective then waits for a scheduler time slice: an allreduce of one int at P = 5 on 2 cores
  * takes 15 ms instead of 15 us, and a small sort 1.7 s instead of 0.4 s. Open MPI yields by
  * itself when it is oversubscribed.
