@@ -26,6 +26,7 @@ packages=(
     pkgconf                  # pkg-config: the install test builds a program with sortex.pc
     cmake                    # the install test builds a program with find_package(sortex)
     python3-mpi4py           # the Python module's tests (numpy is above)
+    slurmctld slurmd slurm-client munge  # the Slurm suite starts a private Slurm
 )
 
 # Debian's MPICH registers its mpicc and mpirun as alternatives beside Open MPI's (the "mpi" and
