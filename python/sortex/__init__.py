@@ -38,6 +38,7 @@ library, carrying its one-line message and its code: UsageError (also a ValueErr
 
 import ctypes
 import os
+import sys
 import time
 import weakref
 
@@ -462,30 +463,49 @@ def sort(a, comm=None, order=None, out=None, exchange="alltoallv", **options):
 _SPANNING_LIMIT = 1 << 20
 
 
-def _fix_groups(comm, idx, high, u, first, in_counts, out_counts):
-    """argsort's packed words dropped the low bits of the keys: elements whose remaining high
-    bits are equal (a group) are in position order, not yet in key order. Puts each group in
-    (key, position) order, fetching the members' whole keys from the ranks that hold them.
-    Groups within a rank are re-sorted there; groups across ranks through every rank. Returns
-    (idx, or None on every rank when so many elements are in groups that the record sort is
-    the cheaper way; the elements in groups, and of them those in groups across ranks)."""
-    rank, size, m = comm.rank, comm.size, len(idx)
-    mine = int(sum(out_counts[:rank]))
-    ends = comm.allgather((int(high[0]), int(high[-1])) if m else None)
-    before = next((e[1] for e in reversed(ends[:rank]) if e is not None), None)
-    after = next((e[0] for e in ends[rank + 1:] if e is not None), None)
+def _tied(w, bits):
+    """Positions i of the sorted words w whose high bits (above the low @bits) equal those of
+    w[i + 1]. With at most 32 low bits, the words' upper halves find the few candidates without
+    a copy of the words, and the candidates are checked whole."""
+    shift = np.uint64(bits)
+    if bits <= 32 and sys.byteorder == "little":
+        top = w.view(np.uint32)[1::2]
+        c = np.flatnonzero(top[1:] == top[:-1])
+        return c[(w[c + 1] >> shift) == (w[c] >> shift)]
+    high = w >> shift
+    return np.flatnonzero(high[1:] == high[:-1])
+
+
+def _positions_fixed(comm, w, bits, u, first, in_counts):
+    """argsort's sorted words w hold (the key's high bits, the position in the low @bits): in
+    place, they become the positions, in (key, position) order. Elements whose high bits are
+    equal (a group) were in position order, not key order: each group is put in order with the
+    members' whole keys, fetched from the ranks that hold them; groups within a rank there,
+    groups across ranks through every rank. Returns (the positions, or None on every rank when
+    so many elements are in groups that the record sort is the cheaper way; the elements in
+    groups; of them, those in groups across ranks)."""
+    rank, size, m = comm.rank, comm.size, len(w)
+    shift = np.uint64(bits)
+    first_high, last_high = (int(w[0] >> shift), int(w[-1] >> shift)) if m else (None, None)
+    ends = comm.allgather((m, first_high, last_high))
+    mine = sum(e[0] for e in ends[:rank])
+    before = next((e[2] for e in reversed(ends[:rank]) if e[0]), None)
+    after = next((e[1] for e in ends[rank + 1:] if e[0]), None)
     # Members: elements whose high bits equal a neighbour's, on this rank or the next ones.
-    ties = np.flatnonzero(high[1:] == high[:-1])
-    head = m > 0 and before is not None and int(high[0]) == before
-    tail = m > 0 and after is not None and int(high[-1]) == after
+    ties = _tied(w, bits)
+    head = m > 0 and before is not None and first_high == before
+    tail = m > 0 and after is not None and last_high == after
     pos = np.union1d(np.union1d(ties, ties + 1),
                      np.array([0] * head + [m - 1] * tail, dtype=np.int64))
     # The members of the first and last group when they go on beyond this rank.
+    high = w[pos] >> shift
     span = np.zeros(len(pos), bool)
     if head:
-        span |= high[pos] == high[0]
+        span |= high == np.uint64(first_high)
     if tail:
-        span |= high[pos] == high[-1]
+        span |= high == np.uint64(last_high)
+    np.bitwise_and(w, np.uint64((1 << bits) - 1), out=w)
+    idx = w.view(np.int64)
     members, spanning = comm.allreduce((len(pos), int(span.sum())),
                                        op=lambda x, y, _=None: (x[0] + y[0], x[1] + y[1]))
     if members == 0:
@@ -509,11 +529,11 @@ def _fix_groups(comm, idx, high, u, first, in_counts, out_counts):
     got = comm.allgather((keys[span], want[span], pos[span] + mine))
     k = np.concatenate([g[0] for g in got])
     if len(k):
-        w = np.concatenate([g[1] for g in got])
+        v = np.concatenate([g[1] for g in got])
         places = np.sort(np.concatenate([g[2] for g in got]))
-        w = w[np.lexsort((w, k))]
+        v = v[np.lexsort((v, k))]
         here = (places >= mine) & (places < mine + m)
-        idx[places[here] - mine] = w[here]
+        idx[places[here] - mine] = v[here]
     return idx, members, spanning
 
 
@@ -594,20 +614,23 @@ def argsort(a, comm=None, order=None, exchange="alltoallv", **options):
                     np.right_shift(src, np.uint64(drop), out=v)
                     src = v
                 np.left_shift(src, np.uint64(index_bits), out=v)
-            if index_bits:
+            if 0 < index_bits <= 32 and sys.byteorder == "little":
+                # The positions go into the words' lower halves: half the bytes to make.
+                half = v.view(np.uint32)[0::2]
+                np.bitwise_or(half, np.arange(first, first + n, dtype=np.uint32), out=half)
+            elif index_bits:
                 np.bitwise_or(v, np.arange(first, first + n, dtype=np.uint64), out=v)
 
         buf, m = _sort_keys(comm, fill, n, "u64", cfg, st, progress)
-        # The positions, in place: the words become the result without a copy.
+        # The words become the positions in place: the result without a copy.
         w = buf.give(np.uint64, m)
-        high = w >> np.uint64(index_bits) if drop else None
-        np.bitwise_and(w, low, out=w)
-        res = w.view(np.int64)
         path = "packed words"
-        if drop:
+        if not drop:
+            np.bitwise_and(w, low, out=w)
+            res = w.view(np.int64)
+        else:
             path = "packed words, %d low key bits fixed up" % drop
-            out_counts = comm.allgather(m)
-            res, tied, spanning = _fix_groups(comm, res, high, u, first, in_counts, out_counts)
+            res, tied, spanning = _positions_fixed(comm, w, index_bits, u, first, in_counts)
             ties = {"tied_elements": tied, "spanning_elements": spanning}
             if res is None:
                 path = "records of key and position (too many ties in packed words)"

@@ -269,6 +269,20 @@ def argsort_packed_words_fixed_up_and_records():
 
 
 @case
+def tied_words_are_found_with_any_number_of_position_bits():
+    """argsort's search for words whose high bits tie, both ways: through the words' upper
+    halves (up to 32 position bits) and whole (more), against a plain comparison."""
+    g = rng(15)
+    for bits in (7, 20, 32, 33, 40):
+        w = np.sort(np.concatenate([g.integers(0, 2**64 - 1, 3000, dtype=np.uint64),
+                                    np.uint64(2**62) + g.integers(0, 2**bits, 50,
+                                                                  dtype=np.uint64)]))
+        want = [i for i in range(len(w) - 1) if int(w[i]) >> bits == int(w[i + 1]) >> bits]
+        got = sortex._tied(w, bits)
+        assert want and list(got) == want, (bits, len(want), len(got))
+
+
+@case
 def out_sets_each_ranks_share():
     a = numbers(np.int64, my_count(1000), salt=8)
     n = comm.allreduce(len(a))
