@@ -16,6 +16,15 @@
 #include "util/temp.h"
 #include "util/util.h"
 
+/* The launcher to name when another MPI's has started this program. */
+#if defined(OPEN_MPI)
+#define LAUNCHER_OF_THIS_MPI "Open MPI's mpirun"
+#elif defined(MPICH_VERSION)
+#define LAUNCHER_OF_THIS_MPI "MPICH's mpiexec, mpiexec.mpich on Debian"
+#else
+#define LAUNCHER_OF_THIS_MPI "the mpirun of the MPI it was built with"
+#endif
+
 static void usage(FILE *f)
 {
     fprintf(f,
@@ -361,6 +370,20 @@ int main(int argc, char **argv)
         return UTIL_EXIT_RUNTIME;
     }
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    /* A launcher of another MPI than this build's starts unrelated one-rank jobs, each of which
+     * would sort the whole input (and print it, with --output -): refused, by the launcher's
+     * first process. */
+    int size, launch_rank, launched = util_launch_size(&launch_rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (size == 1 && launched > 1) {
+        if (launch_rank == 0) {
+            util_error("the launcher started %d processes but MPI sees a job of one: launch "
+                       "sortex with its own MPI's launcher (%s)",
+                       launched, LAUNCHER_OF_THIS_MPI);
+        }
+        MPI_Finalize();
+        return UTIL_EXIT_USAGE;
+    }
     /* A signal removes the temporary output; a closed pipe is a write error, not a death. */
     util_temp_signals();
     int err = parse(argc, argv, &cli, rank != 0);

@@ -46,6 +46,22 @@ mpi() {
     assert_line --regexp '^built against: Open MPI '
 }
 
+@test "each build refuses the other MPI's launcher, which would start one-rank jobs" {
+    local in
+    in=$(gen_input uniform 1000 2)
+    run --separate-stderr timeout 60 mpiexec.mpich -n 3 "$SORTEX_BIN/sortex" --input "$in" \
+        --output "$BATS_TEST_TMPDIR/o.bin"
+    assert_equal "$status" 2
+    assert_equal "$stderr" "sortex: error: the launcher started 3 processes but MPI sees a job of \
+one: launch sortex with its own MPI's launcher (Open MPI's mpirun)"
+    run --separate-stderr timeout 60 mpirun -q -np 2 "$SORTEX" --input "$in" \
+        --output "$BATS_TEST_TMPDIR/o.bin"
+    assert_equal "$status" 2
+    assert_regex "$stderr" "MPI sees a job of one: launch sortex with its own MPI's launcher \
+\(MPICH's mpiexec, mpiexec.mpich on Debian\)"
+    assert_not_exists "$BATS_TEST_TMPDIR/o.bin"
+}
+
 @test "tools/deps.sh sets mpicc and mpirun back to Open MPI's when MPICH's have taken them" {
     # A stand-in update-alternatives: "mpi" (mpicc) set by hand to MPICH's, "mpirun" Open MPI's;
     # it records what deps.sh asks of it. The machine's own alternatives are not touched.

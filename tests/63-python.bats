@@ -16,7 +16,7 @@ export PYTHONPATH=$TOP/python
 cases() {
     local np=$1 n
     shift
-    SORTEX_CASE_DIR=$BATS_TEST_TMPDIR run mpi "$np" "$PY" "$CASES" "$@"
+    CASES_TMPDIR=$BATS_TEST_TMPDIR run mpi "$np" "$PY" "$CASES" "$@"
     n=${#@}
     [[ $n -gt 0 ]] || n=$(grep -c '^@case$' "$CASES")
     assert_success

@@ -17,12 +17,12 @@ setup_file() {
     fi
     # Taken down by teardown_file, or by slurm.sh itself if this Bats process ends first.
     eval "$("$SLURM" up --owner $$)"
-    export SLURM_CONF SORTEX_SLURM_STATE
+    export SLURM_CONF TEST_SLURM_STATE
 }
 
 teardown_file() {
-    if [[ -n ${SORTEX_SLURM_STATE:-} ]]; then
-        "$SLURM" down "$SORTEX_SLURM_STATE"
+    if [[ -n ${TEST_SLURM_STATE:-} ]]; then
+        "$SLURM" down "$TEST_SLURM_STATE"
     fi
 }
 

@@ -137,6 +137,19 @@ static const struct util_knob_info table[UTIL_KNOB_COUNT] = {
     [UTIL_KNOB_SLURM_RANK] =
         {"SLURM_PROCID", UTIL_KNOB_LAUNCH, UTIL_KNOB_INT_T, 0, 0, 2147483647, NULL, "unset", "",
          "this task's rank, set by Slurm's srun [util/util.c]"},
+    [UTIL_KNOB_OMPI_SIZE] =
+        {"OMPI_COMM_WORLD_SIZE", UTIL_KNOB_LAUNCH, UTIL_KNOB_INT_T, 0, 1, 2147483647, NULL,
+         "unset", "ranks",
+         "the processes Open MPI's mpirun started: more than MPI's job of one is a launcher of "
+         "another MPI, refused (the first of the three size variables above 1 holds) "
+         "[sort/main.c]"},
+    [UTIL_KNOB_PMI_SIZE] =
+        {"PMI_SIZE", UTIL_KNOB_LAUNCH, UTIL_KNOB_INT_T, 0, 1, 2147483647, NULL, "unset", "ranks",
+         "the processes of the job, set by a PMI process manager (MPICH's Hydra) "
+         "[sort/main.c]"},
+    [UTIL_KNOB_SLURM_TASKS] =
+        {"SLURM_STEP_NUM_TASKS", UTIL_KNOB_LAUNCH, UTIL_KNOB_INT_T, 0, 1, 2147483647, NULL,
+         "unset", "ranks", "the tasks of this step, set by Slurm's srun [sort/main.c]"},
 };
 
 static struct util_knob_value values[UTIL_KNOB_COUNT];

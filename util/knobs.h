@@ -50,6 +50,9 @@ enum util_knob {
     UTIL_KNOB_PMIX_RANK,   /* PMIx: this process's rank */
     UTIL_KNOB_PMI_RANK,    /* PMI (MPICH's Hydra, Slurm's PMI-2): this process's rank */
     UTIL_KNOB_SLURM_RANK,  /* Slurm: this task's rank (srun) */
+    UTIL_KNOB_OMPI_SIZE,   /* Open MPI: the processes mpirun started */
+    UTIL_KNOB_PMI_SIZE,    /* PMI (MPICH's Hydra): the processes of the job */
+    UTIL_KNOB_SLURM_TASKS, /* Slurm: the tasks of this srun step */
     UTIL_KNOB_COUNT
 };
 

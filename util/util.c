@@ -44,6 +44,25 @@ int util_launch_rank(void)
     return 0;
 }
 
+int util_launch_size(int *rank)
+{
+    /* Each launcher's size variable and its rank variable. */
+    static const enum util_knob vars[][2] = {{UTIL_KNOB_OMPI_SIZE, UTIL_KNOB_OMPI_RANK},
+                                             {UTIL_KNOB_PMI_SIZE, UTIL_KNOB_PMI_RANK},
+                                             {UTIL_KNOB_SLURM_TASKS, UTIL_KNOB_SLURM_RANK}};
+    int size = 0;
+    *rank = 0;
+    for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
+        const struct util_knob_value *v = util_knob(vars[i][0]);
+        if (v->valid && v->value > 1) {
+            *rank = (int)util_knob_u64(vars[i][1]);
+            return (int)v->value;
+        }
+        size = v->valid ? 1 : size;
+    }
+    return size;
+}
+
 int util_exit_code(int err)
 {
     switch (err) {

@@ -50,6 +50,15 @@ const char *util_progname(void);
 int util_launch_rank(void);
 
 /**
+ * The processes a launcher started for this job (mpirun's, a PMI process manager's, srun's),
+ * read from the environment: the first of their variables that says more than one, else 1, or
+ * 0 when none is set; *@rank gets this process's rank by the same launcher (0 when it does not
+ * say). A job of one in MPI's eyes under a launcher of several is a launcher of another MPI,
+ * which starts unrelated one-rank jobs.
+ */
+int util_launch_size(int *rank);
+
+/**
  * Prints one line "PROG: error: <formatted message>" on stderr. Always returns UTIL_EUSAGE so
  * that parsing code can write `return util_error(...)`.
  */

@@ -367,7 +367,7 @@ def library_failures_raise_its_message():
 
 @case
 def sort_file_sorts_files_and_reports_errors():
-    d = os.environ["SORTEX_CASE_DIR"]
+    d = os.environ["CASES_TMPDIR"]
     src = os.path.join(d, "in.bin")
     if rank == 0:
         numbers(np.float64, 5000, salt=11).tofile(src)

@@ -6,10 +6,10 @@
 #   slurm.sh up [--cpus N] [--owner PID]
 #                                  start munged, slurmctld and slurmd with a configuration of
 #                                  their own in a fresh directory; prints the "export ..." lines
-#                                  (SLURM_CONF, SORTEX_SLURM_STATE) that point the clients at it;
+#                                  (SLURM_CONF, TEST_SLURM_STATE) that point the clients at it;
 #                                  with --owner, a watcher takes it down once process PID ends
 #   slurm.sh down [STATE]          stop the three daemons and remove the directory
-#                                  (STATE defaults to $SORTEX_SLURM_STATE)
+#                                  (STATE defaults to $TEST_SLURM_STATE)
 #
 # Nothing of the machine's is used or changed: the munge key, the configuration, the state and
 # the logs live in the directory; the daemons listen on free ports of 127.0.0.1 picked at start;
@@ -126,7 +126,7 @@ EOF
         # Detached from the caller's terminal and pipes, so that nobody waits for it.
         setsid "$0" watch "$owner" "$dir" </dev/null >/dev/null 2>&1 &
     fi
-    printf 'export SLURM_CONF=%q SORTEX_SLURM_STATE=%q\n' "$SLURM_CONF" "$dir"
+    printf 'export SLURM_CONF=%q TEST_SLURM_STATE=%q\n' "$SLURM_CONF" "$dir"
 }
 
 # Takes the Slurm of @dir down once process @owner has ended (unless it is down already).
@@ -156,7 +156,7 @@ stop_pid() {
 }
 
 cmd_down() {
-    local dir=${1:-${SORTEX_SLURM_STATE:-}}
+    local dir=${1:-${TEST_SLURM_STATE:-}}
     [[ -n $dir && -f $dir/slurm.conf ]] || die "no private Slurm (${dir:-no state directory})"
     export SLURM_CONF=$dir/slurm.conf
     # Jobs first, then the daemons (scontrol shutdown asks slurmctld to stop the slurmd too).
