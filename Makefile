@@ -2,8 +2,9 @@
 #
 #   make                 release build of every program into bin/, and of the installable
 #                        library into build/release/lib/
-#   make install PREFIX=DIR      programs, libsortex.so and .a, <sortex/sortex.h>, sortex.pc and
-#                        man pages under DIR (default /usr/local; DESTDIR is honoured)
+#   make install PREFIX=DIR      programs, libsortex.so and .a, <sortex/sortex.h>, sortex.pc,
+#                        the CMake package, the Python module and man pages under DIR
+#                        (default /usr/local; DESTDIR is honoured)
 #   make uninstall PREFIX=DIR    removes exactly what install put there
 #   make SAN=address,undefined   sanitizer profile (libc malloc), build/san/ and build/san/bin/
 #   make MPI=mpich       everything against Debian's MPICH instead of Open MPI, build/mpich/ and
