@@ -58,6 +58,19 @@ PY
     SORTEX_CORRUPT=order:0 cases 2 corrupted_check
 }
 
+@test "progress reports reach stderr as they come, and an error still raises the library's line" {
+    run --separate-stderr -0 mpi 2 "$PY" -c "
+import numpy as np, sortex
+sortex.sort(np.arange(100000), progress=True)
+try:
+    sortex.sort(np.arange(100000), progress=True, mem_limit=10)
+except sortex.OutOfMemory as e:
+    print(e)"
+    assert_line --index 0 "rank 0: key buffers of 1609392 bytes exceed --mem-limit (10 bytes)"
+    assert_regex "$stderr" "sortex: \[2/8\] +local_sort +[0-9.]+ s"
+    [[ $stderr != *"sortex: error:"* ]]
+}
+
 @test "sort_file's output passes sortex-verify, records and root I/O included" {
     local in out=$BATS_TEST_TMPDIR/out.bin
     in=$(gen_input zipf 300007 3)

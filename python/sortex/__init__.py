@@ -236,7 +236,7 @@ def _config(exchange, options, allowed):
 
 def _call(comm, what, fn, args, progress):
     """Calls the library, its error line captured; raises the agreed failure on every rank."""
-    with _lib.Captured(enabled=not progress) as cap:
+    with _lib.Captured(live=progress) as cap:
         rc = fn(*args)
     if rc == 0:
         return

@@ -9,6 +9,7 @@ change that is not made here too fails a test instead of corrupting memory.
 import ctypes
 import os
 import sys
+import threading
 
 from mpi4py import MPI
 
@@ -246,46 +247,77 @@ _PREFIX = "sortex: error: "
 
 
 class Captured:
-    """Runs a library call with file descriptor 2 (stderr) going into a memory file, because
-    the library reports a failure by one line there and returns only a code. After the call,
-    lines that are not the library's error line go on to the real stderr; the error line, if
-    any, is kept in .error (without "sortex: error: ")."""
+    """Runs a library call with file descriptor 2 (stderr) redirected, because the library
+    reports a failure by one line there and returns only a code. The error line, if any, is
+    kept in .error (without "sortex: error: "); every other line goes on to the real stderr:
+    after the call from a memory file, or, with live (the library's progress reports, which
+    must appear as they come), at once through a pipe that a thread reads while the call runs
+    (ctypes lets go of Python's lock during a foreign call)."""
 
-    def __init__(self, enabled=True):
-        self.enabled = enabled
+    def __init__(self, live=False):
+        self.live = live
         self.error = None
 
-    def __enter__(self):
-        if not self.enabled:
-            return self
-        sys.stderr.flush()
-        _libc.fflush(None)
-        self._saved = os.dup(2)
-        self._file = os.memfd_create("sortex-stderr", os.MFD_CLOEXEC)
-        os.dup2(self._file, 2)
-        return self
-
-    def __exit__(self, *exc):
-        if not self.enabled:
-            return False
-        _libc.fflush(None)
-        os.dup2(self._saved, 2)
-        os.close(self._saved)
-        os.lseek(self._file, 0, os.SEEK_SET)
-        chunks = []
-        while True:
-            b = os.read(self._file, 1 << 16)
-            if not b:
-                break
-            chunks.append(b)
-        os.close(self._file)
+    def _keep(self, text):
+        """The lines of text that are not the error line (which is kept)."""
         other = []
-        for line in b"".join(chunks).decode("utf-8", "replace").splitlines(True):
+        for line in text.splitlines(True):
             if line.startswith(_PREFIX) and self.error is None:
                 self.error = line[len(_PREFIX):].rstrip("\n")
             else:
                 other.append(line)
-        if other:
-            sys.stderr.write("".join(other))
-            sys.stderr.flush()
+        return "".join(other)
+
+    def _forward(self, fd):
+        """The live mode's reader: whole lines from the pipe, on to the real stderr."""
+        pending = b""
+        while True:
+            b = os.read(fd, 1 << 16)
+            if not b:
+                break
+            pending += b
+            lines, _, pending = pending.rpartition(b"\n")
+            if lines:
+                out = self._keep((lines + b"\n").decode("utf-8", "replace"))
+                if out:
+                    os.write(self._saved, out.encode())
+        out = self._keep(pending.decode("utf-8", "replace")) if pending else ""
+        if out:
+            os.write(self._saved, out.encode())
+        os.close(fd)
+
+    def __enter__(self):
+        sys.stderr.flush()
+        _libc.fflush(None)
+        self._saved = os.dup(2)
+        if self.live:
+            r, w = os.pipe()
+            self._thread = threading.Thread(target=self._forward, args=(r,), daemon=True)
+            self._thread.start()
+            os.dup2(w, 2)
+            os.close(w)
+        else:
+            self._file = os.memfd_create("sortex-stderr", os.MFD_CLOEXEC)
+            os.dup2(self._file, 2)
+        return self
+
+    def __exit__(self, *exc):
+        _libc.fflush(None)
+        os.dup2(self._saved, 2)  # the pipe's last writer goes: the reader sees its end
+        if self.live:
+            self._thread.join()
+        else:
+            os.lseek(self._file, 0, os.SEEK_SET)
+            chunks = []
+            while True:
+                b = os.read(self._file, 1 << 16)
+                if not b:
+                    break
+                chunks.append(b)
+            os.close(self._file)
+            out = self._keep(b"".join(chunks).decode("utf-8", "replace"))
+            if out:
+                sys.stderr.write(out)
+                sys.stderr.flush()
+        os.close(self._saved)
         return False

@@ -357,6 +357,9 @@ def library_failures_raise_its_message():
     e = raises_everywhere(sortex.OutOfMemory, "exceed --mem-limit", sortex.sort, a,
                           mem_limit=1000)
     e2 = raises_everywhere(MemoryError, "exceed --mem-limit", sortex.argsort, a, mem_limit=1000)
+    # With the progress reports, which go to stderr as they come, the line is still kept.
+    raises_everywhere(sortex.OutOfMemory, "exceed --mem-limit", sortex.sort, a, mem_limit=1000,
+                      progress=True)
     try:
         sortex.sort(a, mem_limit=1000)
     except sortex.Error as x:
