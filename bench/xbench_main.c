@@ -428,11 +428,11 @@ static int close_output(const struct cli *cli, FILE *f, char *tmp, int err)
     if (err == UTIL_OK && bad) {
         err = util_fail(UTIL_EIO, "cannot write the output (%s)", cli->output);
     }
-    if (err == UTIL_OK && rename(tmp, cli->output) != 0) {
-        err = util_fail(UTIL_EIO, "cannot rename the output into place (%s)", cli->output);
-    }
     if (err != UTIL_OK) {
-        (void)remove(tmp);
+        (void)util_temp_remove(tmp);
+    } else if ((bad = util_temp_commit(tmp, cli->output)) != 0) {
+        err = util_fail(UTIL_EIO, "cannot rename the output into place: %s (%s)",
+                        util_temp_strerror(bad), cli->output);
     }
     util_free(tmp);
     return err;

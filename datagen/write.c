@@ -96,8 +96,7 @@ int datagen_write(const struct datagen_params *p, const char *path,
     uint64_t bytes = p->n * rsize, avail = 0;
     if (util_temp_space(fd, bytes, &avail) != 0) {
         (void)close(fd);
-        (void)unlink(tmp);
-        util_temp_done(tmp);
+        (void)util_temp_remove(tmp);
         util_free(tmp);
         return util_error("not enough free space for %llu bytes, %llu available (%s)",
                           (unsigned long long)bytes, (unsigned long long)avail, path);
@@ -174,14 +173,13 @@ int datagen_write(const struct datagen_params *p, const char *path,
         rc = util_fail(UTIL_ENOMEM, "out of memory for the write buffers (%d threads)", threads);
     } else if (first_errno != 0) {
         rc = util_fail(UTIL_EIO, "cannot write output: %s (%s)", strerror(first_errno), path);
-    } else if (rename(tmp, path) != 0) {
-        rc = util_fail(UTIL_EIO, "cannot rename the output into place: %s (%s)", strerror(errno),
-                       path);
     }
     if (rc != UTIL_OK) {
-        (void)unlink(tmp);
+        (void)util_temp_remove(tmp);
+    } else if ((first_errno = util_temp_commit(tmp, path)) != 0) {
+        rc = util_fail(UTIL_EIO, "cannot rename the output into place: %s (%s)",
+                       util_temp_strerror(first_errno), path);
     }
-    util_temp_done(tmp);
     util_free(tmp);
     if (rc == UTIL_OK) {
         progress_show(&pr, bytes, true);

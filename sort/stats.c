@@ -175,10 +175,15 @@ int sortex_stats_write_json(MPI_Comm comm, const struct sortex_config *cfg,
     if (!to_stdout) {
         int bad = ferror(f);
         bad = fclose(f) != 0 || bad;
-        if (bad || rename(tmp, path) != 0) {
-            err = util_fail(UTIL_EIO, "cannot write the stats file: %s (%s)", strerror(errno),
-                            path);
-            (void)unlink(tmp);
+        int rc = bad ? (errno ? errno : EIO) : 0;
+        if (rc != 0) {
+            (void)util_temp_remove(tmp);
+        } else {
+            rc = util_temp_commit(tmp, path);
+        }
+        if (rc != 0) {
+            err = util_fail(UTIL_EIO, "cannot write the stats file: %s (%s)",
+                            util_temp_strerror(rc), path);
         }
     }
 done:

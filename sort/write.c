@@ -222,13 +222,16 @@ int sort_write_commit(struct sort_job *job, int err)
     if (job->rank == 0) {
         if (err == UTIL_OK) {
             sort_stall_at(job, "commit"); /* the reliability tests' window before the rename */
-            if (rename(job->tmp_path, job->out_path) != 0) {
+            int e = util_temp_commit(job->tmp_path, job->out_path);
+            if (e != 0) {
                 rc = util_fail(UTIL_EIO, "rank 0: write: cannot rename %s to %s: %s",
-                               job->tmp_path, job->out_path, strerror(errno));
-                (void)unlink(job->tmp_path);
+                               job->tmp_path, job->out_path, util_temp_strerror(e));
             }
-        } else if (job->tmp_created && unlink(job->tmp_path) != 0 && errno != ENOENT) {
-            util_warn("cannot remove the temporary file %s: %s", job->tmp_path, strerror(errno));
+        } else if (job->tmp_created) {
+            int e = util_temp_remove(job->tmp_path);
+            if (e != 0) {
+                util_warn("cannot remove the temporary file %s: %s", job->tmp_path, strerror(e));
+            }
         }
         util_temp_done(job->tmp_path);
     }

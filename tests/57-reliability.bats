@@ -387,3 +387,38 @@ print("ok")
 PY
     assert_output "ok"
 }
+
+@test "an append-only output directory is refused before anything is created in it" {
+    local dir=$BATS_TEST_TMPDIR/ao
+    mkdir -p "$dir"
+    chattr +a "$dir" 2>/dev/null || skip "this file system has no append-only attribute"
+    run --separate-stderr mpi 3 -q "$SORTEX" --input "$IN" --output "$dir/out.bin"
+    local sort_status=$status sort_err=$stderr
+    run --separate-stderr mpi 1 -q "$SORTEX" --input "$IN" --output "$OUT" --stats "$dir/s.json"
+    local stats_status=$status stats_err=$stderr
+    run --separate-stderr "$GEN" --dist uniform --n 1000 -o "$dir/gen.bin"
+    local gen_status=$status gen_err=$stderr
+    local left
+    left=$(ls -A "$dir")
+    chattr -a "$dir" # before any assertion: the test's directory must stay removable
+    assert_equal "$left" ""
+    assert_equal "$sort_status" 2
+    assert_regex "$sort_err" "^sortex: error: output directory is append-only or immutable"
+    assert_equal "$stats_status" 2
+    assert_regex "$stats_err" "^sortex: error: .*append-only or immutable"
+    assert_equal "$gen_status" 2
+    assert_regex "$gen_err" "append-only or immutable"
+}
+
+@test "an output directory renamed while the job runs is left with no output and no temporary file" {
+    local dir=$BATS_TEST_TMPDIR/d moved=$BATS_TEST_TMPDIR/moved point
+    for point in write commit; do
+        rm -rf "$dir" "$moved"
+        mkdir -p "$dir"
+        OUT=$dir/out.bin
+        stall_then 'mv "$dir" "$moved"' 3 "$point:0:2" "$SORTEX" --input "$IN" --output "$OUT"
+        assert_equal "$rc" 3
+        assert_equal "$(ls -A "$moved")" ""
+        assert_file_not_exists "$OUT"
+    done
+}

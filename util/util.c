@@ -6,9 +6,11 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
+#include <linux/fs.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -265,6 +267,21 @@ static void dir_of(const char *path, char *dir, size_t cap)
     }
 }
 
+/* The inode flags (chattr) of @path: FS_APPEND_FL and FS_IMMUTABLE_FL matter here. 0 when the
+ * file system has none to tell. */
+static int inode_flags(const char *path)
+{
+    int flags = 0;
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    if (fd >= 0) {
+        if (ioctl(fd, FS_IOC_GETFLAGS, &flags) != 0) {
+            flags = 0;
+        }
+        (void)close(fd);
+    }
+    return flags;
+}
+
 int util_check_output(const char *path)
 {
     char dir[4096];
@@ -294,6 +311,17 @@ int util_check_output(const char *path)
     }
     if (access(dir, W_OK | X_OK) != 0) {
         return util_error("output directory is not writable (%s)", dir);
+    }
+    /* An append-only directory (chattr +a) takes new files but lets none be renamed or removed:
+     * the temporary file could neither become the output nor go away, and nor could the probe
+     * files MPI-IO makes beside it. An immutable output cannot be replaced. Refused before
+     * anything is created. */
+    if (inode_flags(dir) & (FS_APPEND_FL | FS_IMMUTABLE_FL)) {
+        return util_error("output directory is append-only or immutable: no file could be "
+                          "renamed or removed in it (%s)", dir);
+    }
+    if (lstat(path, &st) == 0 && (inode_flags(path) & (FS_APPEND_FL | FS_IMMUTABLE_FL))) {
+        return util_error("output is append-only or immutable and cannot be replaced (%s)", path);
     }
     /* Refused now rather than after the work: a name the directory cannot hold. */
     long limit = 0;
