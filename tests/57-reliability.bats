@@ -86,6 +86,25 @@ stall_then() {
     nothing_written
 }
 
+@test "an input rewritten in place with its mtime put back is not sorted half old" {
+    # Same size, inode and mtime (touch -r, as cp -p and rsync -t do): only the ctime tells.
+    local np io v=$BATS_TEST_TMPDIR/v.bin ref=$BATS_TEST_TMPDIR/ref
+    "$GEN" --dist uniform --n 1000000 --seed 6 -o "$BATS_TEST_TMPDIR/other.bin" >/dev/null
+    for io in mpiio root; do
+        for np in 1 3; do
+            cp "$IN" "$v"
+            touch -r "$v" "$ref"
+            stall_then 'dd if="$BATS_TEST_TMPDIR/other.bin" of="$v" conv=notrunc status=none
+                touch -r "$ref" "$v"' "$np" read:0:2 "$SORTEX" --input "$v" --output "$OUT" \
+                --io "$io"
+            assert_equal "$rc" 3
+            stderr=$(grep -v stalling "$log")
+            one_error_line "the input changed while it was read"
+            nothing_written
+        done
+    done
+}
+
 @test "f64 keys sort NaNs of both signs to the ends, -0 before +0, infinities among the numbers" {
     local f=$BATS_TEST_TMPDIR/f64.bin want=$BATS_TEST_TMPDIR/want.bin np io
     # The README's order ("The data format"): negative NaNs, then the numbers (-inf first, -0

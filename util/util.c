@@ -373,13 +373,16 @@ int util_file_id_get(const char *path, struct util_file_id *id)
     id->size = (uint64_t)st.st_size;
     id->mtime_sec = (int64_t)st.st_mtim.tv_sec;
     id->mtime_nsec = (int64_t)st.st_mtim.tv_nsec;
+    id->ctime_sec = (int64_t)st.st_ctim.tv_sec;
+    id->ctime_nsec = (int64_t)st.st_ctim.tv_nsec;
     return UTIL_OK;
 }
 
 bool util_file_id_same(const struct util_file_id *a, const struct util_file_id *b)
 {
     return a->dev == b->dev && a->ino == b->ino && a->size == b->size &&
-           a->mtime_sec == b->mtime_sec && a->mtime_nsec == b->mtime_nsec;
+           a->mtime_sec == b->mtime_sec && a->mtime_nsec == b->mtime_nsec &&
+           a->ctime_sec == b->ctime_sec && a->ctime_nsec == b->ctime_nsec;
 }
 
 bool util_same_file(const char *a, const char *b)

@@ -101,11 +101,19 @@ int util_check_input(const char *path, const char *what, size_t record, uint64_t
  */
 int util_check_output(const char *path);
 
-/** What identifies one state of a file: a change of contents or size changes it. */
+/**
+ * What identifies one state of a file: a change of contents or size changes it. The
+ * modification time alone does not: `touch -r`, `cp -p` and `rsync -t` put it back after
+ * rewriting a file in place. The change time (ctime) moves on every write, and no call sets it
+ * back, so the two together catch a rewrite whatever is done to the mtime. (It also moves on a
+ * chmod, chown or new link: the checks that use it then fail safe, refusing a file that did not
+ * change.)
+ */
 struct util_file_id {
     uint64_t dev, ino;
     uint64_t size;
     int64_t mtime_sec, mtime_nsec;
+    int64_t ctime_sec, ctime_nsec;
 };
 
 /** Fills @id from stat(@path). Returns 0, or UTIL_EIO with errno set (prints nothing). */
