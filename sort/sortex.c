@@ -17,6 +17,7 @@
 #include "sort/sortex.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <sched.h>
 #include <limits.h>
 #include <math.h>
@@ -624,6 +625,16 @@ static int check_paths(struct sort_job *job, uint64_t *bytes)
         if (err == UTIL_OK && util_same_file(job->in_path, job->out_path)) {
             err = util_error("output is the input file; refusing to overwrite it (%s)",
                              job->out_path);
+        }
+        if (err == UTIL_OK && root && strcmp(job->out_path, "-") == 0) {
+            /* Standard output is looked at before the work, as it is written at the end. */
+            int fd = sort_root_stdout();
+            if (fd < 0 || (fd == STDOUT_FILENO && fcntl(fd, F_GETFL) < 0)) {
+                err = util_fail(UTIL_EIO, "rank 0: write: cannot write to standard output: %s",
+                                strerror(fd < 0 ? errno : EBADF));
+            } else if (fd != STDOUT_FILENO) {
+                (void)close(fd);
+            }
         }
     }
     if ((err = sort_agree(job, err)) != UTIL_OK) {

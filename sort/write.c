@@ -163,16 +163,17 @@ static int write_root(struct sort_job *job)
     if (job->rank == 0) {
         fd = to_stdout ? sort_root_stdout() : open(job->tmp_path, O_WRONLY | O_CLOEXEC);
         if (fd < 0) {
-            err = util_fail(UTIL_EIO, "rank 0: write: cannot open %s: %s", job->tmp_path,
-                            strerror(errno));
+            err = util_fail(UTIL_EIO, "rank 0: write: cannot open %s: %s",
+                            to_stdout ? "standard output" : job->tmp_path, strerror(errno));
         }
     }
     if ((err = sort_agree(job, err)) != UTIL_OK) {
         return err;
     }
     err = sort_root_gather(job, fd);
-    if (job->rank == 0 && to_stdout && fd != STDOUT_FILENO) {
-        (void)close(fd);
+    if (job->rank == 0 && to_stdout && fd != STDOUT_FILENO && close(fd) != 0 &&
+        err == UTIL_OK) {
+        err = util_fail(UTIL_EIO, "rank 0: write: %s (standard output)", strerror(errno));
     }
     if (job->rank == 0 && !to_stdout) {
         if (err == UTIL_OK && job->cfg->sync && fsync(fd) != 0) {

@@ -41,6 +41,15 @@ run_mpi() {
     run mpi "$@"
 }
 
+# mpi_stdin NP CMD...: an MPI job whose rank 0 reads the job's standard input. mpirun --stdin
+# none: rank 0 reads mpirun's standard input itself, not through Open MPI 4.x's forwarding,
+# which can crash mpirun (open-mpi/ompi#7483; the README's "Standard input and output").
+mpi_stdin() {
+    local np=$1
+    shift
+    mpi "$np" --stdin none "$@"
+}
+
 # The back-ends registered in the binary, one per line (the test matrix is driven by this).
 backends() {
     "$SORTEX" --exchange help | awk 'NR > 1 && NF { print $1 }'
