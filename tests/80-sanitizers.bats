@@ -60,7 +60,7 @@ setup() {
         sort_case 3 forward few 30011 --io root --finish sort
     in=$(SORT_FORMAT=$odd gen_input few 30011 3)
     # shellcheck disable=SC2086 # the layout flags are words
-    mpi 3 "$SAN_BIN/sortex" --io rootv --input - --output - $odd <"$in" >"$out"
+    mpi_stdin 3 "$SAN_BIN/sortex" --io rootv --input - --output - $odd <"$in" >"$out"
     # shellcheck disable=SC2086
     run -0 "$SAN_BIN/sortex-verify" "$out" --input "$in" $odd
 }
