@@ -122,6 +122,12 @@ enum sortex_io {
     SORTEX_IO_COUNT
 };
 
+/* The ranges of struct sortex_config's numbers, the same as the CLI's (sortex --help). */
+#define SORTEX_THREADS_MAX    4096  /* threads: 0 (the default) or 1 .. this */
+#define SORTEX_EPSILON_MIN    0.001 /* epsilon: 0 (the default) or this .. SORTEX_EPSILON_MAX */
+#define SORTEX_EPSILON_MAX    10.0
+#define SORTEX_OVERSAMPLE_MAX 1000000 /* oversample: 0 (the default) or 1 .. this */
+
 /** Options of one sort; zero-initialise and set what you need (sortex_config_default()). */
 struct sortex_config {
     const struct exchange_ops *exchange; /* back-end (sortex_exchange_find()); NULL = the
