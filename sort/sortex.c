@@ -56,7 +56,9 @@ const char *sortex_phase_name(enum sortex_phase phase)
 
 void sortex_config_default(struct sortex_config *cfg)
 {
-    memset(cfg, 0, sizeof(*cfg));
+    if (cfg != NULL) {
+        memset(cfg, 0, sizeof(*cfg));
+    }
 }
 
 const struct exchange_ops *sortex_exchange_find(const char *name)
@@ -83,6 +85,9 @@ const struct util_format *sortex_format_find(const char *name)
 int sortex_format_layout(size_t record_size, size_t key_offset, size_t key_size,
                          const struct util_format **out)
 {
+    if (out == NULL) {
+        return SORTEX_EUSAGE;
+    }
     *out = NULL;
     /* util_format_layout()'s rules, checked here first: it would print. */
     if (record_size == 0 || record_size > UTIL_RECORD_MAX || key_size == 0 ||

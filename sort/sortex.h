@@ -198,7 +198,7 @@ struct sortex_stats {
 /** The library's version, "MAJOR.MINOR.PATCH" (SORTEX_VERSION of the build); static. */
 SORTEX_API const char *sortex_version(void);
 
-/** Fills cfg with the defaults (the same as an all-zero struct). */
+/** Fills cfg with the defaults (the same as an all-zero struct); NULL is ignored. */
 SORTEX_API void sortex_config_default(struct sortex_config *cfg);
 
 /**
@@ -228,7 +228,8 @@ SORTEX_API const struct util_format *sortex_format_find(const char *name);
  * the CLI's --record-size, --key-offset and --key-size. On success *@out is the new format,
  * the caller's to free with sortex_format_free() once no sort uses it. Returns 0;
  * SORTEX_EUSAGE (*@out NULL) when @record_size is 0 or above 65536, @key_size is 0, or the key
- * reaches past the record; SORTEX_ENOMEM. Prints nothing; not collective.
+ * reaches past the record, and when @out is NULL; SORTEX_ENOMEM. Prints nothing; not
+ * collective.
  */
 SORTEX_API int sortex_format_layout(size_t record_size, size_t key_offset, size_t key_size,
                                     const struct util_format **out);
