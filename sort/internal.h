@@ -124,6 +124,41 @@ int sort_check_output(struct sort_job *job);
  * and the others dropped, so one failure gives one line. Collective. */
 int sort_agree(const struct sort_job *job, int err);
 
+/* The public functions' argument checks (sort/args.c). */
+
+/* Which collective a rank is in: the first thing the ranks agree on. sortex_sort() and
+ * sortex_sort_records() are one (with a numeric format they are the same sort). */
+enum sort_call { SORT_CALL_MEMORY = 1, SORT_CALL_FILE, SORT_CALL_JSON, SORT_CALL_PRINT };
+
+/* What the ranks of one call agree on. */
+struct sort_args {
+    const char *fn; /* the public function, for the error lines */
+    enum sort_call call;
+    const struct sortex_config *cfg; /* checked by sort_config_check(); NULL: none to agree on */
+    const char *path_name[2];        /* paths that must be the same strings ("in_path"), or NULL */
+    const char *path[2];
+    bool any_default_threads; /* out: some rank leaves cfg->threads at 0 */
+};
+
+/* True when @comm can be used: MPI is running and @comm is an intracommunicator, not
+ * MPI_COMM_NULL. Not collective; prints nothing. */
+bool sort_comm_usable(MPI_Comm comm);
+
+/* sort_comm_usable(), with one error line ("FN: why (comm)") and UTIL_EUSAGE when not. */
+int sort_comm_check(const char *fn, MPI_Comm comm);
+
+/* Checks every field of @cfg against the ranges of sort/sortex.h (the CLI's): a format and a
+ * back-end the library made, threads, epsilon, oversample and the enums. Returns 0, or
+ * UTIL_EUSAGE after one error line naming the field and its value. Not collective. */
+int sort_config_check(const char *fn, const struct sortex_config *cfg);
+
+/* The agreement of one call, the first collective of every public function: every rank passes
+ * the verdict @err of its own checks (its error line held back by util_report_defer()), and
+ * gets the most severe of all ranks', of which the lowest rank's line is printed; when every
+ * rank's checks passed, a field of @a that differs between the ranks gives UTIL_EUSAGE, with
+ * one line from rank 0 naming the field and its value there. One MPI_Allreduce over @comm. */
+int sort_args_agree(MPI_Comm comm, struct sort_args *a, int err);
+
 /* Rank r's first key in the global input order when n keys are split over p ranks. */
 static inline uint64_t sort_slice_begin(uint64_t n, int p, int r)
 {

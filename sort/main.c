@@ -154,20 +154,22 @@ static int parse_args(int argc, char **argv, struct cli *cli, int quiet)
             }
             break;
         case 't':
-            if (util_parse_int(optarg, 1, 4096, &lv) != UTIL_OK) {
-                BAD("--threads must be an integer from 1 to 4096 (%s)", optarg);
+            if (util_parse_int(optarg, 1, SORTEX_THREADS_MAX, &lv) != UTIL_OK) {
+                BAD("--threads must be an integer from 1 to %d (%s)", SORTEX_THREADS_MAX, optarg);
             }
             cli->cfg.threads = (int)lv;
             break;
         case 's':
-            if (util_parse_count(optarg, &uv) != UTIL_OK || uv < 1 || uv > 1000000) {
-                BAD("--oversample must be an integer from 1 to 1000000 (%s)", optarg);
+            if (util_parse_count(optarg, &uv) != UTIL_OK || uv < 1 || uv > SORTEX_OVERSAMPLE_MAX) {
+                BAD("--oversample must be an integer from 1 to %d (%s)", SORTEX_OVERSAMPLE_MAX,
+                    optarg);
             }
             cli->cfg.oversample = uv;
             break;
         case 'e':
-            if (util_parse_double(optarg, 0.001, 10.0, &dv) != UTIL_OK) {
-                BAD("--epsilon must be a number from 0.001 to 10 (%s)", optarg);
+            if (util_parse_double(optarg, SORTEX_EPSILON_MIN, SORTEX_EPSILON_MAX, &dv) != UTIL_OK) {
+                BAD("--epsilon must be a number from %g to %g (%s)", SORTEX_EPSILON_MIN,
+                    SORTEX_EPSILON_MAX, optarg);
             }
             cli->cfg.epsilon = dv;
             break;

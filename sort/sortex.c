@@ -10,9 +10,10 @@
  * merges the P sorted runs it receives. Cost per rank: O((n/P) log(n/P)) local work, one
  * all-gather of P*S samples, one irregular all-to-all moving each key once.
  *
- * Every phase is timed. After every phase the ranks agree on success (one small all-reduce),
- * so a failure on one rank stops all of them cleanly instead of leaving the others in a
- * collective that will never complete.
+ * Every phase is timed. Before the first, the ranks agree on the arguments (sort/args.c: each
+ * rank's checks, and the configuration the same everywhere); after every phase they agree on
+ * success (one small all-reduce each), so a failure on one rank stops all of them cleanly
+ * instead of leaving the others in a collective that will never complete.
  */
 #include "sort/sortex.h"
 
@@ -57,7 +58,9 @@ const char *sortex_phase_name(enum sortex_phase phase)
 
 void sortex_config_default(struct sortex_config *cfg)
 {
-    memset(cfg, 0, sizeof(*cfg));
+    if (cfg != NULL) {
+        memset(cfg, 0, sizeof(*cfg));
+    }
 }
 
 const struct exchange_ops *sortex_exchange_find(const char *name)
@@ -84,6 +87,9 @@ const struct util_format *sortex_format_find(const char *name)
 int sortex_format_layout(size_t record_size, size_t key_offset, size_t key_size,
                          const struct util_format **out)
 {
+    if (out == NULL) {
+        return SORTEX_EUSAGE;
+    }
     *out = NULL;
     /* util_format_layout()'s rules, checked here first: it would print. */
     if (record_size == 0 || record_size > UTIL_RECORD_MAX || key_size == 0 ||
@@ -317,13 +323,17 @@ static int run_phase(struct sort_job *job, enum sortex_phase phase, int (*fn)(st
     return err;
 }
 
-/* Sets up what every sort needs: the private communicator, threads, epsilon, the back-end.
- * cfg and stats may be NULL (defaults, no stats). All ranks agree on the outcome. */
-static int job_init(struct sort_job *job, MPI_Comm comm, const struct sortex_config *cfg,
-                    struct sortex_stats *stats)
+/*
+ * The start of every sort, before any MPI call: the job empty, the caller's config (or the
+ * defaults) and stats (or a local one, cleared). Checks @comm (its line, if any, printed at
+ * once: no communicator, no agreement) and then holds error lines back (util_report_defer())
+ * and checks cfg. The entry point checks its own pointers after this, and job_init() agrees.
+ */
+static int job_open(struct sort_job *job, MPI_Comm comm, const struct sortex_config *cfg,
+                    struct sortex_stats *stats, const char *fn)
 {
     memset(job, 0, sizeof(*job));
-    util_report_defer(true); /* one failure, one line: see sort_agree() */
+    job->comm = MPI_COMM_NULL;
     if (cfg == NULL) {
         sortex_config_default(&job->cfg_default);
         cfg = &job->cfg_default;
@@ -332,12 +342,31 @@ static int job_init(struct sort_job *job, MPI_Comm comm, const struct sortex_con
     memset(stats, 0, sizeof(*stats));
     job->cfg = cfg;
     job->stats = stats;
+    int err = sort_comm_check(fn, comm);
+    util_report_defer(true); /* one failure, one line: see sort_agree() */
+    return err == UTIL_OK ? sort_config_check(fn, cfg) : err;
+}
+
+/* Sets up what every sort needs: the private communicator, the ranks' agreement on the
+ * arguments (@err: this rank's verdict so far), threads, epsilon, the back-end. All ranks agree
+ * on the outcome. With an unusable @comm, returns @err without an MPI call. */
+static int job_init(struct sort_job *job, MPI_Comm comm, struct sort_args *args, int err)
+{
+    if (!sort_comm_usable(comm)) {
+        return err;
+    }
+    const struct sortex_config *cfg = job->cfg;
+    struct sortex_stats *stats = job->stats;
     if (MPI_Comm_dup(comm, &job->comm) != MPI_SUCCESS) {
         job->comm = MPI_COMM_NULL;
         return util_fail(UTIL_EMPI, "MPI_Comm_dup failed");
     }
     MPI_Comm_rank(job->comm, &job->rank);
     MPI_Comm_size(job->comm, &job->size);
+    args->cfg = cfg;
+    if ((err = sort_args_agree(job->comm, args, err)) != UTIL_OK) {
+        return err;
+    }
     job->exchange = cfg->exchange ? cfg->exchange : exchange_list()[0];
     job->rsize = sizeof(uint64_t);
     job->mem_type = MPI_UINT64_T;
@@ -349,7 +378,9 @@ static int job_init(struct sort_job *job, MPI_Comm comm, const struct sortex_con
         MPI_Type_contiguous((int)f->record_size, MPI_BYTE, &job->mem_type);
         MPI_Type_commit(&job->mem_type);
     }
-    job->threads = cfg->threads > 0 ? cfg->threads : default_threads(job->comm);
+    /* The default is collective: every rank takes part when any rank asks for it. */
+    int dflt = args->any_default_threads ? default_threads(job->comm) : 1;
+    job->threads = cfg->threads > 0 ? cfg->threads : dflt;
     job->epsilon = cfg->epsilon > 0 ? cfg->epsilon : 0.1;
     job->balance = sortex_balance_resolve(cfg->balance, job->size, job->epsilon, cfg->oversample);
     stats->balance = job->balance;
@@ -359,7 +390,6 @@ static int job_init(struct sort_job *job, MPI_Comm comm, const struct sortex_con
     job->send_counts = util_calloc(p, sizeof(uint64_t));
     job->recv_counts = util_calloc(p, sizeof(uint64_t));
     job->splitters = util_calloc(p, sizeof(struct sort_tuple));
-    int err = UTIL_OK;
     if (!job->send_counts || !job->recv_counts || !job->splitters) {
         err = util_fail(UTIL_ENOMEM, "rank %d: out of memory", job->rank);
     }
@@ -534,73 +564,72 @@ static int sort_given(struct sort_job *job, uint64_t n)
     return err;
 }
 
-int sortex_sort(MPI_Comm comm, uint64_t **keys, uint64_t *n, const struct sortex_config *cfg,
-                struct sortex_stats *stats)
+/*
+ * Both in-memory entry points: the caller's elements lie back to back, R bytes each, as in a
+ * file and as the sort holds them, so the caller's buffer is the sort's first buffer as it is,
+ * and the sorted slice is handed back in whichever buffer holds it. @fn names the entry point
+ * and @what its buffer argument; @records: record formats are welcome (sortex_sort_records()).
+ */
+static int sort_in_place(MPI_Comm comm, void **data, uint64_t *n, const struct sortex_config *cfg,
+                         struct sortex_stats *stats, const char *fn, const char *what,
+                         int records)
 {
     struct sort_job job;
-    int err = job_init(&job, comm, cfg, stats);
-    job.a = *keys; /* ours from here on, freed on failure as promised */
-    if (err == UTIL_OK && job.fmt != NULL) {
-        err = sort_agree(&job, util_error("sortex_sort takes 8-byte keys; records (format %s) "
-                                          "are sorted by sortex_sort_records",
-                                          job.fmt->name));
+    int err = job_open(&job, comm, cfg, stats, fn);
+    if (err == UTIL_OK && (data == NULL || n == NULL)) {
+        err = util_error("%s: a NULL argument (%s)", fn, data == NULL ? what : "n");
+    } else if (err == UTIL_OK && *data == NULL && *n > 0) {
+        err = util_error("%s: *%s is NULL, with *n = %llu", fn, what, (unsigned long long)*n);
+    } else if (err == UTIL_OK && !records && job.cfg->format && job.cfg->format->byte_key) {
+        err = util_error("%s: cfg.format is a record format, sorted by sortex_sort_records (%s)",
+                         fn, job.cfg->format->name);
     }
-    job.cap_a = *n;
-    job.touched_a = *n; /* the caller's elements: resident */
+    struct sort_args args = {.fn = fn, .call = SORT_CALL_MEMORY};
+    err = job_init(&job, comm, &args, err);
+    if (data != NULL) {
+        job.a = *data; /* ours from here on, freed on failure as promised */
+    }
+    if (n != NULL) {
+        job.cap_a = *n;
+        job.touched_a = *n; /* the caller's elements: resident */
+    }
     if (err == UTIL_OK) {
         err = sort_given(&job, *n);
     }
     if (err == UTIL_OK) {
-        if (job.cfg->format && job.cfg->format->from_ordered) {
+        if (job.fmt == NULL && job.cfg->format && job.cfg->format->from_ordered) {
             job.cfg->format->from_ordered(job.out, job.n_out);
         }
         /* Hand the result over; free the other buffer. */
-        *keys = job.out;
-        *n = job.n_out;
-        sortex_free_keys(job.out == job.a ? job.b : job.a);
-        job.a = job.b = NULL;
-    } else {
-        sortex_free_keys(job.a);
-        sortex_free_keys(job.b);
-        *keys = NULL;
-        *n = 0;
-    }
-    job_free(&job);
-    return err;
-}
-
-/*
- * Records in memory: the caller's records lie back to back, R bytes each, as in a file and as
- * the sort holds them, so the caller's buffer is the sort's first buffer as it is, and the
- * sorted slice is handed back in whichever buffer holds it.
- */
-int sortex_sort_records(MPI_Comm comm, void **records, uint64_t *n, const struct sortex_config *cfg,
-                        struct sortex_stats *stats)
-{
-    if (cfg == NULL || cfg->format == NULL || !cfg->format->byte_key) {
-        return sortex_sort(comm, (uint64_t **)records, n, cfg, stats); /* 8-byte numbers */
-    }
-    struct sort_job job;
-    int err = job_init(&job, comm, cfg, stats);
-    job.a = *records; /* ours from here on, freed on failure as promised */
-    job.cap_a = *n;
-    job.touched_a = *n; /* the caller's elements: resident */
-    if (err == UTIL_OK) {
-        err = sort_given(&job, *n);
-    }
-    if (err == UTIL_OK) {
-        *records = job.out;
+        *data = job.out;
         *n = job.n_out;
         sortex_free_records(job.out == job.a ? job.b : job.a);
         job.a = job.b = NULL;
     } else {
         sortex_free_records(job.a);
         sortex_free_records(job.b);
-        *records = NULL;
-        *n = 0;
+        if (data != NULL) {
+            *data = NULL;
+        }
+        if (n != NULL) {
+            *n = 0;
+        }
     }
     job_free(&job);
     return err;
+}
+
+int sortex_sort(MPI_Comm comm, uint64_t **keys, uint64_t *n, const struct sortex_config *cfg,
+                struct sortex_stats *stats)
+{
+    return sort_in_place(comm, (void **)keys, n, cfg, stats, "sortex_sort", "keys", 0);
+}
+
+/* With a numeric format (or none) the records are 8-byte keys, and this is sortex_sort(). */
+int sortex_sort_records(MPI_Comm comm, void **records, uint64_t *n, const struct sortex_config *cfg,
+                        struct sortex_stats *stats)
+{
+    return sort_in_place(comm, records, n, cfg, stats, "sortex_sort_records", "records", 1);
 }
 
 /* Rank 0 checks the input and output paths and notes the input's identity (sort_read() checks
@@ -649,8 +678,16 @@ int sortex_sort_file(MPI_Comm comm, const char *in_path, const char *out_path,
 {
     struct sort_job job;
     uint64_t bytes = 0;
-    int err = job_init(&job, comm, cfg, stats);
-    if (err != UTIL_OK) {
+    const char *fn = "sortex_sort_file";
+    int err = job_open(&job, comm, cfg, stats, fn);
+    if (err == UTIL_OK && (in_path == NULL || out_path == NULL)) {
+        err = util_error("%s: a NULL argument (%s)", fn, in_path == NULL ? "in_path" : "out_path");
+    }
+    struct sort_args args = {.fn = fn,
+                             .call = SORT_CALL_FILE,
+                             .path_name = {"in_path", "out_path"},
+                             .path = {in_path, out_path}};
+    if ((err = job_init(&job, comm, &args, err)) != UTIL_OK) {
         goto done;
     }
     job.in_path = in_path;

@@ -60,7 +60,29 @@ int sortex_stats_write_json(MPI_Comm comm, const struct sortex_config *cfg,
                             const struct sortex_stats *st, const char *input, const char *output,
                             const char *command, const char *path)
 {
-    int rank, p, err = UTIL_OK;
+    /* The arguments first: checked on every rank, then agreed (one line for the job). */
+    const char *fn = "sortex_stats_write_json";
+    if (sort_comm_check(fn, comm) != UTIL_OK) {
+        return UTIL_EUSAGE;
+    }
+    struct sortex_config dflt;
+    if (cfg == NULL) {
+        sortex_config_default(&dflt);
+        cfg = &dflt;
+    }
+    util_report_defer(true);
+    int err = sort_config_check(fn, cfg);
+    if (err == UTIL_OK && (st == NULL || path == NULL)) {
+        err = util_error("%s: a NULL argument (%s)", fn, st == NULL ? "stats" : "path");
+    }
+    struct sort_args args = {
+        .fn = fn, .call = SORT_CALL_JSON, .cfg = cfg, .path_name = {"path"}, .path = {path}};
+    err = sort_args_agree(comm, &args, err);
+    util_report_defer(false);
+    if (err != UTIL_OK) {
+        return err;
+    }
+    int rank, p;
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &p);
 
@@ -197,6 +219,18 @@ done:
 
 void sortex_stats_print(MPI_Comm comm, const struct sortex_stats *st)
 {
+    const char *fn = "sortex_stats_print";
+    if (sort_comm_check(fn, comm) != UTIL_OK) {
+        return;
+    }
+    util_report_defer(true);
+    int err = st == NULL ? util_error("%s: a NULL argument (stats)", fn) : UTIL_OK;
+    struct sort_args args = {.fn = fn, .call = SORT_CALL_PRINT};
+    err = sort_args_agree(comm, &args, err);
+    util_report_defer(false);
+    if (err != UTIL_OK) {
+        return;
+    }
     int rank;
     MPI_Comm_rank(comm, &rank);
     struct spread phase[SORTEX_PHASE_COUNT];

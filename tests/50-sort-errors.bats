@@ -1,7 +1,9 @@
 #!/usr/bin/env bats
 # Bad input to sortex: one clear error line naming the problem and the value, exit 2, no file
 # under the output name, the input unchanged. Each case runs on 3 ranks (mpirun -q keeps Open
-# MPI's own banner out of stderr) and the line must appear exactly once, from rank 0.
+# MPI's own banner out of stderr) and the line must appear exactly once, from rank 0. And the
+# same for the library's callers: every public function given each argument NULL, out of range
+# or differing between the ranks (tests/unit/test_args_mpi.c, at 1 to 4 ranks).
 bats_require_minimum_version 1.5.0
 load helper
 
@@ -152,4 +154,22 @@ expect_usage_error() {
     assert_file_empty "$OUT"
     run "$VERIFY" "$OUT" --input "$BATS_TEST_TMPDIR/empty.bin"
     assert_success
+}
+
+@test "the library returns one error code on every rank for each argument NULL, out of range or differing between ranks, at 1 to 4 ranks" {
+    # Each case of the unit program on every rank, on rank 0 only and on the last rank only: the
+    # same code everywhere, one error line for the job, valid calls still sorting correctly; a
+    # crash, a hang (the timeout) or a rank returning otherwise fails it.
+    local unit=$SORTEX_BUILD/tests/test_args_mpi np ncases
+    [[ -x $unit ]] || fail "missing $unit (run make unit)"
+    ncases=$("$unit" --list | wc -l)
+    [[ $ncases -ge 100 ]] || fail "only $ncases cases listed"
+    for np in 1 2 3 4; do
+        run_mpi "$np" "$unit" "$BATS_TEST_TMPDIR"
+        assert_success
+        refute_output --partial "FAIL"
+        # Every listed case ran: "ok", or "skip" for what one rank cannot do.
+        assert_equal "$(grep -cE '^(ok|skip) ' <<<"$output")" "$ncases"
+        assert_line "ok sort/keys-null"
+    done
 }
