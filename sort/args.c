@@ -40,6 +40,7 @@ enum word {
     W_CHECK,
     W_PROGRESS,
     W_SYNC,
+    W_EXTERNAL,
     W_PATH0,
     W_PATH1,
     W_COUNT
@@ -60,6 +61,7 @@ static const char *const word_names[W_COUNT] = {
     [W_CHECK] = "cfg.check",
     [W_PROGRESS] = "cfg.progress",
     [W_SYNC] = "cfg.sync",
+    [W_EXTERNAL] = "cfg.external",
 };
 
 static const char *const balance_names[SORTEX_BALANCE_COUNT] = {"auto", "eps", "exact", "sample"};
@@ -162,6 +164,15 @@ int sort_config_check(const char *fn, const struct sortex_config *cfg)
     if ((unsigned)cfg->io >= SORTEX_IO_COUNT) {
         return util_error("%s: cfg.io is no enum sortex_io (%d)", fn, (int)cfg->io);
     }
+    if ((unsigned)cfg->external >= SORTEX_EXTERNAL_COUNT) {
+        return util_error("%s: cfg.external is no enum sortex_external (%d)", fn,
+                          (int)cfg->external);
+    }
+    for (int i = 0; cfg->temp_dirs != NULL && cfg->temp_dirs[i] != NULL; i++) {
+        if (cfg->temp_dirs[i][0] == '\0') {
+            return util_error("%s: cfg.temp_dirs[%d] is an empty path", fn, i);
+        }
+    }
     return UTIL_OK;
 }
 
@@ -212,6 +223,7 @@ static void words_of(const struct sort_args *a, uint64_t w[W_COUNT])
     w[W_CHECK] = cfg->check != 0;
     w[W_PROGRESS] = cfg->progress != 0;
     w[W_SYNC] = cfg->sync != 0;
+    w[W_EXTERNAL] = (uint64_t)cfg->external;
 }
 
 /* Rank 0's value of word @w, for the error line. */
@@ -244,6 +256,9 @@ static void describe(const struct sort_args *a, enum word w, char *buf, size_t c
         break;
     case W_IO:
         (void)snprintf(buf, cap, "%s", io_names[cfg->io]);
+        break;
+    case W_EXTERNAL:
+        (void)snprintf(buf, cap, "%d", (int)cfg->external);
         break;
     case W_CHECK:
     case W_PROGRESS:

@@ -14,6 +14,7 @@
 #include "sort/sortex.h"
 #include "util/format.h"
 #include "util/util.h"
+#include "verify/verify.h"
 
 /* A key made unique by its global position in the locally sorted concatenation of all ranks'
  * inputs (rank r's sorted keys occupy positions offset_r .. offset_r + n_r - 1). Ordering by
@@ -23,6 +24,7 @@ struct sort_tuple {
     uint64_t pos;
 };
 
+struct ext;
 struct sort_progress;
 struct sort_select;
 
@@ -86,6 +88,11 @@ struct sort_job {
 
     struct sort_progress *progress; /* rank 0 with --progress: the reporter (progress.c) */
 
+    /* The external sort (sort/ext.c): the memory a rank plans for, bytes, and whether it
+     * runs. */
+    uint64_t mem_budget;
+    struct ext *ext; /* its state while it runs */
+
     struct sortex_stats *stats;
     struct sortex_config cfg_default;  /* used when the caller passes no config */
     struct sortex_stats stats_local;   /* used when the caller wants no stats */
@@ -118,6 +125,23 @@ int sort_root_gather(struct sort_job *job, int fd);
  * the order and the checksum of the output, compared over all ranks. */
 int sort_check_input(struct sort_job *job);
 int sort_check_output(struct sort_job *job);
+
+/* The parts of the output check, for a rank that sees its output piece by piece (the external
+ * sort): pairs out of order in @n elements of @buf (threaded); their checksum in the file
+ * encoding (@ordered: numbers are in the sort's ordered form and are mapped back first); the
+ * verdict from the out-of-order count @bad of the rank's whole output of @n elements, its first
+ * and last elements (ordered form; NULL when n = 0) and its checksum, against job->check_in
+ * (collective); and the test hook SORTEX_CORRUPT applied to @n elements of @buf. */
+uint64_t sort_check_descents(const struct sort_job *job, const void *buf, uint64_t n);
+struct verify_checksum sort_check_sum(const struct sort_job *job, const void *buf, uint64_t n,
+                                      int ordered);
+int sort_check_verdict(struct sort_job *job, uint64_t bad, uint64_t n, const void *first,
+                       const void *last, struct verify_checksum sum);
+void sort_check_corrupt(const struct sort_job *job, void *buf, uint64_t n);
+
+/* Runs one phase @fn: times it, checks the failure-injection hook, agrees on the outcome,
+ * reports --progress. Returns the agreed code. */
+int sort_run_phase(struct sort_job *job, enum sortex_phase phase, int (*fn)(struct sort_job *));
 
 /* Agrees on an outcome: every rank passes its own code and gets the most severe (lowest) of all;
  * of the error lines held back meanwhile (util_report_defer()), the lowest rank's is printed
@@ -164,6 +188,12 @@ static inline uint64_t sort_slice_begin(uint64_t n, int p, int r)
 {
     return (uint64_t)(((unsigned __int128)n * (unsigned)r) / (unsigned)p);
 }
+
+/* The output's temporary file, before anything is written: rank 0 chooses its name and every
+ * rank gets it in job->tmp_path (sort_write_name()); rank 0 creates it and reserves @bytes
+ * (sort_write_create()). Collective; each returns the agreed outcome. */
+int sort_write_name(struct sort_job *job);
+int sort_write_create(struct sort_job *job, uint64_t bytes);
 
 /* After the write phase (or a failure anywhere): with err == 0 rank 0 renames the temporary
  * file to the output name; otherwise it removes the temporary file. Collective; returns the

@@ -49,8 +49,15 @@ static void usage(FILE *f)
             );
     util_format_usage(f, 25);
     fprintf(f,
-            "      --mem-limit BYTES  refuse to allocate more key or record buffers per rank\n"
-            "                         [no limit]; suffixes K M G T (10^3) and Ki Mi Gi Ti (2^10)\n"
+            "      --mem-limit BYTES  the memory a rank may use for its buffers; an input whose\n"
+            "                         share does not fit is sorted externally [3/4 of the\n"
+            "                         node's memory (cgroup, Slurm or physical) over its ranks];\n"
+            "                         suffixes K M G T (10^3) and Ki Mi Gi Ti (2^10)\n"
+            "      --external MODE    auto: in memory when every rank's share fits, else in two\n"
+            "                         passes through temporary files; always; never (a share\n"
+            "                         beyond --mem-limit is refused) [auto]\n"
+            "      --temp-dir DIR     the external sort's temporary files, in each DIR given\n"
+            "                         (up to 16) [$TMPDIR, else the output's directory]\n"
             "      --sync             fsync the output before the final rename [off]\n"
             "      --check            prove the result in the same job, while it is in memory:\n"
             "                         the output is in order and holds the keys that were read\n"
@@ -86,7 +93,12 @@ enum {
     OPT_IO,
     OPT_CHECK,
     OPT_KNOBS,
+    OPT_EXTERNAL,
+    OPT_TEMP_DIR,
 };
+
+/* The most --temp-dir a command line gives. */
+#define TEMP_DIRS_MAX 16
 
 struct cli {
     const char *input, *output, *stats;
@@ -94,6 +106,8 @@ struct cli {
     struct sortex_config cfg;
     int verbose;
     int done; /* --help, --version or --exchange help: exit 0 after parsing */
+    const char *temp_dirs[TEMP_DIRS_MAX + 1];
+    int ntemp;
 };
 
 /* Parses argv; prints (unless @quiet) and returns UTIL_EUSAGE on any mistake. */
@@ -115,6 +129,8 @@ static int parse_args(int argc, char **argv, struct cli *cli, int quiet)
         {"progress", no_argument, NULL, OPT_PROGRESS},
         {"io", required_argument, NULL, OPT_IO},
         {"check", no_argument, NULL, OPT_CHECK},
+        {"external", required_argument, NULL, OPT_EXTERNAL},
+        {"temp-dir", required_argument, NULL, OPT_TEMP_DIR},
         {"verbose", no_argument, NULL, 'v'},
         {"help", no_argument, NULL, 'h'},
         {"knobs", no_argument, NULL, OPT_KNOBS},
@@ -225,6 +241,25 @@ static int parse_args(int argc, char **argv, struct cli *cli, int quiet)
             break;
         case OPT_CHECK:
             cli->cfg.check = 1;
+            break;
+        case OPT_EXTERNAL:
+            if (strcmp(optarg, "auto") == 0) {
+                cli->cfg.external = SORTEX_EXTERNAL_AUTO;
+            } else if (strcmp(optarg, "always") == 0) {
+                cli->cfg.external = SORTEX_EXTERNAL_ALWAYS;
+            } else if (strcmp(optarg, "never") == 0) {
+                cli->cfg.external = SORTEX_EXTERNAL_NEVER;
+            } else {
+                BAD("--external must be auto, always or never (%s)", optarg);
+            }
+            break;
+        case OPT_TEMP_DIR:
+            if (cli->ntemp == TEMP_DIRS_MAX) {
+                BAD("--temp-dir is given at most %d times (%s)", TEMP_DIRS_MAX, optarg);
+            }
+            cli->temp_dirs[cli->ntemp++] = optarg;
+            cli->temp_dirs[cli->ntemp] = NULL;
+            cli->cfg.temp_dirs = cli->temp_dirs;
             break;
         case 'v':
             cli->verbose = 1;

@@ -28,6 +28,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "sort/ext.h"
 #include "sort/internal.h"
 #include "util/alloc.h"
 #include "util/knobs.h"
@@ -43,7 +44,8 @@ _Static_assert(SAME_CODE(SORTEX_OK, UTIL_OK) && SAME_CODE(SORTEX_EUSAGE, UTIL_EU
 #undef SAME_CODE
 
 static const char *const phase_names[SORTEX_PHASE_COUNT] = {
-    "read", "local_sort", "sample", "splitters", "bucket", "exchange", "finish", "write", "check",
+    "read",  "local_sort", "sample",     "splitters",    "bucket", "exchange",
+    "finish", "write",     "check",      "distribute",   "sort_buckets",
 };
 
 const char *sortex_version(void)
@@ -300,7 +302,7 @@ int sort_agree(const struct sort_job *job, int err)
 }
 
 /* Runs one phase: times it, checks the injection hook, agrees, reports progress. */
-static int run_phase(struct sort_job *job, enum sortex_phase phase, int (*fn)(struct sort_job *))
+int sort_run_phase(struct sort_job *job, enum sortex_phase phase, int (*fn)(struct sort_job *))
 {
     sort_stall_at(job, phase_names[phase]);
     sort_progress_begin(job, phase);
@@ -472,6 +474,23 @@ static uint64_t first_touch(const struct sort_job *job)
     return base + base / 64 + 1;
 }
 
+/* The memory one rank's in-memory sort of a file needs: its two buffers with room for the
+ * largest output, for records the local sort's tuples, and with root I/O on rank 0 the whole
+ * input as it is read. */
+static uint64_t memory_need(const struct sort_job *job)
+{
+    uint64_t room = output_bound(job);
+    room = room > job->n_local ? room : job->n_local;
+    uint64_t need = 2 * room * job->rsize;
+    if (job->fmt != NULL) {
+        need += sortex_record_tuples(room, job->fmt) * sizeof(struct sortex_rec_tuple);
+    }
+    if (job->cfg->io != SORTEX_IO_MPIIO && job->rank == 0) {
+        need += job->n_total * job->rsize;
+    }
+    return need;
+}
+
 /* Chooses the oversampling factor of the regular sample: the user's, or the smallest that
  * guarantees epsilon; and states the bound the splitters will keep. */
 static void choose_oversample(struct sort_job *job)
@@ -498,22 +517,22 @@ static void choose_oversample(struct sort_job *job)
 static int sort_in_memory(struct sort_job *job)
 {
     int err;
-    if (job->cfg->check && (err = run_phase(job, SORTEX_PHASE_CHECK, sort_check_input)) != UTIL_OK) {
+    if (job->cfg->check && (err = sort_run_phase(job, SORTEX_PHASE_CHECK, sort_check_input)) != UTIL_OK) {
         return err;
     }
     int regular = job->balance == SORTEX_BALANCE_SAMPLE;
-    if ((err = run_phase(job, SORTEX_PHASE_LOCAL_SORT, sort_local)) != UTIL_OK ||
-        (err = run_phase(job, SORTEX_PHASE_SAMPLE,
+    if ((err = sort_run_phase(job, SORTEX_PHASE_LOCAL_SORT, sort_local)) != UTIL_OK ||
+        (err = sort_run_phase(job, SORTEX_PHASE_SAMPLE,
                          regular ? sort_sample : sort_select_sample)) != UTIL_OK ||
-        (err = run_phase(job, SORTEX_PHASE_SPLITTERS,
+        (err = sort_run_phase(job, SORTEX_PHASE_SPLITTERS,
                          regular ? sort_splitters : sort_select_splitters)) != UTIL_OK ||
-        (err = run_phase(job, SORTEX_PHASE_BUCKET, sort_bucket)) != UTIL_OK ||
-        (err = run_phase(job, SORTEX_PHASE_EXCHANGE, sort_exchange)) != UTIL_OK ||
-        (err = run_phase(job, SORTEX_PHASE_FINISH, sort_finish)) != UTIL_OK) {
+        (err = sort_run_phase(job, SORTEX_PHASE_BUCKET, sort_bucket)) != UTIL_OK ||
+        (err = sort_run_phase(job, SORTEX_PHASE_EXCHANGE, sort_exchange)) != UTIL_OK ||
+        (err = sort_run_phase(job, SORTEX_PHASE_FINISH, sort_finish)) != UTIL_OK) {
         return err;
     }
     if (job->cfg->check) {
-        return run_phase(job, SORTEX_PHASE_CHECK, sort_check_output);
+        return sort_run_phase(job, SORTEX_PHASE_CHECK, sort_check_output);
     }
     return UTIL_OK;
 }
@@ -696,8 +715,27 @@ int sortex_sort_file(MPI_Comm comm, const char *in_path, const char *out_path,
         goto done;
     }
     job.n_total = bytes / job.rsize;
+    if (strcmp(in_path, "-") != 0) {
+        /* A file: in memory when every rank's share fits its memory, else externally. */
+        job.offset = sort_slice_begin(job.n_total, job.size, job.rank);
+        job.n_local = sort_slice_begin(job.n_total, job.size, job.rank + 1) - job.offset;
+        job.stats->n_in = job.n_local;
+        choose_oversample(&job);
+        int ext = ext_decide(&job, memory_need(&job));
+        if (ext < 0) {
+            err = ext;
+            goto done;
+        }
+        if (ext) {
+            err = sort_write_commit(&job, ext_sort_file(&job));
+            if (err == UTIL_OK) {
+                finish_stats(&job);
+            }
+            goto done;
+        }
+    }
     if (job.cfg->io != SORTEX_IO_MPIIO &&
-        (err = run_phase(&job, SORTEX_PHASE_READ, sort_root_load)) != UTIL_OK) {
+        (err = sort_run_phase(&job, SORTEX_PHASE_READ, sort_root_load)) != UTIL_OK) {
         goto done;
     }
 
@@ -721,9 +759,9 @@ int sortex_sort_file(MPI_Comm comm, const char *in_path, const char *out_path,
     }
 
     /* read -> local_sort -> sample -> splitters -> bucket -> exchange -> finish -> write */
-    if ((err = run_phase(&job, SORTEX_PHASE_READ, sort_read)) == UTIL_OK &&
+    if ((err = sort_run_phase(&job, SORTEX_PHASE_READ, sort_read)) == UTIL_OK &&
         (err = sort_in_memory(&job)) == UTIL_OK) {
-        err = run_phase(&job, SORTEX_PHASE_WRITE, sort_write);
+        err = sort_run_phase(&job, SORTEX_PHASE_WRITE, sort_write);
     }
     err = sort_write_commit(&job, err);
     if (err == UTIL_OK) {

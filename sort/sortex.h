@@ -106,6 +106,8 @@ enum sortex_phase {
     SORTEX_PHASE_FINISH,
     SORTEX_PHASE_WRITE,
     SORTEX_PHASE_CHECK, /* --check: the self-check of input and output (0 when off) */
+    SORTEX_PHASE_DISTRIBUTE,   /* external sort, pass 1: read, classify, exchange, spill */
+    SORTEX_PHASE_SORT_BUCKETS, /* external sort, pass 2: load, sort and write each bucket */
     SORTEX_PHASE_COUNT
 };
 
@@ -144,6 +146,15 @@ enum sortex_io {
 #define SORTEX_EPSILON_MAX    10.0
 #define SORTEX_OVERSAMPLE_MAX 1000000 /* oversample: 0 (the default) or 1 .. this */
 
+/** Whether sortex_sort_file() sorts in memory or through temporary files. */
+enum sortex_external {
+    SORTEX_EXTERNAL_AUTO,   /* in memory when every rank's share fits its memory (mem_limit, or
+                               the default share of its node's memory), externally otherwise */
+    SORTEX_EXTERNAL_NEVER,  /* in memory, or refused (SORTEX_ENOMEM) when it does not fit */
+    SORTEX_EXTERNAL_ALWAYS, /* through temporary files whatever the size */
+    SORTEX_EXTERNAL_COUNT
+};
+
 /**
  * Options of one sort; zero-initialise and set what you need (sortex_config_default()).
  *
@@ -174,8 +185,10 @@ struct sortex_config {
                             with SORTEX_BALANCE_EPS and EXACT */
     enum sortex_balance balance; /* how the splitters are chosen; 0 = SORTEX_BALANCE_AUTO */
     enum sortex_finish finish;   /* 0 = SORTEX_FINISH_AUTO; may differ between ranks */
-    uint64_t mem_limit;  /* bytes of key or record buffers one rank may allocate; 0 = no
-                            limit; may differ between ranks */
+    uint64_t mem_limit;  /* bytes of buffers one rank may allocate; 0 = no limit in memory,
+                            and for sortex_sort_file()'s choice of the external sort a share
+                            of the node's memory (README, "Memory"); may differ between
+                            ranks */
     int progress;        /* rank 0 reports each phase on stderr */
     int sync;            /* files: fsync the output before the final rename */
     enum sortex_io io;   /* files: MPI-IO (default) or root I/O; root I/O takes "-" for
@@ -183,6 +196,11 @@ struct sortex_config {
     int check;           /* prove the result in the same job: the output is in order and holds
                             the multiset of keys that was read (the verifier's checksum), else
                             fail with SORTEX_ECHECK and write nothing */
+    enum sortex_external external; /* files: in memory or through temporary files; 0 = AUTO */
+    const char *const *temp_dirs;  /* files, external: the temporary files' directories, a
+                                      NULL-terminated list (each rank spreads its files over
+                                      them); NULL = $TMPDIR, else the output's directory; may
+                                      differ between ranks */
 };
 
 /** Room for back-end specific figures in sortex_exchange_stats. */
@@ -224,6 +242,18 @@ struct sortex_stats {
     struct sortex_exchange_stats exchange; /* this rank's exchange */
     const char *exchange_name; /* global: the back-end that ran (static string) */
     double exchange_predicted; /* global: with exchange_auto, its model's seconds; else 0 */
+    /* The external sort (sortex_sort_file() through temporary files); 0 in memory. */
+    int external;              /* global: 1 when it ran externally */
+    uint64_t mem_budget;       /* this rank: the memory it may use, bytes (mem_limit, or its
+                                  share of the node's) */
+    uint64_t mem_need;         /* this rank: the memory its in-memory sort would need, bytes */
+    const char *mem_source;    /* where mem_budget came from: "--mem-limit", "physical memory",
+                                  "cgroup limit", "Slurm allocation" (static) */
+    uint64_t buckets;          /* global: buckets of pass 1 (all ranks) */
+    uint64_t split_buckets;    /* global: buckets too big for memory, split by an extra pass */
+    uint64_t temp_bytes;       /* this rank: bytes written to temporary files */
+    uint64_t pass_bytes[2][2]; /* this rank: [pass 1, 2][read, written] bytes, counted by the
+                                  sort's own reads and writes */
 };
 
 /** The library's version, "MAJOR.MINOR.PATCH" (SORTEX_VERSION of the build); static. */

@@ -97,6 +97,14 @@ int sortex_stats_write_json(MPI_Comm comm, const struct sortex_config *cfg,
     uint64_t maxes[2] = {st->exchange.max_message, st->exchange.rounds};
     MPI_Allreduce(MPI_IN_PLACE, sums, 3, MPI_UINT64_T, MPI_SUM, comm);
     MPI_Allreduce(MPI_IN_PLACE, maxes, 2, MPI_UINT64_T, MPI_MAX, comm);
+    /* The external sort's per-rank figures. */
+    struct spread budget = reduce_spread(comm, (double)st->mem_budget);
+    struct spread need = reduce_spread(comm, (double)st->mem_need);
+    struct spread temp = reduce_spread(comm, (double)st->temp_bytes);
+    struct spread pass[2][2];
+    for (int i = 0; i < 4; i++) {
+        pass[i / 2][i % 2] = reduce_spread(comm, (double)st->pass_bytes[i / 2][i % 2]);
+    }
     double extra[SORTEX_EXCHANGE_MAX_EXTRA] = {0};
     for (int i = 0; i < st->exchange.nextra; i++) {
         extra[i] = st->exchange.extra[i].value;
@@ -176,6 +184,19 @@ int sortex_stats_write_json(MPI_Comm comm, const struct sortex_config *cfg,
                      i + 1 < SORTEX_PHASE_COUNT ? ", " : "},\n ");
     }
     print_spread(f, "total", total, ",\n");
+    fprintf(f, " \"external\": %s, \"mem_source\": \"%s\", ", st->external ? "true" : "false",
+            st->mem_source ? st->mem_source : "none");
+    print_count_spread(f, "mem_budget", budget, ", ");
+    print_count_spread(f, "mem_need", need, ",\n ");
+    fprintf(f, "\"buckets\": %llu, \"split_buckets\": %llu, ", (unsigned long long)st->buckets,
+            (unsigned long long)st->split_buckets);
+    print_count_spread(f, "temp_bytes", temp, ",\n \"passes\": [");
+    for (int i = 0; i < 2; i++) {
+        fprintf(f, "%s{", i ? ", " : "");
+        print_count_spread(f, "bytes_read", pass[i][0], ", ");
+        print_count_spread(f, "bytes_written", pass[i][1], "}");
+    }
+    fprintf(f, "],\n");
     fprintf(f, " \"imbalance\": %.6f, ", st->imbalance);
     print_count_spread(f, "n_out", nout, ",\n");
     fprintf(f, " \"exchange_stats\": {\"bytes_sent\": %llu, \"bytes_recv\": %llu, "
@@ -241,6 +262,12 @@ void sortex_stats_print(MPI_Comm comm, const struct sortex_stats *st)
     MPI_Allreduce(MPI_IN_PLACE, &bytes, 1, MPI_UINT64_T, MPI_SUM, comm);
     long rss = st->peak_rss_kib;
     MPI_Allreduce(MPI_IN_PLACE, &rss, 1, MPI_LONG, MPI_SUM, comm);
+    uint64_t io[5] = {st->pass_bytes[0][0], st->pass_bytes[0][1], st->pass_bytes[1][0],
+                      st->pass_bytes[1][1], st->temp_bytes};
+    MPI_Allreduce(MPI_IN_PLACE, io, 5, MPI_UINT64_T, MPI_SUM, comm);
+    uint64_t need = st->mem_need, budget = st->mem_budget;
+    MPI_Allreduce(MPI_IN_PLACE, &need, 1, MPI_UINT64_T, MPI_MAX, comm);
+    MPI_Allreduce(MPI_IN_PLACE, &budget, 1, MPI_UINT64_T, MPI_MIN, comm);
     if (rank != 0) {
         return;
     }
@@ -253,13 +280,42 @@ void sortex_stats_print(MPI_Comm comm, const struct sortex_stats *st)
                 1e3 * st->exchange_predicted);
     }
     fputc('\n', stderr);
-    fprintf(stderr, "  %-10s %9s %9s\n", "phase", "max s", "avg s");
+    const double mib = 1048576.0;
+    if (st->external) {
+        fprintf(stderr, "  external sort: a rank's share needs %.1f MiB in memory, more than the "
+                        "%.1f MiB it may use (%s): %llu buckets, two passes",
+                (double)need / mib, (double)budget / mib, st->mem_source ? st->mem_source : "?",
+                (unsigned long long)st->buckets);
+        if (st->split_buckets > 0) {
+            fprintf(stderr, ", %llu bucket%s too big for memory split by an extra pass",
+                    (unsigned long long)st->split_buckets, st->split_buckets == 1 ? "" : "s");
+        }
+        fprintf(stderr, "\n  pass 1 read %.1f MiB, wrote %.1f MiB; pass 2 read %.1f MiB, "
+                        "wrote %.1f MiB; temporary files %.1f MiB\n",
+                (double)io[0] / mib, (double)io[1] / mib, (double)io[2] / mib, (double)io[3] / mib,
+                (double)io[4] / mib);
+    } else if (st->mem_source != NULL && budget > 0) {
+        fprintf(stderr, "  in memory: a rank's share needs %.1f MiB, within the %.1f MiB it may "
+                        "use (%s)\n",
+                (double)need / mib, (double)budget / mib, st->mem_source);
+    }
+    fprintf(stderr, "  %-12s %9s %9s\n", "phase", "max s", "avg s");
     for (int i = 0; i < SORTEX_PHASE_COUNT; i++) {
-        fprintf(stderr, "  %-10s %9.3f %9.3f\n", sortex_phase_name((enum sortex_phase)i),
+        /* The phases of the mode that ran (the sample runs in both). */
+        int ext_phase = i == SORTEX_PHASE_DISTRIBUTE || i == SORTEX_PHASE_SORT_BUCKETS;
+        int both = i == SORTEX_PHASE_SAMPLE || i == SORTEX_PHASE_CHECK;
+        if (!both && ext_phase != (st->external != 0)) {
+            continue;
+        }
+        fprintf(stderr, "  %-12s %9.3f %9.3f\n", sortex_phase_name((enum sortex_phase)i),
                 phase[i].max, phase[i].avg);
         total += phase[i].max;
     }
-    fprintf(stderr, "  %-10s %9.3f\n", "sum", total);
-    fprintf(stderr, "  imbalance %.4f (bound %.4f), exchanged %.1f MiB, peak RSS %.1f MiB total\n",
-            st->imbalance, 1.0 + st->epsilon_bound, (double)bytes / 1048576.0, (double)rss / 1024.0);
+    fprintf(stderr, "  %-12s %9.3f\n", "sum", total);
+    char bound[32] = "";
+    if (!st->external) {
+        (void)snprintf(bound, sizeof(bound), " (bound %.4f)", 1.0 + st->epsilon_bound);
+    }
+    fprintf(stderr, "  imbalance %.4f%s, exchanged %.1f MiB, peak RSS %.1f MiB total\n",
+            st->imbalance, bound, (double)bytes / 1048576.0, (double)rss / 1024.0);
 }

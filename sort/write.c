@@ -34,7 +34,7 @@
 
 /* Rank 0 chooses the temporary name; every rank receives it, and all agree that each has it,
  * so that tmp_path is set on every rank or on none (the commit's collective depends on it). */
-static int share_temp_name(struct sort_job *job)
+int sort_write_name(struct sort_job *job)
 {
     char name[4096] = "";
     if (job->rank == 0) {
@@ -73,7 +73,7 @@ static int share_temp_name(struct sort_job *job)
 }
 
 /* Rank 0 creates the temporary file and reserves its full size; all ranks learn the outcome. */
-static int create_reserved(struct sort_job *job, uint64_t bytes)
+int sort_write_create(struct sort_job *job, uint64_t bytes)
 {
     int err = UTIL_OK;
     if (job->rank == 0) {
@@ -196,7 +196,7 @@ int sort_write(struct sort_job *job)
         job->cfg->format->from_ordered(job->out, job->n_out);
     }
     if (!to_stdout) {
-        if ((err = share_temp_name(job)) != UTIL_OK || (err = create_reserved(job, bytes)) != UTIL_OK) {
+        if ((err = sort_write_name(job)) != UTIL_OK || (err = sort_write_create(job, bytes)) != UTIL_OK) {
             return err;
         }
     }

@@ -39,15 +39,6 @@ load helper
     assert_regex "$stderr" "need --io root"
 }
 
-# stable_sort_of IN OUT R O K: fails unless OUT is IN's R-byte records sorted stably by their
-# K-byte key at offset O, compared with coreutils' stable sort of the records as hex lines (a
-# reference that shares nothing with sortex).
-stable_sort_of() {
-    local in=$1 out=$2 r=$3 o=$4 k=$5
-    cmp <(xxd -p -c "$r" "$in" | LC_ALL=C sort -s -k "1.$((2 * o + 1)),1.$((2 * (o + k)))" |
-        xxd -r -p) "$out"
-}
-
 ODD_LAYOUT="--record-size 13 --key-offset 3 --key-size 5"
 
 @test "root I/O sorts gensort and an odd layout stably at 1, 3 and 4 ranks, files and pipes" {

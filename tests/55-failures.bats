@@ -67,8 +67,9 @@ nothing_written() {
     nothing_written
 }
 
-@test "a share larger than --mem-limit is refused before any data moves" {
-    run --separate-stderr mpi 2 -q "$SORTEX" --input "$IN" --output "$OUT" --mem-limit 100K
+@test "a share larger than --mem-limit is refused before any data moves with --external never" {
+    run --separate-stderr mpi 2 -q "$SORTEX" --input "$IN" --output "$OUT" --mem-limit 100K \
+        --external never
     assert_equal "$status" 3
     assert_regex "$stderr" "exceed --mem-limit"
     nothing_written

@@ -150,3 +150,12 @@ if worst > bound:
     sys.exit(f"imbalance: a rank holds {worst} keys > bound {bound:.1f} (n={n}, P={p})")
 PY
 }
+
+# stable_sort_of IN OUT R O K: fails unless OUT is IN's R-byte records sorted stably by their
+# K-byte key at offset O, compared with coreutils' stable sort of the records as hex lines (a
+# reference that shares nothing with sortex).
+stable_sort_of() {
+    local in=$1 out=$2 r=$3 o=$4 k=$5
+    cmp <(xxd -p -c "$r" "$in" | LC_ALL=C sort -s -k "1.$((2 * o + 1)),1.$((2 * (o + k)))" |
+        xxd -r -p) "$out"
+}

@@ -76,6 +76,11 @@ static const struct util_knob_info table[UTIL_KNOB_COUNT] = {
          "threads",
          "OpenMP's own variable: when set, OpenMP's reading of it is the threads per "
          "rank, unless --threads says otherwise [sort/sortex.c]"},
+    [UTIL_KNOB_TMPDIR] =
+        {"TMPDIR", UTIL_KNOB_SETTING, UTIL_KNOB_TEXT_T, 0, 0, 0, NULL, "the output's directory",
+         "",
+         "the directory of the external sort's temporary files when --temp-dir is not given "
+         "(the usual variable) [sort/ext.c]"},
     [UTIL_KNOB_INT_LIMIT] =
         {"SORTEX_INT_LIMIT", UTIL_KNOB_HOOK, UTIL_KNOB_COUNT_T, 2147483647, 1, 2147483647, NULL,
          "INT_MAX", "bytes",
@@ -100,11 +105,15 @@ static const struct util_knob_info table[UTIL_KNOB_COUNT] = {
     [UTIL_KNOB_STALL] =
         {"SORTEX_STALL", UTIL_KNOB_HOOK, UTIL_KNOB_SPEC_T, 0, 0, 0, "POINT:RANK:SECONDS", "none",
          "", "RANK announces itself and sleeps SECONDS at POINT: a phase's start, read-chunk, "
-         "exchange-run or commit [sort/sortex.c]"},
+         "exchange-run, sort-bucket (the external sort's pass 2) or commit [sort/sortex.c]"},
     [UTIL_KNOB_CORRUPT] =
         {"SORTEX_CORRUPT", UTIL_KNOB_HOOK, UTIL_KNOB_SPEC_T, 0, 0, 0, "order|keys:RANK", "none", "",
          "under --check, right before it looks: order swaps RANK's first and last output keys, "
          "keys copies its second key over its first [sort/check.c]"},
+    [UTIL_KNOB_EXT_FILL] =
+        {"SORTEX_EXT_FILL", UTIL_KNOB_HOOK, UTIL_KNOB_INT_T, 60, 1, 10000, NULL, "60", "%",
+         "the external sort plans its buckets at this share of what pass 2 holds (above 100: "
+         "buckets too big, split by the extra pass) [sort/ext.c]"},
     [UTIL_KNOB_LOCAL_SIZE] =
         {"OMPI_COMM_WORLD_LOCAL_SIZE", UTIL_KNOB_LAUNCH, UTIL_KNOB_INT_T, 0, 1, 2147483647, NULL,
          "unknown", "ranks",
@@ -115,6 +124,19 @@ static const struct util_knob_info table[UTIL_KNOB_COUNT] = {
          "CPUs",
          "Slurm's CPUs per task (srun -c): the threads per rank when OMP_NUM_THREADS is "
          "unset [sort/sortex.c]"},
+    [UTIL_KNOB_SLURM_MEM_NODE] =
+        {"SLURM_MEM_PER_NODE", UTIL_KNOB_LAUNCH, UTIL_KNOB_COUNT_T, 0, 1, UINT64_MAX, NULL,
+         "unset", "MiB",
+         "Slurm's memory a node (sbatch --mem): bounds the memory the ranks of a node may use "
+         "[util/mem.c]"},
+    [UTIL_KNOB_SLURM_MEM_CPU] =
+        {"SLURM_MEM_PER_CPU", UTIL_KNOB_LAUNCH, UTIL_KNOB_COUNT_T, 0, 1, UINT64_MAX, NULL,
+         "unset", "MiB",
+         "Slurm's memory a CPU (sbatch --mem-per-cpu), times SLURM_CPUS_ON_NODE: bounds the "
+         "memory the ranks of a node may use [util/mem.c]"},
+    [UTIL_KNOB_SLURM_CPUS_NODE] =
+        {"SLURM_CPUS_ON_NODE", UTIL_KNOB_LAUNCH, UTIL_KNOB_INT_T, 0, 1, 2147483647, NULL,
+         "unset", "CPUs", "the job's CPUs on this node, set by Slurm [util/mem.c]"},
     [UTIL_KNOB_HNP_URI] =
         {"OMPI_MCA_orte_hnp_uri", UTIL_KNOB_LAUNCH, UTIL_KNOB_TEXT_T, 0, 0, 0, NULL, "unset", "",
          "Open MPI's address of mpirun: equal to the local daemon's, mpirun runs on this host "

@@ -33,6 +33,7 @@ enum util_knob {
     UTIL_KNOB_L1D_BYTES,       /* the L1 data cache the local sort plans for */
     UTIL_KNOB_L2_BYTES,        /* the L2 cache the local sort plans for */
     UTIL_KNOB_OMP_THREADS,     /* OpenMP's own: when set, the threads per rank */
+    UTIL_KNOB_TMPDIR,          /* the temporary files' directory of the external sort */
     /* test hooks */
     UTIL_KNOB_INT_LIMIT,      /* largest count handed to one MPI call */
     UTIL_KNOB_FWD_RING_BYTES, /* forwarding ring size */
@@ -41,9 +42,13 @@ enum util_knob {
     UTIL_KNOB_FAIL,           /* failure injection: PHASE[:RANK] */
     UTIL_KNOB_STALL,          /* stall injection: POINT:RANK:SECONDS */
     UTIL_KNOB_CORRUPT,        /* corruption under --check: order:RANK or keys:RANK */
+    UTIL_KNOB_EXT_FILL,       /* external sort: buckets planned at this % of what fits */
     /* set by the launcher */
     UTIL_KNOB_LOCAL_SIZE,  /* ranks on this node (Open MPI) */
     UTIL_KNOB_SLURM_CPUS,  /* CPUs per task (Slurm's srun -c) */
+    UTIL_KNOB_SLURM_MEM_NODE, /* Slurm's --mem: MiB a node */
+    UTIL_KNOB_SLURM_MEM_CPU,  /* Slurm's --mem-per-cpu: MiB a CPU */
+    UTIL_KNOB_SLURM_CPUS_NODE, /* Slurm: the CPUs of the job on this node */
     UTIL_KNOB_HNP_URI,     /* Open MPI: mpirun's address */
     UTIL_KNOB_DAEMON_URI,  /* Open MPI: this node's daemon's address */
     UTIL_KNOB_OMPI_RANK,   /* Open MPI: this process's rank */

@@ -413,3 +413,9 @@ bool util_same_path(const char *a, const char *b)
     }
     return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
+
+int util_cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}

@@ -148,4 +148,27 @@ const char *util_commit(void);
 /** The compiler and flags the library was built with, e.g. "gcc 12.2.0 -O2 -g -DNDEBUG -fopenmp". */
 const char *util_build_flags(void);
 
+/**
+ * splitmix64 (Steele, Lea and Flood, "Fast splittable pseudorandom number generators", OOPSLA
+ * 2014): advances the state *@s and returns the next 64 random bits. Every random draw of
+ * sortex that must be the same on every run comes from it.
+ */
+static inline uint64_t util_splitmix64(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+/** The splitmix64 finaliser alone: 64 well-mixed bits of @x (counter-based randomness). */
+static inline uint64_t util_mix64(uint64_t x)
+{
+    uint64_t s = x - 0x9e3779b97f4a7c15ULL;
+    return util_splitmix64(&s);
+}
+
+/** qsort() order of two uint64_t. */
+int util_cmp_u64(const void *a, const void *b);
+
 #endif

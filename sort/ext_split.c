@@ -1,0 +1,343 @@
+/*
+ * sort/ext_split.c: the external sort's splitters and the classification of elements against
+ * them (see sort/ext.h).
+ *
+ * Splitters come from a random sample, as in the sample sort of Frazer and McKellar and in the
+ * distribution passes of TritonSort (Rasmussen et al., "TritonSort: A Balanced Large-Scale
+ * Sorting System", NSDI 2011, section 3.1) and Themis: S samples a bucket, sorted, and every
+ * S-th becomes a splitter. Each sample is a (key, position) pair, so that every element is
+ * distinct in (key, position) order and a bucket's size does not depend on duplicates: the
+ * expected size of each of the nb buckets is n / nb, and with S samples a bucket its relative
+ * deviation is about 1/sqrt(S) (12% at S = 64). A bucket that still ends too big for memory is
+ * split by the extra pass of sort/ext.c, never sorted short of room.
+ *
+ * Classification is a binary search over the splitters' first key words (the ordered key of a
+ * number, the first 8 bytes of a record's key), branch-free, with the rare elements that tie a
+ * splitter's first word settled by the whole key and the position. Cost: log2(nb) comparisons
+ * an element over an array that stays in L1 for up to ~4000 buckets.
+ */
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+
+#include "sort/ext.h"
+#include "util/aio.h"
+#include "util/alloc.h"
+#include "util/util.h"
+
+void ext_splitters_free(struct ext_splitters *s)
+{
+    util_free(s->prefix);
+    util_free(s->pos);
+    util_free(s->key);
+    memset(s, 0, sizeof(*s));
+}
+
+/* A sample: the key's first word, its position, and (records) the whole key after them. The
+ * blob is 16 + ksize bytes, padded to whole words. */
+static size_t blob_bytes(size_t ksize)
+{
+    return 16 + ((ksize + 7) / 8) * 8;
+}
+
+/* The first 8 bytes of a record's key, big-endian, zero padded. */
+static uint64_t rec_prefix(const struct util_format *f, const unsigned char *rec)
+{
+    return util_format_prefix(f, rec);
+}
+
+/* Fills blob @b from element @e at position @pos. */
+static void make_blob(const struct util_format *fmt, const void *e, uint64_t pos, uint64_t *b)
+{
+    if (fmt == NULL) {
+        memcpy(&b[0], e, sizeof(uint64_t));
+        b[1] = pos;
+        return;
+    }
+    b[0] = rec_prefix(fmt, e);
+    b[1] = pos;
+    memset(b + 2, 0, blob_bytes(fmt->key_size) - 16);
+    memcpy(b + 2, (const unsigned char *)e + fmt->key_offset, fmt->key_size);
+}
+
+/* (key, position) order of two blobs of keys of @ksize bytes (0: numbers). */
+static int blob_cmp_k(const uint64_t *a, const uint64_t *b, size_t ksize)
+{
+    if (a[0] != b[0]) {
+        return a[0] < b[0] ? -1 : 1;
+    }
+    if (ksize > 8) {
+        int c = memcmp((const unsigned char *)(a + 2) + 8, (const unsigned char *)(b + 2) + 8,
+                       ksize - 8);
+        if (c != 0) {
+            return c;
+        }
+    }
+    return a[1] < b[1] ? -1 : a[1] > b[1];
+}
+
+/* qsort_r's comparator: the key size rides in the argument. */
+static int blob_cmp(const void *x, const void *y, void *arg)
+{
+    return blob_cmp_k(x, y, *(const size_t *)arg);
+}
+
+/* Sorts @t samples (blobs) and takes the nb - 1 splitters at ranks floor(j t / nb). */
+static int pick(uint64_t *blobs, uint64_t t, size_t ksize, uint64_t nb, struct ext_splitters *s)
+{
+    size_t words = blob_bytes(ksize) / 8;
+    memset(s, 0, sizeof(*s));
+    s->nb = nb;
+    s->ksize = ksize;
+    uint64_t m = nb - 1;
+    s->prefix = util_malloc((m ? m : 1) * sizeof(uint64_t));
+    s->pos = util_malloc((m ? m : 1) * sizeof(uint64_t));
+    s->key = ksize > 0 ? util_malloc((m ? m : 1) * ksize) : NULL;
+    if (s->prefix == NULL || s->pos == NULL || (ksize > 0 && s->key == NULL)) {
+        ext_splitters_free(s);
+        return UTIL_ENOMEM;
+    }
+    qsort_r(blobs, t, words * 8, blob_cmp, &ksize);
+    for (uint64_t j = 1; j < nb; j++) {
+        /* With no sample at all, every splitter is the greatest pair: one bucket takes all. */
+        const uint64_t *b = t > 0 ? blobs + (size_t)((unsigned __int128)j * t / nb) * words : NULL;
+        s->prefix[j - 1] = b ? b[0] : UINT64_MAX;
+        s->pos[j - 1] = b ? b[1] : UINT64_MAX;
+        if (ksize > 0) {
+            if (b) {
+                memcpy(s->key + (j - 1) * ksize, b + 2, ksize);
+            } else {
+                memset(s->key + (j - 1) * ksize, 0xff, ksize);
+            }
+        }
+    }
+    return UTIL_OK;
+}
+
+/* @k distinct-enough random indices in [0, n), ascending (drawn with replacement, sorted). */
+static void draw(uint64_t *idx, uint64_t k, uint64_t n, uint64_t seed)
+{
+    for (uint64_t i = 0; i < k; i++) {
+        uint64_t r = util_splitmix64(&seed);
+        idx[i] = (uint64_t)(((unsigned __int128)r * n) >> 64);
+    }
+    for (uint64_t i = 1; i < k; i++) { /* insertion sort would be k^2: use qsort */
+        if (idx[i] < idx[i - 1]) {
+            qsort(idx, k, sizeof(uint64_t), util_cmp_u64);
+            break;
+        }
+    }
+}
+
+/* Reads the samples at @idx[0..k) through @read and makes their blobs. Numbers are mapped to
+ * ordered keys (@to_ordered) when @map is set. */
+static int read_samples(const struct sort_job *job, ext_read_fn *read, void *arg,
+                        const uint64_t *idx, uint64_t k, uint64_t base, int map, uint64_t *blobs)
+{
+    const struct util_format *fmt = job->fmt;
+    size_t words = blob_bytes(fmt ? fmt->key_size : 0) / 8;
+    unsigned char e[UTIL_RECORD_MAX];
+    for (uint64_t i = 0; i < k; i++) {
+        int err = read(arg, idx[i], 1, e);
+        if (err != UTIL_OK) {
+            return err;
+        }
+        if (fmt == NULL && map && job->cfg->format && job->cfg->format->to_ordered) {
+            job->cfg->format->to_ordered((uint64_t *)(void *)e, 1);
+        }
+        make_blob(fmt, e, base + idx[i], blobs + i * words);
+    }
+    return UTIL_OK;
+}
+
+/* The file reader of the global sample: element i of the rank's slice of the input. */
+struct file_reader {
+    int fd;
+    uint64_t offset; /* elements: the slice's first */
+    size_t rsize;
+};
+
+static int read_file(void *arg, uint64_t index, uint64_t count, void *dst)
+{
+    struct file_reader *r = arg;
+    int e = util_pio(UTIL_AIO_READ, r->fd, dst, count * r->rsize,
+                     (r->offset + index) * r->rsize);
+    return e == 0 ? UTIL_OK : UTIL_EIO;
+}
+
+int ext_splitters_global(struct sort_job *job, int fd, uint64_t nb, uint64_t per_bucket,
+                         struct ext_splitters *s)
+{
+    const size_t ksize = job->fmt ? job->fmt->key_size : 0;
+    const size_t words = blob_bytes(ksize) / 8;
+    const int p = job->size;
+    uint64_t total = nb * (per_bucket ? per_bucket : 1);
+    /* This rank's share of the sample, in proportion to its slice. */
+    uint64_t k = job->n_total ? (uint64_t)(((unsigned __int128)total * job->n_local +
+                                            job->n_total - 1) / job->n_total)
+                              : 0;
+    k = k < job->n_local ? k : job->n_local;
+    uint64_t *idx = util_malloc((k ? k : 1) * sizeof(uint64_t));
+    uint64_t *mine = util_malloc((k ? k : 1) * words * 8);
+    int *counts = util_malloc(2 * (size_t)p * sizeof(int));
+    uint64_t *all = NULL;
+    int err = idx && mine && counts ? UTIL_OK : UTIL_ENOMEM;
+    if (err == UTIL_OK) {
+        struct file_reader r = {fd, job->offset, job->rsize};
+        draw(idx, k, job->n_local, util_mix64(0x5eed0001u ^ (uint64_t)job->rank << 20));
+        err = read_samples(job, read_file, &r, idx, k, job->offset, 1, mine);
+        job->stats->pass_bytes[0][0] += k * job->rsize;
+        if (err == UTIL_EIO) {
+            util_fail(UTIL_EIO, "rank %d: sample: cannot read the input (%s)", job->rank,
+                      job->in_path);
+        }
+    } else {
+        util_fail(UTIL_ENOMEM, "rank %d: sample: out of memory for %llu samples", job->rank,
+                  (unsigned long long)k);
+    }
+    if ((err = sort_agree(job, err)) != UTIL_OK) {
+        goto done;
+    }
+    /* Every rank gathers every sample (T blobs) and picks the same splitters. */
+    int mine_words = (int)(k * words);
+    MPI_Allgather(&mine_words, 1, MPI_INT, counts, 1, MPI_INT, job->comm);
+    uint64_t t = 0;
+    for (int r = 0; r < p; r++) {
+        counts[p + r] = (int)(t * words);
+        t += (uint64_t)counts[r] / words;
+    }
+    all = util_malloc((t ? t : 1) * words * 8);
+    err = all != NULL ? UTIL_OK : util_fail(UTIL_ENOMEM, "rank %d: sample: out of memory for "
+                                                         "%llu samples", job->rank,
+                                            (unsigned long long)t);
+    if ((err = sort_agree(job, err)) != UTIL_OK) {
+        goto done;
+    }
+    MPI_Allgatherv(mine, mine_words, MPI_UINT64_T, all, counts, counts + p, MPI_UINT64_T,
+                   job->comm);
+    err = pick(all, t, ksize, nb, s);
+    if (err != UTIL_OK) {
+        util_fail(err, "rank %d: splitters: out of memory for %llu splitters", job->rank,
+                  (unsigned long long)nb);
+    }
+    err = sort_agree(job, err);
+    job->stats->samples = t;
+done:
+    util_free(idx);
+    util_free(mine);
+    util_free(counts);
+    util_free(all);
+    return err;
+}
+
+int ext_splitters_local(const struct sort_job *job, ext_read_fn *read, void *arg, uint64_t n,
+                        uint64_t base, uint64_t nb, uint64_t per_bucket, struct ext_splitters *s)
+{
+    const size_t ksize = job->fmt ? job->fmt->key_size : 0;
+    const size_t words = blob_bytes(ksize) / 8;
+    uint64_t k = nb * (per_bucket ? per_bucket : 1);
+    k = k < n ? k : n;
+    uint64_t *idx = util_malloc((k ? k : 1) * sizeof(uint64_t));
+    uint64_t *blobs = util_malloc((k ? k : 1) * words * 8);
+    int err = idx && blobs ? UTIL_OK : UTIL_ENOMEM;
+    if (err == UTIL_OK) {
+        draw(idx, k, n, util_mix64(0x5eed0002u ^ base ^ (uint64_t)job->rank << 40));
+        /* The bucket holds ordered keys already: no map. */
+        err = read_samples(job, read, arg, idx, k, base, 0, blobs);
+    }
+    if (err == UTIL_OK) {
+        err = pick(blobs, k, ksize, nb, s);
+    }
+    util_free(idx);
+    util_free(blobs);
+    return err;
+}
+
+/* Splitters below the element (@pfx, the rest of its key at @key, @pos): its bucket. */
+static inline uint64_t bucket_of(const struct ext_splitters *s, uint64_t pfx,
+                                 const unsigned char *key, uint64_t pos)
+{
+    const uint64_t m = s->nb - 1;
+    const uint64_t *a = s->prefix;
+    /* hi = splitters whose first word is <= pfx: a branch-free upper bound. */
+    const uint64_t *b = a;
+    uint64_t len = m;
+    while (len > 1) {
+        uint64_t half = len / 2;
+        b = b[half] <= pfx ? b + half : b;
+        len -= half;
+    }
+    uint64_t hi = (uint64_t)(b - a) + (m > 0 && *b <= pfx);
+    if (hi == 0 || a[hi - 1] != pfx) {
+        return hi; /* no splitter shares the first word: all those below are smaller */
+    }
+    /* Ties on the first word: [first, hi) share it; compare the rest of the key and the
+     * position (ascending in that range, the splitters being sorted). */
+    uint64_t first = hi - 1;
+    while (first > 0 && a[first - 1] == pfx) {
+        first--;
+    }
+    uint64_t l = first, h = hi; /* the first splitter in [first, hi) that is >= the element */
+    while (l < h) {
+        uint64_t mid = l + (h - l) / 2;
+        int c = 0;
+        if (s->ksize > 8 && key != NULL) {
+            c = memcmp(s->key + mid * s->ksize + 8, key + 8, s->ksize - 8);
+        }
+        if (c == 0) {
+            c = s->pos[mid] < pos ? -1 : s->pos[mid] > pos;
+        }
+        if (c < 0) {
+            l = mid + 1;
+        } else {
+            h = mid;
+        }
+    }
+    return l;
+}
+
+void ext_classify(const struct ext_splitters *s, const struct util_format *fmt, size_t rsize,
+                  const void *elems, uint64_t n, uint64_t pos0, uint32_t *ids, uint64_t *counts,
+                  int threads)
+{
+    const uint64_t nb = s->nb;
+    const unsigned char *e = elems;
+    if (nb == 1) {
+        memset(ids, 0, n * sizeof(uint32_t));
+        counts[0] += n;
+        return;
+    }
+    int nt = threads > 1 && n >= 65536 ? threads : 1;
+    uint64_t *local = nt > 1 ? util_calloc((size_t)nt * nb, sizeof(uint64_t)) : NULL;
+    if (local == NULL) {
+        nt = 1;
+    }
+#pragma omp parallel num_threads(nt)
+    {
+        int t = omp_get_thread_num();
+        uint64_t *c = nt > 1 ? local + (size_t)t * nb : counts;
+        uint64_t lo = n * (uint64_t)t / (uint64_t)nt, hi = n * (uint64_t)(t + 1) / (uint64_t)nt;
+        for (uint64_t i = lo; i < hi; i++) {
+            const unsigned char *x = e + i * rsize;
+            uint64_t b;
+            if (fmt == NULL) {
+                uint64_t k;
+                memcpy(&k, x, sizeof(k));
+                b = bucket_of(s, k, NULL, pos0 + i);
+            } else {
+                b = bucket_of(s, rec_prefix(fmt, x), x + fmt->key_offset, pos0 + i);
+            }
+            ids[i] = (uint32_t)b;
+            c[b]++;
+        }
+    }
+    if (nt > 1) {
+        for (int t = 0; t < nt; t++) {
+            for (uint64_t b = 0; b < nb; b++) {
+                counts[b] += local[(size_t)t * nb + b];
+            }
+        }
+        util_free(local);
+    }
+}
