@@ -143,6 +143,10 @@ void sort_check_corrupt(const struct sort_job *job, void *buf, uint64_t n);
  * reports --progress. Returns the agreed code. */
 int sort_run_phase(struct sort_job *job, enum sortex_phase phase, int (*fn)(struct sort_job *));
 
+/* The step label of @phase in --progress lines: "[3/8]" in memory, "[pass 1]" in the external
+ * sort (@external), "[check]". */
+void sort_phase_step(enum sortex_phase phase, int external, char *buf, size_t cap);
+
 /* Agrees on an outcome: every rank passes its own code and gets the most severe (lowest) of all;
  * of the error lines held back meanwhile (util_report_defer()), the lowest rank's is printed
  * and the others dropped, so one failure gives one line. Collective. */

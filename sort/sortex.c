@@ -315,14 +315,26 @@ int sort_run_phase(struct sort_job *job, enum sortex_phase phase, int (*fn)(stru
     job->stats->phase_seconds[phase] += util_now() - t0;
     err = sort_agree(job, err);
     if (job->cfg->progress && job->rank == 0) {
-        char step[16] = "[check]"; /* the self-check runs twice, outside the numbering */
-        if (phase != SORTEX_PHASE_CHECK) {
-            (void)snprintf(step, sizeof(step), "[%d/%d]", (int)phase + 1, SORTEX_PHASE_CHECK);
-        }
+        char step[16];
+        sort_phase_step(phase, job->stats->external, step, sizeof(step));
         fprintf(stderr, "%s: %-7s %-10s %8.3f s%s\n", util_progname(), step, phase_names[phase],
                 job->stats->phase_seconds[phase], err ? "  (failed)" : "");
     }
     return err;
+}
+
+void sort_phase_step(enum sortex_phase phase, int external, char *buf, size_t cap)
+{
+    if (phase == SORTEX_PHASE_CHECK) {
+        (void)snprintf(buf, cap, "[check]"); /* it runs twice, outside the numbering */
+    } else if (external) {
+        /* The external sort: the sample, then its two passes. */
+        (void)snprintf(buf, cap, phase == SORTEX_PHASE_DISTRIBUTE     ? "[pass 1]"
+                                 : phase == SORTEX_PHASE_SORT_BUCKETS ? "[pass 2]"
+                                                                      : "[sample]");
+    } else {
+        (void)snprintf(buf, cap, "[%d/%d]", (int)phase + 1, SORTEX_PHASE_CHECK);
+    }
 }
 
 /*
