@@ -149,7 +149,7 @@ $(foreach p,$(PROGRAMS),$(eval $(call program_rule,$(p))))
 # The baselines users compare with, from Debian: ips4o (header-only; its parallel sort needs
 # 16-byte atomics from libatomic), Highway's vqsort (linked here too, for builds with VQSORT=0),
 # Boost.Sort (header-only).
-BASE_LIBS := -lhwy_contrib -lhwy -latomic
+BASE_LIBS := -lhwy_contrib -lhwy -latomic -lstxxl
 $(BIN)/sortex-%: bench/%.cc $(BASE_OBJ) $(LIB) $(BUILD)/flags | $(BIN)
 	@mkdir -p $(BUILD)/bench
 	$(CXX) $(CPPFLAGS) $(CXXFLAGS) -MF $(BUILD)/bench/$*.d $(LDFLAGS) -o $@ $< $(BASE_OBJ) $(LIB) \
