@@ -1465,6 +1465,74 @@ def readme_records(doc, results):
         doc.p("**%d launches failed or did not verify and are left out.**" % len(fails))
 
 
+def readme_external(doc, results):
+    """The external sort beside the in-memory sort and STXXL's sorter, on the same files."""
+    data = load_suite(results, "external")
+    if not data:
+        doc.p("No external-sort results: %s." % skipped_reason(
+            results, "external", "the suite has not run at this scale"))
+        return
+    _, meta, rows = data[0]
+    ok = [r for r in rows if r.get("status") == "verified"]
+    base = [num(r["rss_max_kib"]) for r in ok if r["tool"] == "baseline"]
+    base_kib = median(base) if base else None
+    by = {}
+    for r in ok:
+        if r["tool"] != "baseline":
+            by.setdefault((r["format"], int(r["n"]), r["tool"], num(r["mem_per_rank"])),
+                          []).append(r)
+
+    def med(key, col):
+        v = [num(r.get(col)) for r in by.get(key, []) if num(r.get(col)) is not None]
+        return median(v) if v else None
+
+    doc.p("Files larger than the memory the ranks may use, sorted at P = 2 × 1 by `sortex` with"
+          " `--mem-limit` (the external sort, two passes through temporary files), beside the"
+          " same file sorted in memory with no limit, and beside STXXL's sorter (`bin/sortex-stxxl`,"
+          " one process, given the memory of both ranks). Times are each tool's own end to end"
+          " (read to written output), medians over %s launches; every output checked by"
+          " `sortex-verify`. Bytes per pass are the sort's own counts of what it read and wrote"
+          " (all ranks, over the input's size); peak RSS is the largest rank's, beside the"
+          " ranks' resident memory without data (%s)." % (
+              meta.get("launches", "?"),
+              "%.0f MiB" % (base_kib / 1024) if base_kib else "not measured"))
+    table = []
+    inputs = sorted({(f, n) for (f, n, _, _) in by})
+    for fmt, n in inputs:
+        mems = sorted({m for (f, nn, t, m) in by if f == fmt and nn == n and t != "sortex-memory"},
+                      reverse=True)
+        inmem = next((med(k, "total_s") for k in by if k[:3] == (fmt, n, "sortex-memory")), None)
+        for m in mems:
+            ext = (fmt, n, "sortex-external", m)
+            stx = (fmt, n, "stxxl", m)
+            t_ext, t_stx = med(ext, "total_s"), med(stx, "total_s")
+            size = n * (100 if fmt == "gensort" else 8)
+            rel = [med(ext, c) / size if med(ext, c) is not None else None for c in
+                   ("read1_bytes", "written1_bytes", "read2_bytes", "written2_bytes")]
+            rss = med(ext, "rss_max_kib")
+            table.append([
+                fmt, fmt_n(n), "%.0f×" % (size / (2 * m)), fmt_bytes(m), fmt_time(t_ext),
+                fmt_time(inmem), "%.2f" % (t_ext / inmem) if t_ext and inmem else "-",
+                fmt_time(t_stx) if t_stx else "failed" if stx in by or any(
+                    r["tool"] == "stxxl" and num(r["mem_per_rank"]) == m and int(r["n"]) == n
+                    for r in rows) else "-",
+                "%.1f" % (t_stx / t_ext) if t_ext and t_stx else "-",
+                " / ".join("%.2f" % x if x is not None else "-" for x in rel),
+                "%.2f" % (med(ext, "temp_bytes") / size) if med(ext, "temp_bytes") else "-",
+                "%.0f MiB" % (rss / 1024) if rss else "-",
+                "%.0f" % (med(ext, "split_buckets") or 0)])
+    doc.table(["input", "n", "input / memory", "memory a rank", "external", "in memory",
+               "external / in memory", "STXXL", "STXXL / external",
+               "bytes read, written: pass 1, pass 2 (× input)", "temporary (× input)",
+               "peak RSS a rank", "extra passes"], table)
+    fails = [r for r in rows if r.get("status") != "verified"]
+    if fails:
+        doc.p("%d launches failed or did not verify (%s) and are left out: STXXL's sorter stops"
+              " when its memory cannot hold a merge of all its runs (\"INSUFFICIENT MEMORY\")." % (
+                  len(fails), ", ".join(sorted({"%s %s" % (r["tool"], r["status"])
+                                                for r in fails}))))
+
+
 def readme_elsewhere(doc, results):
     """Links to the result sets of the emulated cluster, which live in subdirectories."""
     sets = [("cluster", "the same suites across the emulated cluster's hosts, over TCP links"
@@ -2038,6 +2106,9 @@ def cmd_readme(results):
     if load_suite(results, "records") or load_status(results).get("suites", {}).get("records"):
         doc.h(2, "Records: gensort's 100-byte records end to end")
         readme_records(doc, results)
+    if load_suite(results, "external") or load_status(results).get("suites", {}).get("external"):
+        doc.h(2, "Larger than memory: the external sort")
+        readme_external(doc, results)
     readme_model(doc, results)
     readme_elsewhere(doc, results)
     doc.h(2, "Files")
