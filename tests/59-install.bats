@@ -6,17 +6,6 @@
 bats_require_minimum_version 1.5.0
 load helper
 
-# make in the source tree with the variables a `make test` around us was given (NATIVE=1 ...:
-# MAKEFLAGS carries them after " --"), so that it installs what that built instead of building
-# again under the other suites' feet, but not under its jobserver, whose descriptors are not
-# ours. Run alone, after a plain `make`, it installs that build.
-top_make() {
-    local vars=()
-    # shellcheck disable=SC2162 # without -r: MAKEFLAGS escapes a blank in a value as "\ "
-    [[ ${MAKEFLAGS:-} == *" -- "* ]] && read -a vars <<<"${MAKEFLAGS#* -- }"
-    env -u MAKEFLAGS -u MAKELEVEL -u MFLAGS make -C "$TOP" --no-print-directory "${vars[@]}" "$@"
-}
-
 setup_file() {
     export PREFIX=$BATS_FILE_TMPDIR/prefix
     top_make install PREFIX="$PREFIX" >"$BATS_FILE_TMPDIR/install.log" 2>&1 ||

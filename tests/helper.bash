@@ -41,6 +41,17 @@ run_mpi() {
     run mpi "$@"
 }
 
+# top_make ARGS...: make in the source tree with the variables a `make test` around us was given
+# (NATIVE=1 ...: MAKEFLAGS carries them after " --"), so that it finds what that built instead of
+# building again under the other suites' feet, but not under its jobserver, whose descriptors are
+# not ours. Run alone, after a plain `make`, it works on that build.
+top_make() {
+    local vars=()
+    # shellcheck disable=SC2162 # without -r: MAKEFLAGS escapes a blank in a value as "\ "
+    [[ ${MAKEFLAGS:-} == *" -- "* ]] && read -a vars <<<"${MAKEFLAGS#* -- }"
+    env -u MAKEFLAGS -u MAKELEVEL -u MFLAGS make -C "$TOP" --no-print-directory "${vars[@]}" "$@"
+}
+
 # The back-ends registered in the binary, one per line (the test matrix is driven by this).
 backends() {
     "$SORTEX" --exchange help | awk 'NR > 1 && NF { print $1 }'
