@@ -12,9 +12,11 @@ setup() {
     [[ -x $SCHED ]] || fail "missing $SCHED (run make)"
 }
 
-# The model names, one per line.
+# The model names, one per line (10: one per back-end, two for alltoallv).
 algos() {
-    "$SCHED" --algos help | awk 'NR > 1 { print $1 }'
+    local help
+    help=$(ran_ok "models" "$SCHED" --algos help) || return 1
+    awk 'NR > 1 { print $1 }' <<<"$help" | at_least 10 "models"
 }
 
 # csv_all EXPR...: the CSV in $output has rows, and every row r satisfies every Python
@@ -63,17 +65,21 @@ csv_header() {
 }
 
 @test "models every registered back-end: --algos help names each in brackets" {
-    local backend
+    local list backend
+    list=$(backends)
     run -0 "$SCHED" --algos help
-    for backend in $(backends); do
+    for backend in $list; do
         assert_line --regexp "^$backend(-[a-z]+)? +\\[$backend\\] [^ ]"
     done
 }
 
 @test "models every algorithm on every synthetic pattern and alias, for even and odd P" {
-    local names pat p arg
-    names=$(algos | paste -sd,)
-    for pat in $("$SCHED" --pattern help | awk 'NR > 1 { sub(/:.*/, "", $1); print $1 }'); do
+    local models names patterns pat p arg
+    models=$(algos)
+    names=$(paste -sd, <<<"$models")
+    patterns=$(ran_ok "patterns" "$SCHED" --pattern help)
+    patterns=$(awk 'NR > 1 { sub(/:.*/, "", $1); print $1 }' <<<"$patterns" | at_least 10 "patterns")
+    for pat in $patterns; do
         for p in 5 8; do
             # The patterns whose parameter is a name: a distribution, a saved matrix.
             case $pat in
@@ -86,7 +92,7 @@ csv_header() {
             esac
             run -0 "$SCHED" --pattern "$arg" --ranks "$p" --volume 64Ki --csv
             [[ $(awk -F, 'NR > 1 { print $2 ":" $7 }' <<<"$output" | paste -sd,) == \
-                "$(algos | sed "s/^/$p:/" | paste -sd,)" ]] ||
+                "$(sed "s/^/$p:/" <<<"$models" | paste -sd,)" ]] ||
                 fail "pattern $pat, P = $p: not one row per model: $output"
         done
     done

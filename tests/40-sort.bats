@@ -13,10 +13,12 @@ PS=(1 2 3 4 5 7 8)
     # to back-ends i, i+3 and i+6 (mod their number) at process counts that move with both, so
     # every back-end sorts about a third of the distributions and every distribution meets
     # three back-ends and three process counts. The full product is bench/run's sort suite.
-    local dists backends i j b np
-    mapfile -t dists < <(distributions)
-    mapfile -t backends < <(backends)
-    [[ ${#dists[@]} -ge 10 && ${#backends[@]} -ge 9 ]]
+    local dists backends i j b np list
+    list=$(distributions)
+    mapfile -t dists <<<"$list"
+    list=$(backends)
+    mapfile -t backends <<<"$list"
+    [[ ${#dists[@]} -ge 16 && ${#backends[@]} -ge 9 ]]
     for ((i = 0; i < ${#dists[@]}; i++)); do
         for j in 0 3 6; do
             b=$(((i + j) % ${#backends[@]}))
@@ -29,8 +31,9 @@ PS=(1 2 3 4 5 7 8)
 @test "every back-end sorts 0, 1 and P-1 keys, and meets every process count" {
     # Every (back-end, P) pair once, the size walking through 0, 1 and P-1 so that each
     # back-end meets each size at several P and each P meets each size with several back-ends.
-    local backend np n k=0 sizes
-    for backend in $(backends); do
+    local backend np n k=0 sizes list
+    list=$(backends)
+    for backend in $list; do
         for np in "${PS[@]}"; do
             sizes=(0 1 $((np - 1)))
             n=${sizes[$((k % 3))]}
@@ -41,8 +44,9 @@ PS=(1 2 3 4 5 7 8)
 }
 
 @test "every back-end sorts 1000 and 2,000,000 keys at odd and even process counts" {
-    local backend
-    for backend in $(backends); do
+    local backend list
+    list=$(backends)
+    for backend in $list; do
         sort_case 3 "$backend" uniform 1000
         sort_case 8 "$backend" gaussian 1000
         sort_case 5 "$backend" uniform 2000000
@@ -141,8 +145,9 @@ PY
     # layout (13-byte records, a 5-byte key at offset 3, at most 16 distinct keys) holds many
     # equal keys: besides the verifier, the output must be the stable sort by key.
     local formats=("--format gensort" "--format gensort" "--record-size 13 --key-offset 3 --key-size 5")
-    local dists=(gensort gensort-skew few) backend f k=0 np
-    for backend in $(backends); do
+    local dists=(gensort gensort-skew few) backend f k=0 np list
+    list=$(backends)
+    for backend in $list; do
         for f in 0 1 2; do
             np=${PS[$((k % ${#PS[@]}))]}
             k=$((k + 1))

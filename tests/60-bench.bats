@@ -15,7 +15,9 @@ RUN=$TOP/bench/run
 # description in FILE's NAME.meta.json beside it (with the driver's settings and every column
 # explained), and Open MPI's forced alltoallv algorithms as rows ompi-linear and ompi-pairwise.
 check_xbench_csv() {
-    python3 - "$@" "$(backends | paste -sd,)" <<'PY'
+    local list
+    list=$(backends) || return 1
+    python3 - "$@" "$(paste -sd, <<<"$list")" <<'PY'
 import csv, io, json, os, sys
 path, np, patterns, volumes = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
 results = sys.argv[5] == "results"
@@ -154,7 +156,8 @@ PY
 }
 
 @test "xbench file:PATH replays a saved matrix once, whatever the volumes, and checks every key" {
-    local m=$BATS_TEST_TMPDIR/m.csv
+    local m=$BATS_TEST_TMPDIR/m.csv list
+    list=$(backends)
     "$SORTEX_BIN/sortex-sched" --pattern random --ranks 3 --volume 80000 --print-matrix >"$m"
     run_mpi 1 "$XBENCH" --print-matrix --ranks 3 --patterns "file:$m" --bytes 8
     assert_success
@@ -162,7 +165,7 @@ PY
     run_mpi 3 "$XBENCH" --patterns "file:$m,bucket" --bytes 4Ki,40000 --reps 2 \
         --output "$BATS_TEST_TMPDIR/x.csv"
     assert_success
-    python3 - "$BATS_TEST_TMPDIR/x.csv" "$m" "$(backends | wc -l)" <<'PY'
+    python3 - "$BATS_TEST_TMPDIR/x.csv" "$m" "$(wc -l <<<"$list")" <<'PY'
 import csv, sys
 rows = list(csv.DictReader(l for l in open(sys.argv[1]) if not l.startswith("#")))
 m = [[int(x) for x in l.split(",")] for l in open(sys.argv[2]) if not l.startswith("#")]
@@ -276,7 +279,9 @@ assert s["steal_s"] >= 0 and s["steal_s_by_file"]["exchange/sizes-p2.csv"] >= 0,
     run "$RUN" --smoke --suites sort,e2e,records --results "$res"
     assert_success
     check_tables_read "$res"
-    python3 - "$res" "$(backends | paste -sd,)" <<'PY'
+    local list
+    list=$(backends)
+    python3 - "$res" "$(paste -sd, <<<"$list")" <<'PY'
 import csv, json, sys
 res, backends = sys.argv[1], set(sys.argv[2].split(","))
 for suite in ("sort", "e2e", "records"):
@@ -559,7 +564,9 @@ PY
         --machine "$res/model/machine.txt"
     run check_model_files "$res"
     assert_success
-    python3 - "$res" "$(backends | paste -sd,)" <<'PY'
+    local list
+    list=$(backends)
+    python3 - "$res" "$(paste -sd, <<<"$list")" <<'PY'
 import csv, sys
 res, backends = sys.argv[1], sys.argv[2].split(",")
 v = list(csv.DictReader(open(res + "/model/validation.csv")))
