@@ -134,12 +134,28 @@ static int plan_case(MPI_Comm comm, const struct sim_spec *spec, int me, size_t 
     if (err != UTIL_OK) {
         return err;
     }
+    /* No rank sends or receives more than BENCH_MAX_BYTES: the counts of a saved matrix can ask
+     * for any 64-bit number, and its sums and buffer sizes would overflow. Checked as they are
+     * summed, so no sum passes the limit; every rank holds the same matrix and agrees. */
+    const uint64_t most = BENCH_MAX_BYTES / elem;
     uint64_t hmax = 0, cmax = 0, rmax = 0, all = 0;
     for (int i = 0; i < P; i++) {
         uint64_t out = 0, in = 0, csum = 0, rsum = 0;
         for (int j = 0; j < P; j++) {
             uint64_t cin = matrix[(size_t)j * (size_t)P + (size_t)i];
             uint64_t cout = matrix[(size_t)i * (size_t)P + (size_t)j];
+            if (cin > most - csum || cout > most - rsum) {
+                if (me == 0) {
+                    char label[96];
+                    sim_spec_label(spec, label, sizeof(label));
+                    util_error("%s%s asks rank %d to %s more than 2^40 bytes, the most a rank "
+                               "may (%zu-byte elements; --bytes' limit too)",
+                               spec->path[0] ? "the matrix in " : "pattern ",
+                               spec->path[0] ? spec->path : label, i,
+                               cout > most - rsum ? "send" : "receive", elem);
+                }
+                return UTIL_EUSAGE;
+            }
             csum += cin;
             rsum += cout;
             if (j != i) {

@@ -36,10 +36,12 @@ static void usage(FILE *f)
             "                        'help' lists them; a pattern's counts are elements\n"
             "                        (--record-size); file:PATH replays a P x P matrix of\n"
             "                        elements saved as CSV (sortex-sched --print-matrix),\n"
-            "                        once, whatever --bytes\n"
+            "                        once, whatever --bytes (no rank may send or receive\n"
+            "                        more than --bytes' limit)\n"
             "  -b, --bytes LIST      bytes each rank sends, its own block included, comma\n"
-            "                        separated, rounded down to whole elements; suffixes\n"
-            "                        K M G (10^3), Ki Mi Gi (2^10) [64Ki,1Mi,16Mi]\n"
+            "                        separated, rounded down to whole elements, at most 1Ti\n"
+            "                        (2^40); suffixes K M G (10^3), Ki Mi Gi (2^10)\n"
+            "                        [64Ki,1Mi,16Mi]\n"
             "      --record-size R   the back-ends move elements of R bytes, 1..%d, as a\n"
             "                        sort of R-byte records does; every byte of every\n"
             "                        element is checked [8: keys]\n"
@@ -187,9 +189,9 @@ static int parse_bytes(const char *text, struct cli *cli)
         return UTIL_EUSAGE;
     }
     for (int i = 0; i < n; i++) {
-        /* At most 2^40 bytes per rank: far beyond memory, and products stay in 64 bits. */
+        /* At most BENCH_MAX_BYTES per rank: far beyond memory, and products stay in 64 bits. */
         if (util_parse_count(items[i], &cli->bytes[i]) != UTIL_OK ||
-            cli->bytes[i] > ((uint64_t)1 << 40)) {
+            cli->bytes[i] > BENCH_MAX_BYTES) {
             return util_error("--bytes must be byte counts up to 1Ti, e.g. 64Ki,16Mi (%s)",
                               items[i]);
         }

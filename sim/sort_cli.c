@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "datagen/datagen.h"
 #include "sim/sortmodel.h"
 #include "util/alloc.h"
 #include "util/util.h"
@@ -22,7 +23,9 @@ static void usage(FILE *f)
             "\n"
             "options (default in brackets):\n"
             "  -P, --ranks P[,P...]       ranks (1..1048576)\n"
-            "  -n, --n-per-rank N[,N...]  elements each rank reads; K M G suffixes\n"
+            "  -n, --n-per-rank N[,N...]  elements each rank reads; K M G suffixes; every\n"
+            "                             sort at most 2^60 elements and 2^63 bytes, the\n"
+            "                             largest file\n"
             "  -p, --pattern NAME         the exchange's count matrix (sortex-xbench --patterns\n"
             "                             help) [bucket: equal blocks, as uniform keys give]\n"
             "  -d, --dist NAME            the input distribution instead: uniform is equal\n"
@@ -371,6 +374,22 @@ int sim_sort_main(int argc, char **argv)
         exchange_names(names, sizeof(names));
         util_error("unknown back-end (%s); valid: auto, all, %s", cli.exchange, names);
         return 2;
+    }
+    /* Every case is a sort there can be: P N elements of E bytes make a file of at most
+     * DATAGEN_MAX_BYTES (2^63) bytes, which also keeps every product of the model in 64 bits. */
+    for (int i = 0; i < cli.nranks; i++) {
+        for (int k = 0; k < cli.nsizes; k++) {
+            uint64_t n, bytes;
+            if (__builtin_mul_overflow(cli.ranks[i], cli.sizes[k], &n) || n > DATAGEN_MAX_N ||
+                __builtin_mul_overflow(n, cli.elem, &bytes) || bytes > DATAGEN_MAX_BYTES) {
+                util_error("a sort of %llu ranks x %llu elements of %llu bytes is beyond the "
+                           "largest file, 2^60 elements and 2^63 bytes (--ranks, --n-per-rank, "
+                           "--record-size)",
+                           (unsigned long long)cli.ranks[i], (unsigned long long)cli.sizes[k],
+                           (unsigned long long)cli.elem);
+                return 2;
+            }
+        }
     }
     /* The count matrix's pattern: equal blocks for uniform keys, the sort's counts else. */
     char text[128];

@@ -79,9 +79,12 @@ PY
 }
 
 @test "sortex-sched --sort refuses bad arguments with exit 2 and one line" {
+    # The last two are beyond any file (2^70 keys; 2^40 records of 64 KiB, 2^56 bytes a rank):
+    # their products overflowed, and the model printed a rank holding 0 bytes.
     local args
     for args in "--ranks 0 --n-per-rank 1" "--ranks 4" "--ranks 4 --n-per-rank 1 --balance best" \
-        "--ranks 4 --n-per-rank 1 --exchange nosuch" "--ranks 4 --n-per-rank 1 --epsilon 0"; do
+        "--ranks 4 --n-per-rank 1 --exchange nosuch" "--ranks 4 --n-per-rank 1 --epsilon 0" \
+        "--ranks 1048576 --n-per-rank 1Pi" "--ranks 1024 --n-per-rank 1Ti --record-size 65536"; do
         # shellcheck disable=SC2086 # the arguments are words
         run --separate-stderr "$SCHED" --sort $args
         assert_failure 2

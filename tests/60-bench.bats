@@ -219,6 +219,23 @@ PY
     done
 }
 
+@test "xbench refuses a saved matrix beyond 2^40 bytes a rank with one line, whatever its counts" {
+    # COUNTS (rows separated by blanks)|RANK VERB: 2^61 keys are 2^64 bytes, and the sizes made
+    # of them overflowed into a crash; 2^64 - 1 is the largest count a file holds; 2^37 keys
+    # (2^40 bytes) twice pass the limit only as a sum.
+    local m=$BATS_TEST_TMPDIR/m.csv c counts rank verb
+    for c in "2305843009213693952,1 1,1|0 send" "0,0 0,18446744073709551615|1 send" \
+        "137438953472,137438953472 0,0|0 send" "0,1 137438953473,0|0 receive"; do
+        counts=${c%|*}
+        read -r rank verb <<<"${c#*|}"
+        tr ' ' '\n' <<<"$counts" >"$m"
+        run --separate-stderr mpi 2 -q "$XBENCH" --matrix "$m" --reps 1
+        assert_failure 2
+        assert_equal "$stderr" "sortex-xbench: error: the matrix in $m asks rank $rank to $verb \
+more than 2^40 bytes, the most a rank may (8-byte elements; --bytes' limit too)"
+    done
+}
+
 @test "bench/run --help describes the driver and exits 0" {
     run "$RUN" --help
     assert_success
