@@ -87,7 +87,7 @@ static void usage(FILE *out)
             "                      sort as that type sees the same order; datagen/README.md\n"
             "                      defines the records of byte-key formats)\n"
             "distribution parameters (rejected by distributions that do not use them):\n"
-            "      --groups G      ggroup: ranks per group (default 2)\n"
+            "      --groups G      ggroup: ranks per group, 1..P (default 2)\n"
             "      --blocks R      rd: blocks per rank and value range 0..R-1 (default 32)\n"
             "      --samples S     wr: samples per rank of the attacked regular sampling,\n"
             "                      1..n/P (default P)\n"
@@ -115,7 +115,7 @@ static void param_default(enum datagen_param param, const struct datagen_params 
 {
     switch (param) {
     case DATAGEN_P_GROUPS:
-        (void)snprintf(buf, cap, "%llu", (unsigned long long)d->groups);
+        (void)snprintf(buf, cap, "2"); /* datagen_params_init()'s 0: 2, or P on one rank */
         break;
     case DATAGEN_P_BLOCKS:
         (void)snprintf(buf, cap, "%llu", (unsigned long long)d->blocks);

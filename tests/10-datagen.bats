@@ -168,10 +168,19 @@ PY
 }
 
 @test "ggroup puts part k of rank i's slice in bucket (i - i mod g + P/2 + k) mod P" {
-    for P in 4 5 8; do
-        "$GEN" --dist ggroup --n 2000 --ranks "$P" --groups 2 -o g.bin
-        check_keys g.bin "$P" <<'PY'
-g = 2
+    # Any g from 1 to P: a g that does not divide P leaves a smaller last group (datagen/README.md);
+    # the default is 2, or 1 on one rank.
+    local c g P
+    for c in 2:4 2:5 2:8 3:4 4:4 3:8 1:1; do
+        g=${c%:*} P=${c#*:}
+        if [[ $c == 1:1 ]]; then
+            "$GEN" --dist ggroup --n 2000 --ranks 1 -o g.bin
+        else
+            "$GEN" --dist ggroup --n 2000 --ranks "$P" --groups "$g" -o g.bin
+        fi
+        G=$g check_keys g.bin "$P" <<'PY'
+import os
+g = int(os.environ["G"])
 for i in range(P):
     m, v = len(slices[i]), (i - i % g + P // 2) % P
     for t, x in enumerate(slices[i]):
@@ -285,6 +294,9 @@ assert all(a ^ (1 << 63) == b for a, b in zip(u, i)) and len(u) == len(i) == 100
         "--dist uniform --n 10 --threads many -o out.bin"
         "--dist uniform --n 10 --type u32 -o out.bin"
         "--dist uniform --n 10 --groups 3 -o out.bin"
+        "--dist ggroup --n 10 --groups 5 --ranks 4 -o out.bin"
+        "--dist ggroup --n 10 --groups 2 --ranks 1 -o out.bin"
+        "--dist ggroup --n 10 --groups 0 -o out.bin"
         "--dist nearly --n 10 --fraction 1.5 -o out.bin"
         "--dist nearly --n 10 --fraction -0.1 -o out.bin"
         "--dist zipf --n 10 --exponent 0 -o out.bin"
