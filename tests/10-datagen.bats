@@ -321,6 +321,21 @@ assert all(a ^ (1 << 63) == b for a, b in zip(u, i)) and len(u) == len(i) == 100
     done
 }
 
+@test "an output path beyond PATH_MAX is refused as a name too long, with one line and exit 2" {
+    # 2100 directories "d/" (4200 characters), or one directory name past NAME_MAX: a name
+    # too long, not a directory that does not exist.
+    local deep long
+    deep=$(printf 'd/%.0s' $(seq 2100))out.bin
+    long=$(printf 'x%.0s' $(seq 300))/out.bin
+    run -2 --separate-stderr "$GEN" --dist uniform --n 10 -o "$deep"
+    assert_equal "${#stderr_lines[@]}" 1
+    [[ ${stderr_lines[0]} == "sortex-gen: error: output name is too long: at most 4095 characters (d/d/"* ]]
+    run -2 --separate-stderr "$GEN" --dist uniform --n 10 -o "$long"
+    assert_equal "${stderr_lines[*]}" "sortex-gen: error: output name is too long: a directory \
+name in it passes the file system's limit ($long)"
+    assert_dir_holds ""
+}
+
 @test "a write that fails part-way keeps the old output and leaves no temporary file" {
     echo old >out.bin
     # A 1 MiB file size limit: the 8 MB write fails with EFBIG.

@@ -267,10 +267,16 @@ static void dir_of(const char *path, char *dir, size_t cap)
 
 int util_check_output(const char *path)
 {
-    char dir[4096];
+    char dir[PATH_MAX];
     struct stat st;
     if (path == NULL || *path == '\0') {
         return util_error("no output file given");
+    }
+    /* A path the system cannot take at all: said as such, not as a directory that is missing
+     * (its directory part would not fit in dir, and stat() fails on it with ENAMETOOLONG). */
+    if (strlen(path) >= PATH_MAX) {
+        return util_error("output name is too long: at most %d characters (%s)", PATH_MAX - 1,
+                          path);
     }
     if (path[strlen(path) - 1] == '/') {
         return util_error("output is a directory (%s)", path);
@@ -289,6 +295,11 @@ int util_check_output(const char *path)
         }
     }
     dir_of(path, dir, sizeof(dir));
+    if (stat(dir, &st) != 0 && errno == ENAMETOOLONG) {
+        return util_error("output name is too long: a directory name in it passes the file "
+                          "system's limit (%s)",
+                          path);
+    }
     if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
         return util_error("output directory does not exist (%s)", dir);
     }
