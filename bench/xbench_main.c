@@ -101,28 +101,6 @@ struct cli {
     int done; /* --help, --version or a 'help' list: exit 0 after parsing */
 };
 
-/* Splits a comma separated list into items[0..*n) (pointers into buf, a copy of text). */
-static int split_list(const char *text, char *buf, size_t cap, char **items, int *n,
-                      const char *what)
-{
-    if (strlen(text) >= cap) {
-        return util_error("%s list too long (%s)", what, text);
-    }
-    strcpy(buf, text);
-    *n = 0;
-    char *save = NULL;
-    for (char *t = strtok_r(buf, ",", &save); t != NULL; t = strtok_r(NULL, ",", &save)) {
-        if (*n == MAX_ITEMS) {
-            return util_error("at most %d %s items (%s)", MAX_ITEMS, what, text);
-        }
-        items[(*n)++] = t;
-    }
-    if (*n == 0) {
-        return util_error("empty %s list (%s)", what, text);
-    }
-    return UTIL_OK;
-}
-
 /* --exchange: 'all' (the registry, in its order) or names; an unknown name lists the valid. */
 static int parse_backends(const char *text, struct cli *cli)
 {
@@ -136,7 +114,7 @@ static int parse_backends(const char *text, struct cli *cli)
         }
         return UTIL_OK;
     }
-    if (split_list(text, buf, sizeof(buf), items, &n, "--exchange") != UTIL_OK) {
+    if (util_split_list(text, "--exchange", buf, sizeof(buf), items, MAX_ITEMS, &n) != UTIL_OK) {
         return UTIL_EUSAGE;
     }
     for (int i = 0; i < n; i++) {
@@ -168,7 +146,7 @@ static int parse_patterns(const char *text, struct cli *cli)
         }
         return UTIL_OK;
     }
-    if (split_list(text, buf, sizeof(buf), items, &n, "--patterns") != UTIL_OK) {
+    if (util_split_list(text, "--patterns", buf, sizeof(buf), items, MAX_ITEMS, &n) != UTIL_OK) {
         return UTIL_EUSAGE;
     }
     for (int i = 0; i < n; i++) {
@@ -185,7 +163,7 @@ static int parse_bytes(const char *text, struct cli *cli)
 {
     char buf[1024], *items[MAX_ITEMS];
     int n;
-    if (split_list(text, buf, sizeof(buf), items, &n, "--bytes") != UTIL_OK) {
+    if (util_split_list(text, "--bytes", buf, sizeof(buf), items, MAX_ITEMS, &n) != UTIL_OK) {
         return UTIL_EUSAGE;
     }
     for (int i = 0; i < n; i++) {

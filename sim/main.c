@@ -220,27 +220,26 @@ static void print_patterns(FILE *f)
 /* Parses --algos: a comma separated list of model names, or 'all'. */
 static int parse_algos(const char *text, struct cli *cli)
 {
-    char buf[512], names[512];
+    char buf[512], names[512], *items[MAX_ALGOS];
+    int n;
     cli->nalgos = 0;
     if (strcmp(text, "all") == 0) {
         return add_models(cli, "all") >= 0 ? UTIL_OK : util_error("too many models (%s)", text);
     }
-    if (strlen(text) >= sizeof(buf) || *text == '\0') {
-        return util_error("bad --algos list (%s)", text);
+    if (util_split_list(text, "--algos", buf, sizeof(buf), items, MAX_ALGOS, &n) != UTIL_OK) {
+        return UTIL_EUSAGE;
     }
-    strcpy(buf, text);
-    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok != NULL;
-         tok = strtok_r(NULL, ",", &save)) {
-        int added = add_models(cli, tok);
+    for (int i = 0; i < n; i++) {
+        int added = add_models(cli, items[i]);
         if (added == 0) {
             model_names(names, sizeof(names));
-            return util_error("unknown algorithm (%s); valid: %s", tok, names);
+            return util_error("unknown algorithm (%s); valid: %s", items[i], names);
         }
         if (added < 0) {
             return util_error("too many --algos (%s)", text);
         }
     }
-    return cli->nalgos > 0 ? UTIL_OK : util_error("empty --algos list (%s)", text);
+    return UTIL_OK;
 }
 
 /* The options and their combinations; prints one line and returns UTIL_EUSAGE on a mistake. */

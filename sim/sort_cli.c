@@ -58,20 +58,15 @@ enum { OPT_RPN = 256, OPT_RECORD, OPT_MACHINE, OPT_ALPHA, OPT_BETA, OPT_CALIBRAT
 static int parse_list(const char *text, const char *what, uint64_t lo, uint64_t hi,
                       uint64_t *out, int cap, int *n)
 {
-    char buf[512];
-    if (strlen(text) >= sizeof(buf) || *text == '\0') {
-        return util_error("bad %s list (%s)", what, text);
+    char buf[512], *items[32];
+    if (util_split_list(text, what, buf, sizeof(buf), items, cap < 32 ? cap : 32, n) != UTIL_OK) {
+        return UTIL_EUSAGE;
     }
-    strcpy(buf, text);
-    *n = 0;
-    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok != NULL;
-         tok = strtok_r(NULL, ",", &save)) {
-        uint64_t v;
-        if (util_parse_count(tok, &v) != UTIL_OK || v < lo || v > hi || *n >= cap) {
-            return util_error("%s must be from %llu to %llu, at most %d of them (%s)", what,
-                              (unsigned long long)lo, (unsigned long long)hi, cap, tok);
+    for (int i = 0; i < *n; i++) {
+        if (util_parse_count(items[i], &out[i]) != UTIL_OK || out[i] < lo || out[i] > hi) {
+            return util_error("%s must be from %llu to %llu (%s)", what, (unsigned long long)lo,
+                              (unsigned long long)hi, items[i]);
         }
-        out[(*n)++] = v;
     }
     return UTIL_OK;
 }

@@ -456,6 +456,8 @@ PY
         "--pattern random --ranks 12x"
         "--pattern random --ranks 4097"
         "--pattern random --ranks 4 --algos direct,nosuch"
+        "--pattern random --ranks 4 --algos direct,,forward"
+        "--pattern random --ranks 4 --algos direct,"
         "--pattern random --ranks 4 --alpha fast"
         "--pattern random --ranks 4 --beta -1"
         "--pattern random --ranks 4 --volume 1Q"

@@ -371,6 +371,18 @@ EOF
     run -0 "$SORTEX_BIN/sortex-localsort" --algo sortex --n 100000 -t 2 --reps 1
 }
 
+@test "sortex-localsort refuses an empty item in its lists, as every program's lists do" {
+    # The lists of sortex-sched, --sort and sortex-xbench: 35-simulator, 36-sort-model, 60-bench.
+    local args
+    for args in "--n 1000,,2000" "--n 1000," "--algo ,sortex" "--threads 1,,2" "--dist ''"; do
+        # shellcheck disable=SC2086 # the arguments are words
+        eval run --separate-stderr "$SORTEX_BIN/sortex-localsort" $args --reps 1
+        assert_equal "$status" 2
+        assert_equal "$(printf '%s\n' "$stderr" | grep -c .)" 1
+        assert_regex "$stderr" "^sortex-localsort: error: --[a-z]+ list has an empty item"
+    done
+}
+
 @test "the stats file records any path as itself and counts as integers" {
     local odd=$BATS_TEST_TMPDIR/$'line\nbreak\ttab "q" \\ \x01 ü'.bin
     cp "$IN" "$odd"

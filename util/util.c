@@ -219,6 +219,34 @@ int util_parse_double(const char *s, double lo, double hi, double *out)
     return UTIL_OK;
 }
 
+int util_split_list(const char *text, const char *what, char *buf, size_t cap, char **items,
+                    int max, int *n)
+{
+    *n = 0;
+    if (strlen(text) >= cap) {
+        return util_error("%s list too long: at most %zu characters (%s)", what, cap - 1, text);
+    }
+    strcpy(buf, text);
+    /* Cut at every comma; strtok would skip empty items silently. */
+    for (char *item = buf;;) {
+        char *comma = strchr(item, ',');
+        if (comma != NULL) {
+            *comma = '\0';
+        }
+        if (*item == '\0') {
+            return util_error("%s list has an empty item (%s)", what, text);
+        }
+        if (*n == max) {
+            return util_error("%s list has more than %d items (%s)", what, max, text);
+        }
+        items[(*n)++] = item;
+        if (comma == NULL) {
+            return UTIL_OK;
+        }
+        item = comma + 1;
+    }
+}
+
 double util_now(void)
 {
     struct timespec ts;
