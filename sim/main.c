@@ -158,7 +158,7 @@ static void usage(FILE *f)
             "\n"
             "exit codes: 0 success; 2 usage error (bad option or value, unreadable or malformed\n"
             "            matrix); 3 runtime failure (out of memory, an invalid schedule, MPI)\n",
-            (int)UTIL_RECORD_MAX, EXCHANGE_MODEL_MAX_P, EXCHANGE_MODEL_MAX_P, ALPHA_DEFAULT,
+            EXCHANGE_MODEL_MAX_P, (int)UTIL_RECORD_MAX, EXCHANGE_MODEL_MAX_P, ALPHA_DEFAULT,
             BETA_DEFAULT, 1e-9 / BETA_DEFAULT, EXCHANGE_SCHED_TARGET_H,
             EXCHANGE_SCHED_TARGET_H_FORWARD, ALPHA_DEFAULT * 1e6, BETA_DEFAULT * 1e9,
             1e-9 / BETA_DEFAULT);

@@ -10,6 +10,7 @@
 #include "datagen/datagen.h"
 #include "sim/sortmodel.h"
 #include "util/alloc.h"
+#include "util/format.h"
 #include "util/util.h"
 
 static void usage(FILE *f)
@@ -39,7 +40,7 @@ static void usage(FILE *f)
             "  -s, --oversample S         as sortex --oversample, for --balance sample [default]\n"
             "  -t, --threads T            threads per rank [1]\n"
             "      --ranks-per-node R     ranks sharing a node's cores [cores / threads]\n"
-            "      --record-size E        bytes an element takes [8]\n"
+            "      --record-size E        bytes an element takes, 1..%d [8]\n"
             "      --machine FILE         machine constants ('name value' lines, as --calibrate\n"
             "                             prints them) [a project machine's]\n"
             "      --alpha S, --beta S    the network's start-up and per-byte seconds\n"
@@ -49,7 +50,8 @@ static void usage(FILE *f)
             "                             rank_bytes,net_bytes,note\n"
             "  -h, --help                 this help\n"
             "\n"
-            "exit codes: 0 printed; 2 usage error; 3 out of memory or the calibration failed\n");
+            "exit codes: 0 printed; 2 usage error; 3 out of memory or the calibration failed\n",
+            (int)UTIL_RECORD_MAX);
 }
 
 enum { OPT_RPN = 256, OPT_RECORD, OPT_MACHINE, OPT_ALPHA, OPT_BETA, OPT_CALIBRATE, OPT_CSV };
@@ -290,8 +292,9 @@ int sim_sort_main(int argc, char **argv)
             cli.rpn = (int)lv;
             break;
         case OPT_RECORD:
-            if (util_parse_count(optarg, &v) != UTIL_OK || v == 0 || v > 65536) {
-                util_error("--record-size must be from 1 to 65536 bytes (%s)", optarg);
+            if (util_parse_count(optarg, &v) != UTIL_OK || v == 0 || v > UTIL_RECORD_MAX) {
+                util_error("--record-size must be from 1 to %d bytes (%s)", (int)UTIL_RECORD_MAX,
+                           optarg);
                 return 2;
             }
             cli.elem = v;

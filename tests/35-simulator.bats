@@ -442,6 +442,28 @@ PY
     assert_line --regexp '^direct +half'
 }
 
+@test "--record-size: the help states the limit the check applies, the formats' own" {
+    # The formats' limit (util/format.h), as sortex --help states it.
+    local max
+    max=$("$SORTEX" --help | sed -n 's/.*records of R bytes (1\.\.\([0-9]*\)).*/\1/p')
+    [[ $max -ge 65536 ]] || fail "sortex --help states no record limit: '$max'"
+    run -0 "$SCHED" --help
+    assert_output --partial "elements of R bytes, 1..$max,"
+    assert_output --partial "P <= 4096"
+    run -0 "$SCHED" --sort --help
+    assert_output --partial "bytes an element takes, 1..$max "
+    run -0 "$SCHED" --pattern bucket --ranks 2 --record-size "$max" --csv
+    run -2 "$SCHED" --pattern bucket --ranks 2 --record-size "$((max + 1))" --csv
+    run -0 "$SCHED" --sort --ranks 2 --n-per-rank 100 --record-size "$max" --csv
+    run -2 "$SCHED" --sort --ranks 2 --n-per-rank 100 --record-size "$((max + 1))" --csv
+    run -0 "$SORTEX_BIN/sortex-xbench" --help
+    assert_output --partial "elements of R bytes, 1..$max,"
+    run -0 "$GEN" --help
+    assert_output --partial "records of R bytes (1..$max)"
+    run -0 "$GEN" --dist uniform --n 2 --record-size "$max" -o "$BATS_TEST_TMPDIR/r.bin"
+    run -2 "$GEN" --dist uniform --n 2 --record-size "$((max + 1))" -o "$BATS_TEST_TMPDIR/r.bin"
+}
+
 @test "a mistake gives one error line, nothing on stdout and exit 2" {
     local dir=$BATS_TEST_TMPDIR args
     printf '0,1,2\n3,0\n5,6,0\n' >"$dir/ragged.csv"

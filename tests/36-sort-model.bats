@@ -85,7 +85,8 @@ PY
     for args in "--ranks 0 --n-per-rank 1" "--ranks 4" "--ranks 4 --n-per-rank 1 --balance best" \
         "--ranks 4 --n-per-rank 1 --exchange nosuch" "--ranks 4 --n-per-rank 1 --epsilon 0" \
         "--ranks 1048576 --n-per-rank 1Pi" "--ranks 1024 --n-per-rank 1Ti --record-size 65536" \
-        "--ranks 64,,8 --n-per-rank 1M" "--ranks 64, --n-per-rank 1M" "--ranks 8 --n-per-rank ,1M"; do
+        "--ranks 64,,8 --n-per-rank 1M" "--ranks 64, --n-per-rank 1M" "--ranks 8 --n-per-rank ,1M" \
+        "--ranks 8 --n-per-rank 1M --record-size 65537"; do
         # shellcheck disable=SC2086 # the arguments are words
         run --separate-stderr "$SCHED" --sort $args
         assert_failure 2
