@@ -120,7 +120,8 @@ static void usage(FILE *f)
             "      --seed S           seed of --dist [0] or --pattern [1]\n"
             "\n"
             "options (default in brackets):\n"
-            "  -a, --algos LIST       models, comma separated, or 'all' [all]; 'help' lists\n"
+            "  -a, --algos LIST       models, comma separated, or 'all' [all]; a back-end's\n"
+            "                         name (alltoallv) selects all of its models; 'help' lists\n"
             "      --alpha SECONDS    start-up time per message [%.1e, measured here]\n"
             "      --beta SECONDS     time per byte [%.1e = 1/(%.1f GB/s), measured here]\n"
             "      --packet BYTES     packet size of direct, forward and fullduplex [their\n"
@@ -164,22 +165,42 @@ static void usage(FILE *f)
             1e-9 / BETA_DEFAULT);
 }
 
+/* Whether a model of back-end @b has the back-end's own name (every one-model back-end's does;
+ * alltoallv's two models are named after Open MPI's algorithms). */
+static int has_own_model(const struct exchange_ops *b)
+{
+    for (const struct exchange_model *const *m = b->models; m != NULL && *m != NULL; m++) {
+        if (strcmp((*m)->name, b->name) == 0) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
 static void print_algos(FILE *f)
 {
     fprintf(f, "models (--algos NAME,...; the MPI back-end each models in brackets):\n");
     for (const struct exchange_ops *const *b = exchange_list(); *b != NULL; b++) {
+        if (!has_own_model(*b)) {
+            fprintf(f, "%-19s the back-end: all of its models, below\n", (*b)->name);
+        }
         for (const struct exchange_model *const *m = (*b)->models; m != NULL && *m != NULL; m++) {
             fprintf(f, "%-19s [%s] %s\n", (*m)->name, (*b)->name, (*m)->summary);
         }
     }
 }
 
-/* Writes the model names of every back-end, comma separated, into @buf (always terminated). */
+/* Writes the names --algos takes, comma separated, into @buf (always terminated): the back-ends
+ * without a model of their own name, and every model. */
 static void model_names(char *buf, size_t cap)
 {
     size_t used = 0;
     buf[0] = '\0';
     for (const struct exchange_ops *const *b = exchange_list(); *b != NULL; b++) {
+        if (!has_own_model(*b) && used < cap) {
+            int k = snprintf(buf + used, cap - used, "%s%s", used ? ", " : "", (*b)->name);
+            used += k > 0 ? (size_t)k : 0;
+        }
         const struct exchange_model *const *m = (*b)->models;
         for (; m != NULL && *m != NULL && used < cap; m++) {
             int k = snprintf(buf + used, cap - used, "%s%s", used ? ", " : "", (*m)->name);
@@ -188,14 +209,16 @@ static void model_names(char *buf, size_t cap)
     }
 }
 
-/* Adds every model of every back-end named @name ("all": of every back-end) to cli->algos;
- * returns how many it added, or -1 when there is no room. */
+/* Adds the models @name selects to cli->algos: the model of that name, every model of the
+ * back-end of that name (alltoallv: both of Open MPI's algorithms), or with "all" every model
+ * of every back-end. Returns how many it added, or -1 when there is no room. */
 static int add_models(struct cli *cli, const char *name)
 {
     int added = 0;
     for (const struct exchange_ops *const *b = exchange_list(); *b != NULL; b++) {
+        int whole = strcmp(name, "all") == 0 || strcmp(name, (*b)->name) == 0;
         for (const struct exchange_model *const *m = (*b)->models; m != NULL && *m != NULL; m++) {
-            if (strcmp(name, "all") != 0 && strcmp(name, (*m)->name) != 0) {
+            if (!whole && strcmp(name, (*m)->name) != 0) {
                 continue;
             }
             if (cli->nalgos == MAX_ALGOS) {

@@ -12,11 +12,12 @@ setup() {
     [[ -x $SCHED ]] || fail "missing $SCHED (run make)"
 }
 
-# The model names, one per line (10: one per back-end, two for alltoallv).
+# The model names, one per line (10: one per back-end, two for alltoallv), without the lines
+# of the back-ends that select several (alltoallv's, whose second field is no [back-end]).
 algos() {
     local help
     help=$(ran_ok "models" "$SCHED" --algos help) || return 1
-    awk 'NR > 1 { print $1 }' <<<"$help" | at_least 10 "models"
+    awk 'NR > 1 && $2 ~ /^\[/ { print $1 }' <<<"$help" | at_least 10 "models"
 }
 
 # csv_all EXPR...: the CSV in $output has rows, and every row r satisfies every Python
@@ -440,6 +441,23 @@ PY
     run -0 "$SCHED" --pattern zipf --ranks 10 --algos hypercube,direct
     assert_line --regexp '^hypercube +full'
     assert_line --regexp '^direct +half'
+}
+
+@test "alltoallv names the back-end in --algos too: it selects both of its models" {
+    run -0 "$SCHED" --algos help
+    assert_line --regexp '^alltoallv +the back-end: all of its models, below$'
+    run -0 "$SCHED" --pattern zipf --ranks 6 --csv --algos alltoallv,direct
+    [[ $(cut -d, -f7 <<<"$output" | paste -sd' ') == "algo alltoallv-linear alltoallv-pairwise direct" ]] ||
+        fail "not alltoallv's two models and direct: $output"
+    # The same rows as the models named one by one.
+    local both
+    both=$(cut -d, -f7- <<<"$output")
+    run -0 "$SCHED" --pattern zipf --ranks 6 --csv --algos alltoallv-linear,alltoallv-pairwise,direct
+    assert_equal "$(cut -d, -f7- <<<"$output" | grep -v '^algo' | cut -d, -f1-10)" \
+        "$(grep -v '^algo' <<<"$both" | cut -d, -f1-10)"
+    # An unknown name lists it among the valid ones.
+    run -2 --separate-stderr "$SCHED" --pattern zipf --ranks 6 --algos nosuch
+    assert_regex "$stderr" "valid: alltoallv, alltoallv-linear, alltoallv-pairwise, direct,"
 }
 
 @test "--record-size: the help states the limit the check applies, the formats' own" {
