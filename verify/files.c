@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "util/alloc.h"
+#include "util/knobs.h"
 #include "util/util.h"
 
 #define NO_FILE         SIZE_MAX
@@ -382,6 +383,8 @@ int verify_files(const struct verify_config *cfg, struct verify_result *res)
             goto fail;
         }
     }
+
+    util_knob_stall("verify-read", 0); /* the tests' window to change a file before it is read */
 
     /* The passes. */
     double t0 = util_now();
