@@ -81,8 +81,9 @@ extern const char bench_xbench_columns[];
  * description not). Buffers are allocated once for the largest case, on huge pages, and
  * pre-touched; every repetition of every back-end is checked element by element, every byte,
  * outside the timed region. *invalid receives the number of rows whose check failed. Returns 0,
- * UTIL_EUSAGE when the buffers would not fit in the node's memory, or another negative util error
- * code (a back-end failure, out of memory), agreed by all ranks.
+ * UTIL_ENOMEM when the buffers would not fit in the node's memory (refused before any is
+ * allocated, as sortex --mem-limit refuses), or another negative util error code (a back-end
+ * failure, out of memory), agreed by all ranks.
  */
 int bench_xbench_run(MPI_Comm comm, const struct bench_xbench_config *cfg, FILE *out, int *invalid);
 

@@ -689,6 +689,7 @@ int run_records(const options &o)
 int main(int argc, char **argv)
 {
     util_set_progname("sortex-localsort");
+    util_check_stdout_at_exit();
     options o;
     int rc = parse(argc, argv, o);
     if (rc != 0) {

@@ -285,7 +285,8 @@ static int size_buffers(MPI_Comm comm, const struct bench_xbench_config *cfg, in
     return UTIL_OK;
 }
 
-/* Refuses buffers that would not fit: the sum over the ranks of a node against 80% of it. */
+/* Refuses buffers that would not fit: the sum over the ranks of a node against 80% of it. Out
+ * of memory before the fact, a runtime failure (exit 3) as the sort's --mem-limit refusal is. */
 static int check_memory(MPI_Comm comm, uint64_t bytes, int rank)
 {
     MPI_Comm node;
@@ -299,12 +300,13 @@ static int check_memory(MPI_Comm comm, uint64_t bytes, int rank)
     double limit = 0.8 * (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGESIZE);
     if ((double)worst > limit) {
         if (rank == 0) {
-            util_error("the buffers need %.1f GiB on one node, more than 80%% of its memory "
-                       "(%.1f GiB); lower --bytes (%.1f GiB)",
-                       (double)worst / 1073741824.0, limit / 1073741824.0,
-                       (double)worst / 1073741824.0);
+            util_fail(UTIL_ENOMEM,
+                      "the buffers need %.1f GiB on one node, more than 80%% of its memory "
+                      "(%.1f GiB); lower --bytes (%.1f GiB)",
+                      (double)worst / 1073741824.0, limit / 1073741824.0,
+                      (double)worst / 1073741824.0);
         }
-        return UTIL_EUSAGE;
+        return UTIL_ENOMEM;
     }
     return UTIL_OK;
 }

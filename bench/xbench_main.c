@@ -402,7 +402,7 @@ static FILE *open_output(const struct cli *cli, char **tmp)
 static int close_output(const struct cli *cli, FILE *f, char *tmp, int err)
 {
     if (f == stdout) {
-        return fflush(stdout) == 0 || err != UTIL_OK ? err : util_fail(UTIL_EIO, "cannot write");
+        return err; /* a failed write: util_check_stdout_at_exit() */
     }
     int bad = fclose(f) != 0;
     if (err == UTIL_OK && bad) {
@@ -423,6 +423,7 @@ int main(int argc, char **argv)
     static struct cli cli;
     int provided, rank, size, invalid = 0;
     util_set_progname("sortex-xbench");
+    util_check_stdout_at_exit();
     /* --help, --version and the 'help' lists answer before MPI_Init (as sortex does); a command
      * line with a mistake goes on to MPI, where rank 0 reports it. */
     util_report_defer(true);

@@ -105,8 +105,8 @@ static void usage(FILE *out)
             "  -V, --version       version, commit, MPI library and allocator\n"
             "\n"
             "exit codes: 0 written; 2 usage error (bad option or value, missing or unwritable\n"
-            "output directory; nothing is written); 3 runtime failure (write error, out of\n"
-            "memory; the temporary file is removed)\n");
+            "output directory; nothing is written); 3 runtime failure (a full disk, a write\n"
+            "error, out of memory; the temporary file is removed)\n");
 }
 
 /* The default of one parameter as --list shows it. */
@@ -403,6 +403,7 @@ int main(int argc, char **argv)
     struct datagen_params p;
     struct cli cli = {NULL, NULL, false, false, 0, 0, {0}};
     util_set_progname("sortex-gen");
+    util_check_stdout_at_exit();
     datagen_params_init(&p);
 
     int rc = parse_args(argc, argv, &p, &cli);

@@ -587,6 +587,7 @@ int main(int argc, char **argv)
 {
     static struct cli cli;
     util_set_progname("sortex-sched");
+    util_check_stdout_at_exit();
     for (int i = 1; i < argc; i++) { /* the whole-sort model has a command line of its own */
         if (strcmp(argv[i], "--sort") == 0) {
             return sim_sort_main(argc, argv);
@@ -678,8 +679,5 @@ done:
     }
     util_free(counts);
     exchange_model_case_free(&mc);
-    if (err == UTIL_OK && fflush(stdout) != 0) {
-        err = util_fail(UTIL_EIO, "cannot write the output");
-    }
-    return util_exit_code(err);
+    return util_exit_code(err); /* a failed write to stdout: util_check_stdout_at_exit() */
 }

@@ -345,6 +345,7 @@ int main(int argc, char **argv)
     struct sortex_stats stats;
     int provided, rank;
     util_set_progname("sortex");
+    util_check_stdout_at_exit();
     /* --help, --version, --knobs and --exchange help answer before MPI_Init: no job start-up
      * (half a second), and they work where no launcher is; under one, the first process
      * prints. A command line with a mistake goes on to MPI, where rank 0 reports it. */

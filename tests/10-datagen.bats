@@ -10,6 +10,12 @@ setup() {
     mkdir -p "$BATS_TEST_TMPDIR/work" && cd "$BATS_TEST_TMPDIR/work" || return 1
 }
 
+teardown() {
+    if [[ -n ${SMALL:-} ]] && mountpoint -q "$SMALL"; then
+        umount "$SMALL"
+    fi
+}
+
 
 # check_keys FILE P < PYTHON: runs the Python code on stdin with the keys of FILE loaded:
 # k (all keys), n, P, begin[i] (slice starts, floor(i n/P)), slices[i], and bucket(x), the
@@ -283,7 +289,6 @@ assert all(a ^ (1 << 63) == b for a, b in zip(u, i)) and len(u) == len(i) == 100
         "--dist uniform --n 99999999999999999999 -o out.bin"
         "--dist uniform --n 20000Pi -o out.bin"
         "--dist uniform --n 2000Pi -o out.bin"
-        "--dist uniform --n 1e18 -o out.bin"
         "--dist uniform --n -5 -o out.bin"
         "--dist uniform --n 10 --seed -1 -o out.bin"
         "--dist uniform --n 10 --seed 18446744073709551616 -o out.bin"
@@ -344,6 +349,21 @@ name in it passes the file system's limit ($long)"
     [[ ${stderr_lines[0]} == "sortex-gen: error: cannot write output: "* ]]
     assert_equal "$(cat out.bin)" old
     assert_dir_holds "out.bin "
+}
+
+@test "a file system without room for the file is a runtime failure: exit 3, one line, no file" {
+    # 8 * 10^18 bytes fit on no file system here; then a full one, when a tmpfs can be mounted.
+    run -3 --separate-stderr "$GEN" --dist uniform --n 1e18 -o out.bin
+    assert_equal "${#stderr_lines[@]}" 1
+    [[ ${stderr_lines[0]} == "sortex-gen: error: not enough free space for 8000000000000000000 bytes, "* ]]
+    assert_dir_holds ""
+    SMALL=$BATS_TEST_TMPDIR/small
+    mkdir -p "$SMALL"
+    mount -t tmpfs -o size=256k tmpfs "$SMALL" 2>/dev/null || skip "cannot mount a tmpfs here"
+    run -3 --separate-stderr "$GEN" --dist uniform --n 1M -o "$SMALL/out.bin"
+    assert_equal "${#stderr_lines[@]}" 1
+    [[ ${stderr_lines[0]} == "sortex-gen: error: not enough free space for 8000000 bytes, "* ]]
+    assert_equal "$(ls -A "$SMALL")" ""
 }
 
 @test "a terminating signal removes the temporary file" {

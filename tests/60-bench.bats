@@ -237,6 +237,15 @@ more than 2^40 bytes, the most a rank may (8-byte elements; --bytes' limit too)"
     done
 }
 
+@test "xbench refuses buffers beyond the node's memory before allocating them: exit 3, one line" {
+    # 1Ti a rank on two ranks: more than any machine that runs the suite, refused as out of
+    # memory (the runtime failure sortex's --mem-limit refusal is too), not as a usage error.
+    run --separate-stderr mpi 2 -q "$XBENCH" --patterns bucket --bytes 1Ti --reps 1
+    assert_failure 3
+    assert_regex "$stderr" "^sortex-xbench: error: the buffers need [0-9.]+ GiB on one node, more than 80% of its memory"
+    assert_equal "${#stderr_lines[@]}" 1
+}
+
 @test "bench/run --help describes the driver and exits 0" {
     run "$RUN" --help
     assert_success

@@ -247,6 +247,22 @@ int util_split_list(const char *text, const char *what, char *buf, size_t cap, c
     }
 }
 
+/* The atexit() handler of util_check_stdout_at_exit(). */
+static void check_stdout(void)
+{
+    errno = 0;
+    int failed = fflush(stdout) != 0, e = errno;
+    if (failed || ferror(stdout)) {
+        util_fail(UTIL_EIO, "cannot write standard output%s%s", e ? ": " : "", e ? strerror(e) : "");
+        _exit(UTIL_EXIT_RUNTIME);
+    }
+}
+
+void util_check_stdout_at_exit(void)
+{
+    (void)atexit(check_stdout);
+}
+
 double util_now(void)
 {
     struct timespec ts;

@@ -93,6 +93,14 @@ int util_parse_double(const char *s, double lo, double hi, double *out);
 int util_split_list(const char *text, const char *what, char *buf, size_t cap, char **items,
                     int max, int *n);
 
+/**
+ * Makes the program's exit check standard output: at exit it is flushed, and when a write to it
+ * failed (a full disk, a closed pipe while SIGPIPE is ignored) one error line is printed and
+ * the program exits 3 (UTIL_EXIT_RUNTIME) instead of what it returned: what it printed was
+ * lost. Every main() calls it first, so --help and --list are covered too.
+ */
+void util_check_stdout_at_exit(void);
+
 /** Monotonic wall-clock seconds. */
 double util_now(void);
 
