@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "exchange/exchange.h"
+#include "sort/internal.h"
 #include "sort/sortex.h"
 #include "util/alloc.h"
 #include "util/knobs.h"
@@ -380,7 +381,7 @@ int main(int argc, char **argv)
             util_free(command);
         }
         if (err == UTIL_OK && cli.verbose) {
-            sortex_stats_print(MPI_COMM_WORLD, &stats);
+            sort_stats_summary(MPI_COMM_WORLD, &cli.cfg, &stats);
         }
     }
     MPI_Finalize();

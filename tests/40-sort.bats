@@ -93,6 +93,24 @@ PS=(1 2 3 4 5 7 8)
     SORTEX_INT_LIMIT=1000 sort_case 3 alltoallv zero 20000
 }
 
+@test "-v counts records for a record format, threads in the singular for one, and check only under --check" {
+    local in out=$BATS_TEST_TMPDIR/out.bin
+    SORT_FORMAT="--format gensort"
+    in=$(gen_input gensort 20011 1)
+    run --separate-stderr mpi 1 "$SORTEX" -i "$in" -o "$out" --format gensort -t 1 -v
+    assert_success
+    assert_equal "${stderr_lines[0]}" "sortex: 20011 records, 1 thread per rank, exchange alltoallv"
+    refute_regex "$stderr" $'\n  check '
+    run -0 "$VERIFY" "$out" --format gensort --input "$in"
+    SORT_FORMAT=
+    in=$(gen_input uniform 20011 2)
+    run --separate-stderr mpi 2 "$SORTEX" -i "$in" -o "$out" -t 2 -v --check
+    assert_success
+    assert_equal "${stderr_lines[0]}" "sortex: 20011 keys, 2 threads per rank, exchange alltoallv"
+    assert_regex "$stderr" $'\n  check +[0-9.]+ +[0-9.]+\n'
+    run -0 "$VERIFY" "$out" --input "$in"
+}
+
 @test "the stats file names every phase with min, avg and max over ranks" {
     sort_case 3 alltoallv uniform 100003
     run stat_field '" ".join(sorted(d["phases"]))'
