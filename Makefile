@@ -263,7 +263,7 @@ MPI_PC ?= ompi-c
 INSTALL ?= install
 
 # Each installed program and the line its man page gives under NAME.
-MAN_NAME_sortex := sort a file of 64-bit keys over MPI ranks with a parallel sample sort
+MAN_NAME_sortex := sort a file of keys or fixed-size records over MPI ranks with a parallel sample sort
 MAN_NAME_sortex-gen := write benchmark inputs: key distributions and gensort records
 MAN_NAME_sortex-verify := check that a file is sorted and holds the keys of its input
 MAN_NAME_sortex-sched := model every exchange back-end on a count matrix, without MPI
