@@ -111,6 +111,26 @@ PS=(1 2 3 4 5 7 8)
     run -0 "$VERIFY" "$out" --input "$in"
 }
 
+@test "the README's stats table names every key of the stats file, the back-end's own included" {
+    # alltoallv and pairwise, over a lowered int limit: their "chunked" figure is 1.
+    local b
+    for b in alltoallv pairwise; do
+        SORTEX_INT_LIMIT=1000 sort_case 3 "$b" uniform 10007
+        run stat_field 'd["exchange_stats"]["chunked"]'
+        assert_output 1
+        python3 - "$BATS_TEST_TMPDIR/stats.json" "$TOP/README.md" <<'PY'
+import json, re, sys
+d = json.load(open(sys.argv[1]))
+readme = open(sys.argv[2]).read()
+table = readme[readme.index("### The --stats file"):readme.index("## Running on a real cluster")]
+named = set(re.findall(r"`([A-Za-z_0-9.]+)`", table))
+keys = set(d) | {k for k in d["exchange_stats"]}
+missing = sorted(k for k in keys if k not in named and "exchange_stats." + k not in named)
+assert not missing, f"not in the README's stats table: {missing}"
+PY
+    done
+}
+
 @test "the stats file names every phase with min, avg and max over ranks" {
     sort_case 3 alltoallv uniform 100003
     run stat_field '" ".join(sorted(d["phases"]))'
