@@ -1,6 +1,8 @@
 #!/usr/bin/env bats
 # The build itself: a finished build is finished. Nothing it made is deleted at its end, so the
-# next make (and make test, make demo, which begin with one) has nothing to redo.
+# next make (and make test, make demo, which begin with one) has nothing to redo. Serial: a make
+# that did relink would rewrite the programs under the feet of the suites running beside it.
+# bats serial
 bats_require_minimum_version 1.5.0
 load helper
 
