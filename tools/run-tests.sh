@@ -6,8 +6,8 @@
 # Two cores are the budget (CI's machine), and most of the suite is MPI start-ups and small
 # sorts that leave a core idle; so, when GNU parallel is there, the files run JOBS at a time
 # (default: the cores), the tests of one file in order, each file's output printed whole when
-# it ends. A file that carries the line "# bats serial" (it kills jobs, times something, or takes
-# the machine's network namespaces) runs afterwards, alone. SORTEX_TEST_JOBS=1 runs everything
+# it ends. A file that carries the line "# bats serial" (it kills jobs, times something, runs make
+# in the tree, or takes the machine's network namespaces) runs afterwards, alone. SORTEX_TEST_JOBS=1 runs everything
 # in order.
 set -uo pipefail
 cd "$(dirname "$0")/.."
