@@ -126,6 +126,10 @@ UNIT_BIN := $(UNIT_C:tests/unit/%.c=$(BUILD)/tests/%)
 # C++ baseline programs for the benchmarks: bench/*.cc, one binary each, except the baselines'
 # own object (bench/baselines.cc), which every one of them links.
 BASE_OBJ := $(BUILD)/bench/baselines.o
+# Reached only through the pattern rule below, the object would be an intermediate file, which
+# make deletes at the end of the build that made it: the next make would compile it (the
+# slowest file of the tree) and relink again. .SECONDARY keeps it.
+.SECONDARY: $(BASE_OBJ)
 BASE_CC := $(filter-out bench/baselines.cc,$(wildcard bench/*.cc))
 BASE_BIN := $(BASE_CC:bench/%.cc=$(BIN)/sortex-%)
 
@@ -259,7 +263,7 @@ MPI_PC ?= ompi-c
 INSTALL ?= install
 
 # Each installed program and the line its man page gives under NAME.
-MAN_NAME_sortex := sort a file of 64-bit keys over MPI ranks with a parallel sample sort
+MAN_NAME_sortex := sort a file of keys or fixed-size records over MPI ranks with a parallel sample sort
 MAN_NAME_sortex-gen := write benchmark inputs: key distributions and gensort records
 MAN_NAME_sortex-verify := check that a file is sorted and holds the keys of its input
 MAN_NAME_sortex-sched := model every exchange back-end on a count matrix, without MPI

@@ -204,24 +204,19 @@ bool is_sorted_par(const uint64_t *a, size_t n, int threads)
     return !bad;
 }
 
-std::vector<std::string> split_list(const char *s)
+// The items of the comma separated list @s given to option @what, into @out; an empty item, or
+// an empty list, is refused with one line (util_split_list(), as every program does).
+int split_list(const char *s, const char *what, std::vector<std::string> &out)
 {
-    std::vector<std::string> out;
-    std::string cur;
-    for (const char *c = s;; c++) {
-        if (*c == ',' || *c == '\0') {
-            if (!cur.empty()) {
-                out.push_back(cur);
-            }
-            cur.clear();
-            if (*c == '\0') {
-                break;
-            }
-        } else {
-            cur += *c;
-        }
+    std::vector<char> buf(std::strlen(s) + 1);
+    std::vector<char *> items(buf.size());
+    int n = 0;
+    if (util_split_list(s, what, buf.data(), buf.size(), items.data(), (int)items.size(), &n) !=
+        0) {
+        return UTIL_EUSAGE;
     }
-    return out;
+    out.assign(items.begin(), items.begin() + n);
+    return 0;
 }
 
 // Run sizes: equal, or Zipf-like (run r gets a share proportional to 1 / (r + 1)).
@@ -340,6 +335,7 @@ int parse(int argc, char **argv, options &o)
         {nullptr, 0, nullptr, 0},
     };
     char opt[8];
+    std::vector<std::string> items;
     long x;
     int c;
     opterr = 0;
@@ -350,7 +346,9 @@ int parse(int argc, char **argv, options &o)
                 list_algos(stdout);
                 return 1;
             }
-            o.algos = split_list(optarg);
+            if (split_list(optarg, "--algo", o.algos) != 0) {
+                return UTIL_EUSAGE;
+            }
             for (auto &s : o.algos) {
                 if (find_algo(s) == nullptr) {
                     return util_error("unknown algorithm (%s); see --algo help", s.c_str());
@@ -358,7 +356,9 @@ int parse(int argc, char **argv, options &o)
             }
             break;
         case 'd':
-            o.dists = split_list(optarg);
+            if (split_list(optarg, "--dist", o.dists) != 0) {
+                return UTIL_EUSAGE;
+            }
             for (auto &s : o.dists) {
                 if (datagen_find(s.c_str()) == nullptr) {
                     return util_error("unknown distribution (%s); see sortex-gen --list",
@@ -368,7 +368,10 @@ int parse(int argc, char **argv, options &o)
             break;
         case 'n':
             o.sizes.clear();
-            for (auto &s : split_list(optarg)) {
+            if (split_list(optarg, "--n", items) != 0) {
+                return UTIL_EUSAGE;
+            }
+            for (auto &s : items) {
                 uint64_t v;
                 if (util_parse_count(s.c_str(), &v) != 0 || v == 0 || v > ((uint64_t)1 << 34)) {
                     return util_error("--n must be counts from 1 to 2^34 (%s)", s.c_str());
@@ -378,7 +381,10 @@ int parse(int argc, char **argv, options &o)
             break;
         case 't':
             o.threads.clear();
-            for (auto &s : split_list(optarg)) {
+            if (split_list(optarg, "--threads", items) != 0) {
+                return UTIL_EUSAGE;
+            }
+            for (auto &s : items) {
                 if (util_parse_int(s.c_str(), 1, 1024, &x) != 0) {
                     return util_error("--threads must be integers from 1 to 1024 (%s)",
                                       s.c_str());
@@ -683,6 +689,7 @@ int run_records(const options &o)
 int main(int argc, char **argv)
 {
     util_set_progname("sortex-localsort");
+    util_check_stdout_at_exit();
     options o;
     int rc = parse(argc, argv, o);
     if (rc != 0) {

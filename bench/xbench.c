@@ -134,12 +134,28 @@ static int plan_case(MPI_Comm comm, const struct sim_spec *spec, int me, size_t 
     if (err != UTIL_OK) {
         return err;
     }
+    /* No rank sends or receives more than BENCH_MAX_BYTES: the counts of a saved matrix can ask
+     * for any 64-bit number, and its sums and buffer sizes would overflow. Checked as they are
+     * summed, so no sum passes the limit; every rank holds the same matrix and agrees. */
+    const uint64_t most = BENCH_MAX_BYTES / elem;
     uint64_t hmax = 0, cmax = 0, rmax = 0, all = 0;
     for (int i = 0; i < P; i++) {
         uint64_t out = 0, in = 0, csum = 0, rsum = 0;
         for (int j = 0; j < P; j++) {
             uint64_t cin = matrix[(size_t)j * (size_t)P + (size_t)i];
             uint64_t cout = matrix[(size_t)i * (size_t)P + (size_t)j];
+            if (cin > most - csum || cout > most - rsum) {
+                if (me == 0) {
+                    char label[96];
+                    sim_spec_label(spec, label, sizeof(label));
+                    util_error("%s%s asks rank %d to %s more than 2^40 bytes, the most a rank "
+                               "may (%zu-byte elements; --bytes' limit too)",
+                               spec->path[0] ? "the matrix in " : "pattern ",
+                               spec->path[0] ? spec->path : label, i,
+                               cout > most - rsum ? "send" : "receive", elem);
+                }
+                return UTIL_EUSAGE;
+            }
             csum += cin;
             rsum += cout;
             if (j != i) {
@@ -269,7 +285,8 @@ static int size_buffers(MPI_Comm comm, const struct bench_xbench_config *cfg, in
     return UTIL_OK;
 }
 
-/* Refuses buffers that would not fit: the sum over the ranks of a node against 80% of it. */
+/* Refuses buffers that would not fit: the sum over the ranks of a node against 80% of it. Out
+ * of memory before the fact, a runtime failure (exit 3) as the sort's --mem-limit refusal is. */
 static int check_memory(MPI_Comm comm, uint64_t bytes, int rank)
 {
     MPI_Comm node;
@@ -283,12 +300,13 @@ static int check_memory(MPI_Comm comm, uint64_t bytes, int rank)
     double limit = 0.8 * (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGESIZE);
     if ((double)worst > limit) {
         if (rank == 0) {
-            util_error("the buffers need %.1f GiB on one node, more than 80%% of its memory "
-                       "(%.1f GiB); lower --bytes (%.1f GiB)",
-                       (double)worst / 1073741824.0, limit / 1073741824.0,
-                       (double)worst / 1073741824.0);
+            util_fail(UTIL_ENOMEM,
+                      "the buffers need %.1f GiB on one node, more than 80%% of its memory "
+                      "(%.1f GiB); lower --bytes (%.1f GiB)",
+                      (double)worst / 1073741824.0, limit / 1073741824.0,
+                      (double)worst / 1073741824.0);
         }
-        return UTIL_EUSAGE;
+        return UTIL_ENOMEM;
     }
     return UTIL_OK;
 }

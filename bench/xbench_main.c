@@ -36,10 +36,12 @@ static void usage(FILE *f)
             "                        'help' lists them; a pattern's counts are elements\n"
             "                        (--record-size); file:PATH replays a P x P matrix of\n"
             "                        elements saved as CSV (sortex-sched --print-matrix),\n"
-            "                        once, whatever --bytes\n"
+            "                        once, whatever --bytes (no rank may send or receive\n"
+            "                        more than --bytes' limit)\n"
             "  -b, --bytes LIST      bytes each rank sends, its own block included, comma\n"
-            "                        separated, rounded down to whole elements; suffixes\n"
-            "                        K M G (10^3), Ki Mi Gi (2^10) [64Ki,1Mi,16Mi]\n"
+            "                        separated, rounded down to whole elements, at most 1Ti\n"
+            "                        (2^40); suffixes K M G (10^3), Ki Mi Gi (2^10)\n"
+            "                        [64Ki,1Mi,16Mi]\n"
             "      --record-size R   the back-ends move elements of R bytes, 1..%d, as a\n"
             "                        sort of R-byte records does; every byte of every\n"
             "                        element is checked [8: keys]\n"
@@ -99,28 +101,6 @@ struct cli {
     int done; /* --help, --version or a 'help' list: exit 0 after parsing */
 };
 
-/* Splits a comma separated list into items[0..*n) (pointers into buf, a copy of text). */
-static int split_list(const char *text, char *buf, size_t cap, char **items, int *n,
-                      const char *what)
-{
-    if (strlen(text) >= cap) {
-        return util_error("%s list too long (%s)", what, text);
-    }
-    strcpy(buf, text);
-    *n = 0;
-    char *save = NULL;
-    for (char *t = strtok_r(buf, ",", &save); t != NULL; t = strtok_r(NULL, ",", &save)) {
-        if (*n == MAX_ITEMS) {
-            return util_error("at most %d %s items (%s)", MAX_ITEMS, what, text);
-        }
-        items[(*n)++] = t;
-    }
-    if (*n == 0) {
-        return util_error("empty %s list (%s)", what, text);
-    }
-    return UTIL_OK;
-}
-
 /* --exchange: 'all' (the registry, in its order) or names; an unknown name lists the valid. */
 static int parse_backends(const char *text, struct cli *cli)
 {
@@ -134,7 +114,7 @@ static int parse_backends(const char *text, struct cli *cli)
         }
         return UTIL_OK;
     }
-    if (split_list(text, buf, sizeof(buf), items, &n, "--exchange") != UTIL_OK) {
+    if (util_split_list(text, "--exchange", buf, sizeof(buf), items, MAX_ITEMS, &n) != UTIL_OK) {
         return UTIL_EUSAGE;
     }
     for (int i = 0; i < n; i++) {
@@ -166,7 +146,7 @@ static int parse_patterns(const char *text, struct cli *cli)
         }
         return UTIL_OK;
     }
-    if (split_list(text, buf, sizeof(buf), items, &n, "--patterns") != UTIL_OK) {
+    if (util_split_list(text, "--patterns", buf, sizeof(buf), items, MAX_ITEMS, &n) != UTIL_OK) {
         return UTIL_EUSAGE;
     }
     for (int i = 0; i < n; i++) {
@@ -183,13 +163,13 @@ static int parse_bytes(const char *text, struct cli *cli)
 {
     char buf[1024], *items[MAX_ITEMS];
     int n;
-    if (split_list(text, buf, sizeof(buf), items, &n, "--bytes") != UTIL_OK) {
+    if (util_split_list(text, "--bytes", buf, sizeof(buf), items, MAX_ITEMS, &n) != UTIL_OK) {
         return UTIL_EUSAGE;
     }
     for (int i = 0; i < n; i++) {
-        /* At most 2^40 bytes per rank: far beyond memory, and products stay in 64 bits. */
+        /* At most BENCH_MAX_BYTES per rank: far beyond memory, and products stay in 64 bits. */
         if (util_parse_count(items[i], &cli->bytes[i]) != UTIL_OK ||
-            cli->bytes[i] > ((uint64_t)1 << 40)) {
+            cli->bytes[i] > BENCH_MAX_BYTES) {
             return util_error("--bytes must be byte counts up to 1Ti, e.g. 64Ki,16Mi (%s)",
                               items[i]);
         }
@@ -422,7 +402,7 @@ static FILE *open_output(const struct cli *cli, char **tmp)
 static int close_output(const struct cli *cli, FILE *f, char *tmp, int err)
 {
     if (f == stdout) {
-        return fflush(stdout) == 0 || err != UTIL_OK ? err : util_fail(UTIL_EIO, "cannot write");
+        return err; /* a failed write: util_check_stdout_at_exit() */
     }
     int bad = fclose(f) != 0;
     if (err == UTIL_OK && bad) {
@@ -443,6 +423,7 @@ int main(int argc, char **argv)
     static struct cli cli;
     int provided, rank, size, invalid = 0;
     util_set_progname("sortex-xbench");
+    util_check_stdout_at_exit();
     /* --help, --version and the 'help' lists answer before MPI_Init (as sortex does); a command
      * line with a mistake goes on to MPI, where rank 0 reports it. */
     util_report_defer(true);

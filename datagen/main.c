@@ -87,7 +87,7 @@ static void usage(FILE *out)
             "                      sort as that type sees the same order; datagen/README.md\n"
             "                      defines the records of byte-key formats)\n"
             "distribution parameters (rejected by distributions that do not use them):\n"
-            "      --groups G      ggroup: ranks per group (default 2)\n"
+            "      --groups G      ggroup: ranks per group, 1..P (default 2)\n"
             "      --blocks R      rd: blocks per rank and value range 0..R-1 (default 32)\n"
             "      --samples S     wr: samples per rank of the attacked regular sampling,\n"
             "                      1..n/P (default P)\n"
@@ -105,8 +105,8 @@ static void usage(FILE *out)
             "  -V, --version       version, commit, MPI library and allocator\n"
             "\n"
             "exit codes: 0 written; 2 usage error (bad option or value, missing or unwritable\n"
-            "output directory; nothing is written); 3 runtime failure (write error, out of\n"
-            "memory; the temporary file is removed)\n");
+            "output directory; nothing is written); 3 runtime failure (a full disk, a write\n"
+            "error, out of memory; the temporary file is removed)\n");
 }
 
 /* The default of one parameter as --list shows it. */
@@ -115,7 +115,7 @@ static void param_default(enum datagen_param param, const struct datagen_params 
 {
     switch (param) {
     case DATAGEN_P_GROUPS:
-        (void)snprintf(buf, cap, "%llu", (unsigned long long)d->groups);
+        (void)snprintf(buf, cap, "2"); /* datagen_params_init()'s 0: 2, or P on one rank */
         break;
     case DATAGEN_P_BLOCKS:
         (void)snprintf(buf, cap, "%llu", (unsigned long long)d->blocks);
@@ -403,6 +403,7 @@ int main(int argc, char **argv)
     struct datagen_params p;
     struct cli cli = {NULL, NULL, false, false, 0, 0, {0}};
     util_set_progname("sortex-gen");
+    util_check_stdout_at_exit();
     datagen_params_init(&p);
 
     int rc = parse_args(argc, argv, &p, &cli);

@@ -87,7 +87,9 @@ int datagen_write(const struct datagen_params *p, const char *path,
     char *tmp = NULL;
     int fd = util_temp_create(path, &tmp);
     if (fd < 0) {
-        return util_error("cannot create output: %s (%s)", strerror(errno), path);
+        /* util_check_output() found the directory writable: a failure here is the file
+         * system's (no inode left, read-only now), a runtime failure. */
+        return util_fail(UTIL_EIO, "cannot create output: %s (%s)", strerror(errno), path);
     }
 
     /* Refuse up front what cannot fit, rather than filling the file system first. */
@@ -98,8 +100,8 @@ int datagen_write(const struct datagen_params *p, const char *path,
         (void)close(fd);
         (void)util_temp_remove(tmp);
         util_free(tmp);
-        return util_error("not enough free space for %llu bytes, %llu available (%s)",
-                          (unsigned long long)bytes, (unsigned long long)avail, path);
+        return util_fail(UTIL_EIO, "not enough free space for %llu bytes, %llu available (%s)",
+                         (unsigned long long)bytes, (unsigned long long)avail, path);
     }
 
     struct progress pr = {opts->progress, isatty(STDERR_FILENO) == 1, false, util_now(), 0.0,

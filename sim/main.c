@@ -120,7 +120,8 @@ static void usage(FILE *f)
             "      --seed S           seed of --dist [0] or --pattern [1]\n"
             "\n"
             "options (default in brackets):\n"
-            "  -a, --algos LIST       models, comma separated, or 'all' [all]; 'help' lists\n"
+            "  -a, --algos LIST       models, comma separated, or 'all' [all]; a back-end's\n"
+            "                         name (alltoallv) selects all of its models; 'help' lists\n"
             "      --alpha SECONDS    start-up time per message [%.1e, measured here]\n"
             "      --beta SECONDS     time per byte [%.1e = 1/(%.1f GB/s), measured here]\n"
             "      --packet BYTES     packet size of direct, forward and fullduplex [their\n"
@@ -158,28 +159,48 @@ static void usage(FILE *f)
             "\n"
             "exit codes: 0 success; 2 usage error (bad option or value, unreadable or malformed\n"
             "            matrix); 3 runtime failure (out of memory, an invalid schedule, MPI)\n",
-            (int)UTIL_RECORD_MAX, EXCHANGE_MODEL_MAX_P, EXCHANGE_MODEL_MAX_P, ALPHA_DEFAULT,
+            EXCHANGE_MODEL_MAX_P, (int)UTIL_RECORD_MAX, EXCHANGE_MODEL_MAX_P, ALPHA_DEFAULT,
             BETA_DEFAULT, 1e-9 / BETA_DEFAULT, EXCHANGE_SCHED_TARGET_H,
             EXCHANGE_SCHED_TARGET_H_FORWARD, ALPHA_DEFAULT * 1e6, BETA_DEFAULT * 1e9,
             1e-9 / BETA_DEFAULT);
+}
+
+/* Whether a model of back-end @b has the back-end's own name (every one-model back-end's does;
+ * alltoallv's two models are named after Open MPI's algorithms). */
+static int has_own_model(const struct exchange_ops *b)
+{
+    for (const struct exchange_model *const *m = b->models; m != NULL && *m != NULL; m++) {
+        if (strcmp((*m)->name, b->name) == 0) {
+            return 1;
+        }
+    }
+    return 0;
 }
 
 static void print_algos(FILE *f)
 {
     fprintf(f, "models (--algos NAME,...; the MPI back-end each models in brackets):\n");
     for (const struct exchange_ops *const *b = exchange_list(); *b != NULL; b++) {
+        if (!has_own_model(*b)) {
+            fprintf(f, "%-19s the back-end: all of its models, below\n", (*b)->name);
+        }
         for (const struct exchange_model *const *m = (*b)->models; m != NULL && *m != NULL; m++) {
             fprintf(f, "%-19s [%s] %s\n", (*m)->name, (*b)->name, (*m)->summary);
         }
     }
 }
 
-/* Writes the model names of every back-end, comma separated, into @buf (always terminated). */
+/* Writes the names --algos takes, comma separated, into @buf (always terminated): the back-ends
+ * without a model of their own name, and every model. */
 static void model_names(char *buf, size_t cap)
 {
     size_t used = 0;
     buf[0] = '\0';
     for (const struct exchange_ops *const *b = exchange_list(); *b != NULL; b++) {
+        if (!has_own_model(*b) && used < cap) {
+            int k = snprintf(buf + used, cap - used, "%s%s", used ? ", " : "", (*b)->name);
+            used += k > 0 ? (size_t)k : 0;
+        }
         const struct exchange_model *const *m = (*b)->models;
         for (; m != NULL && *m != NULL && used < cap; m++) {
             int k = snprintf(buf + used, cap - used, "%s%s", used ? ", " : "", (*m)->name);
@@ -188,14 +209,16 @@ static void model_names(char *buf, size_t cap)
     }
 }
 
-/* Adds every model of every back-end named @name ("all": of every back-end) to cli->algos;
- * returns how many it added, or -1 when there is no room. */
+/* Adds the models @name selects to cli->algos: the model of that name, every model of the
+ * back-end of that name (alltoallv: both of Open MPI's algorithms), or with "all" every model
+ * of every back-end. Returns how many it added, or -1 when there is no room. */
 static int add_models(struct cli *cli, const char *name)
 {
     int added = 0;
     for (const struct exchange_ops *const *b = exchange_list(); *b != NULL; b++) {
+        int whole = strcmp(name, "all") == 0 || strcmp(name, (*b)->name) == 0;
         for (const struct exchange_model *const *m = (*b)->models; m != NULL && *m != NULL; m++) {
-            if (strcmp(name, "all") != 0 && strcmp(name, (*m)->name) != 0) {
+            if (!whole && strcmp(name, (*m)->name) != 0) {
                 continue;
             }
             if (cli->nalgos == MAX_ALGOS) {
@@ -220,27 +243,26 @@ static void print_patterns(FILE *f)
 /* Parses --algos: a comma separated list of model names, or 'all'. */
 static int parse_algos(const char *text, struct cli *cli)
 {
-    char buf[512], names[512];
+    char buf[512], names[512], *items[MAX_ALGOS];
+    int n;
     cli->nalgos = 0;
     if (strcmp(text, "all") == 0) {
         return add_models(cli, "all") >= 0 ? UTIL_OK : util_error("too many models (%s)", text);
     }
-    if (strlen(text) >= sizeof(buf) || *text == '\0') {
-        return util_error("bad --algos list (%s)", text);
+    if (util_split_list(text, "--algos", buf, sizeof(buf), items, MAX_ALGOS, &n) != UTIL_OK) {
+        return UTIL_EUSAGE;
     }
-    strcpy(buf, text);
-    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok != NULL;
-         tok = strtok_r(NULL, ",", &save)) {
-        int added = add_models(cli, tok);
+    for (int i = 0; i < n; i++) {
+        int added = add_models(cli, items[i]);
         if (added == 0) {
             model_names(names, sizeof(names));
-            return util_error("unknown algorithm (%s); valid: %s", tok, names);
+            return util_error("unknown algorithm (%s); valid: %s", items[i], names);
         }
         if (added < 0) {
             return util_error("too many --algos (%s)", text);
         }
     }
-    return cli->nalgos > 0 ? UTIL_OK : util_error("empty --algos list (%s)", text);
+    return UTIL_OK;
 }
 
 /* The options and their combinations; prints one line and returns UTIL_EUSAGE on a mistake. */
@@ -565,6 +587,7 @@ int main(int argc, char **argv)
 {
     static struct cli cli;
     util_set_progname("sortex-sched");
+    util_check_stdout_at_exit();
     for (int i = 1; i < argc; i++) { /* the whole-sort model has a command line of its own */
         if (strcmp(argv[i], "--sort") == 0) {
             return sim_sort_main(argc, argv);
@@ -656,8 +679,5 @@ done:
     }
     util_free(counts);
     exchange_model_case_free(&mc);
-    if (err == UTIL_OK && fflush(stdout) != 0) {
-        err = util_fail(UTIL_EIO, "cannot write the output");
-    }
-    return util_exit_code(err);
+    return util_exit_code(err); /* a failed write to stdout: util_check_stdout_at_exit() */
 }

@@ -7,8 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "datagen/datagen.h"
 #include "sim/sortmodel.h"
 #include "util/alloc.h"
+#include "util/format.h"
 #include "util/util.h"
 
 static void usage(FILE *f)
@@ -22,7 +24,9 @@ static void usage(FILE *f)
             "\n"
             "options (default in brackets):\n"
             "  -P, --ranks P[,P...]       ranks (1..1048576)\n"
-            "  -n, --n-per-rank N[,N...]  elements each rank reads; K M G suffixes\n"
+            "  -n, --n-per-rank N[,N...]  elements each rank reads; K M G suffixes; every\n"
+            "                             sort at most 2^60 elements and 2^63 bytes, the\n"
+            "                             largest file\n"
             "  -p, --pattern NAME         the exchange's count matrix (sortex-xbench --patterns\n"
             "                             help) [bucket: equal blocks, as uniform keys give]\n"
             "  -d, --dist NAME            the input distribution instead: uniform is equal\n"
@@ -36,7 +40,7 @@ static void usage(FILE *f)
             "  -s, --oversample S         as sortex --oversample, for --balance sample [default]\n"
             "  -t, --threads T            threads per rank [1]\n"
             "      --ranks-per-node R     ranks sharing a node's cores [cores / threads]\n"
-            "      --record-size E        bytes an element takes [8]\n"
+            "      --record-size E        bytes an element takes, 1..%d [8]\n"
             "      --machine FILE         machine constants ('name value' lines, as --calibrate\n"
             "                             prints them) [a project machine's]\n"
             "      --alpha S, --beta S    the network's start-up and per-byte seconds\n"
@@ -46,7 +50,8 @@ static void usage(FILE *f)
             "                             rank_bytes,net_bytes,note\n"
             "  -h, --help                 this help\n"
             "\n"
-            "exit codes: 0 printed; 2 usage error; 3 out of memory or the calibration failed\n");
+            "exit codes: 0 printed; 2 usage error; 3 out of memory or the calibration failed\n",
+            (int)UTIL_RECORD_MAX);
 }
 
 enum { OPT_RPN = 256, OPT_RECORD, OPT_MACHINE, OPT_ALPHA, OPT_BETA, OPT_CALIBRATE, OPT_CSV };
@@ -55,20 +60,15 @@ enum { OPT_RPN = 256, OPT_RECORD, OPT_MACHINE, OPT_ALPHA, OPT_BETA, OPT_CALIBRAT
 static int parse_list(const char *text, const char *what, uint64_t lo, uint64_t hi,
                       uint64_t *out, int cap, int *n)
 {
-    char buf[512];
-    if (strlen(text) >= sizeof(buf) || *text == '\0') {
-        return util_error("bad %s list (%s)", what, text);
+    char buf[512], *items[32];
+    if (util_split_list(text, what, buf, sizeof(buf), items, cap < 32 ? cap : 32, n) != UTIL_OK) {
+        return UTIL_EUSAGE;
     }
-    strcpy(buf, text);
-    *n = 0;
-    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok != NULL;
-         tok = strtok_r(NULL, ",", &save)) {
-        uint64_t v;
-        if (util_parse_count(tok, &v) != UTIL_OK || v < lo || v > hi || *n >= cap) {
-            return util_error("%s must be from %llu to %llu, at most %d of them (%s)", what,
-                              (unsigned long long)lo, (unsigned long long)hi, cap, tok);
+    for (int i = 0; i < *n; i++) {
+        if (util_parse_count(items[i], &out[i]) != UTIL_OK || out[i] < lo || out[i] > hi) {
+            return util_error("%s must be from %llu to %llu (%s)", what, (unsigned long long)lo,
+                              (unsigned long long)hi, items[i]);
         }
-        out[(*n)++] = v;
     }
     return UTIL_OK;
 }
@@ -292,8 +292,9 @@ int sim_sort_main(int argc, char **argv)
             cli.rpn = (int)lv;
             break;
         case OPT_RECORD:
-            if (util_parse_count(optarg, &v) != UTIL_OK || v == 0 || v > 65536) {
-                util_error("--record-size must be from 1 to 65536 bytes (%s)", optarg);
+            if (util_parse_count(optarg, &v) != UTIL_OK || v == 0 || v > UTIL_RECORD_MAX) {
+                util_error("--record-size must be from 1 to %d bytes (%s)", (int)UTIL_RECORD_MAX,
+                           optarg);
                 return 2;
             }
             cli.elem = v;
@@ -371,6 +372,22 @@ int sim_sort_main(int argc, char **argv)
         exchange_names(names, sizeof(names));
         util_error("unknown back-end (%s); valid: auto, all, %s", cli.exchange, names);
         return 2;
+    }
+    /* Every case is a sort there can be: P N elements of E bytes make a file of at most
+     * DATAGEN_MAX_BYTES (2^63) bytes, which also keeps every product of the model in 64 bits. */
+    for (int i = 0; i < cli.nranks; i++) {
+        for (int k = 0; k < cli.nsizes; k++) {
+            uint64_t n, bytes;
+            if (__builtin_mul_overflow(cli.ranks[i], cli.sizes[k], &n) || n > DATAGEN_MAX_N ||
+                __builtin_mul_overflow(n, cli.elem, &bytes) || bytes > DATAGEN_MAX_BYTES) {
+                util_error("a sort of %llu ranks x %llu elements of %llu bytes is beyond the "
+                           "largest file, 2^60 elements and 2^63 bytes (--ranks, --n-per-rank, "
+                           "--record-size)",
+                           (unsigned long long)cli.ranks[i], (unsigned long long)cli.sizes[k],
+                           (unsigned long long)cli.elem);
+                return 2;
+            }
+        }
     }
     /* The count matrix's pattern: equal blocks for uniform keys, the sort's counts else. */
     char text[128];

@@ -132,6 +132,7 @@ int main(int argc, char **argv)
 {
     int rank, size, provided;
     util_set_progname("sortex-example");
+    util_check_stdout_at_exit();
     MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);

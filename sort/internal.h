@@ -277,4 +277,10 @@ static inline void *sort_elem(const struct sort_job *job, uint64_t *buf, uint64_
  * elements of src stably by key into dst; tuples are allocated here. */
 int sort_records(struct sort_job *job, uint64_t *src, uint64_t *dst, uint64_t n);
 
+/* sortex_stats_print() for a caller that has the sort's configuration (bin/sortex -v): it
+ * counts records for a byte-key format (keys otherwise), and shows the check only when @cfg
+ * asked for it. With @cfg NULL: keys, and the check as st->check says. (sort/stats.c) */
+void sort_stats_summary(MPI_Comm comm, const struct sortex_config *cfg,
+                        const struct sortex_stats *st);
+
 #endif

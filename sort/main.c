@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "exchange/exchange.h"
+#include "sort/internal.h"
 #include "sort/sortex.h"
 #include "util/alloc.h"
 #include "util/knobs.h"
@@ -382,6 +383,7 @@ int main(int argc, char **argv)
     struct sortex_stats stats;
     int provided, rank;
     util_set_progname("sortex");
+    util_check_stdout_at_exit();
     /* --help, --version, --knobs and --exchange help answer before MPI_Init: no job start-up
      * (half a second), and they work where no launcher is; under one, the first process
      * prints. A command line with a mistake goes on to MPI, where rank 0 reports it. */
@@ -416,7 +418,7 @@ int main(int argc, char **argv)
             util_free(command);
         }
         if (err == UTIL_OK && cli.verbose) {
-            sortex_stats_print(MPI_COMM_WORLD, &stats);
+            sort_stats_summary(MPI_COMM_WORLD, &cli.cfg, &stats);
         }
     }
     MPI_Finalize();

@@ -252,6 +252,12 @@ void sortex_stats_print(MPI_Comm comm, const struct sortex_stats *st)
     if (err != UTIL_OK) {
         return;
     }
+    sort_stats_summary(comm, NULL, st);
+}
+
+void sort_stats_summary(MPI_Comm comm, const struct sortex_config *cfg,
+                        const struct sortex_stats *st)
+{
     int rank;
     MPI_Comm_rank(comm, &rank);
     struct spread phase[SORTEX_PHASE_COUNT];
@@ -272,9 +278,12 @@ void sortex_stats_print(MPI_Comm comm, const struct sortex_stats *st)
         return;
     }
     double total = 0;
-    fprintf(stderr, "%s: %llu keys, %d threads per rank, exchange %s", util_progname(),
-            (unsigned long long)st->n_total, st->threads,
-            st->exchange_name ? st->exchange_name : "?");
+    /* Records of a byte-key format, or keys; the check only when it ran. */
+    bool records = cfg != NULL && cfg->format != NULL && cfg->format->byte_key;
+    bool check = cfg != NULL ? cfg->check != 0 : st->check != NULL && strcmp(st->check, "off") != 0;
+    fprintf(stderr, "%s: %llu %s, %d thread%s per rank, exchange %s", util_progname(),
+            (unsigned long long)st->n_total, records ? "records" : "keys", st->threads,
+            st->threads == 1 ? "" : "s", st->exchange_name ? st->exchange_name : "?");
     if (st->exchange_predicted > 0) {
         fprintf(stderr, " (auto: its model predicted %.3f ms, the least)",
                 1e3 * st->exchange_predicted);
@@ -301,10 +310,10 @@ void sortex_stats_print(MPI_Comm comm, const struct sortex_stats *st)
     }
     fprintf(stderr, "  %-12s %9s %9s\n", "phase", "max s", "avg s");
     for (int i = 0; i < SORTEX_PHASE_COUNT; i++) {
-        /* The phases of the mode that ran (the sample runs in both). */
+        /* The phases of the mode that ran (the sample runs in both), check under --check. */
         int ext_phase = i == SORTEX_PHASE_DISTRIBUTE || i == SORTEX_PHASE_SORT_BUCKETS;
         int both = i == SORTEX_PHASE_SAMPLE || i == SORTEX_PHASE_CHECK;
-        if (!both && ext_phase != (st->external != 0)) {
+        if ((!both && ext_phase != (st->external != 0)) || (i == SORTEX_PHASE_CHECK && !check)) {
             continue;
         }
         fprintf(stderr, "  %-12s %9.3f %9.3f\n", sortex_phase_name((enum sortex_phase)i),

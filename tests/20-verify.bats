@@ -186,6 +186,24 @@ key_at() {
     assert_output "sortex-verify: error: cannot open input: No such file or directory (nope.bin)"
 }
 
+@test "a file that shrinks while it is read is a runtime failure: exit 3 and one line" {
+    gen_sorted s.bin 1000 21
+    cp s.bin in.bin
+    # At verify-read the verifier has checked and opened its files, and holds before reading.
+    SORTEX_STALL=verify-read:0:2 "$VERIFY" s.bin --input in.bin >v.out 2>v.err &
+    local pid=$! rc=0
+    for _ in $(seq 100); do
+        grep -q 'stalling' v.err && break
+        sleep 0.05
+    done
+    run -0 grep -c 'sortex-verify: rank 0 pid [0-9]* stalling 2 s in verify-read' v.err
+    truncate -s 800 in.bin
+    wait "$pid" || rc=$?
+    assert_equal "$rc" 3
+    run -0 grep -v stalling v.err
+    assert_output "sortex-verify: error: input shrank while being read (in.bin)"
+}
+
 @test "rejects unknown options, bad values and missing arguments with exit 2" {
     gen_sorted s.bin 10 12
     run -2 "$VERIFY" s.bin --bogus
@@ -304,7 +322,8 @@ key_at() {
         assert_output --partial -- "$opt"
     done
     assert_output --partial "default: u64"
-    assert_output --partial "2  usage or I/O error"
+    assert_output --partial "2  usage error"
+    assert_output --partial "3  runtime failure: a read error, a file that changed while it was read"
     run -0 "$VERIFY" --version
     assert_output --partial "sortex-verify"
     assert_output --partial "MPI"

@@ -12,9 +12,12 @@ setup() {
     [[ -x $SCHED ]] || fail "missing $SCHED (run make)"
 }
 
-# The model names, one per line.
+# The model names, one per line (10: one per back-end, two for alltoallv), without the lines
+# of the back-ends that select several (alltoallv's, whose second field is no [back-end]).
 algos() {
-    "$SCHED" --algos help | awk 'NR > 1 { print $1 }'
+    local help
+    help=$(ran_ok "models" "$SCHED" --algos help) || return 1
+    awk 'NR > 1 && $2 ~ /^\[/ { print $1 }' <<<"$help" | at_least 10 "models"
 }
 
 # csv_all EXPR...: the CSV in $output has rows, and every row r satisfies every Python
@@ -63,17 +66,21 @@ csv_header() {
 }
 
 @test "models every registered back-end: --algos help names each in brackets" {
-    local backend
+    local list backend
+    list=$(backends)
     run -0 "$SCHED" --algos help
-    for backend in $(backends); do
+    for backend in $list; do
         assert_line --regexp "^$backend(-[a-z]+)? +\\[$backend\\] [^ ]"
     done
 }
 
 @test "models every algorithm on every synthetic pattern and alias, for even and odd P" {
-    local names pat p arg
-    names=$(algos | paste -sd,)
-    for pat in $("$SCHED" --pattern help | awk 'NR > 1 { sub(/:.*/, "", $1); print $1 }'); do
+    local models names patterns pat p arg
+    models=$(algos)
+    names=$(paste -sd, <<<"$models")
+    patterns=$(ran_ok "patterns" "$SCHED" --pattern help)
+    patterns=$(awk 'NR > 1 { sub(/:.*/, "", $1); print $1 }' <<<"$patterns" | at_least 10 "patterns")
+    for pat in $patterns; do
         for p in 5 8; do
             # The patterns whose parameter is a name: a distribution, a saved matrix.
             case $pat in
@@ -86,7 +93,7 @@ csv_header() {
             esac
             run -0 "$SCHED" --pattern "$arg" --ranks "$p" --volume 64Ki --csv
             [[ $(awk -F, 'NR > 1 { print $2 ":" $7 }' <<<"$output" | paste -sd,) == \
-                "$(algos | sed "s/^/$p:/" | paste -sd,)" ]] ||
+                "$(sed "s/^/$p:/" <<<"$models" | paste -sd,)" ]] ||
                 fail "pattern $pat, P = $p: not one row per model: $output"
         done
     done
@@ -436,6 +443,45 @@ PY
     assert_line --regexp '^direct +half'
 }
 
+@test "alltoallv names the back-end in --algos too: it selects both of its models" {
+    run -0 "$SCHED" --algos help
+    assert_line --regexp '^alltoallv +the back-end: all of its models, below$'
+    run -0 "$SCHED" --pattern zipf --ranks 6 --csv --algos alltoallv,direct
+    [[ $(cut -d, -f7 <<<"$output" | paste -sd' ') == "algo alltoallv-linear alltoallv-pairwise direct" ]] ||
+        fail "not alltoallv's two models and direct: $output"
+    # The same rows as the models named one by one.
+    local both
+    both=$(cut -d, -f7- <<<"$output")
+    run -0 "$SCHED" --pattern zipf --ranks 6 --csv --algos alltoallv-linear,alltoallv-pairwise,direct
+    assert_equal "$(cut -d, -f7- <<<"$output" | grep -v '^algo' | cut -d, -f1-10)" \
+        "$(grep -v '^algo' <<<"$both" | cut -d, -f1-10)"
+    # An unknown name lists it among the valid ones.
+    run -2 --separate-stderr "$SCHED" --pattern zipf --ranks 6 --algos nosuch
+    assert_regex "$stderr" "valid: alltoallv, alltoallv-linear, alltoallv-pairwise, direct,"
+}
+
+@test "--record-size: the help states the limit the check applies, the formats' own" {
+    # The formats' limit (util/format.h), as sortex --help states it.
+    local max
+    max=$("$SORTEX" --help | sed -n 's/.*records of R bytes (1\.\.\([0-9]*\)).*/\1/p')
+    [[ $max -ge 65536 ]] || fail "sortex --help states no record limit: '$max'"
+    run -0 "$SCHED" --help
+    assert_output --partial "elements of R bytes, 1..$max,"
+    assert_output --partial "P <= 4096"
+    run -0 "$SCHED" --sort --help
+    assert_output --partial "bytes an element takes, 1..$max "
+    run -0 "$SCHED" --pattern bucket --ranks 2 --record-size "$max" --csv
+    run -2 "$SCHED" --pattern bucket --ranks 2 --record-size "$((max + 1))" --csv
+    run -0 "$SCHED" --sort --ranks 2 --n-per-rank 100 --record-size "$max" --csv
+    run -2 "$SCHED" --sort --ranks 2 --n-per-rank 100 --record-size "$((max + 1))" --csv
+    run -0 "$SORTEX_BIN/sortex-xbench" --help
+    assert_output --partial "elements of R bytes, 1..$max,"
+    run -0 "$GEN" --help
+    assert_output --partial "records of R bytes (1..$max)"
+    run -0 "$GEN" --dist uniform --n 2 --record-size "$max" -o "$BATS_TEST_TMPDIR/r.bin"
+    run -2 "$GEN" --dist uniform --n 2 --record-size "$((max + 1))" -o "$BATS_TEST_TMPDIR/r.bin"
+}
+
 @test "a mistake gives one error line, nothing on stdout and exit 2" {
     local dir=$BATS_TEST_TMPDIR args
     printf '0,1,2\n3,0\n5,6,0\n' >"$dir/ragged.csv"
@@ -450,6 +496,8 @@ PY
         "--pattern random --ranks 12x"
         "--pattern random --ranks 4097"
         "--pattern random --ranks 4 --algos direct,nosuch"
+        "--pattern random --ranks 4 --algos direct,,forward"
+        "--pattern random --ranks 4 --algos direct,"
         "--pattern random --ranks 4 --alpha fast"
         "--pattern random --ranks 4 --beta -1"
         "--pattern random --ranks 4 --volume 1Q"

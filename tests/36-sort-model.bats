@@ -50,9 +50,10 @@ PY
 }
 
 @test "--exchange all prices every registered back-end, and auto takes the cheapest" {
+    local list b
+    list=$(backends)
     model --ranks 6 --n-per-rank 100K --exchange all
-    local b
-    for b in $(backends); do
+    for b in $list; do
         assert_line --partial ",exchange:$b,"
     done
     python3 - "$output" <<'PY'
@@ -78,9 +79,14 @@ PY
 }
 
 @test "sortex-sched --sort refuses bad arguments with exit 2 and one line" {
+    # The last two are beyond any file (2^70 keys; 2^40 records of 64 KiB, 2^56 bytes a rank):
+    # their products overflowed, and the model printed a rank holding 0 bytes.
     local args
     for args in "--ranks 0 --n-per-rank 1" "--ranks 4" "--ranks 4 --n-per-rank 1 --balance best" \
-        "--ranks 4 --n-per-rank 1 --exchange nosuch" "--ranks 4 --n-per-rank 1 --epsilon 0"; do
+        "--ranks 4 --n-per-rank 1 --exchange nosuch" "--ranks 4 --n-per-rank 1 --epsilon 0" \
+        "--ranks 1048576 --n-per-rank 1Pi" "--ranks 1024 --n-per-rank 1Ti --record-size 65536" \
+        "--ranks 64,,8 --n-per-rank 1M" "--ranks 64, --n-per-rank 1M" "--ranks 8 --n-per-rank ,1M" \
+        "--ranks 8 --n-per-rank 1M --record-size 65537"; do
         # shellcheck disable=SC2086 # the arguments are words
         run --separate-stderr "$SCHED" --sort $args
         assert_failure 2
@@ -89,7 +95,8 @@ PY
 }
 
 @test "sortex --exchange auto sorts with the back-end its model names, and says which with -v" {
-    local np dist in out=$BATS_TEST_TMPDIR/out.bin i=0 nps=(2 3 5 8)
+    local np dist in out=$BATS_TEST_TMPDIR/out.bin i=0 nps=(2 3 5 8) list
+    list=$(backends)
     for dist in uniform staggered zipf; do
         np=${nps[$i]}
         i=$((i + 1))
@@ -101,7 +108,7 @@ PY
         assert_regex "$stderr" "exchange [a-z]+ \(auto: its model predicted"
         run "$VERIFY" "$out" --input "$in"
         assert_success
-        python3 - "$BATS_TEST_TMPDIR/s.json" "$(backends | tr '\n' ' ')" <<'PY'
+        python3 - "$BATS_TEST_TMPDIR/s.json" "$list" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
 assert d["exchange_auto"] is True and d["exchange"] in sys.argv[2].split(), d["exchange"]

@@ -13,10 +13,12 @@ PS=(1 2 3 4 5 7 8)
     # to back-ends i, i+3 and i+6 (mod their number) at process counts that move with both, so
     # every back-end sorts about a third of the distributions and every distribution meets
     # three back-ends and three process counts. The full product is bench/run's sort suite.
-    local dists backends i j b np
-    mapfile -t dists < <(distributions)
-    mapfile -t backends < <(backends)
-    [[ ${#dists[@]} -ge 10 && ${#backends[@]} -ge 9 ]]
+    local dists backends i j b np list
+    list=$(distributions)
+    mapfile -t dists <<<"$list"
+    list=$(backends)
+    mapfile -t backends <<<"$list"
+    [[ ${#dists[@]} -ge 16 && ${#backends[@]} -ge 9 ]]
     for ((i = 0; i < ${#dists[@]}; i++)); do
         for j in 0 3 6; do
             b=$(((i + j) % ${#backends[@]}))
@@ -29,8 +31,9 @@ PS=(1 2 3 4 5 7 8)
 @test "every back-end sorts 0, 1 and P-1 keys, and meets every process count" {
     # Every (back-end, P) pair once, the size walking through 0, 1 and P-1 so that each
     # back-end meets each size at several P and each P meets each size with several back-ends.
-    local backend np n k=0 sizes
-    for backend in $(backends); do
+    local backend np n k=0 sizes list
+    list=$(backends)
+    for backend in $list; do
         for np in "${PS[@]}"; do
             sizes=(0 1 $((np - 1)))
             n=${sizes[$((k % 3))]}
@@ -41,8 +44,9 @@ PS=(1 2 3 4 5 7 8)
 }
 
 @test "every back-end sorts 1000 and 2,000,000 keys at odd and even process counts" {
-    local backend
-    for backend in $(backends); do
+    local backend list
+    list=$(backends)
+    for backend in $list; do
         sort_case 3 "$backend" uniform 1000
         sort_case 8 "$backend" gaussian 1000
         sort_case 5 "$backend" uniform 2000000
@@ -87,6 +91,44 @@ PS=(1 2 3 4 5 7 8)
     run stat_field 'd["exchange_stats"]["chunked"]'
     assert_output "1"
     SORTEX_INT_LIMIT=1000 sort_case 3 alltoallv zero 20000
+}
+
+@test "-v counts records for a record format, threads in the singular for one, and check only under --check" {
+    local in out=$BATS_TEST_TMPDIR/out.bin
+    SORT_FORMAT="--format gensort"
+    in=$(gen_input gensort 20011 1)
+    run --separate-stderr mpi 1 "$SORTEX" -i "$in" -o "$out" --format gensort -t 1 -v
+    assert_success
+    assert_equal "${stderr_lines[0]}" "sortex: 20011 records, 1 thread per rank, exchange alltoallv"
+    refute_regex "$stderr" $'\n  check '
+    run -0 "$VERIFY" "$out" --format gensort --input "$in"
+    SORT_FORMAT=
+    in=$(gen_input uniform 20011 2)
+    run --separate-stderr mpi 2 "$SORTEX" -i "$in" -o "$out" -t 2 -v --check
+    assert_success
+    assert_equal "${stderr_lines[0]}" "sortex: 20011 keys, 2 threads per rank, exchange alltoallv"
+    assert_regex "$stderr" $'\n  check +[0-9.]+ +[0-9.]+\n'
+    run -0 "$VERIFY" "$out" --input "$in"
+}
+
+@test "the README's stats table names every key of the stats file, the back-end's own included" {
+    # alltoallv and pairwise, over a lowered int limit: their "chunked" figure is 1.
+    local b
+    for b in alltoallv pairwise; do
+        SORTEX_INT_LIMIT=1000 sort_case 3 "$b" uniform 10007
+        run stat_field 'd["exchange_stats"]["chunked"]'
+        assert_output 1
+        python3 - "$BATS_TEST_TMPDIR/stats.json" "$TOP/README.md" <<'PY'
+import json, re, sys
+d = json.load(open(sys.argv[1]))
+readme = open(sys.argv[2]).read()
+table = readme[readme.index("### The --stats file"):readme.index("## Running on a real cluster")]
+named = set(re.findall(r"`([A-Za-z_0-9.]+)`", table))
+keys = set(d) | {k for k in d["exchange_stats"]}
+missing = sorted(k for k in keys if k not in named and "exchange_stats." + k not in named)
+assert not missing, f"not in the README's stats table: {missing}"
+PY
+    done
 }
 
 @test "the stats file names every phase with min, avg and max over ranks" {
@@ -141,8 +183,9 @@ PY
     # layout (13-byte records, a 5-byte key at offset 3, at most 16 distinct keys) holds many
     # equal keys: besides the verifier, the output must be the stable sort by key.
     local formats=("--format gensort" "--format gensort" "--record-size 13 --key-offset 3 --key-size 5")
-    local dists=(gensort gensort-skew few) backend f k=0 np
-    for backend in $(backends); do
+    local dists=(gensort gensort-skew few) backend f k=0 np list
+    list=$(backends)
+    for backend in $list; do
         for f in 0 1 2; do
             np=${PS[$((k % ${#PS[@]}))]}
             k=$((k + 1))

@@ -45,6 +45,15 @@ expect_usage_error() {
     expect_usage_error "does not exist" --input "$IN" --output "$OUT"
 }
 
+@test "an output or --stats path beyond PATH_MAX is refused as a name too long" {
+    local deep
+    deep=$BATS_TEST_TMPDIR/$(printf 'd/%.0s' $(seq 2100))out.bin
+    expect_usage_error "output name is too long: at most 4095 characters" --input "$IN" \
+        --output "$deep"
+    expect_usage_error "output name is too long: at most 4095 characters" --input "$IN" \
+        --output "$OUT" --stats "$deep"
+}
+
 @test "an output equal to the input is refused and the input kept" {
     OUT=$IN
     run --separate-stderr timeout 60 mpirun -q -np 3 --oversubscribe "$SORTEX" --input "$IN" --output "$IN"

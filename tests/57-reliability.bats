@@ -377,6 +377,37 @@ EOF
     assert_equal "$n" 7
 }
 
+@test "every program exits 3 with one line when its standard output cannot be written" {
+    # /dev/full: every write fails with ENOSPC, as on a full disk. Each program's own printing,
+    # the help and lists included; MPI ranks write through mpirun, which is its own matter.
+    local cmd prog n=0
+    "$GEN" --dist sorted --n 1000 -o "$BATS_TEST_TMPDIR/s.bin"
+    local -a cmds=(
+        "$GEN --list"
+        "$VERIFY $BATS_TEST_TMPDIR/s.bin"
+        "$VERIFY $BATS_TEST_TMPDIR/s.bin --json"
+        "$SORTEX_BIN/sortex-sched --pattern random --ranks 4"
+        "$SORTEX_BIN/sortex-sched --pattern random --ranks 4 --csv"
+        "$SORTEX_BIN/sortex-sched --sort --ranks 4 --n-per-rank 1M --csv"
+        "$SORTEX --help"
+        "$SORTEX --knobs"
+        "$SORTEX_BIN/sortex-xbench --help"
+        "$SORTEX_BIN/sortex-localsort --n 1000 --reps 1 --algo sortex"
+        "$SORTEX_BIN/sortex-example --help"
+    )
+    for cmd in "${cmds[@]}"; do
+        n=$((n + 1))
+        prog=${cmd%% *}
+        prog=${prog##*/}
+        # shellcheck disable=SC2086 # the command line is words
+        run --separate-stderr bash -c '"$@" >/dev/full' _ $cmd
+        assert_equal "$status" 3
+        assert_equal "${#stderr_lines[@]}" 1
+        assert_regex "$stderr" "^$prog: error: cannot write standard output"
+    done
+    assert_equal "$n" 11
+}
+
 @test "-t is --threads in every program that takes threads" {
     local g=$BATS_TEST_TMPDIR/g.bin
     run -0 "$GEN" --dist uniform --n 100000 -t 2 -o "$g"
@@ -388,6 +419,18 @@ EOF
     assert_regex "$stderr" "the format is --format"
     run -0 "$SORTEX_BIN/sortex-sched" --pattern random --ranks 8 -t 1
     run -0 "$SORTEX_BIN/sortex-localsort" --algo sortex --n 100000 -t 2 --reps 1
+}
+
+@test "sortex-localsort refuses an empty item in its lists, as every program's lists do" {
+    # The lists of sortex-sched, --sort and sortex-xbench: 35-simulator, 36-sort-model, 60-bench.
+    local args
+    for args in "--n 1000,,2000" "--n 1000," "--algo ,sortex" "--threads 1,,2" "--dist ''"; do
+        # shellcheck disable=SC2086 # the arguments are words
+        eval run --separate-stderr "$SORTEX_BIN/sortex-localsort" $args --reps 1
+        assert_equal "$status" 2
+        assert_equal "$(printf '%s\n' "$stderr" | grep -c .)" 1
+        assert_regex "$stderr" "^sortex-localsort: error: --[a-z]+ list has an empty item"
+    done
 }
 
 @test "the stats file records any path as itself and counts as integers" {

@@ -6,17 +6,6 @@
 bats_require_minimum_version 1.5.0
 load helper
 
-# make in the source tree with the variables a `make test` around us was given (NATIVE=1 ...:
-# MAKEFLAGS carries them after " --"), so that it installs what that built instead of building
-# again under the other suites' feet, but not under its jobserver, whose descriptors are not
-# ours. Run alone, after a plain `make`, it installs that build.
-top_make() {
-    local vars=()
-    # shellcheck disable=SC2162 # without -r: MAKEFLAGS escapes a blank in a value as "\ "
-    [[ ${MAKEFLAGS:-} == *" -- "* ]] && read -a vars <<<"${MAKEFLAGS#* -- }"
-    env -u MAKEFLAGS -u MAKELEVEL -u MFLAGS make -C "$TOP" --no-print-directory "${vars[@]}" "$@"
-}
-
 setup_file() {
     export PREFIX=$BATS_FILE_TMPDIR/prefix
     top_make install PREFIX="$PREFIX" >"$BATS_FILE_TMPDIR/install.log" 2>&1 ||
@@ -40,6 +29,11 @@ setup() {
         run grep -c "built from commit" "$PREFIX/share/man/man1/$prog.1"
         assert_output 0
     done
+    # What sortex sorts, in its page's NAME and in sortex.pc: keys and records alike.
+    run -0 grep -A1 '^\.SH NAME' "$PREFIX/share/man/man1/sortex.1"
+    assert_line --index 1 --partial "sort a file of keys or fixed-size records over MPI ranks"
+    run -0 grep '^Description: ' "$PKG_CONFIG_PATH/sortex.pc"
+    assert_output "Description: Parallel sample sort of keys and fixed-size records over MPI ranks"
     assert_file_exists "$PREFIX/include/sortex/sortex.h"
     assert_file_exists "$PREFIX/lib/libsortex.a"
     assert_file_exists "$PREFIX/lib/libsortex.so.$VERSION"

@@ -15,7 +15,9 @@ RUN=$TOP/bench/run
 # description in FILE's NAME.meta.json beside it (with the driver's settings and every column
 # explained), and Open MPI's forced alltoallv algorithms as rows ompi-linear and ompi-pairwise.
 check_xbench_csv() {
-    python3 - "$@" "$(backends | paste -sd,)" <<'PY'
+    local list
+    list=$(backends) || return 1
+    python3 - "$@" "$(paste -sd, <<<"$list")" <<'PY'
 import csv, io, json, os, sys
 path, np, patterns, volumes = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
 results = sys.argv[5] == "results"
@@ -154,7 +156,8 @@ PY
 }
 
 @test "xbench file:PATH replays a saved matrix once, whatever the volumes, and checks every key" {
-    local m=$BATS_TEST_TMPDIR/m.csv
+    local m=$BATS_TEST_TMPDIR/m.csv list
+    list=$(backends)
     "$SORTEX_BIN/sortex-sched" --pattern random --ranks 3 --volume 80000 --print-matrix >"$m"
     run_mpi 1 "$XBENCH" --print-matrix --ranks 3 --patterns "file:$m" --bytes 8
     assert_success
@@ -162,7 +165,7 @@ PY
     run_mpi 3 "$XBENCH" --patterns "file:$m,bucket" --bytes 4Ki,40000 --reps 2 \
         --output "$BATS_TEST_TMPDIR/x.csv"
     assert_success
-    python3 - "$BATS_TEST_TMPDIR/x.csv" "$m" "$(backends | wc -l)" <<'PY'
+    python3 - "$BATS_TEST_TMPDIR/x.csv" "$m" "$(wc -l <<<"$list")" <<'PY'
 import csv, sys
 rows = list(csv.DictReader(l for l in open(sys.argv[1]) if not l.startswith("#")))
 m = [[int(x) for x in l.split(",")] for l in open(sys.argv[2]) if not l.startswith("#")]
@@ -203,6 +206,7 @@ PY
     for args in "--patterns nosuch" "--patterns onehot:101" "--patterns bucket:3" \
         "--patterns sort" "--patterns sort:nosuch" "--patterns file:" "--bytes 12X" \
         "--exchange nosuch" "--reps 0" "--counts maybe" "--bogus" "--matrix" \
+        "--bytes ,4Ki" "--record-size 65537" \
         "--matrix $BATS_TEST_TMPDIR/missing.csv"; do
         # shellcheck disable=SC2086
         run_mpi "$np" "$XBENCH" $args
@@ -214,6 +218,32 @@ PY
             return 1
         }
     done
+}
+
+@test "xbench refuses a saved matrix beyond 2^40 bytes a rank with one line, whatever its counts" {
+    # COUNTS (rows separated by blanks)|RANK VERB: 2^61 keys are 2^64 bytes, and the sizes made
+    # of them overflowed into a crash; 2^64 - 1 is the largest count a file holds; 2^37 keys
+    # (2^40 bytes) twice pass the limit only as a sum.
+    local m=$BATS_TEST_TMPDIR/m.csv c counts rank verb
+    for c in "2305843009213693952,1 1,1|0 send" "0,0 0,18446744073709551615|1 send" \
+        "137438953472,137438953472 0,0|0 send" "0,1 137438953473,0|0 receive"; do
+        counts=${c%|*}
+        read -r rank verb <<<"${c#*|}"
+        tr ' ' '\n' <<<"$counts" >"$m"
+        run --separate-stderr mpi 2 -q "$XBENCH" --matrix "$m" --reps 1
+        assert_failure 2
+        assert_equal "$stderr" "sortex-xbench: error: the matrix in $m asks rank $rank to $verb \
+more than 2^40 bytes, the most a rank may (8-byte elements; --bytes' limit too)"
+    done
+}
+
+@test "xbench refuses buffers beyond the node's memory before allocating them: exit 3, one line" {
+    # 1Ti a rank on two ranks: more than any machine that runs the suite, refused as out of
+    # memory (the runtime failure sortex's --mem-limit refusal is too), not as a usage error.
+    run --separate-stderr mpi 2 -q "$XBENCH" --patterns bucket --bytes 1Ti --reps 1
+    assert_failure 3
+    assert_regex "$stderr" "^sortex-xbench: error: the buffers need [0-9.]+ GiB on one node, more than 80% of its memory"
+    assert_equal "${#stderr_lines[@]}" 1
 }
 
 @test "bench/run --help describes the driver and exits 0" {
@@ -276,7 +306,9 @@ assert s["steal_s"] >= 0 and s["steal_s_by_file"]["exchange/sizes-p2.csv"] >= 0,
     run "$RUN" --smoke --suites sort,e2e,records --results "$res"
     assert_success
     check_tables_read "$res"
-    python3 - "$res" "$(backends | paste -sd,)" <<'PY'
+    local list
+    list=$(backends)
+    python3 - "$res" "$(paste -sd, <<<"$list")" <<'PY'
 import csv, json, sys
 res, backends = sys.argv[1], set(sys.argv[2].split(","))
 for suite in ("sort", "e2e", "records"):
@@ -559,7 +591,9 @@ PY
         --machine "$res/model/machine.txt"
     run check_model_files "$res"
     assert_success
-    python3 - "$res" "$(backends | paste -sd,)" <<'PY'
+    local list
+    list=$(backends)
+    python3 - "$res" "$(paste -sd, <<<"$list")" <<'PY'
 import csv, sys
 res, backends = sys.argv[1], sys.argv[2].split(",")
 v = list(csv.DictReader(open(res + "/model/validation.csv")))

@@ -54,10 +54,11 @@ stall_and() {
 }
 
 @test "sorts on 3 hosts x 2 ranks over TCP with every back-end, and the data crosses the links" {
-    local in backend before after
+    local in backend before after list
+    list=$(backends)
     in=$(gen_input staggered 1000000 6)
     before=$("$CLUSTER" counters | awk -v h="$CLUSTER_PREFIX-h2" '$1 == h { print $2 }')
-    for backend in $(backends); do
+    for backend in $list; do
         rm -f "$OUT"
         run cluster_sort "$in" --exchange "$backend" --stats "$BATS_TEST_TMPDIR/stats.json"
         assert_success

@@ -14,8 +14,9 @@ setup() {
     [[ -x $SAN_BIN/sortex ]] || skip "no sanitizer build (make SAN=address,undefined)"
     export ASAN_OPTIONS=detect_leaks=0:abort_on_error=0:exitcode=23
     export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-    local backend np=3
-    for backend in $(backends); do
+    local backend np=3 list
+    list=$(backends)
+    for backend in $list; do
         SORTEX=$SAN_BIN/sortex VERIFY=$SAN_BIN/sortex-verify sort_case "$np" "$backend" dd 100003
         SORTEX=$SAN_BIN/sortex VERIFY=$SAN_BIN/sortex-verify sort_case 4 "$backend" uniform 3
         np=$((np % 5 + 2))

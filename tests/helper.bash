@@ -51,8 +51,46 @@ mpi_stdin() {
 }
 
 # The back-ends registered in the binary, one per line (the test matrix is driven by this).
+# top_make ARGS...: make in the source tree with the variables a `make test` around us was given
+# (NATIVE=1 ...: MAKEFLAGS carries them after " --"), so that it finds what that built instead of
+# building again under the other suites' feet, but not under its jobserver, whose descriptors are
+# not ours. Run alone, after a plain `make`, it works on that build.
+top_make() {
+    local vars=()
+    # shellcheck disable=SC2162 # without -r: MAKEFLAGS escapes a blank in a value as "\ "
+    [[ ${MAKEFLAGS:-} == *" -- "* ]] && read -a vars <<<"${MAKEFLAGS#* -- }"
+    env -u MAKEFLAGS -u MAKELEVEL -u MFLAGS make -C "$TOP" --no-print-directory "${vars[@]}" "$@"
+}
+
+# A loop over a list a program printed must not pass by running zero times. So the helpers that
+# print such lists fail, with a line saying why, when the program fails or lists too few items;
+# and a test takes the list into a variable before its loop (list=$(backends)), where a failure
+# fails the test, as it would not in a for's word list (for x in $(backends)).
+
+# ran_ok WHAT CMD...: runs CMD and prints its output, or fails with a line naming WHAT.
+ran_ok() {
+    local what=$1 out
+    shift
+    out=$("$@") || { echo "$what: the command failed: $*" >&2; return 1; }
+    printf '%s\n' "$out"
+}
+
+# at_least MIN WHAT: copies stdin, a list of one item a line, to stdout; fails with a line
+# naming WHAT when it has fewer than MIN items.
+at_least() {
+    local min=$1 what=$2 out count
+    out=$(cat)
+    count=$(grep -c . <<<"$out") || true
+    ((count >= min)) || { echo "$what: $count listed, at least $min expected" >&2; return 1; }
+    printf '%s\n' "$out"
+}
+
+# The back-ends registered in the binary, one per line (the test matrix is driven by this); the
+# README's table has 9.
 backends() {
-    "$SORTEX" --exchange help | awk 'NR > 1 && NF { print $1 }'
+    local help
+    help=$(ran_ok "back-ends" "$SORTEX" --exchange help) || return 1
+    awk 'NR > 1 && NF { print $1 }' <<<"$help" | at_least 9 "back-ends"
 }
 
 # sha256 of a file, for "the input is unchanged" checks.
@@ -65,9 +103,15 @@ nkeys() {
     echo $(($(stat -c %s "$1") / 8))
 }
 
-# The distributions datagen knows, one per line.
+# The key distributions datagen knows, one per line (16 in --list's first table); with yes or
+# no, only the seeded or the unseeded ones (at least 14 and 2).
 distributions() {
-    "$GEN" --list | awk '$2 == "yes" || $2 == "no" { print $1 }'
+    local list want=${1:-} min=16
+    [[ $want == yes ]] && min=14
+    [[ $want == no ]] && min=2
+    list=$(ran_ok "distributions" "$GEN" --list) || return 1
+    awk -v want="$want" '($2 == "yes" || $2 == "no") && (want == "" || $2 == want) { print $1 }' \
+        <<<"$list" | at_least "$min" "distributions${want:+ (seeded: $want)}"
 }
 
 # The record format of the inputs gen_input makes and sort_case sorts and verifies: format

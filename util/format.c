@@ -135,12 +135,16 @@ void util_format_describe(const struct util_format *f, char *buf, size_t cap)
 
 void util_format_usage(FILE *out, int col)
 {
-    /* An option, then its description in lines of at most 52 characters ("" continues). */
-    static const char *const lines[][2] = {
+    /* An option, then its description in lines of at most 52 characters ("" continues); the
+     * largest record is UTIL_RECORD_MAX's. */
+    char records[64];
+    (void)snprintf(records, sizeof(records), "instead, records of R bytes (1..%zu) whose key",
+                   UTIL_RECORD_MAX);
+    const char *const lines[][2] = {
         {"--format NAME", "record format (default: u64): u64, i64, f64 (8-byte"},
         {"", "little-endian numbers) or gensort (100-byte records,"},
         {"", "10-byte key at offset 0); --type is an alias"},
-        {"--record-size R", "instead, records of R bytes (1..65536) whose key"},
+        {"--record-size R", records},
         {"", "compares as unsigned bytes (memcmp order), with"},
         {"--key-offset O", "the key's first byte in the record (default: 0)"},
         {"--key-size K", "the key's length in bytes (default: R - O)"},

@@ -10,6 +10,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "util/util.h"
 
@@ -105,7 +106,8 @@ static const struct util_knob_info table[UTIL_KNOB_COUNT] = {
     [UTIL_KNOB_STALL] =
         {"SORTEX_STALL", UTIL_KNOB_HOOK, UTIL_KNOB_SPEC_T, 0, 0, 0, "POINT:RANK:SECONDS", "none",
          "", "RANK announces itself and sleeps SECONDS at POINT: a phase's start, read-chunk, "
-         "exchange-run, sort-bucket (the external sort's pass 2) or commit [sort/sortex.c]"},
+         "exchange-run, sort-bucket (the external sort's pass 2) or commit [sort/sortex.c]; "
+         "verify-read, rank 0 [verify/files.c]"},
     [UTIL_KNOB_CORRUPT] =
         {"SORTEX_CORRUPT", UTIL_KNOB_HOOK, UTIL_KNOB_SPEC_T, 0, 0, 0, "order|keys:RANK", "none", "",
          "under --check, right before it looks: order swaps RANK's first and last output keys, "
@@ -292,6 +294,19 @@ static void wrap(FILE *out, const char *text, int indent, int width)
         text += len;
     }
     fputc('\n', out);
+}
+
+void util_knob_stall(const char *point, int rank)
+{
+    const struct util_knob_value *v = util_knob(UTIL_KNOB_STALL); /* POINT:RANK:SECONDS */
+    if (!v->valid || v->nargs != 2 || strcmp(v->word, point) != 0 || v->arg[0] != rank ||
+        v->arg[1] < 0) {
+        return;
+    }
+    fprintf(stderr, "%s: rank %d pid %ld stalling %ld s in %s\n", util_progname(), rank,
+            (long)getpid(), v->arg[1], point);
+    fflush(stderr);
+    sleep((unsigned)v->arg[1]);
 }
 
 void util_knobs_print(FILE *out)

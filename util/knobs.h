@@ -114,6 +114,12 @@ const struct util_knob_value *util_knob(enum util_knob k);
 uint64_t util_knob_u64(enum util_knob k);
 
 /**
+ * The stall hook of the reliability tests outside the sort: when SORTEX_STALL is @point:@rank:S,
+ * prints "PROG: rank RANK pid PID stalling S s in POINT" on stderr and sleeps S seconds.
+ */
+void util_knob_stall(const char *point, int rank);
+
+/**
  * Prints the table for `--knobs`: the settings, then the test hooks, then the launcher's
  * variables, each with its default, unit and what it does, and its value when set.
  */

@@ -221,6 +221,50 @@ int util_parse_double(const char *s, double lo, double hi, double *out)
     return UTIL_OK;
 }
 
+int util_split_list(const char *text, const char *what, char *buf, size_t cap, char **items,
+                    int max, int *n)
+{
+    *n = 0;
+    if (strlen(text) >= cap) {
+        return util_error("%s list too long: at most %zu characters (%s)", what, cap - 1, text);
+    }
+    strcpy(buf, text);
+    /* Cut at every comma; strtok would skip empty items silently. */
+    for (char *item = buf;;) {
+        char *comma = strchr(item, ',');
+        if (comma != NULL) {
+            *comma = '\0';
+        }
+        if (*item == '\0') {
+            return util_error("%s list has an empty item (%s)", what, text);
+        }
+        if (*n == max) {
+            return util_error("%s list has more than %d items (%s)", what, max, text);
+        }
+        items[(*n)++] = item;
+        if (comma == NULL) {
+            return UTIL_OK;
+        }
+        item = comma + 1;
+    }
+}
+
+/* The atexit() handler of util_check_stdout_at_exit(). */
+static void check_stdout(void)
+{
+    errno = 0;
+    int failed = fflush(stdout) != 0, e = errno;
+    if (failed || ferror(stdout)) {
+        util_fail(UTIL_EIO, "cannot write standard output%s%s", e ? ": " : "", e ? strerror(e) : "");
+        _exit(UTIL_EXIT_RUNTIME);
+    }
+}
+
+void util_check_stdout_at_exit(void)
+{
+    (void)atexit(check_stdout);
+}
+
 double util_now(void)
 {
     struct timespec ts;
@@ -284,10 +328,16 @@ static int inode_flags(const char *path)
 
 int util_check_output(const char *path)
 {
-    char dir[4096];
+    char dir[PATH_MAX];
     struct stat st;
     if (path == NULL || *path == '\0') {
         return util_error("no output file given");
+    }
+    /* A path the system cannot take at all: said as such, not as a directory that is missing
+     * (its directory part would not fit in dir, and stat() fails on it with ENAMETOOLONG). */
+    if (strlen(path) >= PATH_MAX) {
+        return util_error("output name is too long: at most %d characters (%s)", PATH_MAX - 1,
+                          path);
     }
     if (path[strlen(path) - 1] == '/') {
         return util_error("output is a directory (%s)", path);
@@ -306,6 +356,11 @@ int util_check_output(const char *path)
         }
     }
     dir_of(path, dir, sizeof(dir));
+    if (stat(dir, &st) != 0 && errno == ENAMETOOLONG) {
+        return util_error("output name is too long: a directory name in it passes the file "
+                          "system's limit (%s)",
+                          path);
+    }
     if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
         return util_error("output directory does not exist (%s)", dir);
     }

@@ -83,6 +83,24 @@ int util_parse_int(const char *s, long lo, long hi, long *out);
 /** Parses a finite double in [lo, hi]. Returns 0 or UTIL_EUSAGE. */
 int util_parse_double(const char *s, double lo, double hi, double *out);
 
+/**
+ * Splits @text, a comma separated list, into its items: at most @max pointers into @buf (@cap
+ * bytes, where text is copied) stored in @items, their number in *@n. Every item must have a
+ * character: an empty list, an empty item ("64,,8") and a comma at either end are refused, as
+ * are more than @max items and a text of @cap bytes or more. On a mistake prints one line naming
+ * the option @what ("--ranks") and returns UTIL_EUSAGE; else 0.
+ */
+int util_split_list(const char *text, const char *what, char *buf, size_t cap, char **items,
+                    int max, int *n);
+
+/**
+ * Makes the program's exit check standard output: at exit it is flushed, and when a write to it
+ * failed (a full disk, a closed pipe while SIGPIPE is ignored) one error line is printed and
+ * the program exits 3 (UTIL_EXIT_RUNTIME) instead of what it returned: what it printed was
+ * lost. Every main() calls it first, so --help and --list are covered too.
+ */
+void util_check_stdout_at_exit(void);
+
 /** Monotonic wall-clock seconds. */
 double util_now(void);
 

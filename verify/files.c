@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "util/alloc.h"
+#include "util/knobs.h"
 #include "util/util.h"
 
 #define NO_FILE         SIZE_MAX
@@ -36,6 +37,7 @@
 /* A list of files read as one concatenated sequence of records. */
 struct seq {
     size_t n;                 /* number of files */
+    const char *what;         /* their role in messages: "sorted file", "input" */
     const char *const *paths; /* their names (owned by the caller) */
     size_t rsize;             /* bytes per record (8 for keys) */
     int *fd;                  /* open descriptors, -1 when not open */
@@ -84,6 +86,7 @@ static int seq_open(struct seq *s, const char *const *paths, size_t n, const cha
     int err = UTIL_OK;
     memset(s, 0, sizeof(*s));
     s->n = n;
+    s->what = what;
     s->paths = paths;
     s->rsize = rsize;
     s->fd = util_malloc(n * sizeof(*s->fd));
@@ -108,9 +111,11 @@ static int seq_open(struct seq *s, const char *const *paths, size_t n, const cha
         if (err != UTIL_OK) {
             goto fail;
         }
+        /* It was there a moment ago (util_check_input()): gone or unreadable now, it changed
+         * while the program ran, a runtime failure. */
         s->fd[i] = open(paths[i], O_RDONLY | O_CLOEXEC);
         if (s->fd[i] < 0) {
-            err = util_error("cannot open %s: %s (%s)", what, strerror(errno), paths[i]);
+            err = util_fail(UTIL_EIO, "cannot open %s: %s (%s)", what, strerror(errno), paths[i]);
             goto fail;
         }
         /* Blocks are taken mostly in order: ask for aggressive readahead. */
@@ -143,10 +148,11 @@ static int read_recs(const struct seq *s, size_t f, void *buf, size_t count, uin
             continue;
         }
         if (got < 0) {
-            return util_fail(UTIL_EIO, "cannot read input: %s (%s)", strerror(errno), s->paths[f]);
+            return util_fail(UTIL_EIO, "cannot read %s: %s (%s)", s->what, strerror(errno),
+                             s->paths[f]);
         }
         if (got == 0) {
-            return util_fail(UTIL_EIO, "input shrank while being read (%s)", s->paths[f]);
+            return util_fail(UTIL_EIO, "%s shrank while being read (%s)", s->what, s->paths[f]);
         }
         p += got;
         off += got;
@@ -382,6 +388,8 @@ int verify_files(const struct verify_config *cfg, struct verify_result *res)
             goto fail;
         }
     }
+
+    util_knob_stall("verify-read", 0); /* the tests' window to change a file before it is read */
 
     /* The passes. */
     double t0 = util_now();

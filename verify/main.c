@@ -42,15 +42,10 @@ static void usage(FILE *out)
             "exit status:\n"
             "  0  valid: sorted (and, with --input, the same count and checksums)\n"
             "  1  invalid: not sorted, or not the same multiset as the input\n"
-            "  2  usage or I/O error: bad option or layout, missing file, size not a multiple\n"
-            "     of the record size\n"
-            "  3  out of memory\n");
-}
-
-/* Exit code of a library error; the verifier reports I/O errors as 2 as well. */
-static int exit_code(int err)
-{
-    return err == UTIL_EIO ? UTIL_EXIT_USAGE : util_exit_code(err);
+            "  2  usage error: bad option or layout, missing or unreadable file, size not a\n"
+            "     multiple of the record size\n"
+            "  3  runtime failure: a read error, a file that changed while it was read, the\n"
+            "     report not written (a full disk), out of memory\n");
 }
 
 int main(int argc, char **argv)
@@ -75,6 +70,7 @@ int main(int argc, char **argv)
     struct util_format_args format;
 
     util_set_progname("sortex-verify");
+    util_check_stdout_at_exit();
     util_format_args_init(&format);
     /* At most argc inputs: one array sized once, no reallocation. */
     const char **inputs = util_calloc((size_t)argc, sizeof(*inputs));
@@ -157,18 +153,13 @@ int main(int argc, char **argv)
     /* Verify and report. */
     int err = verify_files(&cfg, &res);
     if (err != UTIL_OK) {
-        rc = exit_code(err);
+        rc = util_exit_code(err);
         goto out;
     }
     if (json) {
         verify_print_json(stdout, &cfg, &res);
     } else {
         verify_print_text(stdout, &cfg, &res);
-    }
-    if (fflush(stdout) != 0 || ferror(stdout)) {
-        util_error("cannot write the report (stdout)");
-        rc = UTIL_EXIT_USAGE;
-        goto out;
     }
     rc = res.valid ? UTIL_EXIT_OK : UTIL_EXIT_INVALID;
 
