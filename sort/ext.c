@@ -167,7 +167,7 @@ static int plan(struct ext *x)
     }
     x->bmax = (uint64_t)(0.85 * (double)x->mem / (4.0 * (double)x->rsize + x->tuple_bytes));
     if (x->bmax < 16) {
-        return util_fail(UTIL_ENOMEM, "rank %d: external: %llu bytes of memory cannot hold "
+        return util_fail(UTIL_ENOMEM, "rank %d: external: a memory of %llu bytes cannot hold "
                                       "the buffers of an external sort of %zu-byte records",
                          job->rank, (unsigned long long)x->mem, x->rsize);
     }

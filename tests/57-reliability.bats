@@ -234,9 +234,14 @@ PY
 }
 
 @test "one failure on every rank gives one error line" {
-    run --separate-stderr mpi 3 -q "$SORTEX" --input "$IN" --output "$OUT" --mem-limit 1
+    run --separate-stderr mpi 3 -q "$SORTEX" --input "$IN" --output "$OUT" --mem-limit 1 \
+        --external never
     assert_equal "$status" 3
     one_error_line "rank 0: key buffers of [0-9]+ bytes exceed --mem-limit"
+    nothing_written
+    run --separate-stderr mpi 3 -q "$SORTEX" --input "$IN" --output "$OUT" --mem-limit 1
+    assert_equal "$status" 3
+    one_error_line "rank 0: external: a memory of 1 bytes cannot hold the buffers"
     nothing_written
     local phase
     for phase in read local_sort exchange write; do
