@@ -47,7 +47,7 @@ endif
 ifeq ($(NATIVE),1)
 OPT += -march=native
 endif
-# VQSORT=0: no Highway; the vqsort entry points fall back to std::sort (sort/vqsort.cc says why
+# VQSORT=0: no Highway; the vqsort entry points fall back to std::sort (local/vqsort.cc says why
 # the valgrind profile needs it).
 VQSORT ?= 1
 
@@ -81,12 +81,12 @@ LDLIBS += $(LIB_LIBS) $(if $(filter 1,$(USE_JEMALLOC)),-ljemalloc)
 
 # ---- sources ----------------------------------------------------------------------------------
 # Every .c file of a module is library code except the CLI files (main.c, *_main.c).
-MODULES := util sort exchange datagen verify sim bench
+MODULES := util local sort exchange datagen verify sim bench
 ALL_C := $(foreach m,$(MODULES),$(wildcard $(m)/*.c))
 MAIN_C := $(filter %/main.c %_main.c,$(ALL_C))
 LIB_C := $(filter-out $(MAIN_C),$(ALL_C))
-# The library's one C++ file: the entry point to Highway's vqsort (sort/vqsort.cc).
-LIB_CC := sort/vqsort.cc
+# The library's one C++ file: the entry point to Highway's vqsort (local/vqsort.cc).
+LIB_CC := local/vqsort.cc
 LIB_O := $(LIB_C:%.c=$(BUILD)/%.o) $(LIB_CC:%.cc=$(BUILD)/%.o)
 # The archive the programs and unit tests link: every module, every symbol reachable.
 LIB := $(BUILD)/libsortex.a
@@ -101,7 +101,7 @@ VERSION := $(call version_part,MAJOR).$(call version_part,MINOR).$(call version_
 SOVERSION := 0
 # What a host program links: the sort and what it calls (util, exchange, verify's checksums for
 # --check); not the generator, the simulator or the benchmarks.
-DIST_MODULES := util sort exchange verify
+DIST_MODULES := util local sort exchange verify
 DIST_O := $(filter $(foreach m,$(DIST_MODULES),$(BUILD)/$(m)/%),$(LIB_O))
 SO := $(BUILD)/lib/libsortex.so.$(VERSION)
 # The installed archive: the same objects linked into one (ld -r; -d gives OpenMP's lock of each
@@ -198,8 +198,8 @@ $(BUILD)/commit.h: FORCE
 	@mkdir -p $(@D)
 	@c=$$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown); \
 	 d=$$(git diff --quiet HEAD -- . ':!results' 2>/dev/null || echo -dirty); \
-	 text=$$(printf '#define SORTEX_COMMIT "%s"\n#define SORTEX_BUILD_FLAGS "%s"' "$$c$$d" \
-	        "$(BUILD_FLAGS)"); \
+	 text=$$(printf '#define SORTEX_COMMIT "%s"\n#define SORTEX_BUILD_FLAGS "%s"\n#define SORTEX_BUILD_VERSION "%s"' \
+	        "$$c$$d" "$(BUILD_FLAGS)" "$(VERSION)"); \
 	 [ -f $@ ] && [ "$$(cat $@)" = "$$text" ] || printf '%s\n' "$$text" > $@
 
 # Objects are rebuilt when the flags they are compiled with change, not only their sources: a file

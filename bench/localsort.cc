@@ -4,8 +4,8 @@
 //   sortex-localsort --algo sortex,ips4o_par,vqsort --dist uniform,zipf --n 1Mi,1e8
 //                    --threads 1,2 --reps 5 [--warmup 1] [--runs P --skew equal|zipf] [--csv]
 //
-// The algorithms are one table (kAlgos): the kernels under test (sortex_local_sort(),
-// sortex_merge_runs()), the baselines users would pick instead (ips4o sequential and parallel,
+// The algorithms are one table (kAlgos): the kernels under test (local_sort(),
+// local_merge_runs()), the baselines users would pick instead (ips4o sequential and parallel,
 // Highway's vqsort, Boost.Sort's block_indirect_sort and spreadsort, all from Debian), the
 // references (glibc qsort, std::sort, __gnu_parallel::sort) and two page-touch probes. A
 // sequential algorithm runs on one thread whatever --threads says, and says so in its rows.
@@ -42,7 +42,7 @@
 
 extern "C" {
 #include "datagen/datagen.h"
-#include "sort/local_sort.h"
+#include "local/local.h"
 #include "util/alloc.h"
 #include "util/cpu.h"
 #include "util/format.h"
@@ -68,12 +68,12 @@ int cmp_u64(const void *p, const void *q)
 
 uint64_t *run_sortex(const job &j)
 {
-    return sortex_local_sort(j.keys, j.scratch, j.n, j.threads) == 0 ? j.keys : nullptr;
+    return local_sort(j.keys, j.scratch, j.n, j.threads) == 0 ? j.keys : nullptr;
 }
 
 uint64_t *run_merge(const job &j)
 {
-    int rc = sortex_merge_runs(j.keys, j.runs->data(), (int)j.runs->size(), j.scratch, j.threads);
+    int rc = local_merge_runs(j.keys, j.runs->data(), (int)j.runs->size(), j.scratch, j.threads);
     return rc == 0 ? j.scratch : nullptr;
 }
 
@@ -135,8 +135,8 @@ struct algo {
 
 // The page-touch probes are timed apart (run == nullptr): they measure fresh memory itself.
 const algo kAlgos[] = {
-    {"sortex", "sortex_local_sort(), the sort's kernel", true, false, run_sortex},
-    {"merge", "sortex_merge_runs() (records: sortex_merge_record_runs()) of the --runs runs", true,
+    {"sortex", "local_sort(), the sort's kernel", true, false, run_sortex},
+    {"merge", "local_merge_runs() (records: local_merge_record_runs()) of the --runs runs", true,
      true, run_merge},
     {"ips4o", "ips4o::sort, sequential (Debian libips4o-dev)", false, false, run_ips4o},
     {"ips4o_par", "ips4o::parallel::sort with --threads threads", true, false, run_ips4o_par},
@@ -555,7 +555,7 @@ bool records_ok(const unsigned char *r, size_t n, const struct util_format *f, u
 // The records mode: random records of format @o.format, the record sorts compared. With
 // --runs P the input is P runs, each sorted stably, of records at the sort's memory stride
 // (the record rounded up to 8 bytes), which is what the finish phase gets: 'sortex' re-sorts
-// them (sortex_record_sort()), 'merge' merges them (sortex_merge_record_runs()).
+// them (local_record_sort()), 'merge' merges them (local_merge_record_runs()).
 int run_records(const options &o)
 {
     struct util_format fs = *o.format;
@@ -569,8 +569,8 @@ int run_records(const options &o)
     auto *orig = static_cast<unsigned char *>(util_alloc_big(nmax * R));
     auto *rec = static_cast<unsigned char *>(util_alloc_big(nmax * R));
     auto *scr = static_cast<unsigned char *>(util_alloc_big(nmax * R));
-    auto *tup = static_cast<struct sortex_rec_tuple *>(
-        util_alloc_big(2 * nmax * sizeof(struct sortex_rec_tuple)));
+    auto *tup = static_cast<struct local_rec_tuple *>(
+        util_alloc_big(2 * nmax * sizeof(struct local_rec_tuple)));
     if (!orig || !rec || !scr || !tup) {
         util_fail(UTIL_ENOMEM, "cannot allocate the records (%zu bytes)", 3 * nmax * R);
         return UTIL_EXIT_RUNTIME;
@@ -597,7 +597,7 @@ int run_records(const options &o)
             size_t off = 0;
             for (uint64_t c : counts) {
                 void *sorted = nullptr;
-                if (sortex_record_sort(orig + off * R, scr, tup, c, f, gen_threads, &sorted) != 0) {
+                if (local_record_sort(orig + off * R, scr, tup, c, f, gen_threads, &sorted) != 0) {
                     return util_fail(UTIL_ENOMEM, "cannot sort the runs"), UTIL_EXIT_RUNTIME;
                 }
                 if (sorted != orig + off * R) {
@@ -625,14 +625,14 @@ int run_records(const options &o)
                                UTIL_EXIT_USAGE;
                     }
                     if (a == "merge") {
-                        if (sortex_merge_record_runs(rec, counts.data(), (int)o.runs, scr, f,
+                        if (local_merge_record_runs(rec, counts.data(), (int)o.runs, scr, f,
                                                      threads) != 0) {
                             failures++;
                         }
                         result = scr;
                     } else if (a == "sortex") {
                         void *sorted = nullptr;
-                        if (sortex_record_sort(rec, scr, tup, n, f, threads, &sorted) != 0) {
+                        if (local_record_sort(rec, scr, tup, n, f, threads, &sorted) != 0) {
                             failures++;
                         }
                         result = static_cast<const unsigned char *>(sorted);
@@ -750,7 +750,7 @@ int main(int argc, char **argv)
             if (o.runs > 0) {
                 size_t off = 0;
                 for (uint64_t c : counts) {
-                    sortex_local_sort(orig + off, scratch + off, c, gen_threads);
+                    local_sort(orig + off, scratch + off, c, gen_threads);
                     off += c;
                 }
             }

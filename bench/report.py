@@ -1333,8 +1333,8 @@ def readme_localsort(doc, results):
     if runs:
         cases = sorted({(k[1], k[2], k[3], k[4]) for k in runs})
         doc.p("The finish phase's choice: merging P sorted runs (`merge`) against re-sorting"
-              " their concatenation (`sortex`), Mkeys/s; `sort/local_sort.h`'s"
-              " SORTEX_MERGE_RUNS_PER_THREAD (runs per thread up to which the sort merges) is"
+              " their concatenation (`sortex`), Mkeys/s; `local/local.h`'s"
+              " LOCAL_MERGE_RUNS_PER_THREAD (runs per thread up to which the sort merges) is"
               " read off this crossover:")
         doc.table(["runs", "n", "threads", "merge", "re-sort", "merge / re-sort"],
                   [[str(r), fmt_n(m), str(t),

@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sort/local_sort.h"
+#include "local/local.h"
 #include "sort/rules.h"
 #include "util/alloc.h"
 #include "util/util.h"
@@ -138,7 +138,7 @@ static int replay_histogram(const struct slices *sl, uint64_t n, uint64_t tol,
             err = util_fail(UTIL_ENOMEM, "out of memory for the candidates");
             goto out;
         }
-        sortex_vqsort_u128(d.pairs, d.n);
+        local_vqsort_u128(d.pairs, d.n);
         for (uint64_t c = 0; c < d.n; c++) {
             ranks[c] = global_below(sl, d.pairs[2 * c + 1], d.pairs[2 * c], NULL);
         }
@@ -208,7 +208,7 @@ static int exact_targets(const struct slices *sl, uint64_t n, struct model_tuple
         pairs[2 * i] = i; /* (position, key): vqsort's order is then (key, position) */
         pairs[2 * i + 1] = sl->keys[i];
     }
-    sortex_vqsort_u128(pairs, n);
+    local_vqsort_u128(pairs, n);
     for (int j = 1; j < sl->p; j++) {
         uint64_t t = sortex_split_target(j, n, sl->p);
         split[j - 1].key = t < n ? pairs[2 * t + 1] : UINT64_MAX;
@@ -259,7 +259,7 @@ int sim_sort_counts(const struct datagen_params *dp, double epsilon, uint64_t ov
     for (uint64_t r = 0; r < p && err == UTIL_OK; r++) {
         uint64_t b = datagen_slice_begin(n, p, r), m = datagen_slice_begin(n, p, r + 1) - b;
         if ((err = datagen_fill_threads(dp, b, m, keys + b, threads)) != UTIL_OK ||
-            (err = sortex_local_sort(keys + b, scratch, (size_t)m, threads)) != UTIL_OK) {
+            (err = local_sort(keys + b, scratch, (size_t)m, threads)) != UTIL_OK) {
             break;
         }
         begin[r] = b;

@@ -18,7 +18,7 @@
  *                 log P + beta 8 P log P / 2)
  *   exchange      the back-end's own model (exchange/exchange.h) on the count matrix, plus the
  *                 copy of the own block
- *   finish        the merge of P runs when P <= SORTEX_MERGE_RUNS_PER_THREAD T (ns a key
+ *   finish        the merge of P runs when P <= LOCAL_MERGE_RUNS_PER_THREAD T (ns a key
  *                 growing with log P), else a re-sort: as the finish phase chooses
  * Memory per rank: the two element buffers of the output bound the sort reserves, plus what a
  * phase adds (the gathered sample or candidates and their counts, the brackets).
@@ -33,7 +33,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "sort/local_sort.h"
+#include "local/local.h"
 #include "sort/rules.h"
 #include "util/alloc.h"
 #include "util/util.h"
@@ -161,7 +161,7 @@ static double time_local_sort(uint64_t *a, uint64_t *b, size_t n, int threads, i
             a[i] = xorshift(&s);
         }
         double t0 = util_now();
-        (void)sortex_local_sort(a, b, n, threads);
+        (void)local_sort(a, b, n, threads);
         double t = util_now() - t0;
         best = t < best ? t : best;
     }
@@ -182,7 +182,7 @@ static double time_merge(uint64_t *a, uint64_t *b, size_t n, int runs)
     double best = INFINITY;
     for (int rep = 0; rep < 3; rep++) {
         double t0 = util_now();
-        (void)sortex_merge_runs(a, counts, runs, b, 1);
+        (void)local_merge_runs(a, counts, runs, b, 1);
         double t = util_now() - t0;
         best = t < best ? t : best;
     }
@@ -256,7 +256,7 @@ int sim_machine_calibrate(struct sim_machine *m, const char *dir)
         a[i] = xorshift(&s);
     }
     double t0 = util_now();
-    sortex_vqsort_u128(a, small);
+    local_vqsort_u128(a, small);
     m->tuple_ns = 1e9 * (util_now() - t0) / (double)small / 20.0;
     for (size_t i = 0; i < 2 * small; i++) {
         a[i] = xorshift(&s);
@@ -617,7 +617,7 @@ int sim_sort_model(const struct sim_sort_case *sc, const struct sim_machine *m,
     double out_n = fmin(output_bound(sc, s), n);
     if (p == 1) {
         set(&ph[SIM_ROW_FINISH], 0, buffers, 0, "one rank: nothing to combine");
-    } else if (p <= SORTEX_MERGE_RUNS_PER_THREAD * sc->threads) {
+    } else if (p <= LOCAL_MERGE_RUNS_PER_THREAD * sc->threads) {
         double ns = m->merge_ns + m->merge_ns_log * (log2u(p) - 1);
         double speed = 1.0 + (sc->threads - 1) * (m->sort_speedup - 1.0);
         set(&ph[SIM_ROW_FINISH], 1e-9 * out_n * ns / speed * share * fmax(1, E / 8), buffers, 0,

@@ -163,7 +163,7 @@ static int plan(struct ext *x)
     x->rsize = job->rsize;
     if (job->fmt != NULL) {
         const uint64_t probe = (uint64_t)1 << 20;
-        x->tuple_bytes = 16.0 * (double)sortex_record_tuples(probe, job->fmt) / (double)probe;
+        x->tuple_bytes = 16.0 * (double)local_record_tuples(probe, job->fmt) / (double)probe;
     }
     x->bmax = (uint64_t)(0.85 * (double)x->mem / (4.0 * (double)x->rsize + x->tuple_bytes));
     if (x->bmax < 16) {
@@ -373,8 +373,8 @@ static int alloc_pass2(struct ext *x)
         x->busy[i] = 0;
     }
     if (x->job->fmt != NULL) {
-        x->tuples = util_alloc_big(sortex_record_tuples(x->bmax, x->job->fmt) *
-                                   sizeof(struct sortex_rec_tuple));
+        x->tuples = util_alloc_big(local_record_tuples(x->bmax, x->job->fmt) *
+                                   sizeof(struct local_rec_tuple));
         if (x->tuples == NULL) {
             return UTIL_ENOMEM;
         }
@@ -444,11 +444,11 @@ static int sort_buffer(struct ext *x, int i, uint64_t n, int *err)
     int rc;
     void *sorted = x->buf[i];
     if (job->fmt != NULL) {
-        rc = sortex_record_sort(x->buf[i], x->buf[s], x->tuples, n, job->fmt, job->threads,
+        rc = local_record_sort(x->buf[i], x->buf[s], x->tuples, n, job->fmt, job->threads,
                                 &sorted);
     } else {
         uint64_t *out = (uint64_t *)(void *)x->buf[i];
-        rc = sortex_local_sort_either((uint64_t *)(void *)x->buf[i], (uint64_t *)(void *)x->buf[s],
+        rc = local_sort_either((uint64_t *)(void *)x->buf[i], (uint64_t *)(void *)x->buf[s],
                                       n, job->threads, NULL, &out);
         sorted = out;
     }

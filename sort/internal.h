@@ -9,7 +9,7 @@
 #include <stdint.h>
 
 #include "exchange/exchange.h"
-#include "sort/local_sort.h"
+#include "local/local.h"
 #include "sort/rules.h"
 #include "sort/sortex.h"
 #include "util/format.h"
@@ -273,7 +273,7 @@ static inline void *sort_elem(const struct sort_job *job, uint64_t *buf, uint64_
     return (unsigned char *)buf + i * job->rsize;
 }
 
-/* The sort of records (sort/records.c, sortex_record_sort()) over job buffers: sorts n
+/* The sort of records (sort/records.c, local_record_sort()) over job buffers: sorts n
  * elements of src stably by key into dst; tuples are allocated here. */
 int sort_records(struct sort_job *job, uint64_t *src, uint64_t *dst, uint64_t n);
 

@@ -6,7 +6,7 @@
  * time and, where the phase can count its work (bytes read or written, keys sorted), the
  * fraction done, the rate and the time left. A phase whose work is one opaque call (the local
  * sort's single vqsort of a rank's keys) gives an estimate instead, from the rate this process
- * measured for its kernel (sortex_local_sort_estimate()), and says it is one. A reporter
+ * measured for its kernel (local_sort_estimate()), and says it is one. A reporter
  * thread on rank 0 does the printing; the phases only add to an atomic counter.
  */
 #include <pthread.h>

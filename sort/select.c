@@ -389,7 +389,7 @@ static int gather(struct sort_job *job, struct sort_select *sel)
     if (job->fmt != NULL) {
         qsort_r(sel->cand, sel->ncand, sel->cw * sizeof(uint64_t), blob_order, job);
     } else {
-        sortex_vqsort_u128(sel->cand, sel->ncand);
+        local_vqsort_u128(sel->cand, sel->ncand);
     }
 done:
     util_free(pk.idx);

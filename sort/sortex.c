@@ -495,7 +495,7 @@ static uint64_t memory_need(const struct sort_job *job)
     room = room > job->n_local ? room : job->n_local;
     uint64_t need = 2 * room * job->rsize;
     if (job->fmt != NULL) {
-        need += sortex_record_tuples(room, job->fmt) * sizeof(struct sortex_rec_tuple);
+        need += local_record_tuples(room, job->fmt) * sizeof(struct local_rec_tuple);
     }
     if (job->cfg->io != SORTEX_IO_MPIIO && job->rank == 0) {
         need += job->n_total * job->rsize;

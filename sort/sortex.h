@@ -42,7 +42,7 @@
  * This header is self-contained: it includes only MPI's and the C library's headers, so a
  * program builds against an installed copy with `pkg-config --cflags --libs sortex` alone, and
  * any module of the tree may include it. Everything else of sort/ is internal (sort/internal.h,
- * sort/rules.h, sort/local_sort.h); the shared library exports exactly the functions declared
+ * sort/rules.h, local/local.h); the shared library exports exactly the functions declared
  * here, those marked SORTEX_API.
  */
 #ifndef SORTEX_SORTEX_H

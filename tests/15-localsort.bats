@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# tests/15-localsort.bats: the node-local kernels (sortex_local_sort, sortex_merge_runs) through
+# tests/15-localsort.bats: the node-local kernels (local_sort, local_merge_runs) through
 # their C unit test binary; every case is compared with glibc qsort of the same input.
 
 bats_require_minimum_version 1.5.0

@@ -1,5 +1,5 @@
 /*
- * tests/unit/test_localsort.c: correctness of sortex_local_sort() and sortex_merge_runs().
+ * tests/unit/test_localsort.c: correctness of local_sort() and local_merge_runs().
  *
  *   test_localsort GROUP     GROUP: small | thresholds | large | skewed | errors | merge |
  *                                   merge-dups | records
@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sort/local_sort.h"
+#include "local/local.h"
 #include "util/alloc.h"
 #include "util/format.h"
 #include "util/util.h"
@@ -136,15 +136,15 @@ static bool fail(const char *what, const char *dist, size_t n, int threads, int 
 }
 
 /* The tuning the sort cases use: NULL (the process default) or one a group forces. */
-static const struct sortex_local_tuning *tuning;
+static const struct local_tuning *tuning;
 
-/* Sorts a copy of @input with sortex_local_sort_tuned() and compares it with @expect. */
+/* Sorts a copy of @input with local_sort_tuned() and compares it with @expect. */
 static bool check_sort(const uint64_t *input, const uint64_t *expect, size_t n, int threads,
                        const char *dist, uint64_t *keys, uint64_t *scratch)
 {
     cases++;
     memcpy(keys, input, n * sizeof(*keys));
-    int rc = sortex_local_sort_tuned(keys, scratch, n, threads, tuning);
+    int rc = local_sort_tuned(keys, scratch, n, threads, tuning);
     if (rc != 0) {
         return fail("sort returned an error", dist, n, threads, rc, 0);
     }
@@ -215,20 +215,20 @@ static void group_thresholds(void)
     /* The radix kernel with each way of scattering; vqsort with spreads at every level, with
      * one spread level from a size on, and with sorted chunks and a merge below a size. */
     static const struct {
-        enum sortex_kernel kernel;
-        enum sortex_scatter scatter;
+        enum local_kernel kernel;
+        enum local_scatter scatter;
         int merges;
         size_t spread_min, merge_max;
         unsigned levels;
     } variants[] = {
-        {SORTEX_KERNEL_RADIX, SORTEX_SCATTER_AUTO, 0, 0, 0, 0},
-        {SORTEX_KERNEL_RADIX, SORTEX_SCATTER_PLAIN, 0, 0, 0, 0},
-        {SORTEX_KERNEL_RADIX, SORTEX_SCATTER_STREAM, 0, 0, 0, 0},
-        {SORTEX_KERNEL_VQSORT, SORTEX_SCATTER_AUTO, 0, 0, 0, 0},
-        {SORTEX_KERNEL_VQSORT, SORTEX_SCATTER_AUTO, 3, 5000, 4000, 1},
+        {LOCAL_KERNEL_RADIX, LOCAL_SCATTER_AUTO, 0, 0, 0, 0},
+        {LOCAL_KERNEL_RADIX, LOCAL_SCATTER_PLAIN, 0, 0, 0, 0},
+        {LOCAL_KERNEL_RADIX, LOCAL_SCATTER_STREAM, 0, 0, 0, 0},
+        {LOCAL_KERNEL_VQSORT, LOCAL_SCATTER_AUTO, 0, 0, 0, 0},
+        {LOCAL_KERNEL_VQSORT, LOCAL_SCATTER_AUTO, 3, 5000, 4000, 1},
     };
     for (size_t k = 0; k < sizeof(variants) / sizeof(variants[0]); k++) {
-        struct sortex_local_tuning small = {
+        struct local_tuning small = {
             .kernel = variants[k].kernel,
             .bucket_keys = 256,
             .spread_bits = 4,
@@ -255,8 +255,8 @@ static void group_thresholds(void)
         tuning = &small;
         sort_matrix_threads(sizes, ns, 0, DIST_COUNT, 3);
     }
-    struct sortex_local_tuning def;
-    sortex_local_tuning(&def);
+    struct local_tuning def;
+    local_tuning_default(&def);
     size_t sizes[12], ns = 0;
     straddle(sizes, &ns, def.small_keys);
     straddle(sizes, &ns, def.bucket_keys);
@@ -266,7 +266,7 @@ static void group_thresholds(void)
     fprintf(stderr,
             "tuning: kernel %s, bucket %zu keys, spread %u bits, parallel from %zu keys, "
             "one thread spreads from %zu keys, threads merge below %zu keys\n",
-            sortex_kernel_name(def.kernel), def.bucket_keys, def.spread_bits, def.par_min_keys,
+            local_kernel_name(def.kernel), def.bucket_keys, def.spread_bits, def.par_min_keys,
             def.spread_min_keys, def.merge_max_keys);
 }
 
@@ -315,24 +315,24 @@ static void expect_rc(int got, int want, const char *what)
 static void group_errors(void)
 {
     uint64_t k[4] = {3, 1, 2, 0}, s[4], counts[2] = {2, 2};
-    expect_rc(sortex_local_sort(k, s, 4, 0), UTIL_EUSAGE, "sort with 0 threads");
-    expect_rc(sortex_local_sort(NULL, s, 4, 1), UTIL_EUSAGE, "sort of NULL keys");
-    expect_rc(sortex_local_sort(k, NULL, 4, 1), UTIL_EUSAGE, "sort with NULL scratch");
-    expect_rc(sortex_local_sort(NULL, NULL, 0, 1), UTIL_OK, "sort of nothing");
-    expect_rc(sortex_local_sort(k, NULL, 1, 1), UTIL_OK, "sort of one key");
-    expect_rc(sortex_merge_runs(k, counts, 2, s, 0), UTIL_EUSAGE, "merge with 0 threads");
-    expect_rc(sortex_merge_runs(k, counts, -1, s, 1), UTIL_EUSAGE, "merge of -1 runs");
-    expect_rc(sortex_merge_runs(k, NULL, 2, s, 1), UTIL_EUSAGE, "merge without counts");
-    expect_rc(sortex_merge_runs(NULL, counts, 2, s, 1), UTIL_EUSAGE, "merge of NULL input");
-    expect_rc(sortex_merge_runs(k, counts, 2, NULL, 1), UTIL_EUSAGE, "merge into NULL");
-    expect_rc(sortex_merge_runs(NULL, NULL, 0, NULL, 1), UTIL_OK, "merge of no runs");
+    expect_rc(local_sort(k, s, 4, 0), UTIL_EUSAGE, "sort with 0 threads");
+    expect_rc(local_sort(NULL, s, 4, 1), UTIL_EUSAGE, "sort of NULL keys");
+    expect_rc(local_sort(k, NULL, 4, 1), UTIL_EUSAGE, "sort with NULL scratch");
+    expect_rc(local_sort(NULL, NULL, 0, 1), UTIL_OK, "sort of nothing");
+    expect_rc(local_sort(k, NULL, 1, 1), UTIL_OK, "sort of one key");
+    expect_rc(local_merge_runs(k, counts, 2, s, 0), UTIL_EUSAGE, "merge with 0 threads");
+    expect_rc(local_merge_runs(k, counts, -1, s, 1), UTIL_EUSAGE, "merge of -1 runs");
+    expect_rc(local_merge_runs(k, NULL, 2, s, 1), UTIL_EUSAGE, "merge without counts");
+    expect_rc(local_merge_runs(NULL, counts, 2, s, 1), UTIL_EUSAGE, "merge of NULL input");
+    expect_rc(local_merge_runs(k, counts, 2, NULL, 1), UTIL_EUSAGE, "merge into NULL");
+    expect_rc(local_merge_runs(NULL, NULL, 0, NULL, 1), UTIL_OK, "merge of no runs");
     uint64_t zero[3] = {0, 0, 0};
-    expect_rc(sortex_merge_runs(NULL, zero, 3, NULL, 2), UTIL_OK, "merge of empty runs");
+    expect_rc(local_merge_runs(NULL, zero, 3, NULL, 2), UTIL_OK, "merge of empty runs");
     /* A key at the top of the range survives the merge sentinel. */
     uint64_t in[4] = {1, UINT64_MAX, 0, UINT64_MAX}, out[4] = {0, 0, 0, 0};
     uint64_t three[3] = {2, 0, 2};
     cases++;
-    if (sortex_merge_runs(in, three, 3, out, 1) != 0 || out[0] != 0 || out[1] != 1 ||
+    if (local_merge_runs(in, three, 3, out, 1) != 0 || out[0] != 0 || out[1] != 1 ||
         out[2] != UINT64_MAX || out[3] != UINT64_MAX) {
         failures++;
         fprintf(stderr, "FAIL merge with UINT64_MAX keys\n");
@@ -424,7 +424,7 @@ static void merge_matrix(const size_t *totals, size_t ntotals, int kind_from, in
                 for (int threads = 1; threads <= 3; threads++) {
                     cases++;
                     out[total] = 0x5a5a5a5a; /* a canary past the end */
-                    int rc = sortex_merge_runs(in, counts, runs, out, threads);
+                    int rc = local_merge_runs(in, counts, runs, out, threads);
                     size_t at = 0;
                     while (rc == 0 && at < total && out[at] == expect[at]) {
                         at++;
@@ -474,7 +474,7 @@ static void merge_two_sizes(void)
                 uint64_t counts[2] = {na, nb};
                 out[na + nb] = 0x5a5a5a5a;
                 cases++;
-                int rc = sortex_merge_runs(in, counts, 2, out, 1);
+                int rc = local_merge_runs(in, counts, 2, out, 1);
                 if (rc != 0 || memcmp(out, expect, (na + nb) * sizeof(*out)) != 0 ||
                     out[na + nb] != 0x5a5a5a5a) {
                     failures++;
@@ -493,8 +493,8 @@ static void group_merge(void)
     const size_t tiny[] = {0, 1, 5, 64, 1000};
     merge_matrix(tiny, sizeof(tiny) / sizeof(tiny[0]), 0, RUNS_COUNT, 1);
     /* Below, at and above the parallel threshold. */
-    const size_t totals[] = {SORTEX_MERGE_PAR_MIN - 1, SORTEX_MERGE_PAR_MIN,
-                             SORTEX_MERGE_PAR_MIN + 7, 200003};
+    const size_t totals[] = {LOCAL_MERGE_PAR_MIN - 1, LOCAL_MERGE_PAR_MIN,
+                             LOCAL_MERGE_PAR_MIN + 7, 200003};
     merge_matrix(totals, sizeof(totals) / sizeof(totals[0]), 0, RUNS_COUNT, 8);
 }
 
@@ -524,7 +524,7 @@ static void record_case(const struct util_format *f, size_t n, uint64_t distinct
 {
     size_t R = f->record_size;
     unsigned char *rec = util_malloc(n * R + 1), *scr = util_malloc(n * R + 1);
-    struct sortex_rec_tuple *tup = util_malloc((n ? sortex_record_tuples(n, f) : 1) * sizeof(*tup));
+    struct local_rec_tuple *tup = util_malloc((n ? local_record_tuples(n, f) : 1) * sizeof(*tup));
     size_t *order = util_malloc((n ? n : 1) * sizeof(*order));
     if (!rec || !scr || !tup || !order) {
         fprintf(stderr, "test_localsort: out of memory\n");
@@ -547,7 +547,7 @@ static void record_case(const struct util_format *f, size_t n, uint64_t distinct
     qsort(order, n, sizeof(*order), ref_cmp);
     void *sorted = NULL;
     cases++;
-    int rc = sortex_record_sort(rec, scr, tup, n, f, threads, &sorted);
+    int rc = local_record_sort(rec, scr, tup, n, f, threads, &sorted);
     const unsigned char *out = sorted;
     size_t bad = n;
     for (size_t i = 0; rc == 0 && i < n; i++) {
