@@ -8,7 +8,7 @@
  *                 speed(T) = 1 + (T - 1)(s2 - 1) from the two-thread speed-up s2
  *   sample        regular (--balance sample): S P tuples all-gathered (recursive doubling:
  *                 alpha log P + beta 16 S P) and sorted by qsort; refused as the sort refuses
- *                 (sortex_sample_total()). Histogram: the first round's candidates gathered
+ *                 (sort_sample_total()). Histogram: the first round's candidates gathered
  *                 and sorted
  *   splitters     histogram: every round's count (galloping probes), all-reduce of the counts
  *                 (alpha 2 log P + beta 2 x 8 C), and the next rounds; the rounds and their
@@ -355,71 +355,32 @@ static int replay_histogram(uint64_t n, int p, double eps, int exact, uint64_t *
                             uint64_t *rounds)
 {
     size_t nb = (size_t)(p > 1 ? p - 1 : 1);
-    uint64_t *g_lo = util_calloc(nb, sizeof(uint64_t)), *g_hi = util_malloc(nb * 8);
-    uint64_t *want = util_malloc(nb * 8), *before = util_malloc(nb * 8);
-    int *done = util_calloc(nb, sizeof(int));
-    struct sortex_split_range *r = util_malloc(nb * sizeof(*r));
+    struct sort_bracket *br = util_calloc(nb, sizeof(*br));
+    struct sort_split_range *r = util_malloc(nb * sizeof(*r));
     struct drawn d = {NULL, 0, 0};
     int err = UTIL_OK;
     *rounds = 0;
-    if (!g_lo || !g_hi || !want || !before || !done || !r) {
+    if (!br || !r) {
         err = util_fail(UTIL_ENOMEM, "out of memory for %d brackets", p);
         goto out;
     }
-    uint64_t tol = sortex_split_tolerance(n, p, eps, exact);
-    uint64_t base = sortex_split_want(nb, n, tol, nb);
-    uint64_t open = n > 0 ? (uint64_t)(p - 1) : 0;
-    for (size_t j = 0; j < nb; j++) {
-        g_hi[j] = n;
-        want[j] = base;
-    }
+    uint64_t tol = sort_split_tolerance(n, p, eps, exact);
+    uint64_t open = sort_split_start(br, p, n, tol);
     for (int round = 0; open > 0 && round < 64; round++) {
-        for (size_t j = 0; j < nb; j++) {
-            r[j] = (struct sortex_split_range){g_lo[j], g_hi[j],
-                                               sortex_split_density(g_hi[j] - g_lo[j], want[j]),
-                                               done[j] || p < 2};
-        }
+        /* One draw over the global ranges stands for every rank's over its own. */
+        sort_split_ranges(br, p, NULL, NULL, r);
         d.n = 0;
-        uint64_t rng = sortex_split_seed(round, 0);
-        if ((err = sortex_split_draw(r, nb, &rng, keep, &d)) != UTIL_OK) {
+        uint64_t rng = sort_split_seed(round, 0);
+        if ((err = sort_split_draw(r, nb, &rng, keep, &d)) != UTIL_OK) {
             err = util_fail(UTIL_ENOMEM, "out of memory for the candidates");
             goto out;
         }
         per_round[round] = d.n;
         *rounds = (uint64_t)round + 1;
-        open = 0;
-        for (size_t j = 0; j + 1 < (size_t)p; j++) {
-            if (done[j]) {
-                continue;
-            }
-            uint64_t t = sortex_split_target((int)j + 1, n, p), take, below, above;
-            if (sortex_split_choose(d.r, d.n, t, tol, &take, &below, &above)) {
-                done[j] = 1;
-                continue;
-            }
-            uint64_t mass = g_hi[j] - g_lo[j];
-            if (below < d.n && d.r[below] + 1 > g_lo[j]) {
-                g_lo[j] = d.r[below] + 1;
-            }
-            if (above < d.n && d.r[above] < g_hi[j]) {
-                g_hi[j] = d.r[above];
-            }
-            before[j] = g_hi[j] - g_lo[j] < mass; /* narrowed */
-            open++;
-        }
-        for (size_t j = 0; j + 1 < (size_t)p; j++) {
-            if (!done[j]) {
-                base = sortex_split_want(open, g_hi[j] - g_lo[j], tol, 1);
-                want[j] = sortex_split_next_want((int)before[j], g_hi[j] - g_lo[j], want[j], base);
-            }
-        }
+        open = sort_split_update(br, p, n, tol, d.r, d.n, NULL, NULL);
     }
 out:
-    util_free(g_lo);
-    util_free(g_hi);
-    util_free(want);
-    util_free(before);
-    util_free(done);
+    util_free(br);
     util_free(r);
     util_free(d.r);
     return err;
@@ -430,11 +391,11 @@ static double output_bound(const struct sim_sort_case *sc, uint64_t s)
 {
     double n = (double)sc->per_rank * sc->p, share = (double)sc->per_rank;
     enum sortex_balance balance =
-        sortex_balance_resolve(sc->balance, sc->p, sc->epsilon, sc->oversample);
+        sort_balance_resolve(sc->balance, sc->p, sc->epsilon, sc->oversample);
     if (balance == SORTEX_BALANCE_SAMPLE) {
         return ceil((1.0 + (sc->p + 1.0) / (double)s) * share) + sc->p;
     }
-    uint64_t tol = sortex_split_tolerance((uint64_t)n, sc->p, sc->epsilon,
+    uint64_t tol = sort_split_tolerance((uint64_t)n, sc->p, sc->epsilon,
                                           balance == SORTEX_BALANCE_EXACT);
     return ceil(share) + 2.0 * (double)tol;
 }
@@ -531,7 +492,7 @@ int sim_sort_model(const struct sim_sort_case *sc, const struct sim_machine *m,
     memset(out, 0, sizeof(*out));
     int p = sc->p, err = UTIL_OK;
     enum sortex_balance balance =
-        sortex_balance_resolve(sc->balance, p, sc->epsilon, sc->oversample);
+        sort_balance_resolve(sc->balance, p, sc->epsilon, sc->oversample);
     out->balance = balance;
     double N = (double)sc->per_rank, E = (double)sc->elem, n = N * p;
     double share = fmax(1.0, (double)sc->ranks_per_node * sc->threads / m->cores);
@@ -540,7 +501,7 @@ int sim_sort_model(const struct sim_sort_case *sc, const struct sim_machine *m,
     char note[96];
 
     /* The buffers every in-memory phase holds: two of the output bound. */
-    uint64_t s = sc->oversample ? sc->oversample : sortex_default_oversample(p, sc->epsilon);
+    uint64_t s = sc->oversample ? sc->oversample : sort_default_oversample(p, sc->epsilon);
     double buffers = 2.0 * output_bound(sc, s) * E;
 
     set(&ph[SIM_ROW_READ], E * N / m->read_bps * share, buffers, 0, "E N / read rate");
@@ -550,7 +511,7 @@ int sim_sort_model(const struct sim_sort_case *sc, const struct sim_machine *m,
 
     if (balance == SORTEX_BALANCE_SAMPLE) {
         uint64_t total = 0;
-        if (sortex_sample_total(s, p, &total) != UTIL_OK) {
+        if (sort_sample_total(s, p, &total) != UTIL_OK) {
             out->refused = 1;
             total = (uint64_t)fmin((double)s * p, 1e18);
         }

@@ -22,6 +22,7 @@
 #include <sys/random.h>
 
 #include "sort/ext.h"
+#include "sort/rules.h"
 #include "util/aio.h"
 #include "util/alloc.h"
 #include "util/util.h"
@@ -34,11 +35,21 @@ void ext_splitters_free(struct ext_splitters *s)
     memset(s, 0, sizeof(*s));
 }
 
-/* A sample: the key's first word, its position, and (records) the whole key after them. The
- * blob is 16 + ksize bytes, padded to whole words. */
-static size_t blob_bytes(size_t ksize)
+/* Words of a sample in the tie-break's encoding (sort/rules.h): a struct sort_tuple for
+ * numbers, a blob for records. */
+static size_t sample_words(size_t ksize)
 {
-    return 16 + ((ksize + 7) / 8) * 8;
+    return ksize > 0 ? sort_blob_words(ksize) : 2;
+}
+
+/* The first 8 bytes of a key of @ksize bytes, big-endian, zero padded. */
+static uint64_t key_prefix(const unsigned char *k, size_t ksize)
+{
+    uint64_t v = 0;
+    for (size_t i = 0; i < 8 && i < ksize; i++) {
+        v |= (uint64_t)k[i] << (56 - 8 * i);
+    }
+    return v;
 }
 
 /* The first 8 bytes of a record's key, big-endian, zero padded. */
@@ -47,46 +58,22 @@ static uint64_t rec_prefix(const struct util_format *f, const unsigned char *rec
     return util_format_prefix(f, rec);
 }
 
-/* Fills blob @b from element @e at position @pos. */
+/* Fills sample @b from element @e at position @pos. */
 static void make_blob(const struct util_format *fmt, const void *e, uint64_t pos, uint64_t *b)
 {
     if (fmt == NULL) {
-        memcpy(&b[0], e, sizeof(uint64_t));
-        b[1] = pos;
+        struct sort_tuple t = {pos, 0};
+        memcpy(&t.key, e, sizeof(uint64_t));
+        memcpy(b, &t, sizeof(t));
         return;
     }
-    b[0] = rec_prefix(fmt, e);
-    b[1] = pos;
-    memset(b + 2, 0, blob_bytes(fmt->key_size) - 16);
-    memcpy(b + 2, (const unsigned char *)e + fmt->key_offset, fmt->key_size);
+    sort_blob_make(b, (const unsigned char *)e + fmt->key_offset, fmt->key_size, pos);
 }
 
-/* (key, position) order of two blobs of keys of @ksize bytes (0: numbers). */
-static int blob_cmp_k(const uint64_t *a, const uint64_t *b, size_t ksize)
-{
-    if (a[0] != b[0]) {
-        return a[0] < b[0] ? -1 : 1;
-    }
-    if (ksize > 8) {
-        int c = memcmp((const unsigned char *)(a + 2) + 8, (const unsigned char *)(b + 2) + 8,
-                       ksize - 8);
-        if (c != 0) {
-            return c;
-        }
-    }
-    return a[1] < b[1] ? -1 : a[1] > b[1];
-}
-
-/* qsort_r's comparator: the key size rides in the argument. */
-static int blob_cmp(const void *x, const void *y, void *arg)
-{
-    return blob_cmp_k(x, y, *(const size_t *)arg);
-}
-
-/* Sorts @t samples (blobs) and takes the nb - 1 splitters at ranks floor(j t / nb). */
+/* Sorts @t samples and takes the nb - 1 splitters at ranks floor(j t / nb). */
 static int pick(uint64_t *blobs, uint64_t t, size_t ksize, uint64_t nb, struct ext_splitters *s)
 {
-    size_t words = blob_bytes(ksize) / 8;
+    size_t words = sample_words(ksize);
     memset(s, 0, sizeof(*s));
     s->nb = nb;
     s->ksize = ksize;
@@ -98,18 +85,28 @@ static int pick(uint64_t *blobs, uint64_t t, size_t ksize, uint64_t nb, struct e
         ext_splitters_free(s);
         return UTIL_ENOMEM;
     }
-    qsort_r(blobs, t, words * 8, blob_cmp, &ksize);
+    if (ksize > 0) {
+        qsort_r(blobs, t, words * 8, sort_blob_cmp, &ksize);
+    } else {
+        qsort(blobs, t, words * 8, sort_tuple_cmp);
+    }
     for (uint64_t j = 1; j < nb; j++) {
         /* With no sample at all, every splitter is the greatest pair: one bucket takes all. */
         const uint64_t *b = t > 0 ? blobs + (size_t)((unsigned __int128)j * t / nb) * words : NULL;
-        s->prefix[j - 1] = b ? b[0] : UINT64_MAX;
-        s->pos[j - 1] = b ? b[1] : UINT64_MAX;
-        if (ksize > 0) {
-            if (b) {
-                memcpy(s->key + (j - 1) * ksize, b + 2, ksize);
-            } else {
+        if (b == NULL) {
+            s->prefix[j - 1] = UINT64_MAX;
+            s->pos[j - 1] = UINT64_MAX;
+            if (ksize > 0) {
                 memset(s->key + (j - 1) * ksize, 0xff, ksize);
             }
+        } else if (ksize == 0) {
+            const struct sort_tuple *tp = (const struct sort_tuple *)(const void *)b;
+            s->prefix[j - 1] = tp->key;
+            s->pos[j - 1] = tp->pos;
+        } else {
+            memcpy(s->key + (j - 1) * ksize, b, ksize);
+            s->prefix[j - 1] = key_prefix((const unsigned char *)b, ksize);
+            s->pos[j - 1] = b[words - 1];
         }
     }
     return UTIL_OK;
@@ -136,7 +133,7 @@ static int read_samples(const struct sort_job *job, ext_read_fn *read, void *arg
                         const uint64_t *idx, uint64_t k, uint64_t base, int map, uint64_t *blobs)
 {
     const struct util_format *fmt = job->fmt;
-    size_t words = blob_bytes(fmt ? fmt->key_size : 0) / 8;
+    size_t words = sample_words(fmt ? fmt->key_size : 0);
     unsigned char e[UTIL_RECORD_MAX];
     for (uint64_t i = 0; i < k; i++) {
         int err = read(arg, idx[i], 1, e);
@@ -170,7 +167,7 @@ int ext_splitters_global(struct sort_job *job, int fd, uint64_t nb, uint64_t per
                          struct ext_splitters *s)
 {
     const size_t ksize = job->fmt ? job->fmt->key_size : 0;
-    const size_t words = blob_bytes(ksize) / 8;
+    const size_t words = sample_words(ksize);
     const int p = job->size;
     uint64_t total = nb * (per_bucket ? per_bucket : 1);
     /* This rank's share of the sample, in proportion to its slice. */
@@ -235,7 +232,7 @@ int ext_splitters_local(const struct sort_job *job, ext_read_fn *read, void *arg
                         uint64_t base, uint64_t nb, uint64_t per_bucket, struct ext_splitters *s)
 {
     const size_t ksize = job->fmt ? job->fmt->key_size : 0;
-    const size_t words = blob_bytes(ksize) / 8;
+    const size_t words = sample_words(ksize);
     uint64_t k = nb * (per_bucket ? per_bucket : 1);
     k = k < n ? k : n;
     uint64_t *idx = util_malloc((k ? k : 1) * sizeof(uint64_t));

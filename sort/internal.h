@@ -16,14 +16,6 @@
 #include "util/util.h"
 #include "verify/verify.h"
 
-/* A key made unique by its global position in the locally sorted concatenation of all ranks'
- * inputs (rank r's sorted keys occupy positions offset_r .. offset_r + n_r - 1). Ordering by
- * (key, pos) breaks ties by (rank, position), which keeps duplicate-heavy inputs balanced. */
-struct sort_tuple {
-    uint64_t key;
-    uint64_t pos;
-};
-
 struct ext;
 struct sort_progress;
 struct sort_select;
@@ -250,9 +242,6 @@ int sort_file_open(struct sort_job *job, const char *path, int amode, MPI_File *
 
 /* Rank 0 of root I/O writing to "-": where the output goes (see io_root.c). */
 int sort_root_stdout(void);
-
-/* Reads the output of the sample phase: compares tuples. */
-int sort_tuple_cmp(const void *x, const void *y);
 
 /* Records: the memcmp() order of the keys of two elements in memory. */
 static inline int sort_rec_cmp(const struct sort_job *job, const void *x, const void *y)

@@ -388,7 +388,7 @@ static int job_init(struct sort_job *job, MPI_Comm comm, struct sort_args *args,
     if (f != NULL && f->byte_key) {
         job->fmt = f;
         job->rsize = f->record_size;
-        job->blob_words = (f->key_size + 7) / 8 + 1;
+        job->blob_words = sort_blob_words(f->key_size);
         MPI_Type_contiguous((int)f->record_size, MPI_BYTE, &job->mem_type);
         MPI_Type_commit(&job->mem_type);
     }
@@ -396,7 +396,7 @@ static int job_init(struct sort_job *job, MPI_Comm comm, struct sort_args *args,
     int dflt = args->any_default_threads ? default_threads(job->comm) : 1;
     job->threads = cfg->threads > 0 ? cfg->threads : dflt;
     job->epsilon = cfg->epsilon > 0 ? cfg->epsilon : 0.1;
-    job->balance = sortex_balance_resolve(cfg->balance, job->size, job->epsilon, cfg->oversample);
+    job->balance = sort_balance_resolve(cfg->balance, job->size, job->epsilon, cfg->oversample);
     stats->balance = job->balance;
     stats->threads = job->threads;
     stats->check = cfg->check ? "passed" : "off";
@@ -453,19 +453,11 @@ static uint64_t output_bound(const struct sort_job *job)
         long double eps = (long double)(p + 1) / (long double)job->oversample;
         bound = ceill((1.0L + eps) * (long double)job->n_total / (long double)p) + p;
     } else {
-        uint64_t tol = sortex_split_tolerance(job->n_total, job->size, job->epsilon,
+        uint64_t tol = sort_split_tolerance(job->n_total, job->size, job->epsilon,
                                               job->balance == SORTEX_BALANCE_EXACT);
         bound = ceill((long double)job->n_total / (long double)p) + 2.0L * tol;
     }
     return bound >= (long double)job->n_total ? job->n_total : (uint64_t)bound;
-}
-
-uint64_t sortex_default_oversample(int p, double epsilon)
-{
-    /* At least 256: the sample phase costs well under a millisecond at that size for small P,
-     * and the tighter bound, (P+1)/256, keeps small jobs within 1-2%. */
-    uint64_t s = (uint64_t)ceil((double)(p + 1) / epsilon);
-    return s < 256 ? 256 : s;
 }
 
 /*
@@ -508,7 +500,7 @@ static uint64_t memory_need(const struct sort_job *job)
 static void choose_oversample(struct sort_job *job)
 {
     if (job->balance != SORTEX_BALANCE_SAMPLE) {
-        uint64_t tol = sortex_split_tolerance(job->n_total, job->size, job->epsilon,
+        uint64_t tol = sort_split_tolerance(job->n_total, job->size, job->epsilon,
                                               job->balance == SORTEX_BALANCE_EXACT);
         job->oversample = 0;
         job->stats->oversample = 0;
@@ -518,7 +510,7 @@ static void choose_oversample(struct sort_job *job)
     }
     uint64_t s = job->cfg->oversample;
     if (s == 0) {
-        s = sortex_default_oversample(job->size, job->epsilon);
+        s = sort_default_oversample(job->size, job->epsilon);
     }
     job->oversample = s;
     job->stats->oversample = s;

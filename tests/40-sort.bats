@@ -134,7 +134,7 @@ PY
 @test "the stats file names every phase with min, avg and max over ranks" {
     sort_case 3 alltoallv uniform 100003
     run stat_field '" ".join(sorted(d["phases"]))'
-    assert_output "bucket check exchange finish local_sort read sample splitters write"
+    assert_output "bucket check distribute exchange finish local_sort read sample sort_buckets splitters write"
     run stat_field 'len(d["ranks"]), d["n"], d["P"]'
     assert_output "3 100003 3"
     run stat_field 'all(set(v) == {"min", "avg", "max"} for v in d["phases"].values())'
