@@ -1,6 +1,9 @@
 /*
- * sort/internal.h: the state one sort carries from phase to phase, and the phase functions.
- * Each phase lives in its own file; sort/sortex.c runs them in order.
+ * sort/internal.h: the state one sort carries from phase to phase, the phase functions, and the
+ * helpers they share (internal header of sort/). Each phase lives in its own file; the job's
+ * helpers in sort/job.c; sort/sortex.c runs the phases in order and nothing calls back into
+ * it. The file front end carries the io_ prefix (io_paths, io_read, io_write, io_mpiio,
+ * io_root); the external sort the ext_ prefix (sort/ext.h).
  */
 #ifndef SORTEX_SORT_INTERNAL_H
 #define SORTEX_SORT_INTERNAL_H
@@ -9,6 +12,7 @@
 #include <stdint.h>
 
 #include "exchange/exchange.h"
+#include "exchange/tags.h"
 #include "local/local.h"
 #include "sort/rules.h"
 #include "sort/sortex.h"
@@ -105,6 +109,12 @@ int sort_exchange(struct sort_job *job);
 int sort_finish(struct sort_job *job);
 int sort_write(struct sort_job *job);
 
+/* The sort's own MPI tags, numbered from the first the back-ends leave free. */
+enum sort_tag {
+    SORT_TAG_IO_TREE = EXCHANGE_TAG_FIRST_FREE, /* root I/O: binomial scatter and gather */
+    SORT_TAG_COUNT
+};
+
 /* Root I/O (sort/io_root.c). sort_root_load: rank 0 reads the whole input (a file or standard
  * input) into job->stage and every rank learns n_total. sort_root_scatter: the slices reach
  * their ranks (binomial tree or MPI_Scatterv). sort_root_gather: the sorted slices return to
@@ -130,6 +140,33 @@ struct verify_checksum sort_check_sum(const struct sort_job *job, const void *bu
 int sort_check_verdict(struct sort_job *job, uint64_t bad, uint64_t n, const void *first,
                        const void *last, struct verify_checksum sum);
 void sort_check_corrupt(const struct sort_job *job, void *buf, uint64_t n);
+
+/*
+ * The job's life (sort/job.c). open: before any MPI call, the job empty, the caller's config (or
+ * the defaults) and stats (or a local one, cleared); checks @comm (its line printed at once: no
+ * communicator, no agreement), then holds error lines back and checks cfg. init: the private
+ * communicator, the ranks' agreement on the arguments (@err: this rank's verdict so far), the
+ * threads, epsilon, the back-end, the counts' arrays, --progress; all ranks agree on the
+ * outcome (with an unusable comm, @err without an MPI call). free: all of it, the caller's
+ * OpenMP threads setting restored.
+ */
+struct sort_args;
+int sort_job_open(struct sort_job *job, MPI_Comm comm, const struct sortex_config *cfg,
+                  struct sortex_stats *stats, const char *fn);
+int sort_job_init(struct sort_job *job, MPI_Comm comm, struct sort_args *args, int err);
+void sort_job_free(struct sort_job *job);
+
+/* The sizes the sort plans with (sort/job.c): the largest slice a rank can end with (the
+ * selection's bound, at most n); the part of a buffer faulted in up front; the memory one
+ * rank's in-memory sort of a file needs; the oversampling factor of the regular sample (the
+ * user's, or the smallest that guarantees epsilon), with the bound the stats state. */
+uint64_t sort_output_bound(const struct sort_job *job);
+uint64_t sort_first_touch(const struct sort_job *job);
+uint64_t sort_memory_need(const struct sort_job *job);
+void sort_choose_oversample(struct sort_job *job);
+
+/* The global figures every rank agrees on at the end: imbalance, peak memory, totals. */
+void sort_finish_stats(struct sort_job *job);
 
 /* Runs one phase @fn: times it, checks the failure-injection hook, agrees on the outcome,
  * reports --progress. Returns the agreed code. */
@@ -239,6 +276,20 @@ void sort_stall_at(const struct sort_job *job, const char *point);
  * names the phase in the error line. Returns 0 or UTIL_EIO after reporting it. */
 int sort_file_open(struct sort_job *job, const char *path, int amode, MPI_File *fh,
                    const char *phase);
+
+/* Collective reads (@write 0) or writes of @count elements of @buf at element @first_elem of the
+ * open file @fh, in chunks of sort_io_chunk() elements, every rank taking part in the same
+ * number of calls (the most any rank needs). Progress counts the bytes; a read stalls at
+ * "read-chunk" after each chunk for the tests (SORTEX_STALL). Returns MPI_SUCCESS with
+ * *@done = @count, or the first failure: an MPI error, or MPI_SUCCESS with *@done short of
+ * @count (what the first short call moved). */
+int sort_io_chunks(struct sort_job *job, MPI_File fh, int write, uint64_t first_elem, void *buf,
+                   uint64_t count, uint64_t *done);
+
+/* Rank 0 checks the file sort's input and output paths and notes the input's identity (the
+ * reads check it again); all ranks learn the verdict and the input's size in *@bytes
+ * (sort/io_paths.c). Collective. */
+int sort_check_paths(struct sort_job *job, uint64_t *bytes);
 
 /* Rank 0 of root I/O writing to "-": where the output goes (see io_root.c). */
 int sort_root_stdout(void);

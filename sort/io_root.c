@@ -31,7 +31,6 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "exchange/tags.h"
 #include "sort/internal.h"
 #include "util/alloc.h"
 #include "util/knobs.h"
@@ -65,7 +64,7 @@ static int send_elems(const void *buf, uint64_t count, MPI_Datatype type, size_t
     uint64_t limit = call_elems(extent);
     for (uint64_t off = 0; off < count; off += limit) {
         uint64_t c = count - off < limit ? count - off : limit;
-        if (MPI_Send((const char *)buf + off * extent, (int)c, type, dest, EXCHANGE_TAG_IO_TREE,
+        if (MPI_Send((const char *)buf + off * extent, (int)c, type, dest, SORT_TAG_IO_TREE,
                      comm) != MPI_SUCCESS) {
             return UTIL_EMPI;
         }
@@ -79,7 +78,7 @@ static int recv_elems(void *buf, uint64_t count, MPI_Datatype type, size_t exten
     uint64_t limit = call_elems(extent);
     for (uint64_t off = 0; off < count; off += limit) {
         uint64_t c = count - off < limit ? count - off : limit;
-        if (MPI_Recv((char *)buf + off * extent, (int)c, type, src, EXCHANGE_TAG_IO_TREE, comm,
+        if (MPI_Recv((char *)buf + off * extent, (int)c, type, src, SORT_TAG_IO_TREE, comm,
                      MPI_STATUS_IGNORE) != MPI_SUCCESS) {
             return UTIL_EMPI;
         }

@@ -194,3 +194,17 @@ void sort_progress_end(struct sort_job *job)
     p->phase = -1;
     pthread_mutex_unlock(&p->mu);
 }
+
+void sort_phase_step(enum sortex_phase phase, int external, char *buf, size_t cap)
+{
+    if (phase == SORTEX_PHASE_CHECK) {
+        (void)snprintf(buf, cap, "[check]"); /* it runs twice, outside the numbering */
+    } else if (external) {
+        /* The external sort: the sample, then its two passes. */
+        (void)snprintf(buf, cap, phase == SORTEX_PHASE_DISTRIBUTE     ? "[pass 1]"
+                                 : phase == SORTEX_PHASE_SORT_BUCKETS ? "[pass 2]"
+                                                                      : "[sample]");
+    } else {
+        (void)snprintf(buf, cap, "[%d/%d]", (int)phase + 1, SORTEX_PHASE_CHECK);
+    }
+}

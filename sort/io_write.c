@@ -117,34 +117,16 @@ static int write_mpiio(struct sort_job *job)
     if ((err = sort_file_open(job, job->tmp_path, MPI_MODE_WRONLY, &fh, "write")) != UTIL_OK) {
         return err;
     }
-    int rc;
-    const uint64_t chunk = sort_io_chunk(job), rsize = job->rsize;
-    sort_progress_measure(job, job->n_out * rsize, "bytes", 0);
-    uint64_t chunks = (job->n_out + chunk - 1) / chunk;
-    MPI_Allreduce(MPI_IN_PLACE, &chunks, 1, MPI_UINT64_T, MPI_MAX, job->comm);
-    for (uint64_t c = 0; c < chunks; c++) {
-        uint64_t first = c * chunk;
-        uint64_t count = 0;
-        if (first < job->n_out) {
-            count = job->n_out - first < chunk ? job->n_out - first : chunk;
+    sort_progress_measure(job, job->n_out * job->rsize, "bytes", 0);
+    uint64_t done = 0;
+    int rc = sort_io_chunks(job, fh, 1, offset, job->out, job->n_out, &done);
+    if (rc != MPI_SUCCESS || done != job->n_out) {
+        if (rc != MPI_SUCCESS) {
+            MPI_Error_string(rc, msg, &len);
+        } else {
+            (void)snprintf(msg, sizeof(msg), "short write");
         }
-        MPI_Status status;
-        MPI_Offset off = (MPI_Offset)((offset + first) * rsize);
-        rc = MPI_File_write_at_all(fh, off, sort_elem(job, job->out, first), (int)count,
-                                   job->mem_type, &status);
-        sort_progress_add(job, count * rsize);
-        int put = 0;
-        if (rc == MPI_SUCCESS) {
-            MPI_Get_count(&status, job->mem_type, &put);
-        }
-        if ((rc != MPI_SUCCESS || (uint64_t)put != count) && err == UTIL_OK) {
-            if (rc != MPI_SUCCESS) {
-                MPI_Error_string(rc, msg, &len);
-            } else {
-                (void)snprintf(msg, sizeof(msg), "short write");
-            }
-            err = util_fail(UTIL_EIO, "rank %d: write: %s (%s)", job->rank, msg, job->tmp_path);
-        }
+        err = util_fail(UTIL_EIO, "rank %d: write: %s (%s)", job->rank, msg, job->tmp_path);
     }
     if (err == UTIL_OK && job->cfg->sync && MPI_File_sync(fh) != MPI_SUCCESS) {
         err = util_fail(UTIL_EIO, "rank %d: write: sync failed (%s)", job->rank, job->tmp_path);
