@@ -308,8 +308,7 @@ static double steps(int p)
     return ceil(log2u((double)p));
 }
 
-/* The local sort of @n keys with @threads threads, seconds (no core sharing). */
-static double local_sort_seconds(const struct sim_machine *m, double n, int threads)
+double sim_local_sort_seconds(const struct sim_machine *m, double n, int threads)
 {
     double ns = m->sort_ns_small + (m->sort_ns_large - m->sort_ns_small) * (log2u(n) - 20) / 4;
     ns = ns > m->sort_ns_small * 0.5 ? ns : m->sort_ns_small * 0.5;
@@ -506,7 +505,7 @@ int sim_sort_model(const struct sim_sort_case *sc, const struct sim_machine *m,
 
     set(&ph[SIM_ROW_READ], E * N / m->read_bps * share, buffers, 0, "E N / read rate");
     set(&ph[SIM_ROW_LOCAL_SORT],
-        m->sort_fixed + local_sort_seconds(m, N, sc->threads) * share * fmax(1, E / 8), buffers,
+        m->sort_fixed + sim_local_sort_seconds(m, N, sc->threads) * share * fmax(1, E / 8), buffers,
         0, "calibrated rate at N, and the first sort's calibration");
 
     if (balance == SORTEX_BALANCE_SAMPLE) {
@@ -584,7 +583,7 @@ int sim_sort_model(const struct sim_sort_case *sc, const struct sim_machine *m,
         set(&ph[SIM_ROW_FINISH], 1e-9 * out_n * ns / speed * share * fmax(1, E / 8), buffers, 0,
             "merge of P runs");
     } else {
-        set(&ph[SIM_ROW_FINISH], local_sort_seconds(m, out_n, sc->threads) * share, buffers, 0,
+        set(&ph[SIM_ROW_FINISH], sim_local_sort_seconds(m, out_n, sc->threads) * share, buffers, 0,
             "re-sort (more runs than the merge pays for)");
     }
     set(&ph[SIM_ROW_WRITE], E * N / m->write_bps * share, buffers, 0, "E N / write rate");

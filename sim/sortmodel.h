@@ -122,6 +122,45 @@ int sim_sort_model(const struct sim_sort_case *sc, const struct sim_machine *m,
 int sim_sort_exchange(const struct sim_sort_case *sc, const struct sim_machine *m,
                       const struct exchange_ops *b, struct sim_phase *out);
 
+/** The local sort of @n keys with @threads threads on machine @m, seconds (no core sharing):
+ * log-linear between the calibrated rates at 2^20 and 2^24 keys. */
+double sim_local_sort_seconds(const struct sim_machine *m, double n, int threads);
+
+/*
+ * The external sort (sort/ext.c), for a file larger than the ranks' memory: its plan and each
+ * pass's time, the bytes it reads and writes, and the temporary space, from the machine's file
+ * rates (sim_machine read_bps and write_bps, per rank) and compute rates.
+ */
+enum sim_ext_row {
+    SIM_EXT_SAMPLE,     /* the random sample and the splitters */
+    SIM_EXT_DISTRIBUTE, /* pass 1: read, classify, exchange, append to the buckets */
+    SIM_EXT_SORT,       /* pass 2: load, sort and write each bucket */
+    SIM_EXT_TOTAL,
+    SIM_EXT_ROW_COUNT
+};
+
+struct sim_ext_result {
+    struct sim_phase phase[SIM_EXT_ROW_COUNT];
+    int external;           /* 1: the sort would run externally (else in memory) */
+    uint64_t need;          /* bytes a rank's in-memory sort would need */
+    uint64_t buckets;       /* P q */
+    uint64_t rounds;        /* pass 1's rounds */
+    uint64_t bucket_elems;  /* the most a bucket may hold in pass 2 */
+    uint64_t temp_bytes;    /* temporary space, all ranks */
+    uint64_t io_bytes[2][2]; /* [pass][read, written], all ranks */
+};
+
+/** The name of row @r ("sample", "distribute", "sort_buckets", "total"). */
+const char *sim_ext_row_name(enum sim_ext_row r);
+
+/**
+ * Models the file sort of @sc with @mem bytes a rank (the sort's --mem-limit, or its default):
+ * whether it runs externally (@force: always), and if so each pass as sort/ext.c plans it.
+ * Returns 0, or UTIL_ENOMEM when @mem cannot hold the external sort's buffers (one line).
+ */
+int sim_ext_model(const struct sim_sort_case *sc, const struct sim_machine *m, uint64_t mem,
+                  int force, struct sim_ext_result *out);
+
 /** sortex-sched --sort: the command line after "--sort". Returns the exit code. */
 int sim_sort_main(int argc, char **argv);
 
