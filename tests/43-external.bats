@@ -167,3 +167,36 @@ PY
         no_temp_left
     done
 }
+
+@test "signed and floating keys, two temporary directories, --sync, and no or few keys sort externally" {
+    local fmt np in out=$BATS_TEST_TMPDIR/o.bin t2=$BATS_TEST_TMPDIR/t2
+    mkdir -p "$t2"
+    for fmt in i64 f64; do
+        in=$BATS_TEST_TMPDIR/in-$fmt.bin
+        "$GEN" --dist uniform --n 300007 --format "$fmt" -o "$in" >/dev/null
+        run -0 mpi 3 "$SORTEX" --input "$in" --output "$out" --format "$fmt" --mem-limit 512Ki \
+            --temp-dir "$BATS_TEST_TMPDIR" --temp-dir "$t2" --sync --check
+        run -0 "$VERIFY" "$out" --input "$in" --format "$fmt"
+    done
+    : >"$BATS_TEST_TMPDIR/empty.bin"
+    "$GEN" --dist uniform --n 2 -o "$BATS_TEST_TMPDIR/two.bin" >/dev/null
+    for in in "$BATS_TEST_TMPDIR/empty.bin" "$BATS_TEST_TMPDIR/two.bin"; do
+        for np in 1 3; do
+            run -0 mpi "$np" "$SORTEX" --input "$in" --output "$out" --external always --check
+            run -0 "$VERIFY" "$out" --input "$in"
+        done
+    done
+    no_temp_left
+    assert_equal "$(ls -A "$t2")" ""
+}
+
+@test "--check proves the external sort's output too, and fails one made out of order" {
+    local in out=$BATS_TEST_TMPDIR/o.bin
+    in=$(gen_input uniform 300007 3)
+    SORTEX_CORRUPT=order:1 run --separate-stderr mpi 3 -q "$SORTEX" --input "$in" \
+        --output "$out" --mem-limit 512Ki --check
+    assert_equal "$status" 3
+    assert_regex "$stderr" "^sortex: error: rank 1: check: the output is out of order"
+    assert_file_not_exists "$out"
+    no_temp_left
+}
