@@ -151,10 +151,15 @@ PY
             sleep 0.05
         done
         grep -q stalling "$log"
-        # The stalled rank's parent is this job's mpirun.
-        local rank_pid state
+        # The signal goes to every rank of this job (the children of the stalled rank's parent,
+        # mpirun): each removes what it made and dies of it. Through mpirun the test would race
+        # mpirun's SIGKILL a second later on a busy machine (the README's "Output safety").
+        local rank_pid state ranks
         rank_pid=$(grep -oP 'pid \K[0-9]+' "$log" | head -n 1)
-        kill -TERM "$(ps -o ppid= -p "$rank_pid" | tr -d ' ')"
+        ranks=$(pgrep -P "$(ps -o ppid= -p "$rank_pid" | tr -d ' ')" | tr '\n' ' ')
+        [[ -n $ranks ]]
+        # shellcheck disable=SC2086 # one pid a word
+        kill -TERM $ranks
         local rc=0
         wait "$job" || rc=$?
         [[ $rc -ne 0 ]]
