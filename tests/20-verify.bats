@@ -330,6 +330,5 @@ key_at() {
 }
 
 @test "the checksum kernels match libxxhash and combine across splits (C unit test)" {
-    run -0 "$SORTEX_BUILD/tests/test_verify"
-    assert_output "test_verify: all passed"
+    run_unit test_verify
 }

@@ -50,7 +50,31 @@ mpi_stdin() {
     mpi "$np" --stdin none "$@"
 }
 
-# The back-ends registered in the binary, one per line (the test matrix is driven by this).
+# run_unit [-np NP] PROGRAM [ARGS...]: runs the C unit test PROGRAM (tests/unit/PROGRAM.c, on the
+# harness of tests/unit/test.h), through mpi on NP ranks when NP is given, under
+# run --separate-stderr ($output, $stderr). ARGS are test names (none: every test) and KEY=VALUE
+# parameters. Fails, showing what the program printed, unless it exits 0, its summary line counts
+# at least one test run and none failed, and every test named printed "ok NAME".
+run_unit() {
+    local launch=() bin prog name
+    if [[ $1 == -np ]]; then
+        launch=(mpi "$2")
+        shift 2
+    fi
+    prog=$1
+    bin=$SORTEX_BUILD/tests/$prog
+    shift
+    [[ -x $bin ]] || fail "missing $bin (make unit builds it)"
+    run --separate-stderr "${launch[@]}" "$bin" "$@"
+    if [[ $status -ne 0 ]] || ! grep -qE "^$prog: [1-9][0-9]* ran, 0 failed, " <<<"$output"; then
+        fail "$(printf '%s exited %d:\n%s\n%s' "$prog $*" "$status" "$output" "$stderr")"
+    fi
+    for name in "$@"; do
+        [[ $name == *=* ]] || grep -qxF "ok $name" <<<"$output" ||
+            fail "$(printf '%s: no "ok %s" line:\n%s' "$prog" "$name" "$output")"
+    done
+}
+
 # top_make ARGS...: make in the source tree with the variables a `make test` around us was given
 # (NATIVE=1 ...: MAKEFLAGS carries them after " --"), so that it finds what that built instead of
 # building again under the other suites' feet, but not under its jobserver, whose descriptors are
