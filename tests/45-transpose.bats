@@ -75,9 +75,7 @@ transpose_case() {
 }
 
 @test "the dealing rule, the bin bounds and the simulated exchange pass their unit test" {
-    run "$SORTEX_BUILD/tests/test_transpose"
-    assert_success
-    assert_output --partial "test_transpose: all passed"
+    run_unit test_transpose
 }
 
 @test "transpose is listed among the back-ends" {
