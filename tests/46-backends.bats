@@ -98,9 +98,7 @@ stat_of() {
 }
 
 @test "the schedules pair every PE once, route every grid pair and fold the hypercube up to P=64" {
-    run "$SORTEX_BUILD/tests/test_backends"
-    assert_success
-    assert_output --partial "ok: 1-factor, shift, grid and hypercube schedules"
+    run_unit test_backends factor shift grid cube
 }
 
 @test "exchange/ includes nothing above util/, and only sim/ and bench/ include sim/" {
@@ -113,15 +111,11 @@ stat_of() {
 }
 
 @test "every registered back-end has a run and a cost model that prices a matrix" {
-    run "$SORTEX_BUILD/tests/test_backends"
-    assert_success
-    assert_output --partial "ok: every registered back-end has a run and a cost model"
+    run_unit test_backends registry
 }
 
 @test "the equal-blocks cost forms price bucket matrices exactly as the models' walks do" {
-    run "$SORTEX_BUILD/tests/test_backends"
-    assert_success
-    assert_output --partial "ok: the equal-blocks forms price bucket matrices as the walks do"
+    run_unit test_backends equal
 }
 
 @test "every back-end delivers alltoallv's exact layout, byte for byte, elements of 1 to 100 bytes, at P = 1..8" {
@@ -132,11 +126,11 @@ stat_of() {
     local np i=0 sizes
     for np in "${PS[@]}"; do
         sizes=8,${ESIZES[$((i % 3))]},${ESIZES[$(((i + 1) % 3))]}
-        run mpi "$np" "$SORTEX_BUILD/tests/test_backends_mpi" -e "$sizes"
-        assert_success
-        refute_output --partial FAIL
-        # An "ok" line for every back-end at every size.
-        [[ $(grep -c '^ok ' <<<"$output") -eq $((3 * (${#BACKENDS[@]} + 1))) ]] ||
+        run_unit -np "$np" test_backends_mpi sizes="$sizes"
+        # Every back-end passed, at every size.
+        assert_line --regexp "^test_backends_mpi: $((${#BACKENDS[@]} + 1)) ran, 0 failed"
+        [[ $(grep -cE "^[a-z0-9_-]+: P=$np, [0-9]+-byte elements" <<<"$output") -eq \
+            $((3 * (${#BACKENDS[@]} + 1))) ]] ||
             fail "not every back-end at every size ($sizes) at P=$np: $output"
         i=$((i + 1))
     done
@@ -146,54 +140,38 @@ stat_of() {
     # SORTEX_INT_LIMIT counts bytes: 8000 is 1000 keys.
     local np
     for np in 3 4 7 8; do
-        SORTEX_INT_LIMIT=8000 run mpi "$np" "$SORTEX_BUILD/tests/test_backends_mpi" \
-            "${BACKENDS[@]}"
-        assert_success
+        SORTEX_INT_LIMIT=8000 run_unit -np "$np" test_backends_mpi "${BACKENDS[@]}"
     done
     for np in 2 5 6 8; do
-        SORTEX_SCATTER_MIN=0 run mpi "$np" "$SORTEX_BUILD/tests/test_backends_mpi" grid hypercube
-        assert_success
+        SORTEX_SCATTER_MIN=0 run_unit -np "$np" test_backends_mpi grid hypercube
     done
-    SORTEX_INT_LIMIT=56 SORTEX_SCATTER_MIN=0 run mpi 5 "$SORTEX_BUILD/tests/test_backends_mpi" \
-        "${BACKENDS[@]}"
-    assert_success
+    SORTEX_INT_LIMIT=56 SORTEX_SCATTER_MIN=0 run_unit -np 5 test_backends_mpi "${BACKENDS[@]}"
     # Short first messages cut into eager chunks of 8 keys: alone, under a limit they share with
     # messages cut at the limit, and under a limit below them (no eager cut at all).
     for np in 3 8; do
-        SORTEX_EAGER_BYTES=64 run mpi "$np" "$SORTEX_BUILD/tests/test_backends_mpi" grid hypercube
-        assert_success
+        SORTEX_EAGER_BYTES=64 run_unit -np "$np" test_backends_mpi grid hypercube
     done
-    SORTEX_EAGER_BYTES=64 SORTEX_INT_LIMIT=160 run mpi 5 "$SORTEX_BUILD/tests/test_backends_mpi" \
-        grid hypercube
-    assert_success
-    SORTEX_EAGER_BYTES=64 SORTEX_INT_LIMIT=40 run mpi 6 "$SORTEX_BUILD/tests/test_backends_mpi" \
-        grid hypercube
-    assert_success
+    SORTEX_EAGER_BYTES=64 SORTEX_INT_LIMIT=160 run_unit -np 5 test_backends_mpi grid hypercube
+    SORTEX_EAGER_BYTES=64 SORTEX_INT_LIMIT=40 run_unit -np 6 test_backends_mpi grid hypercube
     # Scheduled steps one or two at a time (taken only with a core per rank and large pieces,
     # so forced here) as well as all at once.
     for np in 3 5; do
         for w in 1 2; do
-            SORTEX_SCHED_LOOKAHEAD=$w run mpi "$np" "$SORTEX_BUILD/tests/test_backends_mpi" \
-                direct forward fullduplex
-            assert_success
+            SORTEX_SCHED_LOOKAHEAD=$w run_unit -np "$np" test_backends_mpi direct forward fullduplex
         done
     done
     # Forwarded pieces through a ring that holds one at a time, so every piece waits for the
     # last one to be delivered: with every step in flight and one step at a time.
     for np in 5 7; do
         for w in "" 1; do
-            SORTEX_FWD_RING_BYTES=1 SORTEX_SCHED_LOOKAHEAD=$w run mpi "$np" \
-                "$SORTEX_BUILD/tests/test_backends_mpi" forward
-            assert_success
+            SORTEX_FWD_RING_BYTES=1 SORTEX_SCHED_LOOKAHEAD=$w run_unit -np "$np" \
+                test_backends_mpi forward
         done
     done
     # Blocking rounds (taken only with a core per rank, so forced here) and posted ones.
     for np in 3 8; do
-        SORTEX_ROUNDS=sync SORTEX_INT_LIMIT=8000 run mpi "$np" \
-            "$SORTEX_BUILD/tests/test_backends_mpi" pairwise shift
-        assert_success
-        SORTEX_ROUNDS=async run mpi "$np" "$SORTEX_BUILD/tests/test_backends_mpi" pairwise shift
-        assert_success
+        SORTEX_ROUNDS=sync SORTEX_INT_LIMIT=8000 run_unit -np "$np" test_backends_mpi pairwise shift
+        SORTEX_ROUNDS=async run_unit -np "$np" test_backends_mpi pairwise shift
     done
 }
 
@@ -206,25 +184,17 @@ stat_of() {
     for b in "${BACKENDS[@]}"; do
         [[ $b == transpose ]] || others+=("$b")
     done
-    SORTEX_INT_LIMIT=1000 run mpi 4 "$SORTEX_BUILD/tests/test_backends_mpi" -e 13,100 \
-        "${others[@]}"
-    assert_success
-    SORTEX_INT_LIMIT=1000 run mpi 7 "$SORTEX_BUILD/tests/test_backends_mpi" -e 13 \
-        "${BACKENDS[@]}"
-    assert_success
-    SORTEX_INT_LIMIT=8000 run mpi 7 "$SORTEX_BUILD/tests/test_backends_mpi" -e 100 transpose
-    assert_success
+    SORTEX_INT_LIMIT=1000 run_unit -np 4 test_backends_mpi sizes=13,100 "${others[@]}"
+    SORTEX_INT_LIMIT=1000 run_unit -np 7 test_backends_mpi sizes=13 "${BACKENDS[@]}"
+    SORTEX_INT_LIMIT=8000 run_unit -np 7 test_backends_mpi sizes=100 transpose
     # A limit below the element: chunks of 96 bytes cut every 100-byte element in two, and the
     # receiver puts it together again (transpose never cuts one, so it does not take part).
-    SORTEX_INT_LIMIT=96 run mpi 3 "$SORTEX_BUILD/tests/test_backends_mpi" -e 100 "${others[@]}"
-    assert_success
-    SORTEX_INT_LIMIT=96 SORTEX_SCATTER_MIN=0 run mpi 5 "$SORTEX_BUILD/tests/test_backends_mpi" \
-        -e 100 grid hypercube
-    assert_success
+    SORTEX_INT_LIMIT=96 run_unit -np 3 test_backends_mpi sizes=100 "${others[@]}"
+    SORTEX_INT_LIMIT=96 SORTEX_SCATTER_MIN=0 run_unit -np 5 test_backends_mpi \
+        sizes=100 grid hypercube
     # Eager first chunks beside limit-cut messages of odd-sized elements.
-    SORTEX_EAGER_BYTES=64 SORTEX_INT_LIMIT=150 run mpi 5 "$SORTEX_BUILD/tests/test_backends_mpi" \
-        -e 13,100 grid hypercube
-    assert_success
+    SORTEX_EAGER_BYTES=64 SORTEX_INT_LIMIT=150 run_unit -np 5 test_backends_mpi \
+        sizes=13,100 grid hypercube
 }
 
 @test "with the int limit lowered to 1000 keys every back-end chunks and still matches alltoallv" {

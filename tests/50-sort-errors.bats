@@ -169,14 +169,11 @@ expect_usage_error() {
     # Each case of the unit program on every rank, on rank 0 only and on the last rank only: the
     # same code everywhere, one error line for the job, valid calls still sorting correctly; a
     # crash, a hang (the timeout) or a rank returning otherwise fails it.
-    local unit=$SORTEX_BUILD/tests/test_args_mpi np ncases
-    [[ -x $unit ]] || fail "missing $unit (run make unit)"
-    ncases=$("$unit" --list | wc -l)
+    local np ncases
+    ncases=$("$SORTEX_BUILD/tests/test_args_mpi" --list | wc -l)
     [[ $ncases -ge 100 ]] || fail "only $ncases cases listed"
     for np in 1 2 3 4; do
-        run_mpi "$np" "$unit" "$BATS_TEST_TMPDIR"
-        assert_success
-        refute_output --partial "FAIL"
+        run_unit -np "$np" test_args_mpi dir="$BATS_TEST_TMPDIR"
         # Every listed case ran: "ok", or "skip" for what one rank cannot do.
         assert_equal "$(grep -cE '^(ok|skip) ' <<<"$output")" "$ncases"
         assert_line "ok sort/keys-null"
