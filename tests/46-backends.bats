@@ -21,44 +21,9 @@ PS=(1 2 3 4 5 6 7 8)
 # and two of these in turn (the product walked, not multiplied).
 ESIZES=(1 13 100)
 
-# keys_file KIND N P: the path of an input from sortex-gen (helper.bash's gen_input, cached for
-# the test file):
-#   uniform  random 64-bit keys
-#   equal    every key the same (sortex-gen's zero)
-#   narrow   rank r's slice in one value bucket, staggered: every rank sends (nearly) all its
-#            keys to one other rank (sortex-gen's staggered)
-#   few      a few distinct values (sortex-gen's few)
-keys_file() {
-    local kind=$1 n=$2 p=$3 dist
-    case $kind in
-    uniform | few) dist=$kind ;;
-    equal) dist=zero ;;
-    narrow) dist=staggered ;;
-    *) echo "keys_file: unknown kind $kind" >&2; return 1 ;;
-    esac
-    gen_input "$dist" "$n" "$p"
-}
-
-# sort_with NP BACKEND IN [sortex options...]: sorts IN on NP ranks into
-# $BATS_TEST_TMPDIR/out-BACKEND.bin, stats in stats-BACKEND.json; prints the log on failure.
-sort_with() {
-    local np=$1 backend=$2 in=$3
-    shift 3
-    local out=$BATS_TEST_TMPDIR/out-$backend.bin
-    rm -f "$out"
-    if ! mpi "$np" "$SORTEX" --input "$in" --output "$out" --exchange "$backend" \
-        --stats "$BATS_TEST_TMPDIR/stats-$backend.json" "$@" >"$BATS_TEST_TMPDIR/log" 2>&1; then
-        echo "sort failed: P=$np exchange=$backend input=$in $*" >&2
-        cat "$BATS_TEST_TMPDIR/log" >&2
-        return 1
-    fi
-}
-
-# verified OUT IN: sortex-verify says OUT is IN sorted (order, count, permutation checksum).
-verified() {
-    "$VERIFY" "$1" --input "$2" >"$BATS_TEST_TMPDIR/verify.log" 2>&1 ||
-        { echo "not IN sorted: $1 ($2)" >&2; cat "$BATS_TEST_TMPDIR/verify.log" >&2; return 1; }
-}
+# The inputs come from sortex-gen (helper.bash's gen_input, cached for the test file): uniform
+# (random 64-bit keys), zero (every key the same), staggered (rank r's slice in one value bucket:
+# every rank sends nearly all its keys to one other rank) and few (a few distinct values).
 
 # same_as_alltoallv NP IN [sortex options...]: sorts IN with alltoallv, verifies that output
 # against IN, then sorts IN with each of BACKENDS and fails naming every back-end whose output
@@ -90,11 +55,9 @@ reference() {
     echo "$in"
 }
 
-# stat_of BACKEND EXPR: a value from that back-end's last stats file: a python expression on
-# d (the whole file) and e (its exchange_stats).
+# stat_of BACKEND EXPR: stat_field EXPR on that back-end's last stats file (sort_with's).
 stat_of() {
-    python3 -c "import json,sys; d=json.load(open(sys.argv[1])); e=d['exchange_stats']; print($2)" \
-        "$BATS_TEST_TMPDIR/stats-$1.json"
+    stat_field "$2" "$BATS_TEST_TMPDIR/stats-$1.json"
 }
 
 @test "the schedules pair every PE once, route every grid pair and fold the hypercube up to P=64" {
@@ -198,28 +161,28 @@ stat_of() {
 }
 
 @test "with the int limit lowered to 1000 keys every back-end chunks and still matches alltoallv" {
-    SORTEX_INT_LIMIT=8000 same_as_alltoallv 4 "$(keys_file uniform 100003 4)"
+    SORTEX_INT_LIMIT=8000 same_as_alltoallv 4 "$(gen_input uniform 100003 4)"
     run stat_of pairwise 'e["chunked"]'
     assert_output "1"
     # Chunking shows as more messages than pieces: at least n/1000 in all.
     run stat_of grid 'e["messages"] >= 100003 // 1000'
     assert_output "True"
-    SORTEX_INT_LIMIT=8000 same_as_alltoallv 7 "$(keys_file narrow 100003 7)"
-    SORTEX_INT_LIMIT=8000 same_as_alltoallv 3 "$(keys_file equal 20000 3)"
+    SORTEX_INT_LIMIT=8000 same_as_alltoallv 7 "$(gen_input staggered 100003 7)"
+    SORTEX_INT_LIMIT=8000 same_as_alltoallv 3 "$(gen_input zero 20000 3)"
 }
 
 @test "with every bundle scattered and with blocking rounds every back-end matches alltoallv" {
     local np
     for np in 3 5 8; do
-        SORTEX_SCATTER_MIN=0 same_as_alltoallv "$np" "$(keys_file uniform 100003 "$np")"
+        SORTEX_SCATTER_MIN=0 same_as_alltoallv "$np" "$(gen_input uniform 100003 "$np")"
         run stat_of hypercube 'e["scattered_bundles"] > 0'
         assert_output "True"
     done
-    SORTEX_ROUNDS=sync same_as_alltoallv 7 "$(keys_file narrow 2000000 7)"
+    SORTEX_ROUNDS=sync same_as_alltoallv 7 "$(gen_input staggered 2000000 7)"
 }
 
 @test "the stats show each schedule's rounds and the volume it forwards" {
-    same_as_alltoallv 8 "$(keys_file uniform 100003 8)"
+    same_as_alltoallv 8 "$(gen_input uniform 100003 8)"
     local sent
     sent=$(stat_of alltoallv 'e["bytes_sent"]')
     # Direct schedules: P-1 rounds, the same bytes as alltoallv.
@@ -234,7 +197,7 @@ stat_of() {
     run stat_of hypercube 'e["rounds"], e["cube_dim"], e["bytes_sent"] > '"$sent"
     assert_output "3 3 True"
     # Odd P: the 1-factor takes P rounds; the hypercube folds 5 = 4 + 1 in two extra rounds.
-    same_as_alltoallv 5 "$(keys_file uniform 100003 5)"
+    same_as_alltoallv 5 "$(gen_input uniform 100003 5)"
     run stat_of pairwise 'e["rounds"]'
     assert_output "5"
     run stat_of hypercube 'e["rounds"], e["folded_ranks"]'

@@ -8,23 +8,18 @@ bats_require_minimum_version 1.5.0
 load helper
 
 setup() {
-    IN=$BATS_TEST_TMPDIR/in.bin
-    OUT=$BATS_TEST_TMPDIR/out.bin
-    python3 -c "import os; open('$IN', 'wb').write(os.urandom(8 * 5000))"
-    SUM=$(checksum "$IN")
+    setup_input 5000
 }
 
-# expect_usage_error PATTERN SORTEX-ARGS...: exit 2, exactly one stderr line matching PATTERN.
+# expect_usage_error PATTERN SORTEX-ARGS...: exit 2, exactly one stderr line matching PATTERN,
+# nothing written.
 expect_usage_error() {
     local pattern=$1
     shift
-    run --separate-stderr timeout 60 mpirun -q -np 3 --oversubscribe --bind-to none "$SORTEX" "$@"
+    run --separate-stderr mpi 3 -q "$SORTEX" "$@"
     assert_equal "$status" 2
-    assert_equal "$(printf '%s\n' "$stderr" | grep -c .)" 1
-    assert_regex "$stderr" "^sortex: error: .*$pattern"
-    assert_file_not_exists "$OUT"
-    assert_equal "$(checksum "$IN")" "$SUM"
-    [[ -z $(find "$BATS_TEST_TMPDIR" -name '*.sortex-tmp.*') ]]
+    one_error_line "$pattern"
+    nothing_written
 }
 
 @test "a missing input is refused and named" {
