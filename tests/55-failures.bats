@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
-# Failures while sorting: injected in every phase, a full filesystem, a rank killed mid-run,
-# a memory limit. Every case: non-zero exit, no file under the output name, no temporary file
-# left behind, the input unchanged.
+# Failures while sorting: injected in every phase and on every rank, a full filesystem, a rank
+# killed mid-run, a memory limit. Every case: non-zero exit, one error line where it is told, no
+# file under the output name, no temporary file left behind, the input unchanged.
 # bats serial
 bats_require_minimum_version 1.5.0
 load helper
@@ -21,6 +21,25 @@ teardown() {
         SORTEX_FAIL=$phase:$rank run --separate-stderr mpi 3 -q "$SORTEX" --input "$IN" --output "$OUT"
         assert_equal "$status" 3
         assert_regex "$stderr" "rank $rank: $phase: injected failure"
+        nothing_written
+    done
+}
+
+@test "one failure on every rank gives one error line" {
+    run --separate-stderr mpi 3 -q "$SORTEX" --input "$IN" --output "$OUT" --mem-limit 1 \
+        --external never
+    assert_equal "$status" 3
+    one_error_line "rank 0: key buffers of [0-9]+ bytes exceed --mem-limit"
+    nothing_written
+    run --separate-stderr mpi 3 -q "$SORTEX" --input "$IN" --output "$OUT" --mem-limit 1
+    assert_equal "$status" 3
+    one_error_line "rank 0: external: a memory of 1 bytes cannot hold the buffers"
+    nothing_written
+    local phase
+    for phase in read local_sort exchange write; do
+        SORTEX_FAIL=$phase run --separate-stderr mpi 4 -q "$SORTEX" --input "$IN" --output "$OUT"
+        assert_equal "$status" 3
+        one_error_line "rank 0: $phase: injected failure"
         nothing_written
     done
 }
