@@ -51,7 +51,7 @@ expect_usage_error() {
 
 @test "an output equal to the input is refused and the input kept" {
     OUT=$IN
-    run --separate-stderr timeout 60 mpirun -q -np 3 --oversubscribe "$SORTEX" --input "$IN" --output "$IN"
+    run --separate-stderr mpi 3 -q "$SORTEX" --input "$IN" --output "$IN"
     assert_equal "$status" 2
     assert_regex "$stderr" "output is the input"
     assert_equal "$(checksum "$IN")" "$SUM"
@@ -59,8 +59,7 @@ expect_usage_error() {
 
 @test "an output that is a hard link to the input is refused" {
     ln "$IN" "$BATS_TEST_TMPDIR/link.bin"
-    run --separate-stderr timeout 60 mpirun -q -np 2 --oversubscribe "$SORTEX" --input "$IN" \
-        --output "$BATS_TEST_TMPDIR/link.bin"
+    run --separate-stderr mpi 2 -q "$SORTEX" --input "$IN" --output "$BATS_TEST_TMPDIR/link.bin"
     assert_equal "$status" 2
     assert_regex "$stderr" "output is the input"
     assert_equal "$(checksum "$IN")" "$SUM"
@@ -70,21 +69,18 @@ expect_usage_error() {
     local target=$BATS_TEST_TMPDIR/target.bin
     echo keep >"$target"
     ln -s "$target" "$BATS_TEST_TMPDIR/link.bin"
-    run --separate-stderr timeout 60 mpirun -q -np 3 --oversubscribe "$SORTEX" --input "$IN" \
-        --output "$BATS_TEST_TMPDIR/link.bin"
+    run --separate-stderr mpi 3 -q "$SORTEX" --input "$IN" --output "$BATS_TEST_TMPDIR/link.bin"
     assert_equal "$status" 2
     assert_regex "$stderr" "^sortex: error: output is a symbolic link; name its target"
     assert_link_exists "$BATS_TEST_TMPDIR/link.bin"
     assert_equal "$(cat "$target")" keep
     mkfifo "$BATS_TEST_TMPDIR/fifo"
-    run --separate-stderr timeout 60 mpirun -q -np 2 --oversubscribe "$SORTEX" --input "$IN" \
-        --output "$BATS_TEST_TMPDIR/fifo"
+    run --separate-stderr mpi 2 -q "$SORTEX" --input "$IN" --output "$BATS_TEST_TMPDIR/fifo"
     assert_equal "$status" 2
     assert_regex "$stderr" "^sortex: error: output exists and is not a regular file"
     assert_fifo_exists "$BATS_TEST_TMPDIR/fifo"
     # As root a rename over /dev/null would replace the device with a data file.
-    run --separate-stderr timeout 60 mpirun -q -np 2 --oversubscribe "$SORTEX" --input "$IN" \
-        --output /dev/null
+    run --separate-stderr mpi 2 -q "$SORTEX" --input "$IN" --output /dev/null
     assert_equal "$status" 2
     assert_character_exists /dev/null
     assert_equal "$(checksum "$IN")" "$SUM"
