@@ -43,12 +43,12 @@ static const struct util_knob_info table[UTIL_KNOB_COUNT] = {
     [UTIL_KNOB_KERNEL] =
         {"SORTEX_KERNEL", UTIL_KNOB_SETTING, UTIL_KNOB_WORD_T, 0, 0, 0, "radix,vqsort", "auto", "",
          "the local sort's in-cache kernel; auto: the faster on this CPU, by a calibration of "
-         "about 10 ms at the first sort [sort/local_sort.c]"},
+         "about 10 ms at the first sort [local/tuning.c]"},
     [UTIL_KNOB_SCATTER] =
         {"SORTEX_SCATTER", UTIL_KNOB_SETTING, UTIL_KNOB_WORD_T, 0, 0, 0, "plain,stream", "auto", "",
          "how the local sort's spread passes larger than the caches write their buckets: "
          "plain stores or streaming stores; auto: the faster, timed by each pass on its first "
-         "keys [sort/local_sort.c]"},
+         "keys [local/tuning.c]"},
     [UTIL_KNOB_MODEL_ALPHA] =
         {"SORTEX_MODEL_ALPHA", UTIL_KNOB_SETTING, UTIL_KNOB_COUNT_T, 0, 0, UINT64_MAX, NULL,
          "the models'", "ns",
