@@ -202,6 +202,33 @@ int util_format_option(struct util_format_args *a, int opt, const char *arg)
     }
 }
 
+int util_format_parse(const struct util_cli_opt *opt, const char *arg, void *dest, bool quiet)
+{
+    (void)quiet;
+    struct util_format_args *a = (struct util_format_args *)((char *)dest + opt->off);
+    char names[128];
+    if (strcmp(opt->name, "record-size") == 0) {
+        a->have_record_size = true;
+        return parse_layout_number("--record-size", arg, &a->record_size);
+    }
+    if (strcmp(opt->name, "key-offset") == 0) {
+        a->have_key_offset = true;
+        return parse_layout_number("--key-offset", arg, &a->key_offset);
+    }
+    if (strcmp(opt->name, "key-size") == 0) {
+        a->have_key_size = true;
+        return parse_layout_number("--key-size", arg, &a->key_size);
+    }
+    /* --format and its alias --type */
+    a->named = util_format_find(arg);
+    if (a->named == NULL) {
+        util_format_names(names, sizeof(names));
+        return util_error("unknown format, expected one of %s or a layout (--record-size) (%s)",
+                          names, arg);
+    }
+    return UTIL_OK;
+}
+
 int util_format_resolve(struct util_format_args *a, const struct util_format *dflt,
                         const struct util_format **out)
 {
