@@ -71,7 +71,10 @@ int util_cli_error(const struct util_cli_opt *opt, const char *arg, const char *
 {
     char line[TEXT_MAX];
     struct tokens t = {opt, arg, NULL};
-    expand(line, sizeof(line), opt != NULL && opt->err != NULL ? opt->err : tmpl, &t);
+    if (opt != NULL && opt->err != NULL) {
+        tmpl = opt->err;
+    }
+    expand(line, sizeof(line), tmpl != NULL ? tmpl : "{opt} cannot take this value ({arg})", &t);
     return util_error("%s", line);
 }
 
