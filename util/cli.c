@@ -149,6 +149,10 @@ int util_cli_parse(const struct util_cli *cli, int argc, char **argv, void *dest
         if (rc != UTIL_OK) {
             return rc;
         }
+        if (o->given != 0) {
+            const int one = 1;
+            memcpy((char *)dest + o->given - 1, &one, sizeof(one));
+        }
     }
     if (optind < argc && cli->unexpected != NULL) {
         return util_cli_error(NULL, argv[optind], cli->unexpected);

@@ -85,10 +85,15 @@ struct util_cli_opt {
     util_cli_print_fn *print;  /* util_cli_print(): what it prints */
     const char *err;           /* the error line, or NULL for the parse function's own */
     const char *label;         /* --help's option column instead of "-k, --name ARG" */
+    size_t given;              /* UTIL_CLI_GIVEN(): an int set to 1 when the option is given */
 };
 
 /** The field @field of struct type @type as a row's destination. */
 #define UTIL_CLI_DEST(type, field) .off = offsetof(type, field), .size = sizeof(((type *)0)->field)
+
+/** The int @field of struct type @type, set to 1 when the row's option is given (the parser
+ * sets it once the row's parse function succeeded), for the rules between options. */
+#define UTIL_CLI_GIVEN(type, field) .given = offsetof(type, field) + 1
 
 /** A program's command line. */
 struct util_cli {
