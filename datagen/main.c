@@ -122,21 +122,12 @@ struct cli {
     struct datagen_params p;
     const char *dist;
     const char *output;
-    bool have_n;
+    int have_n;
     bool progress;
     long threads;
     unsigned given; /* DATAGEN_PARAM_BIT()s of the parameters on the command line */
     struct util_format_args format; /* --format, --record-size, --key-offset, --key-size */
 };
-
-/* --n COUNT: any count; whether it is one a file may hold is datagen_check()'s. */
-static int parse_n(const struct util_cli_opt *opt, const char *arg, void *dest, bool quiet)
-{
-    struct cli *cli = dest;
-    (void)quiet;
-    cli->have_n = true;
-    return util_cli_get_count(opt, arg, &cli->p.n);
-}
 
 /* --seed S: a plain decimal uint64, digits only, no sign, no suffix, no overflow. */
 static int parse_seed(const struct util_cli_opt *opt, const char *arg, void *dest, bool quiet)
@@ -213,6 +204,7 @@ static int parse_param(const struct util_cli_opt *opt, const char *arg, void *de
 static void usage(FILE *out);
 
 #define DEST(field) UTIL_CLI_DEST(struct cli, field)
+#define GIVEN(field) UTIL_CLI_GIVEN(struct cli, field)
 
 /* A distribution parameter: its row. */
 #define PARAM(pname, argname, ...) {.name = pname, .arg = argname, .parse = parse_param, __VA_ARGS__}
@@ -222,12 +214,13 @@ static const struct util_cli_opt options[] = {
     {.name = "dist", .key = 'd', .arg = "NAME",
      .help = "distribution (required); --list shows them all", .parse = util_cli_str,
      DEST(dist)},
+    /* Any count: whether a file may hold it is datagen_check()'s. */
     {.name = "n", .key = 'n', .arg = "COUNT",
      .help = "number of records, at least 1 (required); K, M, G, T are\n"
              "powers of ten (10M = 10^7), Ki, Mi, Gi, Ti powers of two\n"
              "(1Mi = 2^20), 1e8 style exponents work too",
-     .parse = parse_n, .max = UINT64_MAX,
-     .err = "{opt} needs a count such as 1000, 1e6, 10M or 1Mi ({arg})"},
+     .parse = util_cli_count, DEST(p.n), .max = UINT64_MAX,
+     .err = "{opt} needs a count such as 1000, 1e6, 10M or 1Mi ({arg})", GIVEN(have_n)},
     {.name = "output", .key = 'o', .arg = "FILE",
      .help = "output file (required); written under a temporary name\n"
              "and renamed at the end, never left half-written",
@@ -284,6 +277,7 @@ static const struct util_cli_opt options[] = {
 };
 
 #undef PARAM
+#undef GIVEN
 #undef DEST
 
 static const struct util_cli command_line = {
