@@ -23,7 +23,6 @@
 // a table of min / median / max per configuration. Exit status: 0, 1 when a check failed, 2 on
 // bad usage, 3 when out of memory.
 
-#include <getopt.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -44,6 +43,7 @@ extern "C" {
 #include "datagen/datagen.h"
 #include "local/local.h"
 #include "util/alloc.h"
+#include "util/cli.h"
 #include "util/cpu.h"
 #include "util/format.h"
 #include "util/util.h"
@@ -219,76 +219,54 @@ int split_list(const char *s, const char *what, std::vector<std::string> &out)
     return 0;
 }
 
+// --skew: the sizes of the runs.
+enum skew { SKEW_EQUAL, SKEW_ZIPF };
+const struct util_name kSkews[] = {{"equal", SKEW_EQUAL}, {"zipf", SKEW_ZIPF}, {nullptr, 0}};
+
+// --touch: when the scratch buffer is touched.
+enum touch { TOUCH_PRE, TOUCH_FIRST };
+const struct util_name kTouches[] = {{"pre", TOUCH_PRE}, {"first", TOUCH_FIRST}, {nullptr, 0}};
+
 // Run sizes: equal, or Zipf-like (run r gets a share proportional to 1 / (r + 1)).
-std::vector<uint64_t> run_sizes(size_t n, int runs, const std::string &skew)
+std::vector<uint64_t> run_sizes(size_t n, int runs, int skew)
 {
     std::vector<uint64_t> c(static_cast<size_t>(runs), 0);
     double total = 0;
     for (int r = 0; r < runs; r++) {
-        total += skew == "zipf" ? 1.0 / (r + 1) : 1.0;
+        total += skew == SKEW_ZIPF ? 1.0 / (r + 1) : 1.0;
     }
     size_t given = 0;
     for (int r = 0; r < runs; r++) {
-        double w = (skew == "zipf" ? 1.0 / (r + 1) : 1.0) / total;
+        double w = (skew == SKEW_ZIPF ? 1.0 / (r + 1) : 1.0) / total;
         c[r] = r + 1 == runs ? n - given : std::min<size_t>(n - given, (size_t)(w * (double)n));
         given += c[r];
     }
     return c;
 }
 
-struct options {
-    std::vector<std::string> algos{"sortex"};
-    std::vector<std::string> dists{"uniform"};
-    std::vector<uint64_t> sizes{1000000};
-    std::vector<long> threads{1};
+// The options of one value: the fields the command-line table's rows fill (a standard-layout
+// struct, so that the rows may name them by offset).
+struct settings {
     long reps = 5;
     long warmup = 1;
     long runs = 0;
     uint64_t ranks = 4;
     uint64_t seed = 42;
     uint64_t unique = 1000;
-    std::string skew = "equal";
-    std::string touch = "pre";
+    int skew = SKEW_EQUAL;
+    int touch = TOUCH_PRE;
     const struct util_format *format = nullptr; // nullptr or a numeric format: 8-byte keys
     bool csv = false;
     bool cpu = false;
 };
 
-void usage(FILE *out)
-{
-    std::fprintf(out,
-                 "usage: sortex-localsort [options]\n"
-                 "\n"
-                 "Times the node-local sort kernels against the sorts users know, on keys made\n"
-                 "in memory by the project's generator; every output is checked.\n"
-                 "\n"
-                 "options (default in brackets; lists are comma separated):\n"
-                 "  -a, --algo A[,A...]     algorithms [sortex]; 'help' lists them\n"
-                 "  -d, --dist D[,D...]     distributions of sortex-gen --list [uniform]\n"
-                 "  -n, --n N[,N...]        key counts; K M G and Ki Mi Gi suffixes [1000000]\n"
-                 "  -t, --threads T[,T...]  threads of the threaded algorithms [1]\n"
-                 "  -r, --reps R            timed repetitions [5]\n"
-                 "      --warmup W          untimed repetitions first [1]\n"
-                 "      --ranks P           the generator's P (per-rank distributions) [4]\n"
-                 "      --seed S            the generator's seed [42]\n"
-                 "      --unique K          distinct values of 'few' [1000]\n"
-                 "      --runs R            the input is R sorted runs (the finish phase's input;\n"
-                 "                          'merge' needs it, 'sortex' then re-sorts them) [0]\n"
-                 "      --skew equal|zipf   run sizes with --runs [equal]\n"
-                 "      --format NAME       records instead of 8-byte keys: gensort (100-byte\n"
-                 "                          records, random bytes; algorithms sortex, ips4o,\n"
-                 "                          ips4o_par, std; with --runs sortex and merge, on\n"
-                 "                          records at the sort's 8-byte stride) [u64: keys]\n"
-                 "      --touch pre|first   scratch touched once before (pre) or fresh in every\n"
-                 "                          repetition, its page faults timed (first) [pre]\n"
-                 "      --csv               one CSV row per repetition, machine in '#' lines\n"
-                 "      --cpu-time          add the CPU seconds of all threads to each row\n"
-                 "  -h, --help              this help\n"
-                 "  -V, --version           version, commit and build\n"
-                 "\n"
-                 "exit codes: 0 every output checked; 1 a check failed; 2 usage error;\n"
-                 "            3 out of memory\n");
-}
+// Every option: those of one value, and the lists, which their parse functions fill.
+struct options : settings {
+    std::vector<std::string> algos{"sortex"};
+    std::vector<std::string> dists{"uniform"};
+    std::vector<uint64_t> sizes{1000000};
+    std::vector<long> threads{1};
+};
 
 void list_algos(FILE *out)
 {
@@ -298,172 +276,197 @@ void list_algos(FILE *out)
     }
 }
 
-enum {
-    OPT_WARMUP = 256,
-    OPT_RANKS,
-    OPT_SEED,
-    OPT_UNIQUE,
-    OPT_RUNS,
-    OPT_SKEW,
-    OPT_TOUCH,
-    OPT_CSV,
-    OPT_CPU,
-    OPT_FORMAT,
-};
-
-// Parses argv into @o. Returns 0, 1 when done (--help, --version, --algo help), or UTIL_EUSAGE.
-int parse(int argc, char **argv, options &o)
+// The options of a list as the table's parse functions see them: the whole options.
+options &all(void *dest)
 {
-    static const struct option longopts[] = {
-        {"algo", required_argument, nullptr, 'a'},
-        {"dist", required_argument, nullptr, 'd'},
-        {"n", required_argument, nullptr, 'n'},
-        {"threads", required_argument, nullptr, 't'},
-        {"reps", required_argument, nullptr, 'r'},
-        {"warmup", required_argument, nullptr, OPT_WARMUP},
-        {"ranks", required_argument, nullptr, OPT_RANKS},
-        {"seed", required_argument, nullptr, OPT_SEED},
-        {"unique", required_argument, nullptr, OPT_UNIQUE},
-        {"runs", required_argument, nullptr, OPT_RUNS},
-        {"skew", required_argument, nullptr, OPT_SKEW},
-        {"touch", required_argument, nullptr, OPT_TOUCH},
-        {"csv", no_argument, nullptr, OPT_CSV},
-        {"cpu-time", no_argument, nullptr, OPT_CPU},
-        {"format", required_argument, nullptr, OPT_FORMAT},
-        {"help", no_argument, nullptr, 'h'},
-        {"version", no_argument, nullptr, 'V'},
-        {nullptr, 0, nullptr, 0},
-    };
-    char opt[8];
-    std::vector<std::string> items;
-    long x;
-    int c;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":a:d:n:t:r:hV", longopts, nullptr)) != -1) {
-        switch (c) {
-        case 'a':
-            if (std::strcmp(optarg, "help") == 0) {
-                list_algos(stdout);
-                return 1;
-            }
-            if (split_list(optarg, "--algo", o.algos) != 0) {
-                return UTIL_EUSAGE;
-            }
-            for (auto &s : o.algos) {
-                if (find_algo(s) == nullptr) {
-                    return util_error("unknown algorithm (%s); see --algo help", s.c_str());
-                }
-            }
-            break;
-        case 'd':
-            if (split_list(optarg, "--dist", o.dists) != 0) {
-                return UTIL_EUSAGE;
-            }
-            for (auto &s : o.dists) {
-                if (datagen_find(s.c_str()) == nullptr) {
-                    return util_error("unknown distribution (%s); see sortex-gen --list",
-                                      s.c_str());
-                }
-            }
-            break;
-        case 'n':
-            o.sizes.clear();
-            if (split_list(optarg, "--n", items) != 0) {
-                return UTIL_EUSAGE;
-            }
-            for (auto &s : items) {
-                uint64_t v;
-                if (util_parse_count(s.c_str(), &v) != 0 || v == 0 || v > ((uint64_t)1 << 34)) {
-                    return util_error("--n must be counts from 1 to 2^34 (%s)", s.c_str());
-                }
-                o.sizes.push_back(v);
-            }
-            break;
-        case 't':
-            o.threads.clear();
-            if (split_list(optarg, "--threads", items) != 0) {
-                return UTIL_EUSAGE;
-            }
-            for (auto &s : items) {
-                if (util_parse_int(s.c_str(), 1, 1024, &x) != 0) {
-                    return util_error("--threads must be integers from 1 to 1024 (%s)",
-                                      s.c_str());
-                }
-                o.threads.push_back(x);
-            }
-            break;
-        case 'r':
-            if (util_parse_int(optarg, 1, 1000000, &o.reps) != 0) {
-                return util_error("--reps must be an integer from 1 to 1000000 (%s)", optarg);
-            }
-            break;
-        case OPT_WARMUP:
-            if (util_parse_int(optarg, 0, 1000, &o.warmup) != 0) {
-                return util_error("--warmup must be an integer from 0 to 1000 (%s)", optarg);
-            }
-            break;
-        case OPT_RANKS:
-            if (util_parse_count(optarg, &o.ranks) != 0 || o.ranks == 0 ||
-                o.ranks > DATAGEN_MAX_RANKS) {
-                return util_error("--ranks must be a count from 1 to 2^24 (%s)", optarg);
-            }
-            break;
-        case OPT_SEED:
-            if (util_parse_count(optarg, &o.seed) != 0) {
-                return util_error("--seed must be a non-negative integer (%s)", optarg);
-            }
-            break;
-        case OPT_UNIQUE:
-            if (util_parse_count(optarg, &o.unique) != 0 || o.unique == 0) {
-                return util_error("--unique must be a positive count (%s)", optarg);
-            }
-            break;
-        case OPT_RUNS:
-            if (util_parse_int(optarg, 1, 1 << 20, &o.runs) != 0) {
-                return util_error("--runs must be an integer from 1 to 2^20 (%s)", optarg);
-            }
-            break;
-        case OPT_SKEW:
-            o.skew = optarg;
-            if (o.skew != "equal" && o.skew != "zipf") {
-                return util_error("--skew must be equal or zipf (%s)", optarg);
-            }
-            break;
-        case OPT_TOUCH:
-            o.touch = optarg;
-            if (o.touch != "pre" && o.touch != "first") {
-                return util_error("--touch must be pre or first (%s)", optarg);
-            }
-            break;
-        case OPT_CSV:
-            o.csv = true;
-            break;
-        case OPT_CPU:
-            o.cpu = true;
-            break;
-        case OPT_FORMAT:
-            o.format = util_format_find(optarg);
-            if (o.format == nullptr) {
-                char names[128];
-                util_format_names(names, sizeof(names));
-                return util_error("unknown format (%s); valid: %s", optarg, names);
-            }
-            break;
-        case 'h':
-            usage(stdout);
-            return 1;
-        case 'V':
-            util_print_version(stdout);
-            return 1;
-        case ':':
-            return util_error("option needs a value (%s)", argv[optind - 1]);
-        default:
-            return util_error("unknown option (%s); see --help",
-                              util_bad_option(argv, opt, sizeof(opt)));
+    return *static_cast<options *>(static_cast<settings *>(dest));
+}
+
+// --algo A[,A...], or 'help' (lists them and exits).
+int parse_algos(const struct util_cli_opt *opt, const char *arg, void *dest, bool quiet)
+{
+    (void)quiet;
+    if (std::strcmp(arg, "help") == 0) {
+        list_algos(stdout);
+        return UTIL_CLI_DONE;
+    }
+    options &o = all(dest);
+    if (split_list(arg, "--algo", o.algos) != 0) {
+        return UTIL_EUSAGE;
+    }
+    for (auto &s : o.algos) {
+        if (find_algo(s) == nullptr) {
+            return util_cli_error(opt, s.c_str(), "unknown algorithm ({arg}); see --algo help");
         }
     }
-    if (optind < argc) {
-        return util_error("unexpected argument (%s); see --help", argv[optind]);
+    return 0;
+}
+
+// --dist D[,D...].
+int parse_dists(const struct util_cli_opt *opt, const char *arg, void *dest, bool quiet)
+{
+    (void)quiet;
+    options &o = all(dest);
+    if (split_list(arg, "--dist", o.dists) != 0) {
+        return UTIL_EUSAGE;
+    }
+    for (auto &s : o.dists) {
+        if (datagen_find(s.c_str()) == nullptr) {
+            return util_cli_error(opt, s.c_str(),
+                                  "unknown distribution ({arg}); see sortex-gen --list");
+        }
+    }
+    return 0;
+}
+
+// --n N[,N...]: counts in the row's range.
+int parse_sizes(const struct util_cli_opt *opt, const char *arg, void *dest, bool quiet)
+{
+    (void)quiet;
+    options &o = all(dest);
+    std::vector<std::string> items;
+    o.sizes.clear();
+    if (split_list(arg, "--n", items) != 0) {
+        return UTIL_EUSAGE;
+    }
+    for (auto &s : items) {
+        uint64_t v;
+        if (util_cli_get_count(opt, s.c_str(), &v) != 0) {
+            return UTIL_EUSAGE;
+        }
+        o.sizes.push_back(v);
+    }
+    return 0;
+}
+
+// --threads T[,T...]: integers in the row's range.
+int parse_threads(const struct util_cli_opt *opt, const char *arg, void *dest, bool quiet)
+{
+    (void)quiet;
+    options &o = all(dest);
+    std::vector<std::string> items;
+    o.threads.clear();
+    if (split_list(arg, "--threads", items) != 0) {
+        return UTIL_EUSAGE;
+    }
+    for (auto &s : items) {
+        long x;
+        if (util_cli_get_int(opt, s.c_str(), &x) != 0) {
+            return UTIL_EUSAGE;
+        }
+        o.threads.push_back(x);
+    }
+    return 0;
+}
+
+// --format NAME: a named format (no layouts: the records mode makes its own records).
+int parse_format(const struct util_cli_opt *opt, const char *arg, void *dest, bool quiet)
+{
+    (void)opt;
+    (void)quiet;
+    const struct util_format *f = util_format_find(arg);
+    if (f == nullptr) {
+        char names[128];
+        util_format_names(names, sizeof(names));
+        return util_error("unknown format (%s); valid: %s", arg, names);
+    }
+    static_cast<settings *>(dest)->format = f;
+    return 0;
+}
+
+void usage(FILE *out);
+
+#define DEST(field) UTIL_CLI_DEST(settings, field)
+
+// The options, in the order --help gives them (the fields of each row in their declared order,
+// as C++ designated initializers must be). The fields a row leaves out are zero, as in C; g++
+// would warn about each.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
+const struct util_cli_opt kOptions[] = {
+    {.name = "algo", .key = 'a', .arg = "A[,A...]", .def = "sortex",
+     .help = "algorithms [{def}]; 'help' lists them", .parse = parse_algos},
+    {.name = "dist", .key = 'd', .arg = "D[,D...]", .def = "uniform",
+     .help = "distributions of sortex-gen --list [{def}]", .parse = parse_dists},
+    {.name = "n", .key = 'n', .arg = "N[,N...]", .def = "1000000",
+     .help = "key counts; K M G and Ki Mi Gi suffixes [{def}]", .parse = parse_sizes, .min = 1,
+     .max = (uint64_t)1 << 34, .err = "{opt} must be counts from 1 to 2^34 ({arg})"},
+    {.name = "threads", .key = 't', .arg = "T[,T...]", .def = "1",
+     .help = "threads of the threaded algorithms [{def}]", .parse = parse_threads, .min = 1,
+     .max = 1024, .err = "{opt} must be integers from {min} to {max} ({arg})"},
+    {.name = "reps", .key = 'r', .arg = "R", .def = "5", .help = "timed repetitions [{def}]",
+     .parse = util_cli_int, DEST(reps), .min = 1, .max = 1000000},
+    {.name = "warmup", .arg = "W", .def = "1", .help = "untimed repetitions first [{def}]",
+     .parse = util_cli_int, DEST(warmup), .min = 0, .max = 1000},
+    {.name = "ranks", .arg = "P", .def = "4",
+     .help = "the generator's P (per-rank distributions) [{def}]", .parse = util_cli_count,
+     DEST(ranks), .min = 1, .max = DATAGEN_MAX_RANKS,
+     .err = "{opt} must be a count from 1 to 2^24 ({arg})"},
+    {.name = "seed", .arg = "S", .def = "42", .help = "the generator's seed [{def}]",
+     .parse = util_cli_count, DEST(seed), .min = 0, .max = UINT64_MAX,
+     .err = "{opt} must be a non-negative integer ({arg})"},
+    {.name = "unique", .arg = "K", .def = "1000", .help = "distinct values of 'few' [{def}]",
+     .parse = util_cli_count, DEST(unique), .min = 1, .max = UINT64_MAX,
+     .err = "{opt} must be a positive count ({arg})"},
+    {.name = "runs", .arg = "R", .def = "0",
+     .help = "the input is R sorted runs (the finish phase's input;\n"
+             "'merge' needs it, 'sortex' then re-sorts them) [{def}]",
+     .parse = util_cli_int, DEST(runs), .min = 1, .max = 1 << 20,
+     .err = "{opt} must be an integer from 1 to 2^20 ({arg})"},
+    {.name = "skew", .arg = "equal|zipf", .def = "equal",
+     .help = "run sizes with --runs [{def}]", .parse = util_cli_enum, DEST(skew),
+     .names = kSkews},
+    {.name = "format", .arg = "NAME", .def = "u64: keys",
+     .help = "records instead of 8-byte keys: gensort (100-byte\n"
+             "records, random bytes; algorithms sortex, ips4o,\n"
+             "ips4o_par, std; with --runs sortex and merge, on\n"
+             "records at the sort's 8-byte stride) [{def}]",
+     .parse = parse_format},
+    {.name = "touch", .arg = "pre|first", .def = "pre",
+     .help = "scratch touched once before (pre) or fresh in every\n"
+             "repetition, its page faults timed (first) [{def}]",
+     .parse = util_cli_enum, DEST(touch), .names = kTouches},
+    {.name = "csv", .help = "one CSV row per repetition, machine in '#' lines",
+     .parse = util_cli_flag, DEST(csv)},
+    {.name = "cpu-time", .help = "add the CPU seconds of all threads to each row",
+     .parse = util_cli_flag, DEST(cpu)},
+    UTIL_CLI_HELP(usage, "this help"),
+    UTIL_CLI_VERSION("version, commit and build"),
+    {},
+};
+#pragma GCC diagnostic pop
+
+#undef DEST
+
+const struct util_cli kCommandLine = {
+    .opts = kOptions,
+    .col = 26,
+    .unknown = "unknown option ({arg}); see --help",
+    .unexpected = "unexpected argument ({arg}); see --help",
+};
+
+void usage(FILE *out)
+{
+    std::fprintf(out, "usage: sortex-localsort [options]\n"
+                      "\n"
+                      "Times the node-local sort kernels against the sorts users know, on keys "
+                      "made\n"
+                      "in memory by the project's generator; every output is checked.\n"
+                      "\n"
+                      "options (default in brackets; lists are comma separated):\n");
+    util_cli_help(out, &kCommandLine);
+    std::fprintf(out, "\n"
+                      "exit codes: 0 every output checked; 1 a check failed; 2 usage error;\n"
+                      "            3 out of memory\n");
+}
+
+// Parses argv into @o. Returns 0, UTIL_CLI_DONE (--help, --version, --algo help), or
+// UTIL_EUSAGE.
+int parse(int argc, char **argv, options &o)
+{
+    int rc = util_cli_parse(&kCommandLine, argc, argv, static_cast<settings *>(&o), false);
+    if (rc != 0) {
+        return rc;
     }
     for (auto &s : o.algos) {
         if (find_algo(s)->needs_runs && o.runs == 0) {
@@ -693,7 +696,7 @@ int main(int argc, char **argv)
     options o;
     int rc = parse(argc, argv, o);
     if (rc != 0) {
-        return rc == 1 ? UTIL_EXIT_OK : UTIL_EXIT_USAGE;
+        return rc == UTIL_CLI_DONE ? UTIL_EXIT_OK : UTIL_EXIT_USAGE;
     }
     if (o.format != nullptr && o.format->byte_key) {
         return run_records(o);
@@ -723,7 +726,7 @@ int main(int argc, char **argv)
         std::printf("# build: library %s; baselines g++ %s\n", util_build_flags(), __VERSION__);
         std::printf("# reps=%ld warmup=%ld runs=%ld skew=%s touch=%s ranks=%llu seed=%llu "
                     "unique=%llu\n",
-                    o.reps, o.warmup, o.runs, o.skew.c_str(), o.touch.c_str(),
+                    o.reps, o.warmup, o.runs, util_name_of(kSkews, o.skew), util_name_of(kTouches, o.touch),
                     (unsigned long long)o.ranks, (unsigned long long)o.seed,
                     (unsigned long long)o.unique);
         std::printf("algo,dist,n,threads,runs,rep,seconds,mkeys_per_s%s\n",
@@ -768,7 +771,7 @@ int main(int argc, char **argv)
                         } else {
                             std::memcpy(keys, orig, nbytes);
                             uint64_t *scr = scratch;
-                            if (o.touch == "first") {
+                            if (o.touch == TOUCH_FIRST) {
                                 scr = static_cast<uint64_t *>(util_alloc_big(nbytes));
                                 if (scr == nullptr) {
                                     util_fail(UTIL_ENOMEM, "cannot allocate %zu bytes", nbytes);
