@@ -555,6 +555,141 @@ bool records_ok(const unsigned char *r, size_t n, const struct util_format *f, u
     return !bad && sum == want;
 }
 
+// The records mode's buffers, each for the largest --n.
+struct record_bufs {
+    unsigned char *orig, *rec, *scr;
+    struct local_rec_tuple *tup;
+};
+
+// The input of every repetition of @n records of format @f: random records in b.orig, with
+// --runs in sorted runs whose sizes go to @counts. Returns 0, or UTIL_EXIT_RUNTIME.
+int make_records(const options &o, const struct util_format *f, const record_bufs &b, uint64_t n,
+                 int gen_threads, std::vector<uint64_t> &counts)
+{
+    size_t R = f->record_size;
+#pragma omp parallel for num_threads(gen_threads)
+    for (size_t i = 0; i < n * R; i += 8) {
+        uint64_t w = mix(o.seed * 0x9e3779b97f4a7c15ULL + i);
+        std::memcpy(b.orig + i, &w, n * R - i < 8 ? n * R - i : 8);
+    }
+    if (o.runs > 0) {
+        counts = run_sizes(n, (int)o.runs, o.skew);
+        size_t off = 0;
+        for (uint64_t c : counts) {
+            void *sorted = nullptr;
+            if (local_record_sort(b.orig + off * R, b.scr, b.tup, c, f, gen_threads, &sorted) !=
+                0) {
+                return util_fail(UTIL_ENOMEM, "cannot sort the runs"), UTIL_EXIT_RUNTIME;
+            }
+            if (sorted != b.orig + off * R) {
+                std::memcpy(b.orig + off * R, sorted, c * R);
+            }
+            off += c;
+        }
+    }
+    return 0;
+}
+
+// Sorts the @n records of b.rec with algorithm @a on @threads threads; *@result is where they
+// are then, a failure of the sort counts in *@failures. Returns 0, or UTIL_EXIT_USAGE when @a
+// does not sort these records.
+int sort_records(const options &o, const std::string &a, const struct util_format *f,
+                 const record_bufs &b, uint64_t n, int threads,
+                 const std::vector<uint64_t> &counts, const unsigned char **result,
+                 int *failures)
+{
+    size_t R = f->record_size;
+    *result = b.rec;
+    if (o.runs > 0 && a != "sortex" && a != "merge") {
+        return util_error("--algo %s does not take --runs of records", a.c_str()),
+               UTIL_EXIT_USAGE;
+    }
+    if (a == "merge") {
+        if (local_merge_record_runs(b.rec, counts.data(), (int)o.runs, b.scr, f, threads) != 0) {
+            (*failures)++;
+        }
+        *result = b.scr;
+    } else if (a == "sortex") {
+        void *sorted = nullptr;
+        if (local_record_sort(b.rec, b.scr, b.tup, n, f, threads, &sorted) != 0) {
+            (*failures)++;
+        }
+        *result = static_cast<const unsigned char *>(sorted);
+    } else if (R == 100 && a == "ips4o") {
+        baselines::ips4o_rec100(b.rec, n);
+    } else if (R == 100 && a == "ips4o_par") {
+        baselines::ips4o_par_rec100(b.rec, n, threads);
+    } else if (R == 100 && a == "std") {
+        baselines::std_stable_rec100(b.rec, n);
+    } else {
+        return util_error("--algo %s does not sort %s records", a.c_str(), f->name),
+               UTIL_EXIT_USAGE;
+    }
+    return 0;
+}
+
+// The records mode's input of one size.
+struct record_input {
+    const record_bufs *b;
+    const struct util_format *f; // at the stride the sorts see
+    size_t file_r;               // the records' size in a file, for the MB/s
+    uint64_t n;
+    const std::vector<uint64_t> *counts; // --runs: the sorted runs' sizes
+    uint64_t want;                       // the sum of the record hashes of every output
+    int gen_threads;
+};
+
+// Every record algorithm on @in with every --threads, repetitions interleaved; a CSV row each,
+// or a table row per algorithm. Returns 0, or UTIL_EXIT_USAGE.
+int run_records_input(const options &o, const record_input &in, int *failures)
+{
+    size_t R = in.f->record_size;
+    uint64_t n = in.n;
+    for (long t : o.threads) {
+        std::vector<std::vector<double>> times(o.algos.size());
+        for (long rep = -o.warmup; rep < o.reps; rep++) {
+            for (size_t ai = 0; ai < o.algos.size(); ai++) {
+                const std::string &a = o.algos[ai];
+                int threads = (a == "ips4o" || a == "std") ? 1 : (int)t;
+                std::memcpy(in.b->rec, in.b->orig, n * R);
+                const unsigned char *result;
+                double c0 = cpu_now(), t0 = util_now();
+                int rc = sort_records(o, a, in.f, *in.b, n, threads, *in.counts, &result, failures);
+                if (rc != 0) {
+                    return rc;
+                }
+                double secs = util_now() - t0, cpu = cpu_now() - c0;
+                if (!records_ok(result, n, in.f, in.want, in.gen_threads)) {
+                    util_fail(UTIL_EIO, "%s: output is not a sorted permutation", a.c_str());
+                    (*failures)++;
+                }
+                if (rep < 0) {
+                    continue;
+                }
+                times[ai].push_back(secs);
+                if (o.csv) {
+                    std::printf("%s,%s,%llu,%d,%ld,%ld,%.6f,%.3f", a.c_str(), in.f->name,
+                                (unsigned long long)n, threads, o.runs, rep, secs, n / secs / 1e6);
+                    if (o.cpu) {
+                        std::printf(",%.6f", cpu);
+                    }
+                    std::printf("\n");
+                    std::fflush(stdout);
+                }
+            }
+        }
+        if (!o.csv) {
+            for (size_t ai = 0; ai < o.algos.size(); ai++) {
+                double med = median(times[ai]);
+                std::printf("%-13s %-9s %12llu %3ld %5ld %10.4f s %9.1f Mrec/s %8.0f MB/s\n",
+                            o.algos[ai].c_str(), in.f->name, (unsigned long long)n, t, o.runs,
+                            med, n / med / 1e6, n * (double)in.file_r / med / 1e6);
+            }
+        }
+    }
+    return 0;
+}
+
 // The records mode: random records of format @o.format, the record sorts compared. With
 // --runs P the input is P runs, each sorted stably, of records at the sort's memory stride
 // (the record rounded up to 8 bytes), which is what the finish phase gets: 'sortex' re-sorts
@@ -569,19 +704,20 @@ int run_records(const options &o)
     const size_t file_r = o.format->record_size; // the MB/s are of the records themselves
     size_t R = f->record_size, nmax = *std::max_element(o.sizes.begin(), o.sizes.end());
     int gen_threads = std::max(omp_get_num_procs(), 1);
-    auto *orig = static_cast<unsigned char *>(util_alloc_big(nmax * R));
-    auto *rec = static_cast<unsigned char *>(util_alloc_big(nmax * R));
-    auto *scr = static_cast<unsigned char *>(util_alloc_big(nmax * R));
-    auto *tup = static_cast<struct local_rec_tuple *>(
+    record_bufs b;
+    b.orig = static_cast<unsigned char *>(util_alloc_big(nmax * R));
+    b.rec = static_cast<unsigned char *>(util_alloc_big(nmax * R));
+    b.scr = static_cast<unsigned char *>(util_alloc_big(nmax * R));
+    b.tup = static_cast<struct local_rec_tuple *>(
         util_alloc_big(2 * nmax * sizeof(struct local_rec_tuple)));
-    if (!orig || !rec || !scr || !tup) {
+    if (!b.orig || !b.rec || !b.scr || !b.tup) {
         util_fail(UTIL_ENOMEM, "cannot allocate the records (%zu bytes)", 3 * nmax * R);
         return UTIL_EXIT_RUNTIME;
     }
-    for (auto *b : {orig, rec, scr}) {
-        util_pretouch(b, nmax * R, gen_threads);
+    for (auto *buf : {b.orig, b.rec, b.scr}) {
+        util_pretouch(buf, nmax * R, gen_threads);
     }
-    util_pretouch(tup, 2 * nmax * sizeof(*tup), gen_threads);
+    util_pretouch(b.tup, 2 * nmax * sizeof(*b.tup), gen_threads);
     std::printf("# cpu: %s\n", util_cpu_describe());
     if (o.csv) {
         std::printf("algo,dist,n,threads,runs,rep,seconds,mkeys_per_s%s\n",
@@ -589,102 +725,150 @@ int run_records(const options &o)
     }
     int failures = 0;
     for (uint64_t n : o.sizes) {
-#pragma omp parallel for num_threads(gen_threads)
-        for (size_t i = 0; i < n * R; i += 8) {
-            uint64_t w = mix(o.seed * 0x9e3779b97f4a7c15ULL + i);
-            std::memcpy(orig + i, &w, n * R - i < 8 ? n * R - i : 8);
-        }
         std::vector<uint64_t> counts;
-        if (o.runs > 0) {
-            counts = run_sizes(n, (int)o.runs, o.skew);
-            size_t off = 0;
-            for (uint64_t c : counts) {
-                void *sorted = nullptr;
-                if (local_record_sort(orig + off * R, scr, tup, c, f, gen_threads, &sorted) != 0) {
-                    return util_fail(UTIL_ENOMEM, "cannot sort the runs"), UTIL_EXIT_RUNTIME;
-                }
-                if (sorted != orig + off * R) {
-                    std::memcpy(orig + off * R, sorted, c * R);
-                }
-                off += c;
-            }
+        int rc = make_records(o, f, b, n, gen_threads, counts);
+        if (rc != 0) {
+            return rc;
         }
         uint64_t want = 0;
 #pragma omp parallel for num_threads(gen_threads) reduction(+ : want)
         for (size_t i = 0; i < n; i++) {
-            want += record_hash(orig + i * R, R);
+            want += record_hash(b.orig + i * R, R);
         }
-        for (long t : o.threads) {
-            std::vector<std::vector<double>> times(o.algos.size());
-            for (long rep = -o.warmup; rep < o.reps; rep++) {
-                for (size_t ai = 0; ai < o.algos.size(); ai++) {
-                    const std::string &a = o.algos[ai];
-                    int threads = (a == "ips4o" || a == "std") ? 1 : (int)t;
-                    std::memcpy(rec, orig, n * R);
-                    const unsigned char *result = rec;
-                    double c0 = cpu_now(), t0 = util_now();
-                    if (o.runs > 0 && a != "sortex" && a != "merge") {
-                        return util_error("--algo %s does not take --runs of records", a.c_str()),
-                               UTIL_EXIT_USAGE;
-                    }
-                    if (a == "merge") {
-                        if (local_merge_record_runs(rec, counts.data(), (int)o.runs, scr, f,
-                                                     threads) != 0) {
-                            failures++;
-                        }
-                        result = scr;
-                    } else if (a == "sortex") {
-                        void *sorted = nullptr;
-                        if (local_record_sort(rec, scr, tup, n, f, threads, &sorted) != 0) {
-                            failures++;
-                        }
-                        result = static_cast<const unsigned char *>(sorted);
-                    } else if (R == 100 && a == "ips4o") {
-                        baselines::ips4o_rec100(rec, n);
-                    } else if (R == 100 && a == "ips4o_par") {
-                        baselines::ips4o_par_rec100(rec, n, threads);
-                    } else if (R == 100 && a == "std") {
-                        baselines::std_stable_rec100(rec, n);
-                    } else {
-                        return util_error("--algo %s does not sort %s records", a.c_str(),
-                                          f->name), UTIL_EXIT_USAGE;
-                    }
-                    double secs = util_now() - t0, cpu = cpu_now() - c0;
-                    if (!records_ok(result, n, f, want, gen_threads)) {
-                        util_fail(UTIL_EIO, "%s: output is not a sorted permutation", a.c_str());
-                        failures++;
-                    }
-                    if (rep < 0) {
-                        continue;
-                    }
-                    times[ai].push_back(secs);
-                    if (o.csv) {
-                        std::printf("%s,%s,%llu,%d,%ld,%ld,%.6f,%.3f", a.c_str(), f->name,
-                                    (unsigned long long)n, threads, o.runs, rep, secs,
-                                    n / secs / 1e6);
-                        if (o.cpu) {
-                            std::printf(",%.6f", cpu);
-                        }
-                        std::printf("\n");
-                        std::fflush(stdout);
-                    }
-                }
-            }
-            if (!o.csv) {
-                for (size_t ai = 0; ai < o.algos.size(); ai++) {
-                    double med = median(times[ai]);
-                    std::printf("%-13s %-9s %12llu %3ld %5ld %10.4f s %9.1f Mrec/s %8.0f MB/s\n",
-                                o.algos[ai].c_str(), f->name, (unsigned long long)n, t, o.runs,
-                                med, n / med / 1e6, n * (double)file_r / med / 1e6);
-                }
-            }
+        record_input in{&b, f, file_r, n, &counts, want, gen_threads};
+        if ((rc = run_records_input(o, in, &failures)) != 0) {
+            return rc;
         }
     }
-    util_free_big(tup);
-    util_free_big(scr);
-    util_free_big(rec);
-    util_free_big(orig);
+    util_free_big(b.tup);
+    util_free_big(b.scr);
+    util_free_big(b.rec);
+    util_free_big(b.orig);
     return failures ? UTIL_EXIT_INVALID : UTIL_EXIT_OK;
+}
+
+// The keys mode's header: '#' lines and the CSV's columns, or the table's.
+void print_keys_header(const options &o)
+{
+    if (o.csv) {
+        char host[256] = "unknown";
+        (void)gethostname(host, sizeof(host) - 1);
+        std::printf("# sortex-localsort: host=%s commit=%s allocator=%s\n", host, util_commit(),
+                    util_allocator_name());
+        std::printf("# cpu: %s\n", util_cpu_describe());
+        std::printf("# build: library %s; baselines g++ %s\n", util_build_flags(), __VERSION__);
+        std::printf("# reps=%ld warmup=%ld runs=%ld skew=%s touch=%s ranks=%llu seed=%llu "
+                    "unique=%llu\n",
+                    o.reps, o.warmup, o.runs, util_name_of(kSkews, o.skew),
+                    util_name_of(kTouches, o.touch), (unsigned long long)o.ranks,
+                    (unsigned long long)o.seed, (unsigned long long)o.unique);
+        std::printf("algo,dist,n,threads,runs,rep,seconds,mkeys_per_s%s\n",
+                    o.cpu ? ",cpu_seconds" : "");
+    } else {
+        std::printf("# cpu: %s\n", util_cpu_describe());
+        std::printf("%-13s %-9s %12s %3s %5s %10s %10s %10s %9s\n", "algo", "dist", "n", "T",
+                    "runs", "min_s", "median_s", "max_s", "Mkeys/s");
+    }
+    std::fflush(stdout);
+}
+
+// The keys mode's input of one size and distribution, and its buffers.
+struct key_input {
+    uint64_t *orig, *keys, *scratch;
+    size_t n;
+    const std::vector<uint64_t> *counts; // --runs: the sorted runs' sizes
+    fingerprint want;                    // of orig, what every output must hold
+    const std::string *dist;
+    int gen_threads;
+};
+
+// One repetition of algorithm @al with @threads threads on @in: its seconds and CPU seconds
+// into *@secs and *@cpu, its output checked (a failure counts in *@failures). Returns 0, or
+// UTIL_EXIT_RUNTIME when a fresh scratch buffer cannot be had.
+int time_keys(const options &o, const algo &al, const key_input &in, int threads, double *secs,
+              double *cpu, int *failures)
+{
+    size_t nbytes = in.n * sizeof(uint64_t);
+    *cpu = 0;
+    if (al.run == nullptr) {
+        *secs = time_pretouch(nbytes, threads, std::strcmp(al.name, "pretouch") == 0);
+        return 0;
+    }
+    std::memcpy(in.keys, in.orig, nbytes);
+    uint64_t *scr = in.scratch;
+    if (o.touch == TOUCH_FIRST) {
+        scr = static_cast<uint64_t *>(util_alloc_big(nbytes));
+        if (scr == nullptr) {
+            util_fail(UTIL_ENOMEM, "cannot allocate %zu bytes", nbytes);
+            return UTIL_EXIT_RUNTIME;
+        }
+    }
+    job j{in.keys, scr, in.n, threads, in.counts};
+    double c0 = cpu_now();
+    double t0 = util_now();
+    const uint64_t *result = al.run(j);
+    *secs = util_now() - t0;
+    *cpu = cpu_now() - c0;
+    if (result == nullptr) {
+        util_fail(UTIL_EIO, "%s failed", al.name);
+        (*failures)++;
+    } else if (!is_sorted_par(result, in.n, in.gen_threads) ||
+               !(fingerprint_of(result, in.n, in.gen_threads) == in.want)) {
+        util_fail(UTIL_EIO, "%s on %s: output is not a sorted permutation", al.name,
+                  in.dist->c_str());
+        (*failures)++;
+    }
+    if (scr != in.scratch) {
+        util_free_big(scr);
+    }
+    return 0;
+}
+
+// Every algorithm on @in with every --threads, repetitions interleaved; a CSV row each, or a
+// table row per algorithm. Returns 0, or UTIL_EXIT_RUNTIME.
+int run_keys_input(const options &o, const key_input &in, int *failures)
+{
+    for (long t : o.threads) {
+        std::vector<std::vector<double>> times(o.algos.size());
+        for (long rep = -o.warmup; rep < o.reps; rep++) {
+            for (size_t ai = 0; ai < o.algos.size(); ai++) {
+                const algo &al = *find_algo(o.algos[ai]);
+                int threads = al.threaded ? (int)t : 1;
+                double secs, cpu;
+                int rc = time_keys(o, al, in, threads, &secs, &cpu, failures);
+                if (rc != 0) {
+                    return rc;
+                }
+                if (rep < 0) {
+                    continue;
+                }
+                times[ai].push_back(secs);
+                if (o.csv) {
+                    std::printf("%s,%s,%llu,%d,%ld,%ld,%.6f,%.3f", al.name, in.dist->c_str(),
+                                (unsigned long long)in.n, threads, o.runs, rep, secs,
+                                secs > 0 ? (double)in.n / secs / 1e6 : 0.0);
+                    if (o.cpu) {
+                        std::printf(",%.6f", cpu);
+                    }
+                    std::printf("\n");
+                    std::fflush(stdout);
+                }
+            }
+        }
+        if (!o.csv) {
+            for (size_t ai = 0; ai < o.algos.size(); ai++) {
+                const algo &al = *find_algo(o.algos[ai]);
+                auto &v = times[ai];
+                double med = median(v);
+                std::printf("%-13s %-9s %12llu %3ld %5ld %10.4f %10.4f %10.4f %9.1f\n", al.name,
+                            in.dist->c_str(), (unsigned long long)in.n, al.threaded ? t : 1L,
+                            o.runs, *std::min_element(v.begin(), v.end()), med,
+                            *std::max_element(v.begin(), v.end()), (double)in.n / med / 1e6);
+            }
+            std::fflush(stdout);
+        }
+    }
+    return 0;
 }
 
 } // namespace
@@ -716,31 +900,10 @@ int main(int argc, char **argv)
     util_pretouch(orig, bytes, gen_threads);
     util_pretouch(keys, bytes, gen_threads);
     util_pretouch(scratch, bytes, gen_threads);
-
-    if (o.csv) {
-        char host[256] = "unknown";
-        (void)gethostname(host, sizeof(host) - 1);
-        std::printf("# sortex-localsort: host=%s commit=%s allocator=%s\n", host, util_commit(),
-                    util_allocator_name());
-        std::printf("# cpu: %s\n", util_cpu_describe());
-        std::printf("# build: library %s; baselines g++ %s\n", util_build_flags(), __VERSION__);
-        std::printf("# reps=%ld warmup=%ld runs=%ld skew=%s touch=%s ranks=%llu seed=%llu "
-                    "unique=%llu\n",
-                    o.reps, o.warmup, o.runs, util_name_of(kSkews, o.skew), util_name_of(kTouches, o.touch),
-                    (unsigned long long)o.ranks, (unsigned long long)o.seed,
-                    (unsigned long long)o.unique);
-        std::printf("algo,dist,n,threads,runs,rep,seconds,mkeys_per_s%s\n",
-                    o.cpu ? ",cpu_seconds" : "");
-    } else {
-        std::printf("# cpu: %s\n", util_cpu_describe());
-        std::printf("%-13s %-9s %12s %3s %5s %10s %10s %10s %9s\n", "algo", "dist", "n", "T",
-                    "runs", "min_s", "median_s", "max_s", "Mkeys/s");
-    }
-    std::fflush(stdout);
+    print_keys_header(o);
 
     int failures = 0;
     for (uint64_t n : o.sizes) {
-        size_t nbytes = n * sizeof(uint64_t);
         std::vector<uint64_t> counts;
         if (o.runs > 0) {
             counts = run_sizes(n, (int)o.runs, o.skew);
@@ -757,75 +920,10 @@ int main(int argc, char **argv)
                     off += c;
                 }
             }
-            fingerprint want = fingerprint_of(orig, n, gen_threads);
-
-            for (long t : o.threads) {
-                std::vector<std::vector<double>> times(o.algos.size());
-                for (long rep = -o.warmup; rep < o.reps; rep++) {
-                    for (size_t ai = 0; ai < o.algos.size(); ai++) {
-                        const algo &al = *find_algo(o.algos[ai]);
-                        int threads = al.threaded ? (int)t : 1;
-                        double secs, cpu = 0;
-                        if (al.run == nullptr) {
-                            secs = time_pretouch(nbytes, threads, std::strcmp(al.name, "pretouch") == 0);
-                        } else {
-                            std::memcpy(keys, orig, nbytes);
-                            uint64_t *scr = scratch;
-                            if (o.touch == TOUCH_FIRST) {
-                                scr = static_cast<uint64_t *>(util_alloc_big(nbytes));
-                                if (scr == nullptr) {
-                                    util_fail(UTIL_ENOMEM, "cannot allocate %zu bytes", nbytes);
-                                    return UTIL_EXIT_RUNTIME;
-                                }
-                            }
-                            job j{keys, scr, n, threads, &counts};
-                            double c0 = cpu_now();
-                            double t0 = util_now();
-                            const uint64_t *result = al.run(j);
-                            secs = util_now() - t0;
-                            cpu = cpu_now() - c0;
-                            if (result == nullptr) {
-                                util_fail(UTIL_EIO, "%s failed", al.name);
-                                failures++;
-                            } else if (!is_sorted_par(result, n, gen_threads) ||
-                                       !(fingerprint_of(result, n, gen_threads) == want)) {
-                                util_fail(UTIL_EIO, "%s on %s: output is not a sorted permutation",
-                                          al.name, dist.c_str());
-                                failures++;
-                            }
-                            if (scr != scratch) {
-                                util_free_big(scr);
-                            }
-                        }
-                        if (rep < 0) {
-                            continue;
-                        }
-                        times[ai].push_back(secs);
-                        if (o.csv) {
-                            std::printf("%s,%s,%llu,%d,%ld,%ld,%.6f,%.3f", al.name, dist.c_str(),
-                                        (unsigned long long)n, threads, o.runs, rep, secs,
-                                        secs > 0 ? (double)n / secs / 1e6 : 0.0);
-                            if (o.cpu) {
-                                std::printf(",%.6f", cpu);
-                            }
-                            std::printf("\n");
-                            std::fflush(stdout);
-                        }
-                    }
-                }
-                if (!o.csv) {
-                    for (size_t ai = 0; ai < o.algos.size(); ai++) {
-                        const algo &al = *find_algo(o.algos[ai]);
-                        auto &v = times[ai];
-                        double med = median(v);
-                        std::printf("%-13s %-9s %12llu %3ld %5ld %10.4f %10.4f %10.4f %9.1f\n",
-                                    al.name, dist.c_str(), (unsigned long long)n,
-                                    al.threaded ? t : 1L, o.runs,
-                                    *std::min_element(v.begin(), v.end()), med,
-                                    *std::max_element(v.begin(), v.end()), (double)n / med / 1e6);
-                    }
-                    std::fflush(stdout);
-                }
+            key_input in{orig,  keys, scratch, n, &counts, fingerprint_of(orig, n, gen_threads),
+                         &dist, gen_threads};
+            if ((rc = run_keys_input(o, in, &failures)) != 0) {
+                return rc;
             }
         }
     }
