@@ -136,30 +136,6 @@ int util_format_parse(const struct util_cli_opt *opt, const char *arg, void *des
          .help = "the key's length in bytes (default: {def})", .parse = util_format_parse,         \
          UTIL_CLI_DEST(type, field)}
 
-/** getopt_long() values of the format options, far above any program's own option values. */
-enum util_format_opt {
-    UTIL_FORMAT_OPT_FORMAT = 0x4000,
-    UTIL_FORMAT_OPT_RECORD_SIZE,
-    UTIL_FORMAT_OPT_KEY_OFFSET,
-    UTIL_FORMAT_OPT_KEY_SIZE,
-    UTIL_FORMAT_OPT_END /* one past the last */
-};
-
-/** The struct option entries of the format options, for a program's getopt_long() table
- * (the program includes <getopt.h>). */
-#define UTIL_FORMAT_LONG_OPTIONS                                                                   \
-    {"format", required_argument, NULL, UTIL_FORMAT_OPT_FORMAT},                                   \
-        {"type", required_argument, NULL, UTIL_FORMAT_OPT_FORMAT},                                 \
-        {"record-size", required_argument, NULL, UTIL_FORMAT_OPT_RECORD_SIZE},                     \
-        {"key-offset", required_argument, NULL, UTIL_FORMAT_OPT_KEY_OFFSET},                       \
-        {"key-size", required_argument, NULL, UTIL_FORMAT_OPT_KEY_SIZE}
-
-/**
- * Prints the --help lines of the format options on @out: each option indented by six spaces, its
- * description starting at column @col (the program's own, 22 to 26), lines within 80 columns.
- */
-void util_format_usage(FILE *out, int col);
-
 /** What the format options said. Zero-initialise it (or use util_format_args_init()). */
 struct util_format_args {
     const struct util_format *named; /* --format NAME, or NULL */
@@ -172,20 +148,8 @@ struct util_format_args {
 /** Sets @a to "no format option given". */
 void util_format_args_init(struct util_format_args *a);
 
-/** True when getopt_long() value @opt is one of the format options. */
-static inline bool util_format_is_option(int opt)
-{
-    return opt >= UTIL_FORMAT_OPT_FORMAT && opt < UTIL_FORMAT_OPT_END;
-}
-
 /** True when at least one format option was given. */
 bool util_format_given(const struct util_format_args *a);
-
-/**
- * Records format option @opt with value @arg. Returns 0, or UTIL_EUSAGE after one error line:
- * an unknown format name (the line lists the names), a number that is not a count.
- */
-int util_format_option(struct util_format_args *a, int opt, const char *arg);
 
 /**
  * The format the options describe, into *@out: the named format, the layout (checked by
