@@ -383,6 +383,7 @@ void usage(FILE *out);
 // would warn about each.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmissing-field-initializers"
+// clang-format off
 const struct util_cli_opt kOptions[] = {
     {.name = "algo", .key = 'a', .arg = "A[,A...]", .def = "sortex",
      .help = "algorithms [{def}]; 'help' lists them", .parse = parse_algos},
@@ -434,6 +435,7 @@ const struct util_cli_opt kOptions[] = {
     UTIL_CLI_VERSION("version, commit and build"),
     {},
 };
+// clang-format on
 #pragma GCC diagnostic pop
 
 #undef DEST

@@ -190,6 +190,7 @@ static void usage(FILE *f);
 #define DEST(field) UTIL_CLI_DEST(struct cli, field)
 
 /* The options, in the order --help gives them. */
+/* clang-format off */
 static const struct util_cli_opt options[] = {
     {.name = "exchange", .key = 'x', .arg = "LIST", .def = "all",
      .help = "back-ends, comma separated, or 'all' [{def}]; 'help' lists",
@@ -269,6 +270,7 @@ static const struct util_cli command_line = {
     .unknown = "unknown option ({arg}); see --help",
     .unexpected = "unexpected argument ({arg}); see --help",
 };
+/* clang-format on */
 
 static void usage(FILE *f)
 {
@@ -280,18 +282,17 @@ static void usage(FILE *f)
                "\n"
                "options (default in brackets):\n");
     util_cli_help(f, &command_line);
-    fprintf(f,
-            "\n"
-            "Times: per repetition the slowest rank's, barrier to barrier; t_med, t_min, t_max\n"
-            "over repetitions; t_fast_med the median of the fastest rank's. Back-ends run\n"
-            "interleaved (A B C A B C ...) on buffers allocated once, on huge pages, "
-            "pre-touched.\n"
-            "ratio_med: the median over repetitions of the time over alltoallv's in the same\n"
-            "repetition (empty when alltoallv is not run).\n"
-            "\n"
-            "exit codes: 0 every exchange delivered exactly what was sent; 1 some did not\n"
-            "            (valid=0 rows); 2 usage error; 3 runtime failure (memory, MPI,\n"
-            "            a back-end)\n");
+    fprintf(f, "\n"
+               "Times: per repetition the slowest rank's, barrier to barrier; t_med, t_min, t_max\n"
+               "over repetitions; t_fast_med the median of the fastest rank's. Back-ends run\n"
+               "interleaved (A B C A B C ...) on buffers allocated once, on huge pages, "
+               "pre-touched.\n"
+               "ratio_med: the median over repetitions of the time over alltoallv's in the same\n"
+               "repetition (empty when alltoallv is not run).\n"
+               "\n"
+               "exit codes: 0 every exchange delivered exactly what was sent; 1 some did not\n"
+               "            (valid=0 rows); 2 usage error; 3 runtime failure (memory, MPI,\n"
+               "            a back-end)\n");
 }
 
 /* Parses argv; prints and returns UTIL_EUSAGE on any mistake, UTIL_CLI_DONE after --help and
@@ -317,8 +318,8 @@ static int parse(int argc, char **argv, struct cli *cli, int quiet)
     if (rc == UTIL_OK) {
         rc = util_cli_counts(&bytes_items, cli->bytes_text, cli, quiet);
     }
-    if (rc == UTIL_OK && !quiet && cli->output != NULL && util_check_output(cli->output) != UTIL_OK) {
-        return UTIL_EUSAGE; /* util_check_output printed the reason */
+    if (rc == UTIL_OK && !quiet && cli->output != NULL) {
+        rc = util_check_output(cli->output); /* prints the reason */
     }
     return rc;
 }

@@ -125,7 +125,7 @@ struct cli {
     int have_n;
     bool progress;
     long threads;
-    unsigned given; /* DATAGEN_PARAM_BIT()s of the parameters on the command line */
+    unsigned given;                 /* DATAGEN_PARAM_BIT()s of the parameters on the command line */
     struct util_format_args format; /* --format, --record-size, --key-offset, --key-size */
 };
 
@@ -149,7 +149,8 @@ static int parse_seed(const struct util_cli_opt *opt, const char *arg, void *des
 static int count_at_least(const struct util_cli_opt *opt, const char *arg, uint64_t *out)
 {
     if (util_parse_count(arg, out) != UTIL_OK) {
-        return util_cli_error(opt, arg, "{opt} needs a count such as 1000, 1e6, 10M or 1Mi ({arg})");
+        return util_cli_error(opt, arg,
+                              "{opt} needs a count such as 1000, 1e6, 10M or 1Mi ({arg})");
     }
     if (*out < opt->min) {
         return util_cli_error(opt, arg, "{opt} must be at least {min} ({arg})");
@@ -203,13 +204,17 @@ static int parse_param(const struct util_cli_opt *opt, const char *arg, void *de
 
 static void usage(FILE *out);
 
-#define DEST(field) UTIL_CLI_DEST(struct cli, field)
+#define DEST(field)  UTIL_CLI_DEST(struct cli, field)
 #define GIVEN(field) UTIL_CLI_GIVEN(struct cli, field)
 
 /* A distribution parameter: its row. */
-#define PARAM(pname, argname, ...) {.name = pname, .arg = argname, .parse = parse_param, __VA_ARGS__}
+#define PARAM(pname, argname, ...)                                                                 \
+    {                                                                                              \
+        .name = pname, .arg = argname, .parse = parse_param, __VA_ARGS__                           \
+    }
 
 /* The options, in the order --help gives them. */
+/* clang-format off */
 static const struct util_cli_opt options[] = {
     {.name = "dist", .key = 'd', .arg = "NAME",
      .help = "distribution (required); --list shows them all", .parse = util_cli_str,
@@ -275,6 +280,7 @@ static const struct util_cli_opt options[] = {
     UTIL_CLI_VERSION("version, commit, MPI library and allocator"),
     {0},
 };
+/* clang-format on */
 
 #undef PARAM
 #undef GIVEN

@@ -28,8 +28,8 @@
  * alpha the one-way time of an 8-byte message, beta that of a 64 MiB message less alpha, per
  * byte. The spread of the runs is in the commit that set them.
  */
-#define ALPHA_DEFAULT EXCHANGE_MODEL_ALPHA /* seconds per start-up */
-#define BETA_DEFAULT EXCHANGE_MODEL_BETA   /* seconds per byte: 2.6 GB/s */
+#define ALPHA_DEFAULT  EXCHANGE_MODEL_ALPHA /* seconds per start-up */
+#define BETA_DEFAULT   EXCHANGE_MODEL_BETA  /* seconds per byte: 2.6 GB/s */
 #define VOLUME_DEFAULT ((uint64_t)1 << 20)
 #define MAX_ALGOS      32
 
@@ -172,8 +172,7 @@ static int parse_pattern(const struct util_cli_opt *opt, const char *arg, void *
 }
 
 /* --algos LIST, or 'help' (lists them and exits); the list is read once the input is known. */
-static int parse_algos_opt(const struct util_cli_opt *opt, const char *arg, void *dest,
-                           bool quiet)
+static int parse_algos_opt(const struct util_cli_opt *opt, const char *arg, void *dest, bool quiet)
 {
     (void)opt;
     (void)quiet;
@@ -193,10 +192,11 @@ static char alpha_def[32], beta_def[64], packet_def[256];
 
 static void usage(FILE *f);
 
-#define DEST(field) UTIL_CLI_DEST(struct cli, field)
+#define DEST(field)  UTIL_CLI_DEST(struct cli, field)
 #define GIVEN(field) UTIL_CLI_GIVEN(struct cli, field)
 
 /* The options, in the order --help gives them: the input, then the rest. */
+/* clang-format off */
 static const struct util_cli_opt options[] = {
     UTIL_CLI_TEXT("input (exactly one):"),
     {.name = "matrix", .key = 'm', .arg = "FILE",
@@ -204,7 +204,8 @@ static const struct util_cli_opt options[] = {
              "(row i: what rank i sends to each rank); lines starting\n"
              "with '#' and blank lines are skipped; P <= {max}",
      .parse = util_cli_str, DEST(matrix), .max = EXCHANGE_MODEL_MAX_P},
-    {.name = "unit", .arg = "keys|bytes", .def = "keys: 8 bytes each, or\nrecords of --record-size bytes",
+    {.name = "unit", .arg = "keys|bytes",
+     .def = "keys: 8 bytes each, or\nrecords of --record-size bytes",
      .help = "what the --matrix counts are [{def}]", .parse = util_cli_enum, DEST(bytes_unit),
      .names = units},
     {.name = "record-size", .arg = "R", .def = "8: keys",
@@ -228,7 +229,8 @@ static const struct util_cli_opt options[] = {
     {.name = "epsilon", .key = 'e', .arg = "E", .def = "0.1",
      .help = "the sort's imbalance bound, {fmin}..{fmax} [{def}]", .parse = util_cli_double,
      DEST(epsilon), .fmin = 0.001, .fmax = 10},
-    {.name = "balance", .arg = "MODE", .def = "auto: sample up to 1 MiB of samples a rank, else eps",
+    {.name = "balance", .arg = "MODE",
+     .def = "auto: sample up to 1 MiB of samples a rank, else eps",
      .help = "the sort's splitter selection: {names}\n"
              "[{def}];\n"
              "eps and exact replay the sort's histogram rounds draw for\n"
@@ -291,6 +293,7 @@ static const struct util_cli_opt options[] = {
     UTIL_CLI_VERSION("version, commit and MPI library"),
     {0},
 };
+/* clang-format on */
 
 #undef GIVEN
 #undef DEST
@@ -405,8 +408,8 @@ static int parse(int argc, char **argv, struct cli *cli)
     if (cli->dist != NULL && !cli->n_set) {
         return util_error("--dist needs --n (%s)", cli->dist);
     }
-    if (cli->dist == NULL && (cli->n_set || cli->epsilon > 0 || cli->oversample > 0 ||
-                              cli->balance_set)) {
+    if (cli->dist == NULL &&
+        (cli->n_set || cli->epsilon > 0 || cli->oversample > 0 || cli->balance_set)) {
         return util_error("--n, --epsilon, --balance and --oversample apply to --dist only (%s)",
                           cli->matrix ? cli->matrix : cli->pattern);
     }
@@ -520,9 +523,8 @@ static int run_models(const struct cli *cli, uint64_t *counts, int p, const char
         }
         bytes[k] = counts[k] * elem;
     }
-    uint64_t packet = cli->target_h > 0
-                          ? exchange_model_packet_bytes(p, bytes, elem, cli->target_h)
-                          : cli->packet;
+    uint64_t packet = cli->target_h > 0 ? exchange_model_packet_bytes(p, bytes, elem, cli->target_h)
+                                        : cli->packet;
     if ((err = exchange_model_case_init(&mc, p, bytes, elem, packet)) != UTIL_OK) {
         goto done;
     }
@@ -595,7 +597,7 @@ int main(int argc, char **argv)
         (void)snprintf(unit, sizeof(unit), "records of %llu bytes",
                        (unsigned long long)cli.record_size);
         sim_matrix_print(stdout, label, counts, p,
-                         cli.bytes_unit                     ? "bytes"
+                         cli.bytes_unit                        ? "bytes"
                          : cli.record_size == sizeof(uint64_t) ? "keys"
                                                                : unit);
     } else {

@@ -27,6 +27,7 @@ static void usage(FILE *f);
 #define DEST(field) UTIL_CLI_DEST(struct cli, field)
 
 /* The options, in the order --help gives them; --sort itself, which brought us here, is one. */
+/* clang-format off */
 static const struct util_cli_opt options[] = {
     {.name = "sort", .key = 'S', .parse = util_cli_flag, DEST(sort)},
     {.name = "ranks", .key = 'P', .arg = "P[,P...]", .help = "ranks ({min}..{max})",
@@ -38,7 +39,8 @@ static const struct util_cli_opt options[] = {
              "largest file",
      .parse = util_cli_counts, DEST(sizes), .min = 1, .max = (uint64_t)1 << 50, .items = 32,
      .err = "{opt} must be from {min} to {max} ({arg})"},
-    {.name = "pattern", .key = 'p', .arg = "NAME", .def = "bucket: equal blocks, as uniform keys give",
+    {.name = "pattern", .key = 'p', .arg = "NAME",
+     .def = "bucket: equal blocks, as uniform keys give",
      .help = "the exchange's count matrix (sortex-xbench --patterns\nhelp) [{def}]",
      .parse = util_cli_str, DEST(pattern)},
     {.name = "dist", .key = 'd', .arg = "NAME",
@@ -87,6 +89,7 @@ static const struct util_cli_opt options[] = {
     UTIL_CLI_HELP(usage, "this help"),
     {0},
 };
+/* clang-format on */
 
 #undef DEST
 
@@ -220,7 +223,9 @@ static int run_case(const struct cli *cli, const struct sim_machine *m, int p, u
             .matrix = spec,
             .backend = list[0],
         };
-        sc.ranks_per_node = sc.ranks_per_node < 1 ? 1 : sc.ranks_per_node > p ? p : sc.ranks_per_node;
+        sc.ranks_per_node = sc.ranks_per_node < 1   ? 1
+                            : sc.ranks_per_node > p ? p
+                                                    : sc.ranks_per_node;
         /* The back-end: the one named, or the model's fastest. */
         int all = strcmp(cli->exchange, "all") == 0;
         int autopick = all || strcmp(cli->exchange, "auto") == 0;
@@ -267,8 +272,7 @@ static int check_cli(const struct cli *cli)
         return util_error("--pattern and --dist exclude each other (%s, %s)", cli->pattern,
                           cli->dist);
     }
-    if (strcmp(cli->balance, "all") != 0 &&
-        util_name_find(sort_balance_names, cli->balance) < 0) {
+    if (strcmp(cli->balance, "all") != 0 && util_name_find(sort_balance_names, cli->balance) < 0) {
         char names[128] = "";
         for (const struct util_name *b = sort_balance_names; b->name != NULL; b++) {
             size_t used = strlen(names);
@@ -303,8 +307,13 @@ static int check_cli(const struct cli *cli)
 
 int sim_sort_main(int argc, char **argv)
 {
-    struct cli cli = {.exchange = "auto", .balance = "auto", .epsilon = 0.1, .elem = 8,
-                      .threads = 1, .alpha = NAN, .beta = NAN};
+    struct cli cli = {.exchange = "auto",
+                      .balance = "auto",
+                      .epsilon = 0.1,
+                      .elem = 8,
+                      .threads = 1,
+                      .alpha = NAN,
+                      .beta = NAN};
     struct sim_machine m;
     sim_machine_default(&m);
     int rc = util_cli_parse(&command_line, argc, argv, &cli, false);

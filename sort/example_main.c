@@ -68,6 +68,7 @@ static void usage(FILE *f);
 #define DEST(field) UTIL_CLI_DEST(struct cli, field)
 
 /* The options, in the order --help gives them. */
+/* clang-format off */
 static const struct util_cli_opt options[] = {
     {.name = "n", .key = 'n', .arg = "N", .def = "100000",
      .help = "keys per rank; rank r makes N + r of them [{def}]", .parse = util_cli_count,
@@ -84,6 +85,7 @@ static const struct util_cli_opt options[] = {
     UTIL_CLI_VERSION("version, commit and MPI library"),
     {0},
 };
+/* clang-format on */
 
 #undef DEST
 
@@ -141,8 +143,8 @@ int main(int argc, char **argv)
     }
 
     /* This rank's keys: a few distinct values mixed with random ones, so ties matter. */
-    uint64_t n = cli.one ? (rank == 0 ? cli.per_rank * (uint64_t)size : 0)
-                         : cli.per_rank + (uint64_t)rank;
+    uint64_t n =
+        cli.one ? (rank == 0 ? cli.per_rank * (uint64_t)size : 0) : cli.per_rank + (uint64_t)rank;
     uint64_t *keys = sortex_alloc_keys(n);
     if (keys == NULL) {
         fprintf(stderr, "sortex-example: error: rank %d: out of memory\n", rank);

@@ -73,6 +73,7 @@ static void usage(FILE *f);
 #define DEST(field) UTIL_CLI_DEST(struct cli, field)
 
 /* The options, in the order --help gives them. */
+/* clang-format off */
 static const struct util_cli_opt options[] = {
     {.name = "input", .key = 'i', .arg = "FILE", .help = "input file (required)",
      .parse = util_cli_str, DEST(input)},
@@ -157,6 +158,7 @@ static const struct util_cli_opt options[] = {
     UTIL_CLI_VERSION("version, commit and MPI library"),
     {0},
 };
+/* clang-format on */
 
 #undef DEST
 

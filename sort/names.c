@@ -3,8 +3,10 @@
 #include "sort/names.h"
 
 const struct util_name sort_balance_names[SORTEX_BALANCE_COUNT + 1] = {
-    {"auto", SORTEX_BALANCE_AUTO},   {"eps", SORTEX_BALANCE_EPS},
-    {"exact", SORTEX_BALANCE_EXACT}, {"sample", SORTEX_BALANCE_SAMPLE},
+    {"auto", SORTEX_BALANCE_AUTO},
+    {"eps", SORTEX_BALANCE_EPS},
+    {"exact", SORTEX_BALANCE_EXACT},
+    {"sample", SORTEX_BALANCE_SAMPLE},
     {NULL, 0},
 };
 

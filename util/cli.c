@@ -256,7 +256,7 @@ static void store(const struct util_cli_opt *opt, void *dest, uint64_t v)
     uint8_t v8 = (uint8_t)v;
     uint16_t v16 = (uint16_t)v;
     uint32_t v32 = (uint32_t)v;
-    const void *src = opt->size == 1 ? (const void *)&v8
+    const void *src = opt->size == 1   ? (const void *)&v8
                       : opt->size == 2 ? (const void *)&v16
                       : opt->size == 4 ? (const void *)&v32
                                        : (const void *)&v;

@@ -70,22 +70,22 @@ enum util_cli_flag {
  * heading. A table ends with a row of zeros.
  */
 struct util_cli_opt {
-    const char *name;          /* the long option without "--" */
-    int key;                   /* its short letter, or 0 */
-    const char *arg;           /* its argument's name in --help ("FILE"); NULL: it takes none */
-    unsigned flags;            /* enum util_cli_flag */
-    const char *def;           /* the default as --help states it ({def}), or NULL */
-    const char *help;          /* the help text; NULL: not in --help (an alias) */
-    util_cli_fn *parse;        /* what the option does */
-    size_t off, size;          /* the field it fills: UTIL_CLI_DEST() */
-    uint64_t min, max;         /* the range of util_cli_int(), util_cli_count() and lists */
-    double fmin, fmax;         /* the range of util_cli_double() */
-    int items;                 /* lists: the most items, and 16 characters each [64] */
+    const char *name;              /* the long option without "--" */
+    int key;                       /* its short letter, or 0 */
+    const char *arg;               /* its argument's name in --help ("FILE"); NULL: it takes none */
+    unsigned flags;                /* enum util_cli_flag */
+    const char *def;               /* the default as --help states it ({def}), or NULL */
+    const char *help;              /* the help text; NULL: not in --help (an alias) */
+    util_cli_fn *parse;            /* what the option does */
+    size_t off, size;              /* the field it fills: UTIL_CLI_DEST() */
+    uint64_t min, max;             /* the range of util_cli_int(), util_cli_count() and lists */
+    double fmin, fmax;             /* the range of util_cli_double() */
+    int items;                     /* lists: the most items, and 16 characters each [64] */
     const struct util_name *names; /* util_cli_enum(): the names and their values */
-    util_cli_print_fn *print;  /* util_cli_print(): what it prints */
-    const char *err;           /* the error line, or NULL for the parse function's own */
-    const char *label;         /* --help's option column instead of "-k, --name ARG" */
-    size_t given;              /* UTIL_CLI_GIVEN(): an int set to 1 when the option is given */
+    util_cli_print_fn *print;      /* util_cli_print(): what it prints */
+    const char *err;               /* the error line, or NULL for the parse function's own */
+    const char *label;             /* --help's option column instead of "-k, --name ARG" */
+    size_t given;                  /* UTIL_CLI_GIVEN(): an int set to 1 when the option is given */
 };
 
 /** The field @field of struct type @type as a row's destination. */
@@ -171,6 +171,7 @@ struct util_cli_list {
  */
 int util_cli_counts(const struct util_cli_opt *opt, const char *arg, void *dest, bool quiet);
 
+/* clang-format off */
 /* ---- rows every program writes the same way ------------------------------------------------ */
 
 /** -t, --threads ARG: OpenMP threads, 1..UTIL_CLI_THREADS_MAX, into the integer @field; the
@@ -190,6 +191,8 @@ int util_cli_counts(const struct util_cli_opt *opt, const char *arg, void *dest,
 
 /** A text row: a heading at the margin (lines separated by '\n'; "\n..." leaves a blank line). */
 #define UTIL_CLI_TEXT(text) {.help = text}
+
+/* clang-format on */
 
 #ifdef __cplusplus
 }

@@ -115,6 +115,7 @@ void util_format_describe(const struct util_format *f, char *buf, size_t cap);
  */
 int util_format_parse(const struct util_cli_opt *opt, const char *arg, void *dest, bool quiet);
 
+/* clang-format off */
 /** The rows of the format options, filling the struct util_format_args @field of @type; their
  * help as every program's --help states it. */
 #define UTIL_FORMAT_ROWS(type, field)                                                              \
@@ -135,6 +136,7 @@ int util_format_parse(const struct util_cli_opt *opt, const char *arg, void *des
         {.name = "key-size", .arg = "K", .def = "R - O",                                           \
          .help = "the key's length in bytes (default: {def})", .parse = util_format_parse,         \
          UTIL_CLI_DEST(type, field)}
+/* clang-format on */
 
 /** What the format options said. Zero-initialise it (or use util_format_args_init()). */
 struct util_format_args {

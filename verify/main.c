@@ -56,6 +56,7 @@ static void usage(FILE *out);
 #define DEST(field) UTIL_CLI_DEST(struct cli, field)
 
 /* The options, in the order --help gives them. */
+/* clang-format off */
 static const struct util_cli_opt options[] = {
     {.name = "input", .key = 'i', .arg = "FILE", .def = "no comparison",
      .help = "original data to compare the multiset with; repeat it for\n"
@@ -80,6 +81,7 @@ static const struct util_cli_opt options[] = {
     UTIL_CLI_VERSION("print the version and exit"),
     {0},
 };
+/* clang-format on */
 
 #undef DEST
 
@@ -108,15 +110,14 @@ static void usage(FILE *out)
             "\n"
             "options:\n");
     util_cli_help(out, &command_line);
-    fprintf(out,
-            "\n"
-            "exit status:\n"
-            "  0  valid: sorted (and, with --input, the same count and checksums)\n"
-            "  1  invalid: not sorted, or not the same multiset as the input\n"
-            "  2  usage error: bad option or layout, missing or unreadable file, size not a\n"
-            "     multiple of the record size\n"
-            "  3  runtime failure: a read error, a file that changed while it was read, the\n"
-            "     report not written (a full disk), out of memory\n");
+    fprintf(out, "\n"
+                 "exit status:\n"
+                 "  0  valid: sorted (and, with --input, the same count and checksums)\n"
+                 "  1  invalid: not sorted, or not the same multiset as the input\n"
+                 "  2  usage error: bad option or layout, missing or unreadable file, size not a\n"
+                 "     multiple of the record size\n"
+                 "  3  runtime failure: a read error, a file that changed while it was read, the\n"
+                 "     report not written (a full disk), out of memory\n");
 }
 
 /* The configuration the options and operands describe, or UTIL_EUSAGE after one line. */

@@ -38,8 +38,8 @@ static void check_enum(const char *what, const struct util_name *names, int coun
     for (const struct util_name *e = names; e->name != NULL; e++, n++) {
         CHECK(e->value >= 0 && e->value < count, "%s: %s has value %d", what, e->name, e->value);
         CHECK(util_name_find(names, e->name) == e->value, "%s: %s found twice", what, e->name);
-        CHECK(strcmp(util_name_of(names, e->value), e->name) == 0, "%s: value %d named twice",
-              what, e->value);
+        CHECK(strcmp(util_name_of(names, e->value), e->name) == 0, "%s: value %d named twice", what,
+              e->value);
     }
     CHECK(n == count, "%s: %d names for %d values", what, n, count);
 }
@@ -79,6 +79,7 @@ static const struct util_name modes[] = {{"fast", 0}, {"slow", 1}, {"none", 2}, 
 
 #define DEST(field) UTIL_CLI_DEST(struct opts, field)
 
+/* clang-format off */
 static const struct util_cli_opt rows[] = {
     UTIL_CLI_TEXT("options:"),
     {.name = "input", .key = 'i', .arg = "FILE", .help = "the input", .parse = util_cli_str,
@@ -101,6 +102,7 @@ static const struct util_cli_opt rows[] = {
     {.flags = UTIL_CLI_NOTE, .help = "a note\nat the column"},
     {0},
 };
+/* clang-format on */
 
 #undef DEST
 
