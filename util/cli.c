@@ -80,13 +80,16 @@ int util_cli_error(const struct util_cli_opt *opt, const char *arg, const char *
 
 /* ---- the parser ---------------------------------------------------------------------------- */
 
-/* The option rows of @cli into @rows (text rows left out); their number. */
+/* The option rows of @cli into @rows (text rows left out); their number, or -1 when there are
+ * more than UTIL_CLI_MAX. */
 static int option_rows(const struct util_cli *cli, const struct util_cli_opt **rows)
 {
     int n = 0;
     for (const struct util_cli_opt *o = cli->opts; o->name != NULL || o->help != NULL; o++) {
+        if (o->name != NULL && n == UTIL_CLI_MAX) {
+            return -1;
+        }
         if (o->name != NULL) {
-            assert(n < UTIL_CLI_MAX);
             rows[n++] = o;
         }
     }
@@ -123,6 +126,9 @@ int util_cli_parse(const struct util_cli *cli, int argc, char **argv, void *dest
     struct option longs[UTIL_CLI_MAX + 1];
     char shorts[3 * UTIL_CLI_MAX + 2];
     int n = option_rows(cli, rows);
+    if (n < 0) {
+        return util_error("a command-line table of more than %d options", UTIL_CLI_MAX);
+    }
     getopt_tables(rows, n, longs, shorts);
     optind = 0; /* getopt starts over */
     opterr = 0; /* our own one-line messages */
