@@ -220,11 +220,11 @@ int split_list(const char *s, const char *what, std::vector<std::string> &out)
 }
 
 // --skew: the sizes of the runs.
-enum skew { SKEW_EQUAL, SKEW_ZIPF };
+enum skew { SKEW_EQUAL, SKEW_ZIPF, SKEW_COUNT };
 const struct util_name kSkews[] = {{"equal", SKEW_EQUAL}, {"zipf", SKEW_ZIPF}, {nullptr, 0}};
 
 // --touch: when the scratch buffer is touched.
-enum touch { TOUCH_PRE, TOUCH_FIRST };
+enum touch { TOUCH_PRE, TOUCH_FIRST, TOUCH_COUNT };
 const struct util_name kTouches[] = {{"pre", TOUCH_PRE}, {"first", TOUCH_FIRST}, {nullptr, 0}};
 
 // Run sizes: equal, or Zipf-like (run r gets a share proportional to 1 / (r + 1)).
