@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "sort/internal.h"
+#include "sort/names.h"
 #include "util/alloc.h"
 #include "util/temp.h"
 #include "util/json.h"
@@ -167,13 +168,12 @@ int sortex_stats_write_json(MPI_Comm comm, const struct sortex_config *cfg,
             cfg->exchange_auto ? "true" : "false", st->exchange_predicted,
             cfg->format ? cfg->format->name : "u64",
             cfg->format ? cfg->format->record_size : sizeof(uint64_t), st->check ? st->check : "off");
-    static const char *const balance[SORTEX_BALANCE_COUNT] = {"auto", "eps", "exact", "sample"};
     fprintf(f, " \"n\": %llu, \"P\": %d, \"threads\": %d, \"epsilon\": %g, \"balance\": \"%s\", "
                "\"balance_auto\": %s, "
                "\"oversample\": %llu, \"samples\": %llu, \"splitter_rounds\": %llu, "
                "\"epsilon_bound\": %.6f, \"finish\": \"%s\",\n",
             (unsigned long long)st->n_total, p, st->threads, cfg->epsilon > 0 ? cfg->epsilon : 0.1,
-            (unsigned)st->balance < SORTEX_BALANCE_COUNT ? balance[st->balance] : "?",
+            util_name_of(sort_balance_names, (int)st->balance),
             cfg->balance == SORTEX_BALANCE_AUTO ? "true" : "false",
             (unsigned long long)st->oversample, (unsigned long long)st->samples,
             (unsigned long long)st->splitter_rounds, st->epsilon_bound,

@@ -93,6 +93,24 @@ int util_parse_double(const char *s, double lo, double hi, double *out);
 int util_split_list(const char *text, const char *what, char *buf, size_t cap, char **items,
                     int max, int *n);
 
+/*
+ * Name tables: the names of an enum's values, one table per enum, which every command line,
+ * report and error line reads. A table lists its names in the order help and errors give them,
+ * each with its value, and ends with {NULL, 0}.
+ */
+struct util_name {
+    const char *name;
+    int value;
+};
+
+/** The value of @name in @names, or -1 when it is none of them. */
+int util_name_find(const struct util_name *names, const char *name);
+/** The name of value @v in @names, or "?" when @v is none of its values. */
+const char *util_name_of(const struct util_name *names, int v);
+/** Writes the names into @buf as a sentence lists them, "auto, eps, exact or sample" (always
+ * terminated). */
+void util_names_join(const struct util_name *names, char *buf, size_t cap);
+
 /**
  * Makes the program's exit check standard output: at exit it is flushed, and when a write to it
  * failed (a full disk, a closed pipe while SIGPIPE is ignored) one error line is printed and
