@@ -18,8 +18,8 @@ struct cli {
     struct util_cli_list ranks, sizes;
     const char *pattern, *dist, *exchange, *balance, *machine, *calibrate;
     double epsilon, alpha, beta;
-    uint64_t oversample, elem;
-    int threads, rpn, csv, sort;
+    uint64_t oversample, elem, mem_limit;
+    int threads, rpn, csv, sort, external;
 };
 
 static void usage(FILE *f);
@@ -69,6 +69,14 @@ static const struct util_cli_opt options[] = {
     {.name = "record-size", .arg = "E", .def = "8",
      .help = "bytes an element takes, {min}..{max} [{def}]", .parse = util_cli_count, DEST(elem),
      .min = 1, .max = UTIL_RECORD_MAX, .err = "{opt} must be from {min} to {max} bytes ({arg})"},
+    {.name = "mem-limit", .arg = "BYTES", .def = "none: in memory",
+     .help = "as sortex --mem-limit: a share beyond it is predicted\n"
+             "as the external sort's two passes [{def}]",
+     .parse = util_cli_count, DEST(mem_limit), .min = 1, .max = UINT64_MAX,
+     .err = "{opt} must be a positive byte count ({arg})"},
+    {.name = "external", .arg = "MODE", .def = "auto",
+     .help = "as sortex --external: auto, always or never [{def}]",
+     .parse = util_cli_enum, DEST(external), .names = sort_external_names},
     {.name = "machine", .arg = "FILE", .def = "a project machine's",
      .help = "machine constants ('name value' lines, as --calibrate\nprints them) [{def}]",
      .parse = util_cli_str, DEST(machine)},
@@ -200,6 +208,71 @@ static void print_table(const struct sim_sort_case *sc, const struct sim_sort_re
     printf("\n");
 }
 
+/* Prints the external sort's prediction @x of case @sc with @mem bytes a rank: CSV rows (the
+ * passes as phases, their bytes in the note) or a table and the passes' I/O. */
+static void print_external(const struct sim_sort_case *sc, const struct sim_ext_result *x,
+                           uint64_t mem, int csv)
+{
+    const struct sim_phase *ph = x->phase;
+    if (csv) {
+        for (int r = 0; r < SIM_EXT_ROW_COUNT; r++) {
+            printf("%d,%llu,external,%s,%s,%.9g,%llu,%llu,\"%s\"\n", sc->p,
+                   (unsigned long long)sc->per_rank, sc->backend->name,
+                   sim_ext_row_name((enum sim_ext_row)r), ph[r].seconds,
+                   (unsigned long long)ph[r].rank_bytes, (unsigned long long)ph[r].net_bytes,
+                   ph[r].note);
+        }
+        return;
+    }
+    printf("P = %d, %llu elements of %llu bytes a rank, %d thread(s), %d rank(s) a node; "
+           "exchange %s\n  external sort: a rank's share needs ",
+           sc->p, (unsigned long long)sc->per_rank, (unsigned long long)sc->elem, sc->threads,
+           sc->ranks_per_node, sc->backend->name);
+    print_bytes(stdout, (double)x->need);
+    printf(", --mem-limit ");
+    print_bytes(stdout, (double)mem);
+    printf(": %llu buckets of at most %llu elements, two passes\n",
+           (unsigned long long)x->buckets, (unsigned long long)x->bucket_elems);
+    printf("  %-12s %12s %12s %12s  %s\n", "phase", "time", "rank memory", "sent", "on");
+    for (int r = 0; r < SIM_EXT_ROW_COUNT; r++) {
+        printf("  %-12s ", sim_ext_row_name((enum sim_ext_row)r));
+        print_secs(stdout, ph[r].seconds);
+        printf(" ");
+        print_bytes(stdout, (double)ph[r].rank_bytes);
+        printf(" ");
+        print_bytes(stdout, (double)ph[r].net_bytes);
+        printf("  %s\n", ph[r].note);
+    }
+    for (int pass = 0; pass < 2; pass++) {
+        printf("  pass %d reads ", pass + 1);
+        print_bytes(stdout, (double)x->io_bytes[pass][0]);
+        printf(" and writes ");
+        print_bytes(stdout, (double)x->io_bytes[pass][1]);
+        printf(pass == 0 ? ";" : "; temporary space ");
+    }
+    print_bytes(stdout, (double)x->temp_bytes);
+    printf(" (all ranks)\n\n");
+}
+
+/* The external sort's prediction for case @sc when --mem-limit or --external asks for it:
+ * prints it and sets *@printed when the sort would run externally. */
+static int model_external(const struct cli *cli, const struct sim_sort_case *sc,
+                          const struct sim_machine *m, int *printed)
+{
+    *printed = 0;
+    if (cli->external == SORTEX_EXTERNAL_NEVER || cli->mem_limit == 0) {
+        return UTIL_OK;
+    }
+    uint64_t mem = cli->mem_limit;
+    struct sim_ext_result x;
+    int err = sim_ext_model(sc, m, mem, cli->external == SORTEX_EXTERNAL_ALWAYS, &x);
+    if (err == UTIL_OK && x.external) {
+        print_external(sc, &x, mem, cli->csv);
+        *printed = 1;
+    }
+    return err;
+}
+
 /* Models one case for every balance asked for, and prints it. */
 static int run_case(const struct cli *cli, const struct sim_machine *m, int p, uint64_t per,
                     const struct sim_spec *spec)
@@ -248,6 +321,10 @@ static int run_case(const struct cli *cli, const struct sim_machine *m, int p, u
         } else {
             sc.backend = exchange_find(cli->exchange);
         }
+        int external = 0;
+        if ((err = model_external(cli, &sc, m, &external)) != UTIL_OK || external) {
+            return err; /* one external prediction: the balance is not its */
+        }
         struct sim_sort_result res;
         if ((err = sim_sort_model(&sc, m, &res)) != UTIL_OK) {
             return err;
@@ -267,6 +344,9 @@ static int check_cli(const struct cli *cli)
 {
     if (cli->ranks.n == 0 || cli->sizes.n == 0) {
         return util_error("--sort needs --ranks and --n-per-rank (see sortex-sched --sort --help)");
+    }
+    if (cli->external == SORTEX_EXTERNAL_ALWAYS && cli->mem_limit == 0) {
+        return util_error("--external always needs --mem-limit, the memory a rank may use");
     }
     if (cli->pattern && cli->dist) {
         return util_error("--pattern and --dist exclude each other (%s, %s)", cli->pattern,
