@@ -61,6 +61,12 @@ static const struct util_knob_info table[UTIL_KNOB_COUNT] = {
          "(100: 10 GB/s; sortex-sched --ping-pong measures it; unset: the models' own, as "
          "sortex-sched --help gives it) "
          "[sort/exchange.c]"},
+    [UTIL_KNOB_MACHINE] =
+        {"SORTEX_MACHINE", UTIL_KNOB_SETTING, UTIL_KNOB_TEXT_T, 0, 0, 0, NULL,
+         "~/.config/sortex/machine.txt", "",
+         "the machine file (sortex-sched --calibrate writes one) with which --exchange auto, "
+         "--progress and sortex-sched price the back-ends when --machine names none; unset and "
+         "without that file: built-in constants of a project machine [exchange/machine.c]"},
     [UTIL_KNOB_L1D_BYTES] =
         {"SORTEX_L1D_BYTES", UTIL_KNOB_SETTING, UTIL_KNOB_COUNT_T, 0, 1024, UINT64_MAX, NULL,
          "as read", "bytes",
