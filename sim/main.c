@@ -7,6 +7,7 @@
  * except by --ping-pong (sim/pingpong.c), which measures alpha and beta between two ranks.
  */
 #include <getopt.h>
+#include <math.h>
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +15,7 @@
 
 #include "datagen/datagen.h"
 #include "exchange/exchange.h"
+#include "exchange/machine.h"
 #include "exchange/sched.h"
 #include "sim/sim.h"
 #include "sim/sortmodel.h"
@@ -21,14 +23,6 @@
 #include "util/format.h"
 #include "util/util.h"
 
-/*
- * Defaults of --alpha and --beta: the medians of 11 runs of `mpirun -np 2 sortex-sched
- * --ping-pong` on the project machine (Open MPI's shared memory with single-copy transfers):
- * alpha the one-way time of an 8-byte message, beta that of a 64 MiB message less alpha, per
- * byte. The spread of the runs is in the commit that set them.
- */
-#define ALPHA_DEFAULT EXCHANGE_MODEL_ALPHA /* seconds per start-up */
-#define BETA_DEFAULT EXCHANGE_MODEL_BETA   /* seconds per byte: 2.6 GB/s */
 #define VOLUME_DEFAULT ((uint64_t)1 << 20)
 #define MAX_ALGOS      32
 
@@ -49,6 +43,8 @@ enum {
     OPT_NO_VALIDATE,
     OPT_PING_PONG,
     OPT_RECORD_SIZE,
+    OPT_MACHINE,
+    OPT_CALIBRATE,
 };
 
 /* Synthetic patterns the simulator names differently from the benchmark's registry. */
@@ -70,6 +66,8 @@ struct cli {
     double epsilon, alpha, beta;
     int csv, print_matrix, validate;
     const char *ping_pong; /* non-NULL: measure; the large message size ("" = default) */
+    const char *machine;   /* --machine FILE */
+    const char *calibrate; /* non-NULL: --calibrate; its scratch directory ("" = default) */
     const struct exchange_model *algos[MAX_ALGOS];
     const struct exchange_ops *backend[MAX_ALGOS]; /* the back-end each models */
     int nalgos;
@@ -82,6 +80,7 @@ static void usage(FILE *f)
             "usage: sortex-sched (--matrix FILE | --dist NAME --n N --ranks P |\n"
             "                     --pattern NAME[:PARAM] --ranks P) [options]\n"
             "       mpirun -np 2 sortex-sched --ping-pong[=BYTES]\n"
+            "       mpirun -np P sortex-sched --calibrate[=DIR] > machine.txt\n"
             "\n"
             "Models every exchange back-end on one P x P count matrix without running MPI:\n"
             "rounds, steps of the h-relation schedules against h and their bounds, bytes moved,\n"
@@ -121,8 +120,11 @@ static void usage(FILE *f)
             "\n"
             "options (default in brackets):\n"
             "  -a, --algos LIST       models, comma separated, or 'all' [all]; 'help' lists\n"
-            "      --alpha SECONDS    start-up time per message [%.1e, measured here]\n"
-            "      --beta SECONDS     time per byte [%.1e = 1/(%.1f GB/s), measured here]\n"
+            "      --machine FILE     the machine's constants, as --calibrate writes them\n"
+            "                         [$SORTEX_MACHINE, else ~/.config/sortex/machine.txt,\n"
+            "                         else built-in: a project machine's, and the table says so]\n"
+            "      --alpha SECONDS    start-up time per message [the machine's]\n"
+            "      --beta SECONDS     time per byte [the machine's]\n"
             "      --packet BYTES     packet size of direct, forward and fullduplex [their\n"
             "                         back-ends' rule: h bytes / %d (forward: / %d), at\n"
             "                         least 64 KiB, rounded up to 40 bytes, or to 5 lcm(R, 8)\n"
@@ -134,34 +136,45 @@ static void usage(FILE *f)
             "      --print-matrix     print the count matrix (CSV, as --matrix reads it) and exit\n"
             "      --no-validate      do not check the schedules with the validator\n"
             "  -t, --threads T        threads generating and sorting the --dist input [all]\n"
+            "      --calibrate[=DIR]  under mpirun on the nodes to model: measure this machine\n"
+            "                         (start-ups, bytes, copies, synchronisation, caches, cores;\n"
+            "                         the whole-sort model's compute constants, scratch in DIR\n"
+            "                         [/tmp]) and print it as a machine file (a minute or less)\n"
             "      --ping-pong[=BYTES]  under mpirun -np 2: measure alpha (8-byte one-way\n"
             "                         latency) and beta (one-way time per byte of a BYTES\n"
             "                         message, default 64Mi) and print them\n"
             "  -h, --help             this help\n"
             "  -V, --version          version, commit and MPI library\n"
             "\n"
-            "alpha and beta: measured on this machine between 2 ranks (Open MPI vader shared\n"
-            "memory, `mpirun -np 2 sortex-sched --ping-pong`, medians of 11 runs on a shared\n"
-            "machine): alpha %.2f us, beta %.2f ns/B (%.1f GB/s).\n"
+            "The machine: every prediction rests on one machine file (--machine); without\n"
+            "one, on the built-in constants of a project machine (one node, 2 cores, Open MPI\n"
+            "shared memory), which the table's head names. Measure yours: run\n"
+            "`mpirun -np P sortex-sched --calibrate > machine.txt` with the ranks and nodes\n"
+            "you sort on, then give --machine machine.txt, or put it in ~/.config/sortex/,\n"
+            "where sortex --exchange auto finds it too.\n"
+            "\n"
+            "--matrix and --pattern are priced as sortex-xbench times them by default (each\n"
+            "back-end learns the counts itself); --dist as the sort runs (counts handed over).\n"
             "\n"
             "columns: rounds (communication rounds; the steps of a schedule), msgs (the most\n"
             "messages one rank sends), steps (packet steps of the scheduled back-ends' packet\n"
             "size, fractional for the round-based models; 'half' duplex: a rank sends or\n"
             "receives one packet per step, 'full': one of each), steps/h (h: the most packets\n"
             "one rank sends plus receives), bound (the schedule's guarantee), moved (bytes on\n"
-            "links, forwarding, padding and headers included), largest (message), model (the\n"
+            "links, forwarding, padding and headers included), largest (message), predicted\n"
+            "(the machine's price: start-ups, bytes, local copies and synchronisations on the\n"
+            "critical path, ranks sharing a node's cores or links, each term times the\n"
+            "back-end's fitted factor; what --exchange auto compares), model (the\n"
             "alpha-beta time: every round costs alpha x the busiest rank's start-ups + beta x\n"
             "the most bytes one rank sends or receives in it), async (the same transfers\n"
             "without rounds: each starts when both its ends are free, as point-to-point\n"
-            "back-ends run), sched (the measured time to build the schedule). The exchange of\n"
-            "counts and local copies are not modelled.\n"
+            "back-ends run), sched (the measured time to build the schedule). model and async\n"
+            "leave out the exchange of counts, local copies and shared cores.\n"
             "\n"
             "exit codes: 0 success; 2 usage error (bad option or value, unreadable or malformed\n"
             "            matrix); 3 runtime failure (out of memory, an invalid schedule, MPI)\n",
-            (int)UTIL_RECORD_MAX, EXCHANGE_MODEL_MAX_P, EXCHANGE_MODEL_MAX_P, ALPHA_DEFAULT,
-            BETA_DEFAULT, 1e-9 / BETA_DEFAULT, EXCHANGE_SCHED_TARGET_H,
-            EXCHANGE_SCHED_TARGET_H_FORWARD, ALPHA_DEFAULT * 1e6, BETA_DEFAULT * 1e9,
-            1e-9 / BETA_DEFAULT);
+            EXCHANGE_MODEL_MAX_P, (int)UTIL_RECORD_MAX, EXCHANGE_MODEL_MAX_P,
+            EXCHANGE_SCHED_TARGET_H, EXCHANGE_SCHED_TARGET_H_FORWARD);
 }
 
 static void print_algos(FILE *f)
@@ -269,6 +282,8 @@ static int parse(int argc, char **argv, struct cli *cli)
         {"threads", required_argument, NULL, 't'},
         {"ping-pong", optional_argument, NULL, OPT_PING_PONG},
         {"record-size", required_argument, NULL, OPT_RECORD_SIZE},
+        {"machine", required_argument, NULL, OPT_MACHINE},
+        {"calibrate", optional_argument, NULL, OPT_CALIBRATE},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
@@ -276,8 +291,8 @@ static int parse(int argc, char **argv, struct cli *cli)
     const char *algos = "all";
     long v;
     int c;
-    cli->alpha = ALPHA_DEFAULT;
-    cli->beta = BETA_DEFAULT;
+    cli->alpha = NAN; /* the machine's */
+    cli->beta = NAN;
     cli->volume = VOLUME_DEFAULT;
     cli->record_size = sizeof(uint64_t);
     cli->validate = 1;
@@ -412,6 +427,12 @@ static int parse(int argc, char **argv, struct cli *cli)
             cli->record_size = (uint64_t)v;
             cli->record_set = 1;
             break;
+        case OPT_MACHINE:
+            cli->machine = optarg;
+            break;
+        case OPT_CALIBRATE:
+            cli->calibrate = optarg != NULL ? optarg : "";
+            break;
         case 'h':
             usage(stdout);
             cli->done = 1;
@@ -430,7 +451,7 @@ static int parse(int argc, char **argv, struct cli *cli)
     if (optind < argc) {
         return util_error("unexpected argument (%s); see --help", argv[optind]);
     }
-    if (cli->ping_pong != NULL) {
+    if (cli->ping_pong != NULL || cli->calibrate != NULL) {
         return UTIL_OK; /* measures; every other option is ignored */
     }
     if (cli->packet > 0 && cli->target_h > 0) {
@@ -577,6 +598,9 @@ int main(int argc, char **argv)
     if (cli.ping_pong != NULL) {
         return util_exit_code(sim_ping_pong(cli.ping_pong, &argc, &argv));
     }
+    if (cli.calibrate != NULL) {
+        return util_exit_code(sim_calibrate(cli.calibrate, &argc, &argv));
+    }
     uint64_t *counts = NULL, *bytes = NULL;
     struct exchange_model_case mc;
     memset(&mc, 0, sizeof(mc));
@@ -625,9 +649,12 @@ int main(int argc, char **argv)
     if ((err = exchange_model_case_init(&mc, p, bytes, elem, packet)) != UTIL_OK) {
         goto done;
     }
-    mc.alpha = cli.alpha;
-    mc.beta = cli.beta;
+    static struct exchange_machine machine;
+    if ((err = sim_machine_setup(&machine, cli.machine, cli.alpha, cli.beta, &mc)) != UTIL_OK) {
+        goto done;
+    }
     mc.validate = cli.validate;
+    mc.counts_known = cli.dist != NULL; /* a sort hands its counts; sortex-xbench's default not */
 
     /* One line per model. */
     if (cli.csv) {

@@ -18,14 +18,16 @@
 #include <stdio.h>
 
 #include "exchange/exchange.h"
+#include "exchange/machine.h"
 #include "sim/sim.h"
 #include "sort/sortex.h"
 
 /** What the model knows about the machine; sim_machine_default() holds figures measured on a
- * project machine, sim_machine_calibrate() measures them where it runs. */
+ * project machine, sim_machine_calibrate() measures them where it runs. One file holds them
+ * and the exchange models' machine (exchange/machine.h), which ex keeps. */
 struct sim_machine {
-    double alpha;          /* seconds per message start-up */
-    double beta;           /* seconds per byte on a link */
+    double alpha;          /* seconds per message start-up (the collectives; ex.alpha as read) */
+    double beta;           /* seconds per byte on a link (ex.beta as read) */
     double sort_ns_small;  /* local sort, one thread, uniform keys: ns a key at 2^20 keys */
     double sort_ns_large;  /* ... and at 2^24 keys (log-linear between and beyond) */
     double sort_speedup;   /* the local sort with two threads, over one */
@@ -40,6 +42,7 @@ struct sim_machine {
     double read_bps;       /* reading the input file, bytes a second per rank */
     double write_bps;      /* writing the output file, bytes a second per rank */
     int cores;             /* cores a node has: more ranks x threads share them */
+    struct exchange_machine ex; /* the exchange models' machine, from the same file */
 };
 
 /** The constants measured on a project machine (2 cores; see results/sched/sort-model.md). */
@@ -52,11 +55,13 @@ void sim_machine_default(struct sim_machine *m);
  */
 int sim_machine_calibrate(struct sim_machine *m, const char *dir);
 
-/** Reads "name value" lines (as sim_machine_print() writes them) into @m; unknown names are an
- * error. Returns 0 or UTIL_EUSAGE (one line naming the file and line). */
+/** Reads "name value" lines (as sim_machine_print() writes them) into @m, the exchange
+ * constants into m->ex; unknown names are an error. Returns 0 or UTIL_EUSAGE (one line naming
+ * the file and line). */
 int sim_machine_read(struct sim_machine *m, const char *path);
 
-/** Writes @m as "name value" lines, with a comment line per constant. */
+/** Writes @m as "name value" lines, with a comment line per constant: the exchange machine
+ * (m->ex with m's alpha and beta), then the compute constants. */
 void sim_machine_print(FILE *f, const struct sim_machine *m);
 
 /** One sort to model. */

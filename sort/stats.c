@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "exchange/machine.h"
 #include "sort/internal.h"
 #include "util/alloc.h"
 #include "util/temp.h"
@@ -18,6 +19,26 @@
 struct spread {
     double min, avg, max;
 };
+
+/* Which machine the exchange's cost models priced with, on rank 0: the lookup the sort made
+ * (exchange_machine_load()), described; a file that could not be read is said so. */
+static void machine_used(char *buf, size_t cap)
+{
+    struct exchange_machine m;
+    util_report_defer(true); /* its error line was printed when the sort priced */
+    int err = exchange_machine_load(&m, NULL);
+    util_report_release(false);
+    util_report_defer(false);
+    if (err != UTIL_OK) {
+        (void)snprintf(buf, cap, "built-in constants (the machine file %s could not be read)",
+                       m.path);
+        return;
+    }
+    exchange_machine_describe(&m, buf, cap);
+    if (m.source == EXCHANGE_MACHINE_BUILTIN && strlen(buf) + 80 < cap) {
+        strcat(buf, "; measure yours with sortex-sched --calibrate");
+    }
+}
 
 static struct spread reduce_spread(MPI_Comm comm, double v)
 {
@@ -167,6 +188,11 @@ int sortex_stats_write_json(MPI_Comm comm, const struct sortex_config *cfg,
             cfg->exchange_auto ? "true" : "false", st->exchange_predicted,
             cfg->format ? cfg->format->name : "u64",
             cfg->format ? cfg->format->record_size : sizeof(uint64_t), st->check ? st->check : "off");
+    char machine[768];
+    machine_used(machine, sizeof(machine));
+    fprintf(f, " \"exchange_machine\": ");
+    util_json_string(f, machine);
+    fprintf(f, ",\n");
     static const char *const balance[SORTEX_BALANCE_COUNT] = {"auto", "eps", "exact", "sample"};
     fprintf(f, " \"n\": %llu, \"P\": %d, \"threads\": %d, \"epsilon\": %g, \"balance\": \"%s\", "
                "\"balance_auto\": %s, "
@@ -276,8 +302,10 @@ void sortex_stats_print(MPI_Comm comm, const struct sortex_stats *st)
             (unsigned long long)st->n_total, st->threads,
             st->exchange_name ? st->exchange_name : "?");
     if (st->exchange_predicted > 0) {
-        fprintf(stderr, " (auto: its model predicted %.3f ms, the least)",
-                1e3 * st->exchange_predicted);
+        char machine[768];
+        machine_used(machine, sizeof(machine));
+        fprintf(stderr, " (auto: its model predicted %.3f ms, the least, on %s)",
+                1e3 * st->exchange_predicted, machine);
     }
     fputc('\n', stderr);
     const double mib = 1048576.0;

@@ -50,11 +50,14 @@ csv_header() {
     local opt
     for opt in --matrix --unit --dist --n --epsilon --balance --oversample --pattern --volume --ranks \
         --seed --algos --alpha --beta --packet --target-h --csv --print-matrix --no-validate --threads \
-        --ping-pong --record-size --help --version; do
+        --ping-pong --record-size --machine --calibrate --help --version; do
         assert_output --partial -- "$opt"
     done
-    assert_output --regexp -- '--alpha SECONDS .*\[[0-9.]+e-[0-9]+, measured here\]'
-    assert_output --regexp -- '--beta SECONDS .*\[[0-9.]+e-[0-9]+ = 1/\([0-9.]+ GB/s\), measured here\]'
+    assert_output --regexp -- '--alpha SECONDS .*\[the machine.s\]'
+    assert_output --regexp -- '--beta SECONDS .*\[the machine.s\]'
+    assert_output --regexp -- '--machine FILE .*\$SORTEX_MACHINE.*~/.config/sortex/machine.txt'
+    assert_output --regexp -- '-P, --ranks P +ranks, 1\.\.4096 '
+    assert_output --regexp -- '--record-size R .* 1\.\.65536,'
     assert_output --regexp 'exit codes: 0 .* 2 usage error'
     assert_output --partial '3 runtime failure'
     run -0 "$SCHED" --version
