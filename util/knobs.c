@@ -50,17 +50,15 @@ static const struct util_knob_info table[UTIL_KNOB_COUNT] = {
          "keys [sort/local_sort.c]"},
     [UTIL_KNOB_MODEL_ALPHA] =
         {"SORTEX_MODEL_ALPHA", UTIL_KNOB_SETTING, UTIL_KNOB_COUNT_T, 0, 0, UINT64_MAX, NULL,
-         "the models'", "ns",
-         "--exchange auto and --progress price the back-ends with this start-up time a message "
-         "(sortex-sched --ping-pong measures it; unset: the models' own, as sortex-sched --help "
-         "gives it) [sort/exchange.c]"},
+         "the machine's", "ns",
+         "overrides the machine file's start-up time a message with which --exchange auto and "
+         "--progress price the back-ends (sortex-sched --calibrate measures the file) "
+         "[sort/exchange.c]"},
     [UTIL_KNOB_MODEL_BETA] =
         {"SORTEX_MODEL_BETA", UTIL_KNOB_SETTING, UTIL_KNOB_COUNT_T, 0, 0, UINT64_MAX, NULL,
-         "the models'", "ps/byte",
-         "--exchange auto and --progress price the back-ends with this time a byte on a link "
-         "(100: 10 GB/s; sortex-sched --ping-pong measures it; unset: the models' own, as "
-         "sortex-sched --help gives it) "
-         "[sort/exchange.c]"},
+         "the machine's", "ps/byte",
+         "overrides the machine file's time a byte on a link for the same pricing (100: "
+         "10 GB/s) [sort/exchange.c]"},
     [UTIL_KNOB_MACHINE] =
         {"SORTEX_MACHINE", UTIL_KNOB_SETTING, UTIL_KNOB_TEXT_T, 0, 0, 0, NULL,
          "~/.config/sortex/machine.txt", "",
