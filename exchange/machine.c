@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -198,6 +199,8 @@ static int read_line(struct exchange_machine *m, char *line, const char *path, i
 int exchange_machine_read(struct exchange_machine *m, const char *path,
                           exchange_machine_other_fn *other, void *ctx)
 {
+    m->source = EXCHANGE_MACHINE_FILE_GIVEN;
+    (void)snprintf(m->path, sizeof(m->path), "%s", path);
     FILE *f = fopen(path, "r");
     if (f == NULL) {
         return util_error("cannot read the machine file (%s: %s)", path, strerror(errno));
@@ -212,8 +215,6 @@ int exchange_machine_read(struct exchange_machine *m, const char *path,
         err = util_error("cannot read the machine file (%s: %s)", path, strerror(errno));
     }
     fclose(f);
-    m->source = EXCHANGE_MACHINE_FILE_GIVEN;
-    (void)snprintf(m->path, sizeof(m->path), "%s", path);
     return err;
 }
 
@@ -241,7 +242,8 @@ void exchange_machine_print(FILE *f, const struct exchange_machine *m)
 
 int exchange_machine_home_path(char *buf, size_t cap)
 {
-    const char *xdg = getenv("XDG_CONFIG_HOME"), *home = getenv("HOME");
+    const char *xdg = util_knob(UTIL_KNOB_XDG_CONFIG_HOME)->text;
+    const char *home = util_knob(UTIL_KNOB_HOME)->text;
     int n;
     if (xdg != NULL && *xdg != '\0') {
         n = snprintf(buf, cap, "%s/sortex/%s", xdg, EXCHANGE_MACHINE_FILE);
@@ -255,24 +257,51 @@ int exchange_machine_home_path(char *buf, size_t cap)
 
 int exchange_machine_load(struct exchange_machine *m, const char *path)
 {
+    return exchange_machine_load_with(m, path, NULL, NULL);
+}
+
+int exchange_machine_load_with(struct exchange_machine *m, const char *path,
+                               exchange_machine_other_fn *other, void *ctx)
+{
     exchange_machine_default(m);
     const struct util_knob_value *env = util_knob(UTIL_KNOB_MACHINE);
     char home[1024];
     int err;
     if (path != NULL) {
-        return exchange_machine_read(m, path, NULL, NULL);
+        return exchange_machine_read(m, path, other, ctx);
     }
     if (env->set) {
-        err = exchange_machine_read(m, env->text, NULL, NULL);
+        err = exchange_machine_read(m, env->text, other, ctx);
         m->source = EXCHANGE_MACHINE_FILE_ENV;
         return err;
     }
     if (exchange_machine_home_path(home, sizeof(home)) == UTIL_OK && access(home, F_OK) == 0) {
-        err = exchange_machine_read(m, home, NULL, NULL);
+        err = exchange_machine_read(m, home, other, ctx);
         m->source = EXCHANGE_MACHINE_FILE_HOME;
         return err;
     }
     return UTIL_OK;
+}
+
+int exchange_machine_load_quiet(struct exchange_machine *m, const char *path)
+{
+    /* Its error line held back and dropped; one held before is kept. */
+    bool was = util_report_deferring(), held = util_report_pending();
+    util_report_defer(true);
+    int err = exchange_machine_load(m, path);
+    if (!held) {
+        util_report_release(false);
+    }
+    util_report_defer(was);
+    if (err != UTIL_OK) {
+        char file[sizeof(m->path)];
+        enum exchange_machine_source source = m->source;
+        (void)snprintf(file, sizeof(file), "%s", m->path);
+        exchange_machine_default(m);
+        (void)snprintf(m->path, sizeof(m->path), "%s", file);
+        m->source = source;
+    }
+    return err;
 }
 
 void exchange_machine_describe(const struct exchange_machine *m, char *buf, size_t cap)

@@ -109,6 +109,19 @@ void exchange_machine_print(FILE *f, const struct exchange_machine *m);
  */
 int exchange_machine_load(struct exchange_machine *m, const char *path);
 
+/** exchange_machine_load() with the lines that are not exchange constants handed to @other
+ * (see exchange_machine_read()): for programs that know the file's other constants. */
+int exchange_machine_load_with(struct exchange_machine *m, const char *path,
+                               exchange_machine_other_fn *other, void *ctx);
+
+/**
+ * exchange_machine_load() without a word on stderr: a file that cannot be read or is malformed
+ * leaves the built-in constants in @m (m->path names the file, m->source where it came from).
+ * Returns 0 or UTIL_EUSAGE, as exchange_machine_load() does. For programs that price to choose
+ * and must not fail for it (the sort's --exchange auto), and for descriptions.
+ */
+int exchange_machine_load_quiet(struct exchange_machine *m, const char *path);
+
 /** The user's machine file path (see exchange_machine_load()) into @buf; 0, or UTIL_EUSAGE
  * when neither $XDG_CONFIG_HOME nor $HOME is set. */
 int exchange_machine_home_path(char *buf, size_t cap);

@@ -21,7 +21,7 @@
 int sim_machine_setup(struct exchange_machine *m, const char *path, double alpha, double beta,
                       struct exchange_model_case *c)
 {
-    int err = exchange_machine_load(m, path);
+    int err = exchange_machine_load_with(m, path, sim_machine_line, NULL);
     if (err != UTIL_OK) {
         return err;
     }
@@ -155,7 +155,9 @@ static int measure_link(MPI_Comm world, int rank, struct exchange_machine *m)
         double two = sim_ping_pong_time(pair, buf, CAL_DUPLEX, 7, 2, 1);
         m->alpha = lat;
         m->beta = fmax(big - lat, 0) / CAL_BIG;
-        m->beta_cache = fmax(small - lat, 0) / CAL_SMALL;
+        /* Within the cache a byte costs at most what it does beyond (a busy moment can make
+         * the small message look slower). */
+        m->beta_cache = fmin(fmax(small - lat, 0) / CAL_SMALL, m->beta);
         m->duplex = fmin(1, fmax(0, (two - one) / fmax(one - lat, 1e-12)));
     }
     if (rank < 2 && pair != MPI_COMM_NULL) {
@@ -218,7 +220,7 @@ int sim_calibrate(const char *dir, int *argc, char ***argv)
             util_pretouch(a, (size_t)128 << 20, 1);
             util_pretouch(b, (size_t)128 << 20, 1);
             m->copy = copy_time(b, a, (size_t)128 << 20, 3);
-            m->copy_cache = copy_time(b, a, CAL_SMALL, 200);
+            m->copy_cache = fmin(copy_time(b, a, CAL_SMALL, 200), m->copy);
         }
         util_free_big(a);
         util_free_big(b);

@@ -111,8 +111,7 @@ void sim_machine_print(FILE *f, const struct sim_machine *m)
     }
 }
 
-/* A line that is not an exchange constant: one of the compute constants, else an error. */
-static int read_compute(void *ctx, const char *name, const char *value, const char *path, int no)
+int sim_machine_line(void *ctx, const char *name, const char *value, const char *path, int no)
 {
     struct sim_machine *m = ctx;
     char *end;
@@ -127,7 +126,9 @@ static int read_compute(void *ctx, const char *name, const char *value, const ch
     if (end == value || *(end + strspn(end, " \t")) != '\0' || !(v >= 0) || isinf(v)) {
         return util_error("bad line in the machine file (%s:%d)", path, no);
     }
-    *(double *)((char *)m + fields[i].offset) = v;
+    if (m != NULL) {
+        *(double *)((char *)m + fields[i].offset) = v;
+    }
     return UTIL_OK;
 }
 
@@ -136,7 +137,7 @@ int sim_machine_read(struct sim_machine *m, const char *path)
     m->ex.alpha = m->alpha;
     m->ex.beta = m->beta;
     m->ex.cores = m->cores;
-    int err = exchange_machine_read(&m->ex, path, read_compute, m);
+    int err = exchange_machine_read(&m->ex, path, sim_machine_line, m);
     m->alpha = m->ex.alpha;
     m->beta = m->ex.beta;
     m->cores = m->ex.cores;

@@ -60,6 +60,11 @@ int sim_machine_calibrate(struct sim_machine *m, const char *dir);
  * the file and line). */
 int sim_machine_read(struct sim_machine *m, const char *path);
 
+/** A machine file's line that is not an exchange constant (exchange_machine_other_fn): one of
+ * the compute constants, stored into the struct sim_machine @ctx (NULL: only checked), else an
+ * error naming the file and line. Returns 0 or UTIL_EUSAGE. */
+int sim_machine_line(void *ctx, const char *name, const char *value, const char *path, int no);
+
 /** Writes @m as "name value" lines, with a comment line per constant: the exchange machine
  * (m->ex with m's alpha and beta), then the compute constants. */
 void sim_machine_print(FILE *f, const struct sim_machine *m);

@@ -113,10 +113,12 @@ static int predict(struct sort_job *job, int all, int *pick, double *seconds)
     struct exchange_machine machine;
     memset(&mc, 0, sizeof(mc));
     /* The machine file (SORTEX_MACHINE, else the user's, else the built-in constants, which
-     * -v and --stats then name); one that cannot be read leaves the built-in constants, after
-     * its error line: pricing only picks a back-end, any of them sorts correctly. */
-    if (exchange_machine_load(&machine, NULL) != UTIL_OK) {
-        exchange_machine_default(&machine);
+     * -v and --stats then name); one that cannot be read leaves the built-in constants, with
+     * a warning: pricing only picks a back-end, and any of them sorts correctly. */
+    if (exchange_machine_load_quiet(&machine, NULL) != UTIL_OK) {
+        util_warn("the machine file %s cannot be read or is malformed (sortex-sched --machine %s "
+                  "says where): the exchange is priced with built-in constants",
+                  machine.path, machine.path);
     }
     if (exchange_model_case_init(&mc, job->size, bytes, job->rsize, 0) ==
         UTIL_OK) {

@@ -25,11 +25,7 @@ struct spread {
 static void machine_used(char *buf, size_t cap)
 {
     struct exchange_machine m;
-    util_report_defer(true); /* its error line was printed when the sort priced */
-    int err = exchange_machine_load(&m, NULL);
-    util_report_release(false);
-    util_report_defer(false);
-    if (err != UTIL_OK) {
+    if (exchange_machine_load_quiet(&m, NULL) != UTIL_OK) { /* the sort warned already */
         (void)snprintf(buf, cap, "built-in constants (the machine file %s could not be read)",
                        m.path);
         return;

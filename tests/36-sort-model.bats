@@ -110,6 +110,42 @@ PY
     done
 }
 
+@test "sortex --exchange auto prices with the machine file it finds, names it, and warns when it cannot" {
+    local in home=$BATS_TEST_TMPDIR/home out=$BATS_TEST_TMPDIR/out.bin
+    in=$(gen_input zipf 100003 3)
+    mkdir -p "$home/.config/sortex"
+    # No file: the built-in constants, named in -v and --stats.
+    run --separate-stderr mpi 3 env -u SORTEX_MACHINE -u XDG_CONFIG_HOME HOME="$home" \
+        "$SORTEX" -i "$in" -o "$out" -x auto -v --stats "$BATS_TEST_TMPDIR/s.json"
+    assert_success
+    assert_regex "$stderr" "\(auto: its model predicted [0-9.]+ ms, the least, on built-in constants of a project machine: .*measure yours with sortex-sched --calibrate\)"
+    python3 -c 'import json, sys; d = json.load(open(sys.argv[1]))
+assert d["exchange_machine"].startswith("built-in constants"), d["exchange_machine"]' \
+        "$BATS_TEST_TMPDIR/s.json"
+    # The user's file, and SORTEX_MACHINE before it; predictions follow their constants.
+    printf 'origin the home file\nalpha 1e-3\n' >"$home/.config/sortex/machine.txt"
+    run --separate-stderr mpi 3 env -u SORTEX_MACHINE -u XDG_CONFIG_HOME HOME="$home" \
+        "$SORTEX" -i "$in" -o "$out" -x auto -v --stats "$BATS_TEST_TMPDIR/h.json"
+    assert_success
+    assert_regex "$stderr" "on the user's machine file .*/.config/sortex/machine.txt \(the home file\)\)"
+    printf 'origin the env file\nalpha 1e-9\n' >"$BATS_TEST_TMPDIR/env.txt"
+    run --separate-stderr mpi 3 env -u XDG_CONFIG_HOME HOME="$home" \
+        SORTEX_MACHINE="$BATS_TEST_TMPDIR/env.txt" "$SORTEX" -i "$in" -o "$out" -x auto -v \
+        --stats "$BATS_TEST_TMPDIR/e.json"
+    assert_success
+    assert_regex "$stderr" "on the file SORTEX_MACHINE names .*env.txt \(the env file\)\)"
+    python3 -c 'import json, sys; h, e = (json.load(open(f)) for f in sys.argv[1:])
+assert h["exchange_predicted_s"] > e["exchange_predicted_s"] > 0, (h, e)' \
+        "$BATS_TEST_TMPDIR/h.json" "$BATS_TEST_TMPDIR/e.json"
+    # A file that cannot be read: one warning, the built-in constants, and the sort goes on.
+    run --separate-stderr mpi 3 env SORTEX_MACHINE="$BATS_TEST_TMPDIR/none.txt" "$SORTEX" \
+        -i "$in" -o "$out" -x auto
+    assert_success
+    assert_equal "$stderr" "sortex: warning: the machine file $BATS_TEST_TMPDIR/none.txt cannot be read or is malformed (sortex-sched --machine $BATS_TEST_TMPDIR/none.txt says where): the exchange is priced with built-in constants"
+    run "$VERIFY" "$out" --input "$in"
+    assert_success
+}
+
 @test "--progress estimates a running exchange from its back-end's model" {
     local in
     in=$(gen_input uniform 100003 3)

@@ -85,6 +85,15 @@ static const struct util_knob_info table[UTIL_KNOB_COUNT] = {
          "",
          "the directory of the external sort's temporary files when --temp-dir is not given "
          "(the usual variable) [sort/ext.c]"},
+    [UTIL_KNOB_XDG_CONFIG_HOME] =
+        {"XDG_CONFIG_HOME", UTIL_KNOB_SETTING, UTIL_KNOB_TEXT_T, 0, 0, 0, NULL, "$HOME/.config",
+         "", "the directory of the user's configuration (the usual variable): the machine file "
+             "is sortex/machine.txt in it [exchange/machine.c]"},
+    [UTIL_KNOB_HOME] =
+        {"HOME", UTIL_KNOB_SETTING, UTIL_KNOB_TEXT_T, 0, 0, 0, NULL, "as the system sets it", "",
+         "the user's home directory (the usual variable): the machine file is "
+         ".config/sortex/machine.txt in it unless XDG_CONFIG_HOME says otherwise "
+         "[exchange/machine.c]"},
     [UTIL_KNOB_INT_LIMIT] =
         {"SORTEX_INT_LIMIT", UTIL_KNOB_HOOK, UTIL_KNOB_COUNT_T, 2147483647, 1, 2147483647, NULL,
          "INT_MAX", "bytes",
