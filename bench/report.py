@@ -1153,17 +1153,38 @@ def beats_default(cases, bks, base="alltoallv"):
     return best, score[0], score[1]
 
 
+def quantile(xs, q):
+    xs = sorted(x for x in xs if x is not None)
+    return xs[min(len(xs) - 1, int(q * len(xs)))] if xs else None
+
+
 def xmodel_summaries(results):
-    """[(set directory, links, summary of bench/xfit.py)] of the xmodel suite's results."""
-    status = load_status(results).get("suites", {}).get("xmodel", {})
+    """[(set directory, its name, summary, meta)] of the xmodel suite's files under results:
+    predictions within 0.67..1.5 (all, and out of sample), auto's and alltoallv's regret, from
+    xmodel/model.csv and auto.csv alone (bench/xfit.py's summary() computes the same)."""
     out = []
     for sub in SUBSETS:
-        key = {"": "one node"}.get(sub, sub)
-        s = status.get("summary", {}).get(key)
-        path = os.path.join(results, sub, "xmodel", "auto.csv")
-        if s and os.path.exists(path):
-            meta, _ = read_results(path)
-            out.append((sub, key, s, meta))
+        d = os.path.join(results, sub, "xmodel")
+        if not (os.path.exists(os.path.join(d, "model.csv")) and
+                os.path.exists(os.path.join(d, "auto.csv"))):
+            continue
+        meta, mrows = read_results(os.path.join(d, "model.csv"))
+        _, arows = read_results(os.path.join(d, "auto.csv"))
+        inband = lambda x: x is not None and 0.67 <= x <= 1.5  # noqa: E731
+        reg = [r for r in mrows if r["backend"] not in OMPI_BASELINES]
+        base = [r for r in mrows if r["backend"] in OMPI_BASELINES]
+        auto = [num(a["regret"]) for a in arows]
+        cv = [num(a["cv_regret"]) for a in arows]
+        ref = [num(a["alltoallv_regret"]) for a in arows if a["alltoallv_regret"]]
+        s = {"cases": len(reg), "within": sum(inband(num(r["ratio"])) for r in reg),
+             "within_cv": sum(inband(num(r["cv_ratio"])) for r in reg),
+             "baseline_cases": len(base),
+             "baseline_within": sum(inband(num(r["ratio"])) for r in base),
+             "auto_cases": len(arows), "regret_median": median(auto) or 0,
+             "regret_p90": quantile(auto, 0.9) or 0, "regret_max": max(auto) if auto else 0,
+             "cv_regret_median": median(cv) or 0, "cv_regret_p90": quantile(cv, 0.9) or 0,
+             "alltoallv_median": median(ref) or 0, "alltoallv_p90": quantile(ref, 0.9) or 0}
+        out.append((sub, sub or "one node", s, meta))
     return out
 
 
