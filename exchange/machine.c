@@ -25,23 +25,34 @@ struct field {
     const char *what;
 };
 
-#define DBL(f, lo, hi, what) {#f, offsetof(struct exchange_machine, f), 0, lo, hi, what}
-#define INT(f, lo, hi, what) {#f, offsetof(struct exchange_machine, f), 1, lo, hi, what}
+#define DBL(f, lo, hi, what)                                                                       \
+    {                                                                                              \
+#f, offsetof(struct exchange_machine, f), 0, lo, hi, what                                  \
+    }
+#define INT(f, lo, hi, what)                                                                       \
+    {                                                                                              \
+#f, offsetof(struct exchange_machine, f), 1, lo, hi, what                                  \
+    }
 static const struct field fields[] = {
     DBL(alpha, 0, 1, "seconds a message start-up (ping-pong of 8 bytes, one way)"),
     DBL(beta, 0, 1, "seconds a byte on a link, buffers beyond the cache (ping-pong of 64 MiB)"),
-    DBL(beta_cache, 0, 1, "seconds a byte on a link, buffers within the cache (ping-pong of 1 MiB)"),
+    DBL(beta_cache, 0, 1,
+        "seconds a byte on a link, buffers within the cache (ping-pong of 1 MiB)"),
     DBL(copy, 0, 1, "seconds a byte of a local copy (memcpy of 128 MiB)"),
     DBL(copy_cache, 0, 1, "seconds a byte of a local copy within the cache (memcpy of 1 MiB)"),
-    DBL(sync, 0, 1, "seconds a round that synchronises every rank costs beyond its messages "
-                    "(a barrier of as many ranks as cores)"),
-    DBL(switch_s, 0, 1, "seconds a node with more ranks than cores takes to switch ranks: its "
-                        "synchronising round costs this x ranks / cores (a barrier of them all)"),
-    DBL(duplex, 0, 1, "0: a rank sends and receives at full rate at once; 1: they share one "
-                      "rate (two ranks sending to each other at once, over one way)"),
+    DBL(sync, 0, 1,
+        "seconds a round that synchronises every rank costs beyond its messages "
+        "(a barrier of as many ranks as cores)"),
+    DBL(switch_s, 0, 1,
+        "seconds a node with more ranks than cores takes to switch ranks: its "
+        "synchronising round costs this x ranks / cores (a barrier of them all)"),
+    DBL(duplex, 0, 1,
+        "0: a rank sends and receives at full rate at once; 1: they share one "
+        "rate (two ranks sending to each other at once, over one way)"),
     DBL(llc_bytes, 0, 1e15, "the last-level cache of a node, bytes (0: no cache term)"),
-    DBL(eager_bytes, 0, 1e12, "the largest message sent eagerly; longer ones take a rendezvous "
-                              "(Open MPI's btl eager_limit)"),
+    DBL(eager_bytes, 0, 1e12,
+        "the largest message sent eagerly; longer ones take a rendezvous "
+        "(Open MPI's btl eager_limit)"),
     INT(cores, 1, 1e6, "cores a node has"),
     INT(shm, 0, 1, "1: the ranks share one node's memory; 0: they talk over a network"),
     INT(ranks_per_node, 1, 1e6, "network: ranks that share one node's link"),
@@ -137,8 +148,7 @@ static int read_factor(struct exchange_machine *m, const char *value, const char
 {
     char model[64];
     struct exchange_machine_factor f;
-    if (sscanf(value, "%63s %lf %lf %lf %lf", model, &f.startup, &f.byte, &f.copy, &f.sync) !=
-            5 ||
+    if (sscanf(value, "%63s %lf %lf %lf %lf", model, &f.startup, &f.byte, &f.copy, &f.sync) != 5 ||
         !(f.startup >= 0 && f.byte >= 0 && f.copy >= 0 && f.sync >= 0) ||
         !(f.startup < 1e6 && f.byte < 1e6 && f.copy < 1e6 && f.sync < 1e6)) {
         return util_error("bad factor line in the machine file, want MODEL and four factors "

@@ -51,22 +51,22 @@ enum exchange_machine_source {
 
 /** What the exchange models know about a machine. */
 struct exchange_machine {
-    double alpha;      /* seconds a message start-up */
-    double beta;       /* seconds a byte on a link, buffers beyond the cache */
-    double beta_cache; /* seconds a byte on a link when the node's buffers fit its cache */
-    double copy;       /* seconds a byte copied locally (memcpy), beyond the cache */
-    double copy_cache; /* seconds a byte copied locally within the cache */
-    double sync;       /* seconds a round that synchronises ranks costs beyond its messages */
-    double switch_s;   /* seconds a node with more ranks than cores takes to switch from one
-                        * rank to another: such a node's synchronising round costs this times
-                        * its ranks over its cores instead of sync */
-    double duplex;     /* 0: a rank sends and receives at once at full rate; 1: its sends and
-                        * receives share one rate (half duplex); between: part of the smaller */
-    double llc_bytes;  /* the last-level cache of a node, bytes (0: no cache term) */
+    double alpha;       /* seconds a message start-up */
+    double beta;        /* seconds a byte on a link, buffers beyond the cache */
+    double beta_cache;  /* seconds a byte on a link when the node's buffers fit its cache */
+    double copy;        /* seconds a byte copied locally (memcpy), beyond the cache */
+    double copy_cache;  /* seconds a byte copied locally within the cache */
+    double sync;        /* seconds a round that synchronises ranks costs beyond its messages */
+    double switch_s;    /* seconds a node with more ranks than cores takes to switch from one
+                         * rank to another: such a node's synchronising round costs this times
+                         * its ranks over its cores instead of sync */
+    double duplex;      /* 0: a rank sends and receives at once at full rate; 1: its sends and
+                         * receives share one rate (half duplex); between: part of the smaller */
+    double llc_bytes;   /* the last-level cache of a node, bytes (0: no cache term) */
     double eager_bytes; /* the largest message sent eagerly; a longer one takes a rendezvous, a
-                        * second start-up (Open MPI: btl_vader_eager_limit, btl_tcp_eager_limit) */
-    int cores;         /* cores a node has */
-    int shm;           /* 1: the ranks share one node (shared memory); 0: a network */
+                         * second start-up (Open MPI: btl_vader_eager_limit, btl_tcp_eager_limit) */
+    int cores;          /* cores a node has */
+    int shm;            /* 1: the ranks share one node (shared memory); 0: a network */
     int ranks_per_node; /* network: ranks sharing one node's link (at least 1) */
     int nfactors;
     struct {

@@ -51,8 +51,8 @@ int sim_machine_setup(struct exchange_machine *m, const char *path, double alpha
  * that on a node with more ranks than cores they do not take the measuring ranks' cores.
  */
 
-#define CAL_BIG ((int)(64 << 20))
-#define CAL_SMALL ((int)(256 << 10))
+#define CAL_BIG    ((int)(64 << 20))
+#define CAL_SMALL  ((int)(256 << 10))
 #define CAL_DUPLEX ((int)(16 << 20))
 
 /* Waits in a barrier of @comm without spinning: MPI_Ibarrier, tested once a millisecond. */
@@ -174,7 +174,8 @@ static int measure_link(MPI_Comm world, int rank, struct exchange_machine *m)
 
 /* Synchronisation: a barrier of as many ranks as cores (sync), and of all when a node holds
  * more ranks than cores (switch_s). */
-static void measure_sync(MPI_Comm world, int rank, int size, int on_node, struct exchange_machine *m)
+static void measure_sync(MPI_Comm world, int rank, int size, int on_node,
+                         struct exchange_machine *m)
 {
     int few = size < m->cores ? size : m->cores;
     MPI_Comm part;
