@@ -38,7 +38,9 @@ static void usage(FILE *f)
             "      --ranks-per-node R     ranks sharing a node's cores [cores / threads]\n"
             "      --record-size E        bytes an element takes [8]\n"
             "      --machine FILE         machine constants ('name value' lines, as --calibrate\n"
-            "                             prints them) [a project machine's]\n"
+            "                             prints them) [$SORTEX_MACHINE, else\n"
+            "                             ~/.config/sortex/machine.txt, else a project machine's;\n"
+            "                             the table's head says which]\n"
             "      --alpha S, --beta S    the network's start-up and per-byte seconds\n"
             "      --calibrate[=DIR]      measure this machine's compute and file constants\n"
             "                             (scratch file in DIR [/tmp]) and print them\n"
@@ -331,7 +333,7 @@ int sim_sort_main(int argc, char **argv)
         util_error("unexpected argument (%s)", argv[optind]);
         return 2;
     }
-    if (cli.machine && sim_machine_read(&m, cli.machine) != UTIL_OK) {
+    if (sim_machine_load(&m, cli.machine) != UTIL_OK) {
         return 2;
     }
     if (calibrate) {
@@ -386,6 +388,9 @@ int sim_sort_main(int argc, char **argv)
     }
     if (cli.csv) {
         printf("P,n_per_rank,balance,exchange,phase,seconds,rank_bytes,net_bytes,note\n");
+    } else {
+        sim_machine_head(stdout, &m, (int)cli.ranks[cli.nranks - 1],
+                         cli.rpn ? cli.rpn : m.cores / cli.threads);
     }
     for (int i = 0; i < cli.nranks; i++) {
         for (int k = 0; k < cli.nsizes; k++) {

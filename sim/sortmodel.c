@@ -132,6 +132,46 @@ int sim_machine_line(void *ctx, const char *name, const char *value, const char 
     return UTIL_OK;
 }
 
+int sim_machine_load(struct sim_machine *m, const char *path)
+{
+    m->ex.alpha = m->alpha;
+    m->ex.beta = m->beta;
+    m->ex.cores = m->cores;
+    struct exchange_machine ex;
+    int err = exchange_machine_load_with(&ex, path, sim_machine_line, m);
+    if (err == UTIL_OK) {
+        m->ex = ex;
+        m->alpha = ex.alpha;
+        m->beta = ex.beta;
+        m->cores = ex.cores;
+    }
+    return err;
+}
+
+void sim_machine_head(FILE *f, const struct sim_machine *m, int max_p, int rpn)
+{
+    char what[600];
+    exchange_machine_describe(&m->ex, what, sizeof(what));
+    fprintf(f, "machine %s\n", what);
+    fprintf(f, "        alpha %.3g us, beta %.3g ns/B (%.2f GB/s), %s; file read %.2f GB/s and "
+               "write %.2f GB/s a process\n",
+            m->alpha * 1e6, m->beta * 1e9, m->beta > 0 ? 1e-9 / m->beta : 0.0,
+            m->ex.shm ? "links between ranks on one node" : "a network's links",
+            m->read_bps / 1e9, m->write_bps / 1e9);
+    if (m->ex.shm && max_p > rpn) {
+        fprintf(f, "        measured on one node: beyond %d ranks its alpha and beta stand for a "
+                   "network they never crossed, and every rank reads and writes at one "
+                   "process's page-cache rate, which a shared file system will not give %d "
+                   "ranks\n",
+                rpn, max_p);
+    }
+    if (m->ex.source == EXCHANGE_MACHINE_BUILTIN || (m->ex.shm && max_p > rpn)) {
+        fprintf(f, "        measure the machine you will sort on: `mpirun -np P sortex-sched "
+                   "--calibrate > machine.txt` across its nodes, then --machine machine.txt\n");
+    }
+    fprintf(f, "\n");
+}
+
 int sim_machine_read(struct sim_machine *m, const char *path)
 {
     m->ex.alpha = m->alpha;

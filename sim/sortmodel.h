@@ -65,6 +65,21 @@ int sim_machine_read(struct sim_machine *m, const char *path);
  * error naming the file and line. Returns 0 or UTIL_EUSAGE. */
 int sim_machine_line(void *ctx, const char *name, const char *value, const char *path, int no);
 
+/**
+ * The machine sortex-sched --sort prices with: the built-in constants, over which the file @path
+ * (when given), else SORTEX_MACHINE's, else the user's (exchange_machine_load()) is read, the
+ * exchange constants into m->ex, the compute constants into @m. Returns 0 or UTIL_EUSAGE (one
+ * line).
+ */
+int sim_machine_load(struct sim_machine *m, const char *path);
+
+/**
+ * What the predictions for up to @max_p ranks, @rpn a node, stand on, printed above the tables:
+ * whose machine the constants are, which of them a cluster would change (the network's, and the
+ * file rates of one process on the page cache), and how to measure one's own.
+ */
+void sim_machine_head(FILE *f, const struct sim_machine *m, int max_p, int rpn);
+
 /** Writes @m as "name value" lines, with a comment line per constant: the exchange machine
  * (m->ex with m's alpha and beta), then the compute constants. */
 void sim_machine_print(FILE *f, const struct sim_machine *m);

@@ -156,3 +156,21 @@ assert h["exchange_predicted_s"] > e["exchange_predicted_s"] > 0, (h, e)' \
     run "$VERIFY" "$BATS_TEST_TMPDIR/out.bin" --input "$in"
     assert_success
 }
+
+@test "--sort says what its predictions stand on, and when one node's constants price a cluster" {
+    run -0 env -u SORTEX_MACHINE -u XDG_CONFIG_HOME HOME="$BATS_TEST_TMPDIR" "$SCHED" --sort \
+        --ranks 4096 --n-per-rank 1M --exchange alltoallv
+    assert_line --index 0 --regexp '^machine built-in constants of a project machine: one node'
+    assert_line --regexp 'beyond [0-9]+ ranks its alpha and beta stand for a network they never crossed'
+    assert_line --regexp "one process's page-cache rate, which a shared file system will not give 4096 ranks"
+    assert_line --regexp 'measure the machine you will sort on: `mpirun -np P sortex-sched --calibrate > machine.txt`'
+    assert_line --regexp "^  exchange .*one node's constants for the network$"
+    # A network's file (as --calibrate writes across nodes) prices it without the caveat.
+    printf 'origin a cluster\nshm 0\nranks_per_node 2\nalpha 2e-6\nbeta 1e-10\n' \
+        >"$BATS_TEST_TMPDIR/net.txt"
+    run -0 "$SCHED" --sort --machine "$BATS_TEST_TMPDIR/net.txt" --ranks 4096 --n-per-rank 1M \
+        --exchange alltoallv
+    assert_line --index 0 --regexp '^machine the file given .*net.txt \(a cluster\)$'
+    refute_output --partial "never crossed"
+    refute_output --partial "one node's constants for the network"
+}
