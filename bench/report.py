@@ -121,6 +121,11 @@ def tick_bytes(b):
     return "%d B" % b
 
 
+def tick_count(n):
+    """An axis label for a count: 256, 64 Ki, 16 Mi (binary prefixes)."""
+    return tick_bytes(n).replace("B", "").strip()
+
+
 def tick_time(s):
     """An axis label in time units: 10 µs, 1 ms, 2.5 s."""
     for unit, size in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6), ("ns", 1e-9)):
@@ -694,14 +699,14 @@ def sort_plots(plots, groups):
                     for n in ns]
             plots.add("lines", "sort_time_vs_n", "n", bks, data,
                       "Sort time vs n (uniform, P = %d x %d threads)" % (P, T),
-                      "keys (Ki = 2^10, Mi = 2^20)", "median total time (s), slowest rank", 2,
-                      10, ticks=xtics(ns, tick_bytes))
+                      "keys (Ki = 2^10, Mi = 2^20)", "median total time, slowest rank", 2,
+                      10, ticks=xtics(ns, tick_count), seconds=True)
             mem = [(n, [groups.get((b, "uniform", n, P, T), {}).get("bytes_per_key")
                         for b in bks]) for n in ns]
             plots.add("lines", "sort_memory_per_key", "n", bks, mem,
                       "Peak RSS summed over ranks per key (uniform, P = %d x %d)" % (P, T),
                       "keys (Ki = 2^10, Mi = 2^20)", "bytes per key", 2, 10,
-                      ref=(MEM_GOAL_BYTES_PER_KEY, "2.2 x input"), ticks=xtics(ns, tick_bytes))
+                      ref=(MEM_GOAL_BYTES_PER_KEY, "2.2 x input"), ticks=xtics(ns, tick_count))
         # Phases at the largest n run with several distributions: every back-end on uniform
         # keys, and the first back-end on every distribution (two plots of a few bars each).
         by_n = {}
@@ -715,14 +720,15 @@ def sort_plots(plots, groups):
             plots.add("stacked", "sort_phases", "backend", PHASES, bars,
                       "Sort phases per back-end, uniform keys, n = %s, P = %d x %d (median of "
                       "launches, slowest rank per phase)" % (fmt_n(n), P, T), "back-end",
-                      "seconds")
+                      "time", seconds=True)
             dists = sorted(by_n[n], key=lambda d: (d != "uniform", d))
             bars = [(d, [groups[(bks[0], d, n, P, T)][p + "_s"] for p in PHASES])
                     for d in dists if (bks[0], d, n, P, T) in groups]
             if len(bars) > 1:
                 plots.add("stacked", "sort_phases_dists", "dist", PHASES, bars,
                           "Sort phases per distribution, %s, n = %s, P = %d x %d (median of "
-                          "launches)" % (bks[0], fmt_n(n), P, T), "distribution", "seconds")
+                          "launches)" % (bks[0], fmt_n(n), P, T), "distribution", "time",
+                          seconds=True)
     # Time vs P (one thread per rank).
     cands = {}
     for k in groups:
@@ -736,7 +742,8 @@ def sort_plots(plots, groups):
                     for p in Ps]
             plots.add("lines", "sort_time_vs_p", "P", bks, data,
                       "Sort time vs P (uniform, n = %s, 1 thread per rank)" % fmt_n(n),
-                      "P (ranks)", "median total time (s), slowest rank", ticks=xtics(Ps, str))
+                      "P (ranks)", "median total time, slowest rank", ticks=xtics(Ps, str),
+                      seconds=True)
 
 
 # ---- the README ------------------------------------------------------------------------------
