@@ -1,8 +1,10 @@
 /*
  * exchange/model.c: what the back-ends' cost models share (see model.h and the model contract
- * in exchange.h): the instance with its derived figures, the run of one model, and the two ways
- * to price a walk, by rounds and asynchronously. The models themselves live beside their runs,
- * one per back-end file.
+ * in exchange.h): the instance with its derived figures, the run of one model, the two ways to
+ * price a walk, by rounds and asynchronously, the critical path every walk also counts (the
+ * busiest rank, or a node's work over its cores or its link, round by round; copies; rounds
+ * that synchronise), and the machine's price of it (exchange/machine.h). The models themselves
+ * live beside their runs, one per back-end file.
  */
 #include "exchange/model.h"
 

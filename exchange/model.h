@@ -8,7 +8,12 @@
  *     it, and every round waits for the previous one (result field seconds);
  *   - async: the same transfers without rounds; a transfer starts when both its ends are free,
  *     as point-to-point back-ends run (result field async_seconds).
- * Pure C, no MPI.
+ * Every round of a walk also adds to the critical path the case's machine prices (result fields
+ * path_startups, path_rndv, path_bytes, copy_bytes, sync_rounds; predicted): the busiest rank's
+ * start-ups and bytes (sends and receives combined by the duplex share), or, on one node, all
+ * ranks' over the cores they share, or on a network a node's link; the local copies; the rounds
+ * that synchronise the ranks (rounds a back-end posts at once count once). The equal-blocks
+ * forms add the same figures from P alone. Pure C, no MPI.
  */
 #ifndef SORTEX_EXCHANGE_MODEL_H
 #define SORTEX_EXCHANGE_MODEL_H
