@@ -6,8 +6,9 @@ RESULTS/cluster*/exchange/*.csv) it
   1. asks sortex-sched for every measured case (pattern, volume, P) and every model what the
      exchange puts on its critical path (the CSV columns path_startups, path_rndv, path_bytes,
      copy_bytes, sync_rounds, cache_share): what the machine prices (exchange/machine.h);
-  2. fits the machine's constants where no calibration gave them (alpha, beta, the cache's beta,
-     the copies, the synchronisations), then every model's four factors (start-ups, bytes,
+  2. fits the machine's constants (alpha, beta, the cache's beta, the copies, the
+     synchronisations; starting from the calibration's when sortex-sched --calibrate ran beside
+     the measurements, else from scratch), then every model's four factors (start-ups, bytes,
      copies, synchronisations), by non-negative least squares on the relative error and a
      refinement of the log error, each measurement weighted alike;
   3. writes the machine file, and checks that sortex-sched's own prediction with it is the fit's
@@ -289,14 +290,17 @@ def refine(values, loss, lo=None, hi=None, prior=0.0):
     return vals
 
 
-def fit_globals(data, g0):
-    """The machine's constants from the data (every model's factors 1)."""
-    rows = [[v / d["t"] for v in global_features(d["x"])] for d in data]
-    theta = nnls(rows, [1.0] * len(data))
+def fit_globals(data, g0, calibrated=False):
+    """The machine's constants from the data (every model's factors 1): by least squares, or,
+    from a calibration's, by the log refinement alone, which moves them only as far as the
+    measurements ask (a calibration taken in a busy moment is corrected, a good one kept)."""
     g = dict(g0)
-    for name, v in zip(GLOBALS, theta):
-        if v > 0:
-            g[name] = v
+    if not calibrated:
+        rows = [[v / d["t"] for v in global_features(d["x"])] for d in data]
+        theta = nnls(rows, [1.0] * len(data))
+        for name, v in zip(GLOBALS, theta):
+            if v > 0:
+                g[name] = v
     ones = {t: 1.0 for t in TERMS}
     names = [n for n in GLOBALS if g[n] > 0]
 
@@ -350,7 +354,7 @@ def sig(x, digits):
 
 
 def fit(data, g0, calibrated):
-    g = dict(g0) if calibrated else fit_globals(data, g0)
+    g = fit_globals(data, g0, calibrated)
     g = {k: sig(v, 4) for k, v in g.items()}
     factors = fit_factors(data, g)
     return g, {m: {t: sig(v, 3) for t, v in f.items()} for m, f in factors.items()}
@@ -399,8 +403,8 @@ def run(xdir, sched, machine_dir, log=print, jobs=2):
     fit_data = [d for d in data if d["backend"] not in BASELINES]
     # 2. The fit on every case.
     g, factors = fit(fit_data, g0, calibrated)
-    origin = ("%s: %s" % ("calibrated by sortex-sched --calibrate" if calibrated else
-                          "fitted to the exchange benchmark",
+    origin = ("%s: %s" % ("calibrated by sortex-sched --calibrate, refined on the exchange"
+                          " benchmark" if calibrated else "fitted to the exchange benchmark",
                           cal_origin if calibrated else "%s, %s, %s" % (
                               meta.get("host", "?"), meta.get("cpu", "?"),
                               meta.get("launcher", "?"))) +
@@ -410,7 +414,7 @@ def run(xdir, sched, machine_dir, log=print, jobs=2):
     write_machine(machine, consts, factors, origin, [
         "The machine of the exchange models for the measurements beside this file, written by",
         "bench/run --suites xmodel (bench/xfit.py): %s." % (
-            "the calibration's constants, the back-ends' factors fitted" if calibrated else
+            "the calibration's constants refined, the back-ends' factors fitted" if calibrated else
             "no calibration ran with them, so the constants are fitted too"),
         "sortex-sched --machine THIS_FILE predicts with it; results/README.md says how well."])
     # 3. sortex-sched's own predictions with the file, which must be the fit's.
