@@ -216,6 +216,9 @@ static int model_linear(const struct exchange_model_case *c, struct exchange_mod
     if (err != UTIL_OK) {
         return err;
     }
+    if (!c->counts_known) {
+        exchange_model_rounds_collective(&w, sizeof(uint64_t)); /* MPI_Alltoall of the counts */
+    }
     for (int i = 0; i < p; i++) {
         for (int j = 0; j < p; j++) {
             if (i != j) {
@@ -244,12 +247,16 @@ static int equal_linear(const struct exchange_model_equal *e, struct exchange_mo
     uint64_t p = (uint64_t)e->p;
     if (p > 1) {
         exchange_model_equal_rounds(e, 1, p - 1, (p - 1) * e->block, e->block, r);
+        exchange_model_equal_extras(e, !e->counts_known, sizeof(uint64_t), 0, 0, r);
     }
     return UTIL_OK;
 }
 
 static int equal_ompi_pairwise(const struct exchange_model_equal *e, struct exchange_model_result *r)
 {
+    if (e->p > 1) {
+        exchange_model_equal_extras(e, !e->counts_known, sizeof(uint64_t), 0, 0, r);
+    }
     return exchange_model_shift_equal(e, r, 0);
 }
 

@@ -754,10 +754,13 @@ static uint64_t largest_bin(const uint64_t *c, size_t stride, int p, int s0, uin
 /*
  * Transpose: round 1 sends bin b of every rank to rank b, round 2 bin j to rank j, both as
  * MPI_Alltoall with one block size (exchange_transpose_bound() of n_max and of h, the largest
- * row and column sums in elements, own block included). The
- * largest bins actually dealt are reported beside the blocks; they never exceed them.
- * Modelled without the back-end's pipelining into cache-sized steps (each step is the same
- * scheme on a slice, with its own padding and two more start-ups).
+ * row and column sums in elements, own block included). The largest bins actually dealt are
+ * reported beside the blocks; they never exceed them. The closed form prices the two rounds
+ * whole; the critical path follows the run: the all-gather of the counts and the two
+ * agreements first, then the pipeline of steps (one MPI_Alltoall each, steps + 1 in all, the
+ * same bytes as the two rounds but P - 1 start-ups and a synchronisation a step), and the three
+ * local copies of every element: the deal reads the send buffer, the regroup moves round 1's
+ * blocks, the unpack writes the receive buffer.
  */
 static int model_transpose(const struct exchange_model_case *c, struct exchange_model_result *r)
 {
@@ -765,9 +768,17 @@ static int model_transpose(const struct exchange_model_case *c, struct exchange_
     size_t n = (size_t)p;
     uint64_t e = c->elem_bytes, pp = (uint64_t)p;
     int64_t *diff = util_malloc((n + 1) * sizeof(*diff));
-    if (diff == NULL) {
-        return util_fail(UTIL_ENOMEM, "out of memory (transpose model, P = %d)", p);
+    uint64_t *rows = util_malloc(2 * n * sizeof(*rows));
+    struct exchange_model_rounds w;
+    int err = diff != NULL && rows != NULL ? exchange_model_rounds_init(&w, c, r) : UTIL_ENOMEM;
+    if (err != UTIL_OK) {
+        util_free(diff);
+        util_free(rows);
+        return err == UTIL_ENOMEM && (diff == NULL || rows == NULL)
+                   ? util_fail(UTIL_ENOMEM, "out of memory (transpose model, P = %d)", p)
+                   : err;
     }
+    uint64_t *cols = rows + n;
     /* n_max, h and all elements, own blocks included (the back-end deals them too). */
     uint64_t n_max = 0, h = 0, all = 0, own = 0, bin1 = 0, bin2 = 0;
     for (size_t i = 0; i < n; i++) {
@@ -782,6 +793,8 @@ static int model_transpose(const struct exchange_model_case *c, struct exchange_
             own += exchange_transpose_share(elems(c->bytes[j * n + i], e), (int)j, (int)i, (int)i,
                                             p);
         }
+        rows[i] = row;
+        cols[i] = col;
         all += row;
         n_max = exchange_model_max(n_max, row);
         h = exchange_model_max(h, col);
@@ -790,19 +803,39 @@ static int model_transpose(const struct exchange_model_case *c, struct exchange_
     }
     util_free(diff);
     uint64_t block1 = exchange_transpose_bound(n_max, p), block2 = exchange_transpose_bound(h, p);
-    r->steps = 0;
     if (p > 1) {
+        /* The all-gather of every rank's counts and capacity, and the two agreements. */
+        exchange_model_rounds_collective(&w, (pp + 1) * sizeof(uint64_t));
+        r->sync_rounds += 2;
         /* Two MPI_Alltoall rounds, P-1 blocks out and in per rank, padding included. */
         for (int k = 0; k < 2; k++) {
             uint64_t blk = (k == 0 ? block1 : block2) * e;
-            r->rounds++;
-            r->seconds += c->alpha * (double)(p - 1) + c->beta * (double)(pp - 1) * (double)blk;
-            r->steps += (double)(pp - 1) * (double)blk / (double)c->packet_bytes;
-            r->bytes_moved += pp * (pp - 1) * blk;
-            r->max_message = exchange_model_max(r->max_message, blk);
+            for (int i = 0; i < p; i++) {
+                for (int j = 0; j < p; j++) {
+                    if (i != j) {
+                        exchange_model_rounds_msg(&w, i, j, blk);
+                    }
+                }
+            }
+            exchange_model_rounds_close(&w);
         }
-        r->startups = 2 * (pp - 1);
+        /* The pipeline's further steps: P - 1 start-ups and a synchronisation each. */
+        uint64_t steps = exchange_transpose_steps(
+            n_max, h, step_elems(util_knob_u64(UTIL_KNOB_TRANSPOSE_STEP), exchange_int_limit(),
+                                 (size_t)e, p));
+        double per_step = w.shm ? fmax((double)(pp - 1), (double)(pp * (pp - 1)) / w.share)
+                                : (double)(pp - 1);
+        r->path_startups += steps > 1 ? (double)(steps - 1) * per_step : 0;
+        r->sync_rounds += steps > 1 ? (double)(steps - 1) : 0;
+        /* The three copies: the deal of the row, the regroup of round 1's blocks, the unpack
+         * of the column (they replace the own block's copy). */
+        for (size_t i = 0; i < n; i++) {
+            w.copy[i] = (rows[i] + pp * block1 + cols[i]) * e;
+        }
     }
+    exchange_model_rounds_free(&w);
+    util_free(rows);
+    r->startups = p > 1 ? 2 * (pp - 1) : 0;
     uint64_t cross = 2 * all - own;
     exchange_model_detail(r, "bin1=%llu", (unsigned long long)bin1);
     exchange_model_detail(r, "block1=%llu", (unsigned long long)block1);
@@ -820,8 +853,22 @@ static int equal_transpose(const struct exchange_model_equal *e, struct exchange
 {
     uint64_t p = (uint64_t)e->p, el = e->elem_bytes ? e->elem_bytes : 1;
     if (p > 1) {
-        uint64_t blk = exchange_transpose_bound(p * (e->block / el), e->p) * el;
+        uint64_t n = p * (e->block / el), blk = exchange_transpose_bound(n, e->p) * el;
         exchange_model_equal_rounds(e, 2, p - 1, (p - 1) * blk, blk, r);
+        /* As the walk: the counts' all-gather, two agreements, the pipeline's further steps
+         * (start-ups and synchronisations alone), the three copies (the own block's counted by
+         * the extras once). */
+        uint64_t steps = exchange_transpose_steps(
+            n, n, step_elems(util_knob_u64(UTIL_KNOB_TRANSPOSE_STEP), exchange_int_limit(),
+                             (size_t)el, e->p));
+        struct exchange_model_result x = {0};
+        if (steps > 1) {
+            exchange_model_equal_rounds(e, steps - 1, p - 1, 0, 0, &x);
+        }
+        r->path_startups += x.path_startups;
+        r->sync_rounds += x.sync_rounds;
+        exchange_model_equal_extras(e, 1, (p + 1) * sizeof(uint64_t), 2,
+                                    2 * n * el + p * blk - e->block, r);
     }
     return UTIL_OK;
 }

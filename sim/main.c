@@ -6,6 +6,7 @@
  * largest message, the alpha-beta time and the time the scheduler took. No MPI is initialised,
  * except by --ping-pong (sim/pingpong.c), which measures alpha and beta between two ranks.
  */
+#include <math.h>
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +14,7 @@
 
 #include "datagen/datagen.h"
 #include "exchange/exchange.h"
+#include "exchange/machine.h"
 #include "exchange/sched.h"
 #include "sim/sim.h"
 #include "sim/sortmodel.h"
@@ -22,14 +24,6 @@
 #include "util/format.h"
 #include "util/util.h"
 
-/*
- * Defaults of --alpha and --beta: the medians of 11 runs of `mpirun -np 2 sortex-sched
- * --ping-pong` on the project machine (Open MPI's shared memory with single-copy transfers):
- * alpha the one-way time of an 8-byte message, beta that of a 64 MiB message less alpha, per
- * byte. The spread of the runs is in the commit that set them.
- */
-#define ALPHA_DEFAULT  EXCHANGE_MODEL_ALPHA /* seconds per start-up */
-#define BETA_DEFAULT   EXCHANGE_MODEL_BETA  /* seconds per byte: 2.6 GB/s */
 #define VOLUME_DEFAULT ((uint64_t)1 << 20)
 #define MAX_ALGOS      32
 
@@ -53,6 +47,8 @@ struct cli {
     double epsilon, alpha, beta;
     int csv, print_matrix, no_validate;
     const char *ping_pong; /* non-NULL: measure; the large message size ("" = default) */
+    const char *machine;   /* --machine FILE */
+    const char *calibrate; /* non-NULL: --calibrate; its scratch directory ("" = default) */
     const struct exchange_model *algos[MAX_ALGOS];
     const struct exchange_ops *backend[MAX_ALGOS]; /* the back-end each models */
     int nalgos;
@@ -187,8 +183,8 @@ static int parse_algos_opt(const struct util_cli_opt *opt, const char *arg, void
 /* --unit: what the --matrix counts are. */
 static const struct util_name units[] = {{"keys", 0}, {"bytes", 1}, {NULL, 0}};
 
-/* The defaults --help states that are measured or derived constants, written by usage(). */
-static char alpha_def[32], beta_def[64], packet_def[256];
+/* The default --help states for --packet, derived from the back-ends' rule by usage(). */
+static char packet_def[256];
 
 static void usage(FILE *f);
 
@@ -259,12 +255,17 @@ static const struct util_cli_opt options[] = {
      .help = "models, comma separated, or 'all' [{def}]; a back-end's\n"
              "name (alltoallv) selects all of its models; 'help' lists",
      .parse = parse_algos_opt},
-    {.name = "alpha", .arg = "SECONDS", .def = alpha_def,
-     .help = "start-up time per message [{def}, measured here]", .parse = util_cli_double,
+    {.name = "machine", .arg = "FILE",
+     .def = "$SORTEX_MACHINE, else ~/.config/sortex/machine.txt,\n"
+            "else built-in: a project machine's, and the table says so",
+     .help = "the machine's constants, as --calibrate writes them\n[{def}]",
+     .parse = util_cli_str, DEST(machine)},
+    {.name = "alpha", .arg = "SECONDS", .def = "the machine's",
+     .help = "start-up time per message [{def}]", .parse = util_cli_double,
      DEST(alpha), .fmin = 0, .fmax = 1e3,
      .err = "{opt} must be seconds from {fmin} to {fmax} ({arg})"},
-    {.name = "beta", .arg = "SECONDS", .def = beta_def,
-     .help = "time per byte [{def}, measured here]", .parse = util_cli_double, DEST(beta),
+    {.name = "beta", .arg = "SECONDS", .def = "the machine's",
+     .help = "time per byte [{def}]", .parse = util_cli_double, DEST(beta),
      .fmin = 0, .fmax = 1, .err = "{opt} must be seconds per byte from {fmin} to {fmax} ({arg})"},
     {.name = "packet", .arg = "BYTES", .def = packet_def,
      .help = "packet size of direct, forward and fullduplex [{def}]", .parse = util_cli_count,
@@ -284,6 +285,12 @@ static const struct util_cli_opt options[] = {
      .parse = util_cli_flag, DEST(no_validate)},
     UTIL_CLI_THREADS(struct cli, threads, "T", .def = "all",
                      .help = "threads generating and sorting the --dist input [{def}]"),
+    {.name = "calibrate", .arg = "DIR", .flags = UTIL_CLI_OPTIONAL,
+     .help = "under mpirun on the nodes to model: measure this machine\n"
+             "(start-ups, bytes, copies, synchronisation, caches, cores;\n"
+             "the whole-sort model's compute constants, scratch in DIR\n"
+             "[/tmp]) and print it as a machine file (a minute or less)",
+     .parse = util_cli_str, DEST(calibrate)},
     {.name = "ping-pong", .arg = "BYTES", .flags = UTIL_CLI_OPTIONAL,
      .help = "under mpirun -np 2: measure alpha (8-byte one-way\n"
              "latency) and beta (one-way time per byte of a BYTES\n"
@@ -307,9 +314,6 @@ static const struct util_cli command_line = {
 
 static void usage(FILE *f)
 {
-    (void)snprintf(alpha_def, sizeof(alpha_def), "%.1e", ALPHA_DEFAULT);
-    (void)snprintf(beta_def, sizeof(beta_def), "%.1e = 1/(%.1f GB/s)", BETA_DEFAULT,
-                   1e-9 / BETA_DEFAULT);
     (void)snprintf(packet_def, sizeof(packet_def),
                    "their\nback-ends' rule: h bytes / %d (forward: / %d), at\n"
                    "least 64 KiB, rounded up to 40 bytes, or to 5 lcm(R, 8)\n"
@@ -318,6 +322,7 @@ static void usage(FILE *f)
     fprintf(f, "usage: sortex-sched (--matrix FILE | --dist NAME --n N --ranks P |\n"
                "                     --pattern NAME[:PARAM] --ranks P) [options]\n"
                "       mpirun -np 2 sortex-sched --ping-pong[=BYTES]\n"
+               "       mpirun -np P sortex-sched --calibrate[=DIR] > machine.txt\n"
                "\n"
                "Models every exchange back-end on one P x P count matrix without running MPI:\n"
                "rounds, steps of the h-relation schedules against h and their bounds, bytes "
@@ -327,25 +332,33 @@ static void usage(FILE *f)
     util_cli_help(f, &command_line);
     fprintf(f,
             "\n"
-            "alpha and beta: measured on this machine between 2 ranks (Open MPI vader shared\n"
-            "memory, `mpirun -np 2 sortex-sched --ping-pong`, medians of 11 runs on a shared\n"
-            "machine): alpha %.2f us, beta %.2f ns/B (%.1f GB/s).\n"
+            "The machine: every prediction rests on one machine file (--machine); without\n"
+            "one, on the built-in constants of a project machine (one node, 2 cores, Open MPI\n"
+            "shared memory), which the table's head names. Measure yours: run\n"
+            "`mpirun -np P sortex-sched --calibrate > machine.txt` with the ranks and nodes\n"
+            "you sort on, then give --machine machine.txt, or put it in ~/.config/sortex/,\n"
+            "where sortex --exchange auto finds it too.\n"
+            "\n"
+            "--matrix and --pattern are priced as sortex-xbench times them by default (each\n"
+            "back-end learns the counts itself); --dist as the sort runs (counts handed over).\n"
             "\n"
             "columns: rounds (communication rounds; the steps of a schedule), msgs (the most\n"
             "messages one rank sends), steps (packet steps of the scheduled back-ends' packet\n"
             "size, fractional for the round-based models; 'half' duplex: a rank sends or\n"
             "receives one packet per step, 'full': one of each), steps/h (h: the most packets\n"
             "one rank sends plus receives), bound (the schedule's guarantee), moved (bytes on\n"
-            "links, forwarding, padding and headers included), largest (message), model (the\n"
+            "links, forwarding, padding and headers included), largest (message), predicted\n"
+            "(the machine's price: start-ups, bytes, local copies and synchronisations on the\n"
+            "critical path, ranks sharing a node's cores or links, each term times the\n"
+            "back-end's fitted factor; what --exchange auto compares), model (the\n"
             "alpha-beta time: every round costs alpha x the busiest rank's start-ups + beta x\n"
             "the most bytes one rank sends or receives in it), async (the same transfers\n"
             "without rounds: each starts when both its ends are free, as point-to-point\n"
-            "back-ends run), sched (the measured time to build the schedule). The exchange of\n"
-            "counts and local copies are not modelled.\n"
+            "back-ends run), sched (the measured time to build the schedule). model and async\n"
+            "leave out the exchange of counts, local copies and shared cores.\n"
             "\n"
             "exit codes: 0 success; 2 usage error (bad option or value, unreadable or malformed\n"
-            "            matrix); 3 runtime failure (out of memory, an invalid schedule, MPI)\n",
-            ALPHA_DEFAULT * 1e6, BETA_DEFAULT * 1e9, 1e-9 / BETA_DEFAULT);
+            "            matrix); 3 runtime failure (out of memory, an invalid schedule, MPI)\n");
 }
 
 /* The options that belong to one input, and --algos; one line and UTIL_EUSAGE on a mistake. */
@@ -377,15 +390,15 @@ static int check_input_options(struct cli *cli)
 static int parse(int argc, char **argv, struct cli *cli)
 {
     cli->algos_text = "all";
-    cli->alpha = ALPHA_DEFAULT;
-    cli->beta = BETA_DEFAULT;
+    cli->alpha = NAN; /* the machine's */
+    cli->beta = NAN;
     cli->volume = VOLUME_DEFAULT;
     cli->record_size = sizeof(uint64_t);
     int err = util_cli_parse(&command_line, argc, argv, cli, false);
     if (err != UTIL_OK) {
         return err;
     }
-    if (cli->ping_pong != NULL) {
+    if (cli->ping_pong != NULL || cli->calibrate != NULL) {
         return UTIL_OK; /* measures; every other option is ignored */
     }
     if (cli->packet > 0 && cli->target_h > 0) {
@@ -528,9 +541,12 @@ static int run_models(const struct cli *cli, uint64_t *counts, int p, const char
     if ((err = exchange_model_case_init(&mc, p, bytes, elem, packet)) != UTIL_OK) {
         goto done;
     }
-    mc.alpha = cli->alpha;
-    mc.beta = cli->beta;
+    static struct exchange_machine machine;
+    if ((err = sim_machine_setup(&machine, cli->machine, cli->alpha, cli->beta, &mc)) != UTIL_OK) {
+        goto done;
+    }
     mc.validate = !cli->no_validate;
+    mc.counts_known = cli->dist != NULL; /* a sort hands its counts; sortex-xbench's default not */
 
     /* One line per model. */
     if (cli->csv) {
@@ -579,6 +595,9 @@ int main(int argc, char **argv)
     }
     if (cli.ping_pong != NULL) {
         return util_exit_code(sim_ping_pong(cli.ping_pong, &argc, &argv));
+    }
+    if (cli.calibrate != NULL) {
+        return util_exit_code(sim_calibrate(cli.calibrate, &argc, &argv));
     }
     uint64_t *counts = NULL;
     char label[256];

@@ -77,7 +77,8 @@ static const struct util_cli_opt options[] = {
     {.name = "external", .arg = "MODE", .def = "auto",
      .help = "as sortex --external: auto, always or never [{def}]",
      .parse = util_cli_enum, DEST(external), .names = sort_external_names},
-    {.name = "machine", .arg = "FILE", .def = "a project machine's",
+    {.name = "machine", .arg = "FILE",
+     .def = "$SORTEX_MACHINE, else\n~/.config/sortex/machine.txt, else a project machine's;\nthe table's head says which",
      .help = "machine constants ('name value' lines, as --calibrate\nprints them) [{def}]",
      .parse = util_cli_str, DEST(machine)},
     {.name = "alpha", .arg = "S", .help = "the network's start-up and per-byte seconds",
@@ -400,7 +401,7 @@ int sim_sort_main(int argc, char **argv)
     if (rc != UTIL_OK) {
         return rc == UTIL_CLI_DONE ? 0 : 2;
     }
-    if (cli.machine && sim_machine_read(&m, cli.machine) != UTIL_OK) {
+    if (sim_machine_load(&m, cli.machine) != UTIL_OK) {
         return 2;
     }
     if (cli.calibrate) {
@@ -435,6 +436,9 @@ int sim_sort_main(int argc, char **argv)
     }
     if (cli.csv) {
         printf("P,n_per_rank,balance,exchange,phase,seconds,rank_bytes,net_bytes,note\n");
+    } else {
+        sim_machine_head(stdout, &m, (int)cli.ranks.v[cli.ranks.n - 1],
+                         cli.rpn ? cli.rpn : m.cores / cli.threads);
     }
     for (int i = 0; i < cli.ranks.n; i++) {
         for (int k = 0; k < cli.sizes.n; k++) {

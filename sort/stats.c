@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "exchange/machine.h"
 #include "sort/internal.h"
 #include "sort/names.h"
 #include "util/alloc.h"
@@ -19,6 +20,22 @@
 struct spread {
     double min, avg, max;
 };
+
+/* Which machine the exchange's cost models priced with, on rank 0: the lookup the sort made
+ * (exchange_machine_load()), described; a file that could not be read is said so. */
+static void machine_used(char *buf, size_t cap)
+{
+    struct exchange_machine m;
+    if (exchange_machine_load_quiet(&m, NULL) != UTIL_OK) { /* the sort warned already */
+        (void)snprintf(buf, cap, "built-in constants (the machine file %s could not be read)",
+                       m.path);
+        return;
+    }
+    exchange_machine_describe(&m, buf, cap);
+    if (m.source == EXCHANGE_MACHINE_BUILTIN && strlen(buf) + 80 < cap) {
+        strcat(buf, "; measure yours with sortex-sched --calibrate");
+    }
+}
 
 static struct spread reduce_spread(MPI_Comm comm, double v)
 {
@@ -178,6 +195,11 @@ static void json_head(FILE *f, const struct sortex_config *cfg, const struct sor
             cfg->exchange_auto ? "true" : "false", st->exchange_predicted,
             cfg->format ? cfg->format->name : "u64",
             cfg->format ? cfg->format->record_size : sizeof(uint64_t), st->check ? st->check : "off");
+    char machine[768];
+    machine_used(machine, sizeof(machine));
+    fprintf(f, " \"exchange_machine\": ");
+    util_json_string(f, machine);
+    fprintf(f, ",\n");
     fprintf(f, " \"n\": %llu, \"P\": %d, \"threads\": %d, \"epsilon\": %g, \"balance\": \"%s\", "
                "\"balance_auto\": %s, "
                "\"oversample\": %llu, \"samples\": %llu, \"splitter_rounds\": %llu, "
@@ -329,8 +351,10 @@ void sort_stats_summary(MPI_Comm comm, const struct sortex_config *cfg,
             (unsigned long long)st->n_total, records ? "records" : "keys", st->threads,
             st->threads == 1 ? "" : "s", st->exchange_name ? st->exchange_name : "?");
     if (st->exchange_predicted > 0) {
-        fprintf(stderr, " (auto: its model predicted %.3f ms, the least)",
-                1e3 * st->exchange_predicted);
+        char machine[768];
+        machine_used(machine, sizeof(machine));
+        fprintf(stderr, " (auto: its model predicted %.3f ms, the least, on %s)",
+                1e3 * st->exchange_predicted, machine);
     }
     fputc('\n', stderr);
     const double mib = 1048576.0;

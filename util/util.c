@@ -95,6 +95,11 @@ void util_report_defer(bool on)
     defer_on = on;
 }
 
+bool util_report_deferring(void)
+{
+    return defer_on;
+}
+
 bool util_report_pending(void)
 {
     return __atomic_load_n(&pending_taken, __ATOMIC_ACQUIRE) != 0;

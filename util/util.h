@@ -69,6 +69,8 @@ void util_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void util_report_defer(bool on);
 /** True when an error line is being kept. */
 bool util_report_pending(void);
+/** True while deferral is on (to restore it after turning it on for a moment). */
+bool util_report_deferring(void);
 /** Prints the kept error line (when @print) and forgets it. */
 void util_report_release(bool print);
 

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "exchange/exchange.h"
+#include "exchange/machine.h"
 #include "exchange/topo.h"
 #include "tests/unit/test.h"
 
@@ -250,6 +251,27 @@ static void test_registry(void)
  * bundles, the same rounds, start-ups, bytes on the links, largest message and time, wherever
  * the form claims to cover P.
  */
+/* The machines the equal-blocks forms are checked on: none (the closed form), the built-in one
+ * node, and a network of one rank a node on half-duplex links (with several ranks a node the
+ * equal forms spread a node's bytes evenly over the others, which a walk need not). */
+static const struct exchange_machine *test_machine(int k)
+{
+    static struct exchange_machine shm, net;
+    exchange_machine_default(&shm);
+    exchange_machine_default(&net);
+    net.shm = 0;
+    net.ranks_per_node = 1;
+    net.duplex = 1;
+    net.eager_bytes = 65536;
+    return k == 0 ? NULL : k == 1 ? &shm : &net;
+}
+
+/* Relative difference of @a and @b (0 when both are 0). */
+static double rel(double a, double b)
+{
+    return a == b ? 0 : fabs(a - b) / fmax(fabs(a), fabs(b));
+}
+
 static void test_equal(void)
 {
     static const uint64_t blocks[] = {0, 8, 1000, 40000, 70000, 1 << 20};
@@ -258,32 +280,49 @@ static void test_equal(void)
     for (size_t i = 0; exchange_list()[i] != NULL; i++) {
         const struct exchange_model *m = exchange_list()[i]->models[0];
         for (int p = 2; p <= 66 && m->equal != NULL; p += p < 10 ? 1 : 7) {
-            for (size_t z = 0; z < sizeof(blocks) / sizeof(*blocks); z++) {
-                struct exchange_model_equal e = {p, blocks[z], 8, 1e-6, 1e-9};
+            for (size_t z = 0; z < 3 * sizeof(blocks) / sizeof(*blocks); z++) {
+                const struct exchange_machine *mach = test_machine((int)(z % 3));
+                struct exchange_model_equal e = {p, blocks[z / 3], 8, 1e-6, 1e-9, mach, (int)z % 2};
                 struct exchange_model_result eq, walk;
                 if (exchange_model_run_equal(m, &e, &eq) != 0) {
                     continue; /* not covered: the walk prices it */
                 }
                 covered++;
                 for (int x = 0; x < p * p; x++) {
-                    bytes[x] = blocks[z];
+                    bytes[x] = blocks[z / 3];
                 }
                 struct exchange_model_case c;
                 expect_true(exchange_model_case_init(&c, p, bytes, 8, 0) == 0, "case init P=%d", p);
                 c.alpha = e.alpha;
                 c.beta = e.beta;
+                c.machine = e.machine;
+                c.counts_known = e.counts_known;
                 expect_true(exchange_model_run(m, &c, &walk) == 0, "%s: walk failed", m->name);
-                expect_true(
-                    eq.rounds == walk.rounds && eq.startups == walk.startups &&
-                        eq.bytes_moved == walk.bytes_moved && eq.max_message == walk.max_message &&
-                        fabs(eq.seconds - walk.seconds) <= 1e-9 * walk.seconds,
-                    "%s: equal form differs at P=%d block=%llu: rounds %llu/%llu startups "
-                    "%llu/%llu bytes %llu/%llu largest %llu/%llu seconds %g/%g",
-                    m->name, p, (unsigned long long)blocks[z], (unsigned long long)eq.rounds,
-                    (unsigned long long)walk.rounds, (unsigned long long)eq.startups,
-                    (unsigned long long)walk.startups, (unsigned long long)eq.bytes_moved,
-                    (unsigned long long)walk.bytes_moved, (unsigned long long)eq.max_message,
-                    (unsigned long long)walk.max_message, eq.seconds, walk.seconds);
+                /* The critical path, and the machine's price of it, as the walk finds them. */
+                expect_true(rel(eq.path_startups + eq.path_rndv, walk.path_startups + walk.path_rndv) <
+                              1e-9 &&
+                          rel(eq.path_bytes, walk.path_bytes) < 1e-9 &&
+                          rel(eq.copy_bytes, walk.copy_bytes) < 1e-9 &&
+                          rel(eq.sync_rounds, walk.sync_rounds) < 1e-9 &&
+                          (mach == NULL ? isnan(eq.predicted) && isnan(walk.predicted)
+                                        : rel(eq.predicted, walk.predicted) < 1e-9),
+                      "%s: equal form's critical path differs at P=%d block=%llu machine %d "
+                      "counts %d: start-ups %g/%g bytes %g/%g copies %g/%g syncs %g/%g "
+                      "predicted %g/%g",
+                      m->name, p, (unsigned long long)blocks[z / 3], (int)(z % 3), c.counts_known,
+                      eq.path_startups + eq.path_rndv, walk.path_startups + walk.path_rndv,
+                      eq.path_bytes, walk.path_bytes, eq.copy_bytes, walk.copy_bytes,
+                      eq.sync_rounds, walk.sync_rounds, eq.predicted, walk.predicted);
+                expect_true(eq.rounds == walk.rounds && eq.startups == walk.startups &&
+                          eq.bytes_moved == walk.bytes_moved && eq.max_message == walk.max_message &&
+                          fabs(eq.seconds - walk.seconds) <= 1e-9 * walk.seconds,
+                      "%s: equal form differs at P=%d block=%llu: rounds %llu/%llu startups "
+                      "%llu/%llu bytes %llu/%llu largest %llu/%llu seconds %g/%g",
+                      m->name, p, (unsigned long long)blocks[z / 3], (unsigned long long)eq.rounds,
+                      (unsigned long long)walk.rounds, (unsigned long long)eq.startups,
+                      (unsigned long long)walk.startups, (unsigned long long)eq.bytes_moved,
+                      (unsigned long long)walk.bytes_moved, (unsigned long long)eq.max_message,
+                      (unsigned long long)walk.max_message, eq.seconds, walk.seconds);
                 exchange_model_case_free(&c);
             }
         }
