@@ -14,7 +14,7 @@
 #   make lint            warning-free check with -Werror
 #   make deps            install missing Debian packages (idempotent)
 #   make test            deps + build + every Bats suite (what CI runs)
-#   make demo            deps + build + the main job on a built-in dataset
+#   make demo            deps + build + which back-end, in under a minute (tools/demo.sh)
 #   make bench / bench-quick / plots   the benchmark suite (see bench/README section)
 #
 # Builds use every core (JOBS, default nproc; the workflows' inner makes share the same jobs);
@@ -74,7 +74,7 @@ endif
 ifeq ($(MPI),mpich)
 PROFILE := $(if $(filter release,$(PROFILE)),mpich,$(PROFILE)-mpich)
 endif
-# VQSORT=0: no Highway; the vqsort entry points fall back to std::sort (sort/vqsort.cc says why
+# VQSORT=0: no Highway; the vqsort entry points fall back to std::sort (local/vqsort.cc says why
 # the valgrind profile needs it).
 VQSORT ?= 1
 
@@ -115,12 +115,12 @@ LDLIBS += $(LIB_LIBS) $(if $(filter 1,$(USE_JEMALLOC)),-ljemalloc)
 
 # ---- sources ----------------------------------------------------------------------------------
 # Every .c file of a module is library code except the CLI files (main.c, *_main.c).
-MODULES := util sort exchange datagen verify sim bench
+MODULES := util local sort exchange datagen verify sim bench
 ALL_C := $(foreach m,$(MODULES),$(wildcard $(m)/*.c))
 MAIN_C := $(filter %/main.c %_main.c,$(ALL_C))
 LIB_C := $(filter-out $(MAIN_C),$(ALL_C))
-# The library's one C++ file: the entry point to Highway's vqsort (sort/vqsort.cc).
-LIB_CC := sort/vqsort.cc
+# The library's one C++ file: the entry point to Highway's vqsort (local/vqsort.cc).
+LIB_CC := local/vqsort.cc
 LIB_O := $(LIB_C:%.c=$(BUILD)/%.o) $(LIB_CC:%.cc=$(BUILD)/%.o)
 # The archive the programs and unit tests link: every module, every symbol reachable.
 LIB := $(BUILD)/libsortex.a
@@ -135,7 +135,7 @@ VERSION := $(call version_part,MAJOR).$(call version_part,MINOR).$(call version_
 SOVERSION := 0
 # What a host program links: the sort and what it calls (util, exchange, verify's checksums for
 # --check); not the generator, the simulator or the benchmarks.
-DIST_MODULES := util sort exchange verify
+DIST_MODULES := util local sort exchange verify
 DIST_O := $(filter $(foreach m,$(DIST_MODULES),$(BUILD)/$(m)/%),$(LIB_O))
 SO := $(BUILD)/lib/libsortex.so.$(VERSION)
 # The installed archive: the same objects linked into one (ld -r; -d gives OpenMP's lock of each
@@ -160,6 +160,10 @@ UNIT_BIN := $(UNIT_C:tests/unit/%.c=$(BUILD)/tests/%)
 # C++ baseline programs for the benchmarks: bench/*.cc, one binary each, except the baselines'
 # own object (bench/baselines.cc), which every one of them links.
 BASE_OBJ := $(BUILD)/bench/baselines.o
+# Reached only through the pattern rule below, the object would be an intermediate file, which
+# make deletes at the end of the build that made it: the next make would compile it (the
+# slowest file of the tree) and relink again. .SECONDARY keeps it.
+.SECONDARY: $(BASE_OBJ)
 BASE_CC := $(filter-out bench/baselines.cc,$(wildcard bench/*.cc))
 BASE_BIN := $(BASE_CC:bench/%.cc=$(BIN)/sortex-%)
 
@@ -183,7 +187,7 @@ $(foreach p,$(PROGRAMS),$(eval $(call program_rule,$(p))))
 # The baselines users compare with, from Debian: ips4o (header-only; its parallel sort needs
 # 16-byte atomics from libatomic), Highway's vqsort (linked here too, for builds with VQSORT=0),
 # Boost.Sort (header-only).
-BASE_LIBS := -lhwy_contrib -lhwy -latomic
+BASE_LIBS := -lhwy_contrib -lhwy -latomic -lstxxl
 $(BIN)/sortex-%: bench/%.cc $(BASE_OBJ) $(LIB) $(BUILD)/flags | $(BIN)
 	@mkdir -p $(BUILD)/bench
 	$(CXX) $(CPPFLAGS) $(CXXFLAGS) -MF $(BUILD)/bench/$*.d $(LDFLAGS) -o $@ $< $(BASE_OBJ) $(LIB) \
@@ -228,8 +232,8 @@ $(BUILD)/commit.h: FORCE
 	@mkdir -p $(@D)
 	@c=$$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown); \
 	 d=$$(git diff --quiet HEAD -- . ':!results' 2>/dev/null || echo -dirty); \
-	 text=$$(printf '#define SORTEX_COMMIT "%s"\n#define SORTEX_BUILD_FLAGS "%s"' "$$c$$d" \
-	        "$(BUILD_FLAGS)"); \
+	 text=$$(printf '#define SORTEX_COMMIT "%s"\n#define SORTEX_BUILD_FLAGS "%s"\n#define SORTEX_BUILD_VERSION "%s"' \
+	        "$$c$$d" "$(BUILD_FLAGS)" "$(VERSION)"); \
 	 [ -f $@ ] && [ "$$(cat $@)" = "$$text" ] || printf '%s\n' "$$text" > $@
 
 # Objects are rebuilt when the flags they are compiled with change, not only their sources: a file
@@ -302,7 +306,7 @@ MPI_PC ?= $(if $(filter mpich,$(MPI)),mpich,ompi-c)
 INSTALL ?= install
 
 # Each installed program and the line its man page gives under NAME.
-MAN_NAME_sortex := sort a file of 64-bit keys over MPI ranks with a parallel sample sort
+MAN_NAME_sortex := sort a file of keys or fixed-size records over MPI ranks with a parallel sample sort
 MAN_NAME_sortex-gen := write benchmark inputs: key distributions and gensort records
 MAN_NAME_sortex-verify := check that a file is sorted and holds the keys of its input
 MAN_NAME_sortex-sched := model every exchange back-end on a count matrix, without MPI

@@ -50,6 +50,10 @@ void bench_env_print(FILE *out, MPI_Comm comm, const char *suite, int threads, i
 /** The median of v[0..n) (sorts v in place); 0 for n = 0. */
 double bench_median(double *v, int n);
 
+/** The most bytes one rank sends, or receives, in one case: --bytes' limit, and a saved matrix's.
+ * Far beyond memory, and every sum and buffer size of a case stays well within 64 bits. */
+#define BENCH_MAX_BYTES ((uint64_t)1 << 40)
+
 /** What the exchange micro-benchmark runs: every back-end on every spec at every volume. */
 struct bench_xbench_config {
     const struct exchange_ops *const *backends; /* interleaved in this order in each repetition */
@@ -77,8 +81,9 @@ extern const char bench_xbench_columns[];
  * description not). Buffers are allocated once for the largest case, on huge pages, and
  * pre-touched; every repetition of every back-end is checked element by element, every byte,
  * outside the timed region. *invalid receives the number of rows whose check failed. Returns 0,
- * UTIL_EUSAGE when the buffers would not fit in the node's memory, or another negative util error
- * code (a back-end failure, out of memory), agreed by all ranks.
+ * UTIL_ENOMEM when the buffers would not fit in the node's memory (refused before any is
+ * allocated, as sortex --mem-limit refuses), or another negative util error code (a back-end
+ * failure, out of memory), agreed by all ranks.
  */
 int bench_xbench_run(MPI_Comm comm, const struct bench_xbench_config *cfg, FILE *out, int *invalid);
 

@@ -55,7 +55,6 @@ void datagen_params_init(struct datagen_params *p)
 {
     memset(p, 0, sizeof(*p));
     p->ranks = 4;
-    p->groups = 2;
     p->blocks = 32;
     p->fraction = 0.01;
     p->unique = 16;
@@ -112,8 +111,13 @@ int datagen_check(const struct datagen_params *p)
     /* The generic ranges of the parameters this distribution reads. */
     unsigned use = d->params;
     int rc = UTIL_OK;
-    if (rc == UTIL_OK && (use & DATAGEN_PARAM_BIT(DATAGEN_P_GROUPS))) {
-        rc = check_range("--groups", p->groups, 1, DATAGEN_MAX_RANKS);
+    /* A group is g of the P ranks: it cannot hold more of them than there are (the slices'
+     * parts would wrap around the buckets). g may leave a smaller last group. */
+    if (rc == UTIL_OK && (use & DATAGEN_PARAM_BIT(DATAGEN_P_GROUPS)) && p->groups != 0 &&
+        (p->groups < 1 || p->groups > p->ranks)) {
+        rc = util_error("--groups must be in 1..P, the ranks a group is made of (--groups %llu, "
+                        "--ranks %llu)",
+                        (unsigned long long)p->groups, (unsigned long long)p->ranks);
     }
     if (rc == UTIL_OK && (use & DATAGEN_PARAM_BIT(DATAGEN_P_BLOCKS))) {
         rc = check_range("--blocks", p->blocks, 1, (uint64_t)1 << 20);

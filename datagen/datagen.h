@@ -133,7 +133,7 @@ struct datagen_params {
     uint64_t n;                      /* records (keys) in the file, 1..DATAGEN_MAX_N */
     uint64_t ranks;                  /* P, 1..DATAGEN_MAX_RANKS (default 4) */
     uint64_t seed;                   /* default 0 */
-    uint64_t groups;                 /* ggroup g >= 1 (default 2) */
+    uint64_t groups;                 /* ggroup g in 1..P; 0 = 2, or P when P = 1 (default) */
     uint64_t blocks;                 /* rd r in 1..2^20 (default 32) */
     uint64_t samples;                /* wr s in 1..floor(n/P); 0 = P (default) */
     double fraction;                 /* nearly: in [0, 1] (default 0.01) */

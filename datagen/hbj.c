@@ -63,19 +63,26 @@ static void fill_parts(const struct datagen_params *p, uint64_t rank, uint64_t b
     }
 }
 
+/* The g of ggroup: --groups, by default 2 (P on one rank, where a group has one rank). */
+static uint64_t ggroup_g(const struct datagen_params *p)
+{
+    return p->groups != 0 ? p->groups : p->ranks < 2 ? p->ranks : 2;
+}
+
 /* [g-G] Group of rank i starts at rank i - (i mod g); v = (that + floor(P/2)) mod P; part k of
- * g holds U((v + k) mod P). A last group smaller than g (g not dividing P) keeps the rule. */
+ * g holds U((v + k) mod P). A last group smaller than g (g not dividing P) keeps the rule;
+ * g <= P (datagen_check()). */
 static uint64_t ggroup_bucket(const struct datagen_params *p, uint64_t rank, uint64_t part)
 {
     uint64_t P = p->ranks;
-    uint64_t v = ((rank - rank % p->groups) + P / 2) % P;
+    uint64_t v = ((rank - rank % ggroup_g(p)) + P / 2) % P;
     return (v + part % P) % P;
 }
 
 static void ggroup_slice(const struct datagen_params *p, uint64_t rank, uint64_t begin, uint64_t m,
                          uint64_t t0, uint64_t count, uint64_t *out)
 {
-    fill_parts(p, rank, begin, m, p->groups, ggroup_bucket, t0, count, out);
+    fill_parts(p, rank, begin, m, ggroup_g(p), ggroup_bucket, t0, count, out);
 }
 
 /* [B] Part b of P of every slice holds U(b): each slice is sorted by bucket. */

@@ -1,6 +1,8 @@
 /*
- * exchange/tags.h: every MPI tag sortex uses, in one place (Open MPI's coll_tags.h idea).
- * The sort works on a duplicated communicator, so these never meet the caller's messages.
+ * exchange/tags.h: every MPI tag the exchange back-ends use, in one place (Open MPI's
+ * coll_tags.h idea), and the first tag they leave to the modules above them, which number
+ * their own from there (sort/internal.h). The sort works on a duplicated communicator, so none
+ * of them meets the caller's messages.
  */
 #ifndef SORTEX_EXCHANGE_TAGS_H
 #define SORTEX_EXCHANGE_TAGS_H
@@ -13,7 +15,7 @@ enum exchange_tag {
     EXCHANGE_TAG_PAIRWISE = 401,      /* pairwise: 1-factor rounds */
     EXCHANGE_TAG_GRID = 501,          /* grid: row and column phases */
     EXCHANGE_TAG_HYPERCUBE = 601,     /* hypercube: dimension rounds */
-    EXCHANGE_TAG_IO_TREE = 701,       /* root I/O: binomial scatter and gather */
+    EXCHANGE_TAG_FIRST_FREE = 701,    /* the back-ends use no tag from here on */
     EXCHANGE_TAG_COUNT
 };
 

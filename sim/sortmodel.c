@@ -8,7 +8,7 @@
  *                 speed(T) = 1 + (T - 1)(s2 - 1) from the two-thread speed-up s2
  *   sample        regular (--balance sample): S P tuples all-gathered (recursive doubling:
  *                 alpha log P + beta 16 S P) and sorted by qsort; refused as the sort refuses
- *                 (sortex_sample_total()). Histogram: the first round's candidates gathered
+ *                 (sort_sample_total()). Histogram: the first round's candidates gathered
  *                 and sorted
  *   splitters     histogram: every round's count (galloping probes), all-reduce of the counts
  *                 (alpha 2 log P + beta 2 x 8 C), and the next rounds; the rounds and their
@@ -18,7 +18,7 @@
  *                 log P + beta 8 P log P / 2)
  *   exchange      the back-end's own model (exchange/exchange.h) on the count matrix, plus the
  *                 copy of the own block
- *   finish        the merge of P runs when P <= SORTEX_MERGE_RUNS_PER_THREAD T (ns a key
+ *   finish        the merge of P runs when P <= LOCAL_MERGE_RUNS_PER_THREAD T (ns a key
  *                 growing with log P), else a re-sort: as the finish phase chooses
  * Memory per rank: the two element buffers of the output bound the sort reserves, plus what a
  * phase adds (the gathered sample or candidates and their counts, the brackets).
@@ -33,7 +33,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "sort/local_sort.h"
+#include "local/local.h"
 #include "sort/rules.h"
 #include "util/alloc.h"
 #include "util/util.h"
@@ -58,8 +58,6 @@ struct machine_field {
 
 #define FIELD(f, what) {#f, offsetof(struct sim_machine, f), what}
 static const struct machine_field fields[] = {
-    FIELD(alpha, "seconds a message start-up (sortex-sched --ping-pong)"),
-    FIELD(beta, "seconds a byte on a link (sortex-sched --ping-pong)"),
     FIELD(sort_ns_small, "local sort, one thread, uniform keys: ns a key at 2^20 keys"),
     FIELD(sort_ns_large, "the same at 2^24 keys"),
     FIELD(sort_speedup, "the local sort with two threads over one, at 2^24 keys"),
@@ -80,8 +78,6 @@ void sim_machine_default(struct sim_machine *m)
     /* Measured by sortex-sched --sort --calibrate and --ping-pong on a project machine (AMD
      * EPYC, 2 cores, L2 1 MiB, Open MPI 4.1 shared memory); results/sched/sort-model.md. */
     *m = (struct sim_machine){
-        .alpha = EXCHANGE_MODEL_ALPHA,
-        .beta = EXCHANGE_MODEL_BETA,
         .sort_ns_small = 3.7,
         .sort_ns_large = 5.2,
         .sort_speedup = 1.9,
@@ -94,50 +90,97 @@ void sim_machine_default(struct sim_machine *m)
         .copy_bps = 11e9,
         .read_bps = 4e9,
         .write_bps = 2e9,
-        .cores = 2,
     };
+    exchange_machine_default(&m->ex);
+    m->alpha = m->ex.alpha;
+    m->beta = m->ex.beta;
+    m->cores = m->ex.cores;
 }
 
 void sim_machine_print(FILE *f, const struct sim_machine *m)
 {
+    struct exchange_machine ex = m->ex;
+    ex.alpha = m->alpha;
+    ex.beta = m->beta;
+    ex.cores = m->cores;
+    exchange_machine_print(f, &ex);
+    fprintf(f, "# ---- the whole sort's compute and file constants (sortex-sched --sort)\n");
     for (size_t i = 0; i < NFIELDS; i++) {
         fprintf(f, "# %s\n%s %.6g\n", fields[i].what, fields[i].name,
                 *(const double *)((const char *)m + fields[i].offset));
     }
-    fprintf(f, "# cores a node has\ncores %d\n", m->cores);
+}
+
+int sim_machine_line(void *ctx, const char *name, const char *value, const char *path, int no)
+{
+    struct sim_machine *m = ctx;
+    char *end;
+    double v = strtod(value, &end);
+    size_t i = 0;
+    while (i < NFIELDS && strcmp(fields[i].name, name) != 0) {
+        i++;
+    }
+    if (i == NFIELDS) {
+        return util_error("unknown constant in the machine file (%s:%d: %s)", path, no, name);
+    }
+    if (end == value || *(end + strspn(end, " \t")) != '\0' || !(v >= 0) || isinf(v)) {
+        return util_error("bad line in the machine file (%s:%d)", path, no);
+    }
+    if (m != NULL) {
+        *(double *)((char *)m + fields[i].offset) = v;
+    }
+    return UTIL_OK;
+}
+
+int sim_machine_load(struct sim_machine *m, const char *path)
+{
+    m->ex.alpha = m->alpha;
+    m->ex.beta = m->beta;
+    m->ex.cores = m->cores;
+    struct exchange_machine ex;
+    int err = exchange_machine_load_with(&ex, path, sim_machine_line, m);
+    if (err == UTIL_OK) {
+        m->ex = ex;
+        m->alpha = ex.alpha;
+        m->beta = ex.beta;
+        m->cores = ex.cores;
+    }
+    return err;
+}
+
+void sim_machine_head(FILE *f, const struct sim_machine *m, int max_p, int rpn)
+{
+    char what[600];
+    exchange_machine_describe(&m->ex, what, sizeof(what));
+    fprintf(f, "machine %s\n", what);
+    fprintf(f, "        alpha %.3g us, beta %.3g ns/B (%.2f GB/s), %s; file read %.2f GB/s and "
+               "write %.2f GB/s a process\n",
+            m->alpha * 1e6, m->beta * 1e9, m->beta > 0 ? 1e-9 / m->beta : 0.0,
+            m->ex.shm ? "links between ranks on one node" : "a network's links",
+            m->read_bps / 1e9, m->write_bps / 1e9);
+    if (m->ex.shm && max_p > rpn) {
+        fprintf(f, "        measured on one node: beyond %d ranks its alpha and beta stand for a "
+                   "network they never crossed, and every rank reads and writes at one "
+                   "process's page-cache rate, which a shared file system will not give %d "
+                   "ranks\n",
+                rpn, max_p);
+    }
+    if (m->ex.source == EXCHANGE_MACHINE_BUILTIN || (m->ex.shm && max_p > rpn)) {
+        fprintf(f, "        measure the machine you will sort on: `mpirun -np P sortex-sched "
+                   "--calibrate > machine.txt` across its nodes, then --machine machine.txt\n");
+    }
+    fprintf(f, "\n");
 }
 
 int sim_machine_read(struct sim_machine *m, const char *path)
 {
-    FILE *f = fopen(path, "r");
-    if (f == NULL) {
-        return util_error("cannot read the machine file (%s: %s)", path, strerror(errno));
-    }
-    char line[256], name[64];
-    double v;
-    int no = 0, err = UTIL_OK;
-    while (err == UTIL_OK && fgets(line, sizeof(line), f) != NULL) {
-        no++;
-        if (line[0] == '#' || line[strspn(line, " \t\r\n")] == '\0') {
-            continue;
-        }
-        if (sscanf(line, "%63s %lf", name, &v) != 2 || !(v >= 0) || isinf(v)) {
-            err = util_error("bad line in the machine file (%s:%d)", path, no);
-            break;
-        }
-        size_t i = 0;
-        while (i < NFIELDS && strcmp(fields[i].name, name) != 0) {
-            i++;
-        }
-        if (i < NFIELDS) {
-            *(double *)((char *)m + fields[i].offset) = v;
-        } else if (strcmp(name, "cores") == 0 && v >= 1 && v <= 1e6) {
-            m->cores = (int)v;
-        } else {
-            err = util_error("unknown constant in the machine file (%s:%d: %s)", path, no, name);
-        }
-    }
-    fclose(f);
+    m->ex.alpha = m->alpha;
+    m->ex.beta = m->beta;
+    m->ex.cores = m->cores;
+    int err = exchange_machine_read(&m->ex, path, sim_machine_line, m);
+    m->alpha = m->ex.alpha;
+    m->beta = m->ex.beta;
+    m->cores = m->ex.cores;
     return err;
 }
 
@@ -161,7 +204,7 @@ static double time_local_sort(uint64_t *a, uint64_t *b, size_t n, int threads, i
             a[i] = xorshift(&s);
         }
         double t0 = util_now();
-        (void)sortex_local_sort(a, b, n, threads);
+        (void)local_sort(a, b, n, threads);
         double t = util_now() - t0;
         best = t < best ? t : best;
     }
@@ -182,7 +225,7 @@ static double time_merge(uint64_t *a, uint64_t *b, size_t n, int runs)
     double best = INFINITY;
     for (int rep = 0; rep < 3; rep++) {
         double t0 = util_now();
-        (void)sortex_merge_runs(a, counts, runs, b, 1);
+        (void)local_merge_runs(a, counts, runs, b, 1);
         double t = util_now() - t0;
         best = t < best ? t : best;
     }
@@ -256,7 +299,7 @@ int sim_machine_calibrate(struct sim_machine *m, const char *dir)
         a[i] = xorshift(&s);
     }
     double t0 = util_now();
-    sortex_vqsort_u128(a, small);
+    local_vqsort_u128(a, small);
     m->tuple_ns = 1e9 * (util_now() - t0) / (double)small / 20.0;
     for (size_t i = 0; i < 2 * small; i++) {
         a[i] = xorshift(&s);
@@ -289,6 +332,7 @@ int sim_machine_calibrate(struct sim_machine *m, const char *dir)
     m->copy_bps = (double)(big * sizeof(uint64_t)) / (util_now() - t0);
     err = time_io(dir, a, big * sizeof(uint64_t), &m->write_bps, &m->read_bps);
     m->cores = (int)sysconf(_SC_NPROCESSORS_ONLN);
+    m->ex.cores = m->cores;
 done:
     util_free_big(a);
     util_free_big(b);
@@ -308,8 +352,7 @@ static double steps(int p)
     return ceil(log2u((double)p));
 }
 
-/* The local sort of @n keys with @threads threads, seconds (no core sharing). */
-static double local_sort_seconds(const struct sim_machine *m, double n, int threads)
+double sim_local_sort_seconds(const struct sim_machine *m, double n, int threads)
 {
     double ns = m->sort_ns_small + (m->sort_ns_large - m->sort_ns_small) * (log2u(n) - 20) / 4;
     ns = ns > m->sort_ns_small * 0.5 ? ns : m->sort_ns_small * 0.5;
@@ -355,71 +398,32 @@ static int replay_histogram(uint64_t n, int p, double eps, int exact, uint64_t *
                             uint64_t *rounds)
 {
     size_t nb = (size_t)(p > 1 ? p - 1 : 1);
-    uint64_t *g_lo = util_calloc(nb, sizeof(uint64_t)), *g_hi = util_malloc(nb * 8);
-    uint64_t *want = util_malloc(nb * 8), *before = util_malloc(nb * 8);
-    int *done = util_calloc(nb, sizeof(int));
-    struct sortex_split_range *r = util_malloc(nb * sizeof(*r));
+    struct sort_bracket *br = util_calloc(nb, sizeof(*br));
+    struct sort_split_range *r = util_malloc(nb * sizeof(*r));
     struct drawn d = {NULL, 0, 0};
     int err = UTIL_OK;
     *rounds = 0;
-    if (!g_lo || !g_hi || !want || !before || !done || !r) {
+    if (!br || !r) {
         err = util_fail(UTIL_ENOMEM, "out of memory for %d brackets", p);
         goto out;
     }
-    uint64_t tol = sortex_split_tolerance(n, p, eps, exact);
-    uint64_t base = sortex_split_want(nb, n, tol, nb);
-    uint64_t open = n > 0 ? (uint64_t)(p - 1) : 0;
-    for (size_t j = 0; j < nb; j++) {
-        g_hi[j] = n;
-        want[j] = base;
-    }
+    uint64_t tol = sort_split_tolerance(n, p, eps, exact);
+    uint64_t open = sort_split_start(br, p, n, tol);
     for (int round = 0; open > 0 && round < 64; round++) {
-        for (size_t j = 0; j < nb; j++) {
-            r[j] = (struct sortex_split_range){g_lo[j], g_hi[j],
-                                               sortex_split_density(g_hi[j] - g_lo[j], want[j]),
-                                               done[j] || p < 2};
-        }
+        /* One draw over the global ranges stands for every rank's over its own. */
+        sort_split_ranges(br, p, NULL, NULL, r);
         d.n = 0;
-        uint64_t rng = sortex_split_seed(round, 0);
-        if ((err = sortex_split_draw(r, nb, &rng, keep, &d)) != UTIL_OK) {
+        uint64_t rng = sort_split_seed(round, 0);
+        if ((err = sort_split_draw(r, nb, &rng, keep, &d)) != UTIL_OK) {
             err = util_fail(UTIL_ENOMEM, "out of memory for the candidates");
             goto out;
         }
         per_round[round] = d.n;
         *rounds = (uint64_t)round + 1;
-        open = 0;
-        for (size_t j = 0; j + 1 < (size_t)p; j++) {
-            if (done[j]) {
-                continue;
-            }
-            uint64_t t = sortex_split_target((int)j + 1, n, p), take, below, above;
-            if (sortex_split_choose(d.r, d.n, t, tol, &take, &below, &above)) {
-                done[j] = 1;
-                continue;
-            }
-            uint64_t mass = g_hi[j] - g_lo[j];
-            if (below < d.n && d.r[below] + 1 > g_lo[j]) {
-                g_lo[j] = d.r[below] + 1;
-            }
-            if (above < d.n && d.r[above] < g_hi[j]) {
-                g_hi[j] = d.r[above];
-            }
-            before[j] = g_hi[j] - g_lo[j] < mass; /* narrowed */
-            open++;
-        }
-        for (size_t j = 0; j + 1 < (size_t)p; j++) {
-            if (!done[j]) {
-                base = sortex_split_want(open, g_hi[j] - g_lo[j], tol, 1);
-                want[j] = sortex_split_next_want((int)before[j], g_hi[j] - g_lo[j], want[j], base);
-            }
-        }
+        open = sort_split_update(br, p, n, tol, d.r, d.n, NULL, NULL);
     }
 out:
-    util_free(g_lo);
-    util_free(g_hi);
-    util_free(want);
-    util_free(before);
-    util_free(done);
+    util_free(br);
     util_free(r);
     util_free(d.r);
     return err;
@@ -430,11 +434,11 @@ static double output_bound(const struct sim_sort_case *sc, uint64_t s)
 {
     double n = (double)sc->per_rank * sc->p, share = (double)sc->per_rank;
     enum sortex_balance balance =
-        sortex_balance_resolve(sc->balance, sc->p, sc->epsilon, sc->oversample);
+        sort_balance_resolve(sc->balance, sc->p, sc->epsilon, sc->oversample);
     if (balance == SORTEX_BALANCE_SAMPLE) {
         return ceil((1.0 + (sc->p + 1.0) / (double)s) * share) + sc->p;
     }
-    uint64_t tol = sortex_split_tolerance((uint64_t)n, sc->p, sc->epsilon,
+    uint64_t tol = sort_split_tolerance((uint64_t)n, sc->p, sc->epsilon,
                                           balance == SORTEX_BALANCE_EXACT);
     return ceil(share) + 2.0 * (double)tol;
 }
@@ -447,28 +451,52 @@ static void set(struct sim_phase *ph, double secs, double bytes, double net, con
     (void)snprintf(ph->note, sizeof(ph->note), "%s", note);
 }
 
+/*
+ * The machine the exchange of @sc is priced on: m->ex with m's alpha and beta. A machine of one
+ * node (links shm) stands for the network when the P ranks do not fit one node of
+ * ranks_per_node: its constants then price P / ranks_per_node nodes of that many ranks each,
+ * which *@extrapolated says, for the note.
+ */
+struct exchange_machine sim_exchange_machine(const struct sim_sort_case *sc,
+                                             const struct sim_machine *m, int *extrapolated)
+{
+    struct exchange_machine ex = m->ex;
+    ex.alpha = m->alpha;
+    ex.beta = m->beta;
+    ex.cores = m->cores;
+    *extrapolated = ex.shm && sc->ranks_per_node < sc->p;
+    if (*extrapolated) {
+        ex.shm = 0;
+        ex.ranks_per_node = sc->ranks_per_node;
+    }
+    return ex;
+}
+
 int sim_sort_exchange(const struct sim_sort_case *sc, const struct sim_machine *m,
                       const struct exchange_ops *b, struct sim_phase *out)
 {
-    int p = sc->p, err = UTIL_OK;
-    double own = (double)sc->per_rank / p * (double)sc->elem; /* the own block, copied */
+    int p = sc->p, err = UTIL_OK, extrapolated;
     if (p == 1) {
         set(out, 0, 0, 0, "one rank: nothing moves");
         return UTIL_OK;
     }
+    struct exchange_machine ex = sim_exchange_machine(sc, m, &extrapolated);
+    const char *whose = extrapolated ? "; one node's constants for the network" : "";
     /* Equal blocks (uniform keys) from P alone where the back-end's model has that form:
      * beyond the matrix models' P, and from 1024 ranks on, where walks grow slow. */
     int equal = sc->matrix->pattern == sim_pattern_find("bucket");
     if (equal && (p > EXCHANGE_MODEL_MAX_P || p >= 1024)) {
-        struct exchange_model_equal eq = {p, sc->per_rank / (uint64_t)p * sc->elem, sc->elem,
-                                          m->alpha, m->beta};
+        struct exchange_model_equal eq = {p,        sc->per_rank / (uint64_t)p * sc->elem,
+                                          sc->elem, m->alpha,
+                                          m->beta,  &ex,
+                                          1};
         struct exchange_model_result r;
         if (exchange_model_run_equal(b->models[0], &eq, &r) == UTIL_OK) {
             char note[96];
-            (void)snprintf(note, sizeof(note), "%s model (equal blocks), %llu rounds",
-                           b->models[0]->name, (unsigned long long)r.rounds);
+            (void)snprintf(note, sizeof(note), "%s model (equal blocks), %llu rounds%s",
+                           b->models[0]->name, (unsigned long long)r.rounds, whose);
             double moved = (double)r.bytes_moved / p;
-            set(out, r.seconds + own / m->copy_bps, 0, moved, note);
+            set(out, r.predicted, 0, moved, note);
             return UTIL_OK;
         }
     }
@@ -501,6 +529,8 @@ int sim_sort_exchange(const struct sim_sort_case *sc, const struct sim_machine *
     }
     c.alpha = m->alpha;
     c.beta = m->beta;
+    c.machine = &ex;
+    c.counts_known = 1; /* the bucket phase's all-to-all gave them */
     if ((err = exchange_model_run(b->models[0], &c, &r)) != UTIL_OK) {
         goto out;
     }
@@ -515,9 +545,9 @@ int sim_sort_exchange(const struct sim_sort_case *sc, const struct sim_machine *
     }
     double moved = (double)r.bytes_moved / p;
     char note[96];
-    (void)snprintf(note, sizeof(note), "%s model, %llu rounds", b->models[0]->name,
-                   (unsigned long long)r.rounds);
-    set(out, r.seconds + own / m->copy_bps, 0, moved > row_max ? moved : (double)row_max, note);
+    (void)snprintf(note, sizeof(note), "%s model, %llu rounds%s", b->models[0]->name,
+                   (unsigned long long)r.rounds, whose);
+    set(out, r.predicted, 0, moved > row_max ? moved : (double)row_max, note);
 out:
     exchange_model_case_free(&c);
     util_free(counts);
@@ -531,7 +561,7 @@ int sim_sort_model(const struct sim_sort_case *sc, const struct sim_machine *m,
     memset(out, 0, sizeof(*out));
     int p = sc->p, err = UTIL_OK;
     enum sortex_balance balance =
-        sortex_balance_resolve(sc->balance, p, sc->epsilon, sc->oversample);
+        sort_balance_resolve(sc->balance, p, sc->epsilon, sc->oversample);
     out->balance = balance;
     double N = (double)sc->per_rank, E = (double)sc->elem, n = N * p;
     double share = fmax(1.0, (double)sc->ranks_per_node * sc->threads / m->cores);
@@ -540,17 +570,17 @@ int sim_sort_model(const struct sim_sort_case *sc, const struct sim_machine *m,
     char note[96];
 
     /* The buffers every in-memory phase holds: two of the output bound. */
-    uint64_t s = sc->oversample ? sc->oversample : sortex_default_oversample(p, sc->epsilon);
+    uint64_t s = sc->oversample ? sc->oversample : sort_default_oversample(p, sc->epsilon);
     double buffers = 2.0 * output_bound(sc, s) * E;
 
     set(&ph[SIM_ROW_READ], E * N / m->read_bps * share, buffers, 0, "E N / read rate");
     set(&ph[SIM_ROW_LOCAL_SORT],
-        m->sort_fixed + local_sort_seconds(m, N, sc->threads) * share * fmax(1, E / 8), buffers,
+        m->sort_fixed + sim_local_sort_seconds(m, N, sc->threads) * share * fmax(1, E / 8), buffers,
         0, "calibrated rate at N, and the first sort's calibration");
 
     if (balance == SORTEX_BALANCE_SAMPLE) {
         uint64_t total = 0;
-        if (sortex_sample_total(s, p, &total) != UTIL_OK) {
+        if (sort_sample_total(s, p, &total) != UTIL_OK) {
             out->refused = 1;
             total = (uint64_t)fmin((double)s * p, 1e18);
         }
@@ -610,20 +640,19 @@ int sim_sort_model(const struct sim_sort_case *sc, const struct sim_machine *m,
     if ((err = sim_sort_exchange(sc, m, sc->backend, &ph[SIM_ROW_EXCHANGE])) != UTIL_OK) {
         return err;
     }
-    /* Ranks sharing cores share the copies of an exchange over shared memory as well. */
-    ph[SIM_ROW_EXCHANGE].seconds *= sc->ranks_per_node > 1 ? share : 1.0;
+    /* The exchange model shares the node's cores among its ranks itself. */
     ph[SIM_ROW_EXCHANGE].rank_bytes = (uint64_t)buffers;
 
     double out_n = fmin(output_bound(sc, s), n);
     if (p == 1) {
         set(&ph[SIM_ROW_FINISH], 0, buffers, 0, "one rank: nothing to combine");
-    } else if (p <= SORTEX_MERGE_RUNS_PER_THREAD * sc->threads) {
+    } else if (p <= LOCAL_MERGE_RUNS_PER_THREAD * sc->threads) {
         double ns = m->merge_ns + m->merge_ns_log * (log2u(p) - 1);
         double speed = 1.0 + (sc->threads - 1) * (m->sort_speedup - 1.0);
         set(&ph[SIM_ROW_FINISH], 1e-9 * out_n * ns / speed * share * fmax(1, E / 8), buffers, 0,
             "merge of P runs");
     } else {
-        set(&ph[SIM_ROW_FINISH], local_sort_seconds(m, out_n, sc->threads) * share, buffers, 0,
+        set(&ph[SIM_ROW_FINISH], sim_local_sort_seconds(m, out_n, sc->threads) * share, buffers, 0,
             "re-sort (more runs than the merge pays for)");
     }
     set(&ph[SIM_ROW_WRITE], E * N / m->write_bps * share, buffers, 0, "E N / write rate");

@@ -16,66 +16,6 @@
 #include "sort/internal.h"
 #include "util/util.h"
 
-/* First index in a[0..n) whose key is >= k (above == 0) or > k (above == 1). */
-static uint64_t search(const uint64_t *a, uint64_t n, uint64_t k, int above)
-{
-    uint64_t lo = 0, hi = n;
-    while (lo < hi) {
-        uint64_t mid = lo + (hi - lo) / 2;
-        if (a[mid] < k || (above && a[mid] == k)) {
-            lo = mid + 1;
-        } else {
-            hi = mid;
-        }
-    }
-    return lo;
-}
-
-uint64_t sortex_bucket_boundary(const uint64_t *keys, uint64_t m, uint64_t offset, uint64_t key,
-                                uint64_t pos)
-{
-    uint64_t lo = search(keys, m, key, 0);
-    uint64_t hi = search(keys, m, key, 1);
-    /* Equal keys sit at global positions offset+lo .. offset+hi-1; those below pos count. */
-    uint64_t first = offset + lo;
-    if (pos <= first) {
-        return lo;
-    }
-    uint64_t equal_below = pos - first;
-    return equal_below < hi - lo ? lo + equal_below : hi;
-}
-
-/* Records: first index in the sorted elements whose key is >= the blob's (above == 0) or
- * > it (above == 1). */
-static uint64_t search_records(const struct sort_job *job, const uint64_t *blob, int above)
-{
-    const size_t off = job->fmt->key_offset, k = job->fmt->key_size;
-    uint64_t lo = 0, hi = job->n_local;
-    while (lo < hi) {
-        uint64_t mid = lo + (hi - lo) / 2;
-        int c = memcmp((const unsigned char *)sort_elem(job, job->a, mid) + off, blob, k);
-        if (c < 0 || (above && c == 0)) {
-            lo = mid + 1;
-        } else {
-            hi = mid;
-        }
-    }
-    return lo;
-}
-
-/* Records: sortex_bucket_boundary()'s rule for the splitter blob (key bytes, position). */
-static uint64_t boundary_records(const struct sort_job *job, const uint64_t *blob)
-{
-    uint64_t lo = search_records(job, blob, 0);
-    uint64_t hi = search_records(job, blob, 1);
-    uint64_t first = job->offset + lo, pos = blob[job->blob_words - 1];
-    if (pos <= first) {
-        return lo;
-    }
-    uint64_t equal_below = pos - first;
-    return equal_below < hi - lo ? lo + equal_below : hi;
-}
-
 int sort_bucket(struct sort_job *job)
 {
     uint64_t prev = 0;
@@ -84,9 +24,12 @@ int sort_bucket(struct sort_job *job)
         uint64_t next = job->n_local;
         if (j + 1 < job->size) {
             next = job->fmt != NULL
-                       ? boundary_records(job, job->rsplitters + (size_t)j * job->blob_words)
-                       : sortex_bucket_boundary(job->a, job->n_local, job->offset, sp->key,
-                                                sp->pos);
+                       ? sort_bucket_boundary_records(job->a, job->n_local, job->rsize,
+                                                      job->fmt->key_offset, job->fmt->key_size,
+                                                      job->offset,
+                                                      job->rsplitters + (size_t)j * job->blob_words)
+                       : sort_bucket_boundary(job->a, job->n_local, job->offset, sp->key,
+                                              sp->pos);
         }
         next = next < prev ? prev : next; /* splitters are sorted; guard anyway */
         job->send_counts[j] = next - prev;

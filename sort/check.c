@@ -16,6 +16,7 @@
  * itself, whose size the write phase checks; `sortex-verify` checks the file.
  */
 #include <omp.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -129,17 +130,17 @@ int sort_check_input(struct sort_job *job)
 /* The test hook that proves the check can fail: SORTEX_CORRUPT=order:RANK swaps that rank's
  * first and last output keys, SORTEX_CORRUPT=keys:RANK changes its first key to its second
  * (order kept, one key duplicated, one lost). Only under --check, right before it looks. */
-static void corrupt_for_test(struct sort_job *job)
+void sort_check_corrupt(const struct sort_job *job, void *buf, uint64_t n)
 {
     const struct util_knob_value *v = util_knob(UTIL_KNOB_CORRUPT);
-    if (!v->valid || v->nargs != 1 || v->arg[0] != job->rank || job->n_out < 2) {
+    if (!v->valid || v->nargs != 1 || v->arg[0] != job->rank || n < 2) {
         return;
     }
     if (job->fmt != NULL) {
         /* Records: the same, element by element (the first and last keys must differ). */
         size_t es = job->rsize;
-        unsigned char *first = (unsigned char *)job->out;
-        unsigned char *last = (unsigned char *)sort_elem(job, job->out, job->n_out - 1);
+        unsigned char *first = (unsigned char *)buf;
+        unsigned char *last = (unsigned char *)(unsigned char *)buf + (n - 1) * es;
         if (strcmp(v->word, "order") == 0 && sort_rec_cmp(job, first, last) != 0) {
             for (size_t i = 0; i < es; i++) {
                 unsigned char t = first[i];
@@ -151,45 +152,65 @@ static void corrupt_for_test(struct sort_job *job)
         }
         return;
     }
-    uint64_t *k = job->out;
-    if (strcmp(v->word, "order") == 0 && k[0] != k[job->n_out - 1]) {
+    uint64_t *k = buf;
+    if (strcmp(v->word, "order") == 0 && k[0] != k[n - 1]) {
         uint64_t t = k[0];
-        k[0] = k[job->n_out - 1];
-        k[job->n_out - 1] = t;
+        k[0] = k[n - 1];
+        k[n - 1] = t;
     } else if (strcmp(v->word, "keys") == 0) {
         k[0] = k[1];
     }
 }
 
-int sort_check_output(struct sort_job *job)
+uint64_t sort_check_descents(const struct sort_job *job, const void *buf, uint64_t n)
+{
+    uint64_t *b = (uint64_t *)(uintptr_t)buf;
+    return job->fmt != NULL ? descents_records(job, b, n) : descents(b, n, job->threads);
+}
+
+struct verify_checksum sort_check_sum(const struct sort_job *job, const void *buf, uint64_t n,
+                                      int ordered)
 {
     const struct util_format *kt = job->cfg->format;
-    int p = job->size, err = UTIL_OK;
-    corrupt_for_test(job);
+    uint64_t *b = (uint64_t *)(uintptr_t)buf;
+    return job->fmt != NULL ? checksum_records(job, b, n)
+                            : checksum(b, n, ordered && kt ? kt->from_ordered : NULL,
+                                       job->threads);
+}
 
+int sort_check_output(struct sort_job *job)
+{
+    sort_check_corrupt(job, job->out, job->n_out);
+    uint64_t bad = sort_check_descents(job, job->out, job->n_out);
+    const void *last = job->n_out > 0 ? sort_elem(job, job->out, job->n_out - 1) : NULL;
+    return sort_check_verdict(job, bad, job->n_out, job->n_out > 0 ? job->out : NULL, last,
+                              sort_check_sum(job, job->out, job->n_out, 1));
+}
+
+int sort_check_verdict(struct sort_job *job, uint64_t bad, uint64_t n, const void *first_elem,
+                       const void *last_elem, struct verify_checksum sum)
+{
+    int p = job->size, err = UTIL_OK;
     /* This rank's slice, then the seams between ranks (empty ranks have none). */
-    uint64_t bad = job->fmt != NULL ? descents_records(job, job->out, job->n_out)
-                                    : descents(job->out, job->n_out, job->threads);
     if (bad != 0) {
         err = util_fail(UTIL_ECHECK, "rank %d: check: the output is out of order at %llu places",
                         job->rank, (unsigned long long)bad);
     }
     /* Each rank's count, first key and last key, a key taking kw words (records: the key
      * bytes, zero padded). */
-    const size_t kw = job->fmt != NULL ? job->blob_words - 1 : 1, mw = 1 + 2 * kw;
+    const size_t kw = job->fmt != NULL ? (job->fmt->key_size + 7) / 8 : 1, mw = 1 + 2 * kw;
     uint64_t *all = util_malloc(((size_t)p + 1) * mw * sizeof(uint64_t));
     uint64_t *mine = all != NULL ? all + (size_t)p * mw : NULL;
     if (mine != NULL) {
         memset(mine, 0, mw * sizeof(uint64_t));
-        mine[0] = job->n_out;
-        if (job->n_out > 0 && job->fmt != NULL) {
+        mine[0] = n;
+        if (n > 0 && job->fmt != NULL) {
             const size_t off = job->fmt->key_offset, k = job->fmt->key_size;
-            memcpy(mine + 1, (unsigned char *)job->out + off, k);
-            memcpy(mine + 1 + kw, (unsigned char *)sort_elem(job, job->out, job->n_out - 1) + off,
-                   k);
-        } else if (job->n_out > 0) {
-            mine[1] = job->out[0];
-            mine[2] = job->out[job->n_out - 1];
+            memcpy(mine + 1, (const unsigned char *)first_elem + off, k);
+            memcpy(mine + 1 + kw, (const unsigned char *)last_elem + off, k);
+        } else if (n > 0) {
+            memcpy(mine + 1, first_elem, sizeof(uint64_t));
+            memcpy(mine + 2, last_elem, sizeof(uint64_t));
         }
     }
     int ok = all != NULL;
@@ -221,10 +242,7 @@ int sort_check_output(struct sort_job *job)
 
     /* The multiset, in the file encoding. */
     uint64_t out[3];
-    struct verify_checksum c =
-        job->fmt != NULL ? checksum_records(job, job->out, job->n_out)
-                         : checksum(job->out, job->n_out, kt ? kt->from_ordered : NULL, job->threads);
-    int rc = sum_ranks(job, c, out);
+    int rc = sum_ranks(job, sum, out);
     if (rc != UTIL_OK) {
         return rc;
     }

@@ -1,6 +1,9 @@
 /*
- * sort/internal.h: the state one sort carries from phase to phase, and the phase functions.
- * Each phase lives in its own file; sort/sortex.c runs them in order.
+ * sort/internal.h: the state one sort carries from phase to phase, the phase functions, and the
+ * helpers they share (internal header of sort/). Each phase lives in its own file; the job's
+ * helpers in sort/job.c; sort/sortex.c runs the phases in order and nothing calls back into
+ * it. The file front end carries the io_ prefix (io_paths, io_read, io_write, io_mpiio,
+ * io_root); the external sort the ext_ prefix (sort/ext.h).
  */
 #ifndef SORTEX_SORT_INTERNAL_H
 #define SORTEX_SORT_INTERNAL_H
@@ -9,20 +12,15 @@
 #include <stdint.h>
 
 #include "exchange/exchange.h"
-#include "sort/local_sort.h"
+#include "exchange/tags.h"
+#include "local/local.h"
 #include "sort/rules.h"
 #include "sort/sortex.h"
 #include "util/format.h"
 #include "util/util.h"
+#include "verify/verify.h"
 
-/* A key made unique by its global position in the locally sorted concatenation of all ranks'
- * inputs (rank r's sorted keys occupy positions offset_r .. offset_r + n_r - 1). Ordering by
- * (key, pos) breaks ties by (rank, position), which keeps duplicate-heavy inputs balanced. */
-struct sort_tuple {
-    uint64_t key;
-    uint64_t pos;
-};
-
+struct ext;
 struct sort_progress;
 struct sort_select;
 
@@ -86,6 +84,11 @@ struct sort_job {
 
     struct sort_progress *progress; /* rank 0 with --progress: the reporter (progress.c) */
 
+    /* The external sort (sort/ext.c): the memory a rank plans for, bytes, and whether it
+     * runs. */
+    uint64_t mem_budget;
+    struct ext *ext; /* its state while it runs */
+
     struct sortex_stats *stats;
     struct sortex_config cfg_default;  /* used when the caller passes no config */
     struct sortex_stats stats_local;   /* used when the caller wants no stats */
@@ -106,6 +109,12 @@ int sort_exchange(struct sort_job *job);
 int sort_finish(struct sort_job *job);
 int sort_write(struct sort_job *job);
 
+/* The sort's own MPI tags, numbered from the first the back-ends leave free. */
+enum sort_tag {
+    SORT_TAG_IO_TREE = EXCHANGE_TAG_FIRST_FREE, /* root I/O: binomial scatter and gather */
+    SORT_TAG_COUNT
+};
+
 /* Root I/O (sort/io_root.c). sort_root_load: rank 0 reads the whole input (a file or standard
  * input) into job->stage and every rank learns n_total. sort_root_scatter: the slices reach
  * their ranks (binomial tree or MPI_Scatterv). sort_root_gather: the sorted slices return to
@@ -119,16 +128,105 @@ int sort_root_gather(struct sort_job *job, int fd);
 int sort_check_input(struct sort_job *job);
 int sort_check_output(struct sort_job *job);
 
+/* The parts of the output check, for a rank that sees its output piece by piece (the external
+ * sort): pairs out of order in @n elements of @buf (threaded); their checksum in the file
+ * encoding (@ordered: numbers are in the sort's ordered form and are mapped back first); the
+ * verdict from the out-of-order count @bad of the rank's whole output of @n elements, its first
+ * and last elements (ordered form; NULL when n = 0) and its checksum, against job->check_in
+ * (collective); and the test hook SORTEX_CORRUPT applied to @n elements of @buf. */
+uint64_t sort_check_descents(const struct sort_job *job, const void *buf, uint64_t n);
+struct verify_checksum sort_check_sum(const struct sort_job *job, const void *buf, uint64_t n,
+                                      int ordered);
+int sort_check_verdict(struct sort_job *job, uint64_t bad, uint64_t n, const void *first,
+                       const void *last, struct verify_checksum sum);
+void sort_check_corrupt(const struct sort_job *job, void *buf, uint64_t n);
+
+/*
+ * The job's life (sort/job.c). open: before any MPI call, the job empty, the caller's config (or
+ * the defaults) and stats (or a local one, cleared); checks @comm (its line printed at once: no
+ * communicator, no agreement), then holds error lines back and checks cfg. init: the private
+ * communicator, the ranks' agreement on the arguments (@err: this rank's verdict so far), the
+ * threads, epsilon, the back-end, the counts' arrays, --progress; all ranks agree on the
+ * outcome (with an unusable comm, @err without an MPI call). free: all of it, the caller's
+ * OpenMP threads setting restored.
+ */
+struct sort_args;
+int sort_job_open(struct sort_job *job, MPI_Comm comm, const struct sortex_config *cfg,
+                  struct sortex_stats *stats, const char *fn);
+int sort_job_init(struct sort_job *job, MPI_Comm comm, struct sort_args *args, int err);
+void sort_job_free(struct sort_job *job);
+
+/* The sizes the sort plans with (sort/job.c): the largest slice a rank can end with (the
+ * selection's bound, at most n); the part of a buffer faulted in up front; the memory one
+ * rank's in-memory sort of a file needs; the oversampling factor of the regular sample (the
+ * user's, or the smallest that guarantees epsilon), with the bound the stats state. */
+uint64_t sort_output_bound(const struct sort_job *job);
+uint64_t sort_first_touch(const struct sort_job *job);
+uint64_t sort_memory_need(const struct sort_job *job);
+void sort_choose_oversample(struct sort_job *job);
+
+/* The global figures every rank agrees on at the end: imbalance, peak memory, totals. */
+void sort_finish_stats(struct sort_job *job);
+
+/* Runs one phase @fn: times it, checks the failure-injection hook, agrees on the outcome,
+ * reports --progress. Returns the agreed code. */
+int sort_run_phase(struct sort_job *job, enum sortex_phase phase, int (*fn)(struct sort_job *));
+
+/* The step label of @phase in --progress lines: "[3/8]" in memory, "[pass 1]" in the external
+ * sort (@external), "[check]". */
+void sort_phase_step(enum sortex_phase phase, int external, char *buf, size_t cap);
+
 /* Agrees on an outcome: every rank passes its own code and gets the most severe (lowest) of all;
  * of the error lines held back meanwhile (util_report_defer()), the lowest rank's is printed
  * and the others dropped, so one failure gives one line. Collective. */
 int sort_agree(const struct sort_job *job, int err);
+
+/* The public functions' argument checks (sort/args.c). */
+
+/* Which collective a rank is in: the first thing the ranks agree on. sortex_sort() and
+ * sortex_sort_records() are one (with a numeric format they are the same sort). */
+enum sort_call { SORT_CALL_MEMORY = 1, SORT_CALL_FILE, SORT_CALL_JSON, SORT_CALL_PRINT };
+
+/* What the ranks of one call agree on. */
+struct sort_args {
+    const char *fn; /* the public function, for the error lines */
+    enum sort_call call;
+    const struct sortex_config *cfg; /* checked by sort_config_check(); NULL: none to agree on */
+    const char *path_name[2];        /* paths that must be the same strings ("in_path"), or NULL */
+    const char *path[2];
+    bool any_default_threads; /* out: some rank leaves cfg->threads at 0 */
+};
+
+/* True when @comm can be used: MPI is running and @comm is an intracommunicator, not
+ * MPI_COMM_NULL. Not collective; prints nothing. */
+bool sort_comm_usable(MPI_Comm comm);
+
+/* sort_comm_usable(), with one error line ("FN: why (comm)") and UTIL_EUSAGE when not. */
+int sort_comm_check(const char *fn, MPI_Comm comm);
+
+/* Checks every field of @cfg against the ranges of sort/sortex.h (the CLI's): a format and a
+ * back-end the library made, threads, epsilon, oversample and the enums. Returns 0, or
+ * UTIL_EUSAGE after one error line naming the field and its value. Not collective. */
+int sort_config_check(const char *fn, const struct sortex_config *cfg);
+
+/* The agreement of one call, the first collective of every public function: every rank passes
+ * the verdict @err of its own checks (its error line held back by util_report_defer()), and
+ * gets the most severe of all ranks', of which the lowest rank's line is printed; when every
+ * rank's checks passed, a field of @a that differs between the ranks gives UTIL_EUSAGE, with
+ * one line from rank 0 naming the field and its value there. One MPI_Allreduce over @comm. */
+int sort_args_agree(MPI_Comm comm, struct sort_args *a, int err);
 
 /* Rank r's first key in the global input order when n keys are split over p ranks. */
 static inline uint64_t sort_slice_begin(uint64_t n, int p, int r)
 {
     return (uint64_t)(((unsigned __int128)n * (unsigned)r) / (unsigned)p);
 }
+
+/* The output's temporary file, before anything is written: rank 0 chooses its name and every
+ * rank gets it in job->tmp_path (sort_write_name()); rank 0 creates it and reserves @bytes
+ * (sort_write_create()). Collective; each returns the agreed outcome. */
+int sort_write_name(struct sort_job *job);
+int sort_write_create(struct sort_job *job, uint64_t bytes);
 
 /* After the write phase (or a failure anywhere): with err == 0 rank 0 renames the temporary
  * file to the output name; otherwise it removes the temporary file. Collective; returns the
@@ -179,11 +277,22 @@ void sort_stall_at(const struct sort_job *job, const char *point);
 int sort_file_open(struct sort_job *job, const char *path, int amode, MPI_File *fh,
                    const char *phase);
 
+/* Collective reads (@write 0) or writes of @count elements of @buf at element @first_elem of the
+ * open file @fh, in chunks of sort_io_chunk() elements, every rank taking part in the same
+ * number of calls (the most any rank needs). Progress counts the bytes; a read stalls at
+ * "read-chunk" after each chunk for the tests (SORTEX_STALL). Returns MPI_SUCCESS with
+ * *@done = @count, or the first failure: an MPI error, or MPI_SUCCESS with *@done short of
+ * @count (what the first short call moved). */
+int sort_io_chunks(struct sort_job *job, MPI_File fh, int write, uint64_t first_elem, void *buf,
+                   uint64_t count, uint64_t *done);
+
+/* Rank 0 checks the file sort's input and output paths and notes the input's identity (the
+ * reads check it again); all ranks learn the verdict and the input's size in *@bytes
+ * (sort/io_paths.c). Collective. */
+int sort_check_paths(struct sort_job *job, uint64_t *bytes);
+
 /* Rank 0 of root I/O writing to "-": where the output goes (see io_root.c). */
 int sort_root_stdout(void);
-
-/* Reads the output of the sample phase: compares tuples. */
-int sort_tuple_cmp(const void *x, const void *y);
 
 /* Records: the memcmp() order of the keys of two elements in memory. */
 static inline int sort_rec_cmp(const struct sort_job *job, const void *x, const void *y)
@@ -204,8 +313,14 @@ static inline void *sort_elem(const struct sort_job *job, uint64_t *buf, uint64_
     return (unsigned char *)buf + i * job->rsize;
 }
 
-/* The sort of records (sort/records.c, sortex_record_sort()) over job buffers: sorts n
+/* The sort of records (sort/records.c, local_record_sort()) over job buffers: sorts n
  * elements of src stably by key into dst; tuples are allocated here. */
 int sort_records(struct sort_job *job, uint64_t *src, uint64_t *dst, uint64_t n);
+
+/* sortex_stats_print() for a caller that has the sort's configuration (bin/sortex -v): it
+ * counts records for a byte-key format (keys otherwise), and shows the check only when @cfg
+ * asked for it. With @cfg NULL: keys, and the check as st->check says. (sort/stats.c) */
+void sort_stats_summary(MPI_Comm comm, const struct sortex_config *cfg,
+                        const struct sortex_stats *st);
 
 #endif

@@ -21,15 +21,16 @@
  * first message and all agree on it, so a rank short of memory fails the job cleanly instead of
  * leaving its parent or children blocked.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
-#include "exchange/tags.h"
 #include "sort/internal.h"
 #include "util/alloc.h"
 #include "util/knobs.h"
@@ -63,7 +64,7 @@ static int send_elems(const void *buf, uint64_t count, MPI_Datatype type, size_t
     uint64_t limit = call_elems(extent);
     for (uint64_t off = 0; off < count; off += limit) {
         uint64_t c = count - off < limit ? count - off : limit;
-        if (MPI_Send((const char *)buf + off * extent, (int)c, type, dest, EXCHANGE_TAG_IO_TREE,
+        if (MPI_Send((const char *)buf + off * extent, (int)c, type, dest, SORT_TAG_IO_TREE,
                      comm) != MPI_SUCCESS) {
             return UTIL_EMPI;
         }
@@ -77,7 +78,7 @@ static int recv_elems(void *buf, uint64_t count, MPI_Datatype type, size_t exten
     uint64_t limit = call_elems(extent);
     for (uint64_t off = 0; off < count; off += limit) {
         uint64_t c = count - off < limit ? count - off : limit;
-        if (MPI_Recv((char *)buf + off * extent, (int)c, type, src, EXCHANGE_TAG_IO_TREE, comm,
+        if (MPI_Recv((char *)buf + off * extent, (int)c, type, src, SORT_TAG_IO_TREE, comm,
                      MPI_STATUS_IGNORE) != MPI_SUCCESS) {
             return UTIL_EMPI;
         }
@@ -163,14 +164,255 @@ static int64_t read_all(struct sort_job *job, int fd, uint64_t hint)
     return (int64_t)bytes;
 }
 
+/*
+ * Standard output of rank 0. Under Open MPI's mpirun a rank's standard output is forwarded by
+ * mpirun, which writes it to its own standard output and never tells the rank how that went: a
+ * full disk or /dev/full loses the data with exit 0, and a pipe whose reader has gone (`| head`)
+ * makes mpirun abort after ten SIGPIPEs, crashing as it does. So when rank 0 was started by
+ * mpirun itself on this host (Open MPI names mpirun as the local daemon, and it is the parent
+ * process), rank 0 writes into mpirun's standard output directly, where every error is its own
+ * to report: a pipe or device through a descriptor of its own, a regular file through mpirun's
+ * very descriptor (pidfd_getfd(), which shares its offset, so that whatever the shell writes
+ * after the job lands behind the output), or one of its own when that descriptor appends.
+ *
+ * mpirun's descriptor 1 is the job's standard output only if mpirun was given one: started with
+ * standard output closed (`>&-`), mpirun reuses descriptor 1 for a pipe of its own (the read
+ * end of its signal pipe), whose bytes it takes for signal numbers. A descriptor 1 that is not
+ * open for writing, or a pipe whose other end mpirun holds itself, is refused: standard output
+ * is closed, and the write fails as it would without mpirun (EBADF).
+ *
+ * Elsewhere (srun, MPICH's launcher, a rank 0 on another host, a socket) it writes to its own
+ * standard output, through the launcher's forwarding, whose errors are the launcher's.
+ */
+
+/* The flags mpirun's descriptor @fd was opened with (/proc/PID/fdinfo), or -1. */
+static int parent_fd_flags(long pid, int fd)
+{
+    char path[64], line[128];
+    (void)snprintf(path, sizeof(path), "/proc/%ld/fdinfo/%d", pid, fd);
+    FILE *f = fopen(path, "re");
+    int flags = -1;
+    while (f != NULL && fgets(line, sizeof(line), f) != NULL) {
+        unsigned v;
+        if (sscanf(line, "flags: %o", &v) == 1) {
+            flags = (int)v;
+            break;
+        }
+    }
+    if (f != NULL) {
+        fclose(f);
+    }
+    return flags;
+}
+
+/* The file offset of mpirun's descriptor @fd (/proc/PID/fdinfo), or 0. */
+static long long parent_fd_pos(long pid, int fd)
+{
+    char path[64], line[128];
+    (void)snprintf(path, sizeof(path), "/proc/%ld/fdinfo/%d", pid, fd);
+    FILE *f = fopen(path, "re");
+    long long pos = 0;
+    while (f != NULL && fgets(line, sizeof(line), f) != NULL) {
+        if (sscanf(line, "pos: %lld", &pos) == 1) {
+            break;
+        }
+    }
+    if (f != NULL) {
+        fclose(f);
+    }
+    return pos;
+}
+
+/* Whether process @pid holds, besides its descriptor @fd, a readable descriptor on the inode
+ * @st: the read end of its own pipe. */
+static int parent_reads_too(long pid, int fd, const struct stat *st)
+{
+    char path[64];
+    (void)snprintf(path, sizeof(path), "/proc/%ld/fd", pid);
+    DIR *d = opendir(path);
+    int found = 0;
+    for (struct dirent *e; d != NULL && !found && (e = readdir(d)) != NULL;) {
+        char *end;
+        long other = strtol(e->d_name, &end, 10);
+        if (*end != '\0' || end == e->d_name || other == fd) {
+            continue;
+        }
+        char link[96];
+        struct stat o;
+        (void)snprintf(link, sizeof(link), "%s/%ld", path, other);
+        if (stat(link, &o) == 0 && o.st_dev == st->st_dev && o.st_ino == st->st_ino) {
+            int flags = parent_fd_flags(pid, (int)other);
+            found = flags >= 0 && (flags & O_ACCMODE) != O_WRONLY;
+        }
+    }
+    if (d != NULL) {
+        closedir(d);
+    }
+    return found;
+}
+
+/* Whether the parent process is Open MPI's mpirun, started on this host as the local daemon. */
+static int parent_is_mpirun(long parent)
+{
+    const char *hnp = util_knob(UTIL_KNOB_HNP_URI)->text;
+    const char *local = util_knob(UTIL_KNOB_DAEMON_URI)->text;
+    if (hnp == NULL || local == NULL || strcmp(hnp, local) != 0) {
+        return 0;
+    }
+    char path[64], exe[4096];
+    (void)snprintf(path, sizeof(path), "/proc/%ld/exe", parent);
+    ssize_t len = readlink(path, exe, sizeof(exe) - 1);
+    if (len <= 0) {
+        return 0;
+    }
+    exe[len] = '\0';
+    const char *base = strrchr(exe, '/');
+    base = base ? base + 1 : exe;
+    return strcmp(base, "orterun") == 0 || strcmp(base, "mpirun") == 0 ||
+           strcmp(base, "mpiexec") == 0;
+}
+
+/* mpirun's very descriptor @fd (the same open file: offset and flags shared), or -1. */
+static int parent_fd_dup(long pid, int fd)
+{
+#if defined(SYS_pidfd_open) && defined(SYS_pidfd_getfd)
+    int pidfd = (int)syscall(SYS_pidfd_open, (pid_t)pid, 0);
+    if (pidfd < 0) {
+        return -1;
+    }
+    int got = (int)syscall(SYS_pidfd_getfd, pidfd, fd, 0);
+    (void)close(pidfd);
+    if (got >= 0) {
+        (void)fcntl(got, F_SETFD, FD_CLOEXEC);
+    }
+    return got;
+#else
+    (void)pid;
+    (void)fd;
+    return -1;
+#endif
+}
+
+int sort_root_stdout(void)
+{
+    long parent = (long)getppid();
+    if (!parent_is_mpirun(parent)) {
+        return STDOUT_FILENO;
+    }
+    char path[64];
+    struct stat st;
+    (void)snprintf(path, sizeof(path), "/proc/%ld/fd/1", parent);
+    int flags = parent_fd_flags(parent, 1);
+    if (stat(path, &st) != 0 || flags < 0 || (flags & O_ACCMODE) == O_RDONLY ||
+        ((S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode)) && parent_reads_too(parent, 1, &st))) {
+        errno = EBADF; /* closed when mpirun started: descriptor 1 is mpirun's own */
+        return -1;
+    }
+    if (S_ISREG(st.st_mode)) {
+        int fd = parent_fd_dup(parent, 1);
+        if (fd < 0 && (flags & O_APPEND)) {
+            fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
+        }
+        return fd >= 0 ? fd : STDOUT_FILENO; /* no way to share its offset: forwarded */
+    }
+    if (S_ISSOCK(st.st_mode)) {
+        return STDOUT_FILENO; /* a socket cannot be opened by its /proc name */
+    }
+    /* A pipe or a device: a descriptor of rank 0's own on the same one. Non-blocking to open,
+     * so that a pipe whose reader has gone fails (ENXIO, said as EPIPE) instead of waiting. */
+    int fd = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
+        if (errno == ENXIO) {
+            errno = EPIPE;
+        }
+        return -1;
+    }
+    int fl = fcntl(fd, F_GETFL);
+    if (fl >= 0) {
+        (void)fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+    }
+    return fd;
+}
+
+/*
+ * Standard input of rank 0. Open MPI's mpirun forwards its standard input to rank 0 (its
+ * default, `--stdin 0`) through a pipe; Open MPI 4.x's forwarding can crash mpirun itself
+ * (SIGSEGV in orte_iof_hnp_read_local_handler, open-mpi/ompi#7483, fixed in 5.0), measured here
+ * about once in a hundred sorts of a few hundred kB on a busy machine. With `mpirun --stdin none`
+ * no rank is given standard input (every rank's is /dev/null) and mpirun never reads its own:
+ * rank 0, when started by mpirun on this host, then reads mpirun's standard input itself, the
+ * only reader, as if it had been started without mpirun. Collective: every rank says whether its
+ * own standard input is /dev/null, since with `--stdin N` for another rank mpirun reads and
+ * forwards it elsewhere, and a second reader would split the data.
+ */
+
+/* Whether descriptor @fd is /dev/null (or closed): no data was given to this process. */
+static int fd_is_null(int fd)
+{
+    struct stat st, null;
+    if (fstat(fd, &st) != 0) {
+        return 1;
+    }
+    return S_ISCHR(st.st_mode) && stat("/dev/null", &null) == 0 && st.st_rdev == null.st_rdev;
+}
+
+/* Rank 0's descriptor for the job's standard input, in *@fd (and whether it is one of its own
+ * to close, in *@own); all ranks call it. Returns 0, or an error (on rank 0, reported). */
+static int root_stdin(struct sort_job *job, int *fd, int *own)
+{
+    int null = fd_is_null(STDIN_FILENO), others = 1;
+    int mine = job->rank == 0 ? 1 : null;
+    MPI_Allreduce(&mine, &others, 1, MPI_INT, MPI_MIN, job->comm);
+    *fd = STDIN_FILENO;
+    *own = 0;
+    if (job->rank != 0 || !null) {
+        return UTIL_OK; /* forwarded to rank 0, or not under mpirun: its own */
+    }
+    long parent = (long)getppid();
+    if (!parent_is_mpirun(parent)) {
+        return UTIL_OK;
+    }
+    if (!others) {
+        return util_fail(UTIL_EUSAGE, "rank 0: read: mpirun gives standard input to another "
+                                      "rank; sortex reads it on rank 0 (mpirun --stdin 0, or "
+                                      "--stdin none)");
+    }
+    /* mpirun --stdin none: its own standard input, unread. The very descriptor when possible
+     * (a file's offset shared), else one of rank 0's own at the same place. */
+    int flags = parent_fd_flags(parent, 0);
+    if (flags < 0 || (flags & O_ACCMODE) == O_WRONLY) {
+        return UTIL_OK; /* mpirun has none to read: /dev/null, an empty input */
+    }
+    int got = parent_fd_dup(parent, 0);
+    if (got < 0) {
+        char path[64];
+        (void)snprintf(path, sizeof(path), "/proc/%ld/fd/0", parent);
+        got = open(path, O_RDONLY | O_CLOEXEC);
+        off_t pos = (off_t)parent_fd_pos(parent, 0);
+        if (got >= 0 && pos > 0 && lseek(got, pos, SEEK_SET) < 0) {
+            (void)close(got);
+            got = -1;
+        }
+    }
+    if (got < 0) {
+        return util_fail(UTIL_EIO, "rank 0: read: cannot open mpirun's standard input: %s",
+                         strerror(errno));
+    }
+    *fd = got;
+    *own = 1;
+    return UTIL_OK;
+}
+
 int sort_root_load(struct sort_job *job)
 {
     uint64_t msg[2] = {UTIL_OK, 0};
-    if (job->rank == 0) {
-        int err = UTIL_OK;
+    int is_stdin = strcmp(job->in_path, "-") == 0, in_fd = STDIN_FILENO, own = 0;
+    int err = is_stdin ? root_stdin(job, &in_fd, &own) : UTIL_OK;
+    if (err != UTIL_OK) {
+        msg[0] = (uint64_t)(int64_t)err;
+    } else if (job->rank == 0) {
         const char *path = job->in_path;
-        int is_stdin = strcmp(path, "-") == 0;
-        int fd = is_stdin ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC);
+        int fd = is_stdin ? in_fd : open(path, O_RDONLY | O_CLOEXEC);
         uint64_t hint = 0;
         if (fd < 0) {
             err = util_fail(UTIL_EIO, "rank 0: read: cannot open input: %s (%s)",
@@ -199,7 +441,7 @@ int sort_root_load(struct sort_job *job)
                 }
             }
             msg[1] = got > 0 ? (uint64_t)got / job->rsize : 0;
-            if (!is_stdin) {
+            if (!is_stdin || own) {
                 close(fd);
             }
         }
@@ -208,48 +450,6 @@ int sort_root_load(struct sort_job *job)
     MPI_Bcast(msg, 2, MPI_UINT64_T, 0, job->comm);
     job->n_total = msg[1];
     return (int)(int64_t)msg[0]; /* run_phase() agrees and prints rank 0's line */
-}
-
-/*
- * Standard output of rank 0. Under Open MPI's mpirun a rank's standard output is forwarded by
- * mpirun, which writes it to its own standard output; when that is a pipe whose reader has gone
- * (`sortex ... -o - | head`), mpirun takes SIGPIPE on every forwarded block and after ten of
- * them aborts the job, crashing as it does (exit 139, a backtrace, no error line from sortex),
- * while the rank, writing into mpirun, never sees a broken pipe. So when rank 0 was started by
- * mpirun itself on this host (Open MPI names mpirun as the local daemon, and it is the parent
- * process) and mpirun's standard output is a pipe, rank 0 writes into that pipe directly: the
- * data takes one copy less, and a reader that goes away is an EPIPE that rank 0 reports like
- * any write error. Elsewhere (srun, a rank 0 on another host, output to a file or terminal) it
- * writes to its own standard output as usual.
- */
-int sort_root_stdout(void)
-{
-    const char *hnp = util_knob(UTIL_KNOB_HNP_URI)->text;
-    const char *local = util_knob(UTIL_KNOB_DAEMON_URI)->text;
-    if (hnp == NULL || local == NULL || strcmp(hnp, local) != 0) {
-        return STDOUT_FILENO;
-    }
-    char path[64], exe[4096];
-    long parent = (long)getppid();
-    (void)snprintf(path, sizeof(path), "/proc/%ld/exe", parent);
-    ssize_t len = readlink(path, exe, sizeof(exe) - 1);
-    if (len <= 0) {
-        return STDOUT_FILENO;
-    }
-    exe[len] = '\0';
-    const char *base = strrchr(exe, '/');
-    base = base ? base + 1 : exe;
-    if (strcmp(base, "orterun") != 0 && strcmp(base, "mpirun") != 0 &&
-        strcmp(base, "mpiexec") != 0) {
-        return STDOUT_FILENO;
-    }
-    struct stat st;
-    (void)snprintf(path, sizeof(path), "/proc/%ld/fd/1", parent);
-    if (stat(path, &st) != 0 || !S_ISFIFO(st.st_mode)) {
-        return STDOUT_FILENO;
-    }
-    int fd = open(path, O_WRONLY | O_CLOEXEC);
-    return fd >= 0 ? fd : STDOUT_FILENO;
 }
 
 /* All ranks learn whether every one of them got its buffers (ok); a rank that did not has

@@ -12,13 +12,13 @@ int sort_records(struct sort_job *job, uint64_t *src, uint64_t *dst, uint64_t n)
         return UTIL_OK;
     }
     /* n tuples (16 bytes a record) where the scratch records lend the room for the merges. */
-    struct sortex_rec_tuple *tuples =
-        util_alloc_big(sortex_record_tuples(n, job->fmt) * sizeof(*tuples));
+    struct local_rec_tuple *tuples =
+        util_alloc_big(local_record_tuples(n, job->fmt) * sizeof(*tuples));
     if (tuples == NULL) {
         return UTIL_ENOMEM;
     }
     void *sorted = NULL;
-    int err = sortex_record_sort(src, dst, tuples, n, job->fmt, job->threads, &sorted);
+    int err = local_record_sort(src, dst, tuples, n, job->fmt, job->threads, &sorted);
     util_free_big(tuples);
     return err;
 }
@@ -46,13 +46,13 @@ int sort_local(struct sort_job *job)
     if (job->cfg->format && job->cfg->format->to_ordered) {
         job->cfg->format->to_ordered(job->a, job->n_local);
     }
-    struct sortex_local_tuning t;
-    sortex_local_tuning(&t);
+    struct local_tuning t;
+    local_tuning_default(&t);
     t.progress = sort_progress_counter(job);
     sort_progress_measure(job, job->n_local, "keys",
-                          sortex_local_sort_estimate(job->n_local, job->threads));
+                          local_sort_estimate(job->n_local, job->threads));
     uint64_t *sorted = job->a;
-    int err = sortex_local_sort_either(job->a, job->b, job->n_local, job->threads, &t, &sorted);
+    int err = local_sort_either(job->a, job->b, job->n_local, job->threads, &t, &sorted);
     if (err != UTIL_OK) {
         return util_fail(err, "rank %d: local_sort: failed (%llu keys, %d threads)", job->rank,
                          (unsigned long long)job->n_local, job->threads);

@@ -6,7 +6,7 @@
  * time and, where the phase can count its work (bytes read or written, keys sorted), the
  * fraction done, the rate and the time left. A phase whose work is one opaque call (the local
  * sort's single vqsort of a rank's keys) gives an estimate instead, from the rate this process
- * measured for its kernel (sortex_local_sort_estimate()), and says it is one. A reporter
+ * measured for its kernel (local_sort_estimate()), and says it is one. A reporter
  * thread on rank 0 does the printing; the phases only add to an atomic counter.
  */
 #include <pthread.h>
@@ -27,6 +27,7 @@ struct sort_progress {
     int quit;
     /* The running phase; phase < 0 when none. */
     int phase;
+    int external; /* the job runs the external sort (the step labels) */
     double t0;
     uint64_t total;      /* units of the phase; 0 = not counted */
     uint64_t done;       /* units done so far (atomic) */
@@ -51,7 +52,7 @@ static void report(struct sort_progress *p)
     uint64_t done = __atomic_load_n(&p->done, __ATOMIC_RELAXED);
     char line[256];
     char step[16];
-    (void)snprintf(step, sizeof(step), "[%d/%d]", p->phase + 1, SORTEX_PHASE_CHECK);
+    sort_phase_step((enum sortex_phase)p->phase, p->external, step, sizeof(step));
     int n = snprintf(line, sizeof(line), "%s: %-7s %-10s %8.1f s ...", util_progname(), step,
                      sortex_phase_name((enum sortex_phase)p->phase), el);
     if (p->total > 0 && done > 0) {
@@ -145,6 +146,7 @@ void sort_progress_begin(struct sort_job *job, enum sortex_phase phase)
     }
     pthread_mutex_lock(&p->mu);
     p->phase = (int)phase;
+    p->external = job->stats->external;
     p->t0 = util_now();
     p->total = 0;
     p->estimate = 0;
@@ -191,4 +193,18 @@ void sort_progress_end(struct sort_job *job)
     pthread_mutex_lock(&p->mu);
     p->phase = -1;
     pthread_mutex_unlock(&p->mu);
+}
+
+void sort_phase_step(enum sortex_phase phase, int external, char *buf, size_t cap)
+{
+    if (phase == SORTEX_PHASE_CHECK) {
+        (void)snprintf(buf, cap, "[check]"); /* it runs twice, outside the numbering */
+    } else if (external) {
+        /* The external sort: the sample, then its two passes. */
+        (void)snprintf(buf, cap, phase == SORTEX_PHASE_DISTRIBUTE     ? "[pass 1]"
+                                 : phase == SORTEX_PHASE_SORT_BUCKETS ? "[pass 2]"
+                                                                      : "[sample]");
+    } else {
+        (void)snprintf(buf, cap, "[%d/%d]", (int)phase + 1, SORTEX_PHASE_CHECK);
+    }
 }

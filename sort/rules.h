@@ -1,11 +1,12 @@
 /*
- * sort/rules.h: the sort's count rules as pure functions (internal header of sort/).
+ * sort/rules.h: the sort's count rules as pure functions (internal header of sort/; their
+ * bodies are all in sort/rules.c, which makes no MPI call).
  *
  * How many samples the sort draws and where, which sample becomes a splitter, where a splitter
- * cuts a rank's sorted keys, and the (key, position) order that breaks ties. The sample,
- * splitters and bucket phases are written with them, and the schedule simulator (sim/) calls
- * the same functions to model a sort's count matrix without MPI. They carry the module's prefix
- * but are not part of the installed interface (sort/sortex.h).
+ * cuts a rank's sorted elements, the (key, position) order that breaks ties, and the histogram
+ * selection's targets, draws, choices and bracket updates. The phases are written with them,
+ * and the schedule simulator (sim/) calls the same functions to model a sort without MPI or
+ * data. Internal: not part of the installed interface (sort/sortex.h).
  */
 #ifndef SORTEX_SORT_RULES_H
 #define SORTEX_SORT_RULES_H
@@ -18,20 +19,20 @@
  * The default oversampling factor for P ranks and imbalance bound epsilon (> 0): the smallest
  * that guarantees it, ceil((P+1)/epsilon), and at least 256.
  */
-uint64_t sortex_default_oversample(int p, double epsilon);
+uint64_t sort_default_oversample(int p, double epsilon);
 
 /** --balance auto takes the regular sample while it all-gathers at most this many bytes a
  * rank: below, one all-gather beats the histogram's rounds (measured 0.13 against 0.2 ms at
  * P = 2, 0.8 against 2.0 ms at P = 8 on 2^22 keys a rank); beyond, its P^2 growth loses. */
-#define SORTEX_AUTO_SAMPLE_BYTES ((uint64_t)1 << 20)
+#define SORT_AUTO_SAMPLE_BYTES ((uint64_t)1 << 20)
 
 /**
  * The selection a sort of @p ranks runs for the asked @balance: @balance itself, or for
  * SORTEX_BALANCE_AUTO the regular sample when its P S (key, position) pairs (S = @oversample,
- * or sortex_default_oversample(p, @epsilon) when 0) take at most SORTEX_AUTO_SAMPLE_BYTES, else
+ * or sort_default_oversample(p, @epsilon) when 0) take at most SORT_AUTO_SAMPLE_BYTES, else
  * SORTEX_BALANCE_EPS.
  */
-enum sortex_balance sortex_balance_resolve(enum sortex_balance balance, int p, double epsilon,
+enum sortex_balance sort_balance_resolve(enum sortex_balance balance, int p, double epsilon,
                                            uint64_t oversample);
 
 /**
@@ -40,31 +41,75 @@ enum sortex_balance sortex_balance_resolve(enum sortex_balance balance, int p, d
  * every rank rounds its share up, so the gathered sample holds up to T + P (key, position)
  * pairs, 2 (T + P) words, and MPI counts them in an int.
  */
-int sortex_sample_total(uint64_t oversample, int p, uint64_t *total);
+int sort_sample_total(uint64_t oversample, int p, uint64_t *total);
 
 /**
  * Samples a rank holding @m of the @n keys draws from a total of @total: its proportional share
  * ceil(T m / n), at most m (0 when n = 0).
  */
-uint64_t sortex_sample_count(uint64_t total, uint64_t m, uint64_t n);
+uint64_t sort_sample_count(uint64_t total, uint64_t m, uint64_t n);
 
 /** Index in the rank's @m sorted keys of its sample @k of @s: floor((2k + 1) m / (2 s)), the
  * centre of the k-th of s equal gaps. Needs k < s <= m. */
-uint64_t sortex_sample_index(uint64_t k, uint64_t s, uint64_t m);
+uint64_t sort_sample_index(uint64_t k, uint64_t s, uint64_t m);
 
-/** Order of (key, position) pairs a and b: negative, 0 or positive, as for qsort(). */
-int sortex_tuple_order(uint64_t akey, uint64_t apos, uint64_t bkey, uint64_t bpos);
+/*
+ * The tie-break: every element is made distinct by its global position (rank r's slice of the
+ * input order starts at position offset_r), and the sort orders elements by (key, position),
+ * so equal keys split evenly between ranks and leave in input order. One encoding for each
+ * kind of element, and one comparator set:
+ *   numbers: struct sort_tuple, the ordered key and the position, laid out as Highway's 128-bit
+ *            number (low word first) so that local_vqsort_u128() sorts an array of them;
+ *   records: a blob of sort_blob_words(K) words: the K key bytes zero padded to whole words,
+ *            then the position (a whole key compares with memcmp, then the position).
+ */
+struct sort_tuple {
+    uint64_t pos;
+    uint64_t key;
+};
+
+/** Order of tuples a and b: negative, 0 or positive, as for qsort(). */
+int sort_tuple_order(const struct sort_tuple *a, const struct sort_tuple *b);
+
+/** qsort() comparator over struct sort_tuple. */
+int sort_tuple_cmp(const void *x, const void *y);
+
+/** Words of a record's blob with a @key_size-byte key: ceil(K / 8) + 1. */
+static inline size_t sort_blob_words(size_t key_size)
+{
+    return (key_size + 7) / 8 + 1;
+}
+
+/** Order of two blobs of keys of @key_size bytes: negative, 0 or positive. */
+int sort_blob_order(const uint64_t *a, const uint64_t *b, size_t key_size);
+
+/** qsort_r() comparator over blobs; @arg points to the key size (a size_t). */
+int sort_blob_cmp(const void *x, const void *y, void *arg);
+
+/** Fills @blob from the key at @key (@key_size bytes) and position @pos. */
+void sort_blob_make(uint64_t *blob, const void *key, size_t key_size, uint64_t pos);
+
+/** Order of a record's key at @key (@key_size bytes) with position @pos against @blob. */
+int sort_key_blob_order(const void *key, size_t key_size, uint64_t pos, const uint64_t *blob);
 
 /** Index in the sorted sample of @t > 0 pairs of splitter @j of @p (1 <= j < p): floor(j t / P). */
-uint64_t sortex_splitter_index(int j, uint64_t t, int p);
+uint64_t sort_splitter_index(int j, uint64_t t, int p);
 
 /**
  * Keys of a rank below the splitter (@key, @pos) in (key, position) order: the rank holds @m
  * sorted keys at @keys whose first has global position @offset. Bucket j of the rank is the range
  * between the boundaries of splitters j - 1 and j. O(log m).
  */
-uint64_t sortex_bucket_boundary(const uint64_t *keys, uint64_t m, uint64_t offset, uint64_t key,
-                                uint64_t pos);
+uint64_t sort_bucket_boundary(const uint64_t *keys, uint64_t m, uint64_t offset, uint64_t key,
+                              uint64_t pos);
+
+/**
+ * The same for records: @m sorted records of @rsize bytes at @recs, keys of @key_size bytes at
+ * @key_offset, against the splitter @blob. O(log m) key comparisons.
+ */
+uint64_t sort_bucket_boundary_records(const void *recs, uint64_t m, size_t rsize,
+                                      size_t key_offset, size_t key_size, uint64_t offset,
+                                      const uint64_t *blob);
 
 /*
  * Splitters by histogram (--balance eps and exact, sort/select.c): splitter j of P should have
@@ -72,44 +117,44 @@ uint64_t sortex_bucket_boundary(const uint64_t *keys, uint64_t m, uint64_t offse
  */
 
 /** Candidates the histogram selection draws per unresolved splitter and round. */
-#define SORTEX_SPLIT_SAMPLES 8
+#define SORT_SPLIT_SAMPLES 8
 
-/** Candidates a round may draw in all before it stops short of SORTEX_SPLIT_SAMPLES each:
+/** Candidates a round may draw in all before it stops short of SORT_SPLIT_SAMPLES each:
  * rounds cost latency, not volume, below this (a 16 KiB all-gather of tuples). */
-#define SORTEX_SPLIT_BUDGET 1024
+#define SORT_SPLIT_BUDGET 1024
 
 /** Candidates expected in a splitter's window when its bracket draws: the chance of none is
  * about e^-4 = 2%, so a round settles nearly every window it can reach. */
-#define SORTEX_SPLIT_HITS 4
+#define SORT_SPLIT_HITS 4
 
 /**
  * Candidates a bracket of @mass elements asks for when @open splitters are unresolved and
  * @sharing brackets span its range (every open one in the first round, where each is the whole
- * input and all share the draws; 1 after): SORTEX_SPLIT_HITS in its splitter's window of
- * 2 @tol + 1, its share of them when it shares; at least SORTEX_SPLIT_SAMPLES, at most that or
- * SORTEX_SPLIT_BUDGET / @open, whichever is more (exact targets, tol 0, take the budget).
+ * input and all share the draws; 1 after): SORT_SPLIT_HITS in its splitter's window of
+ * 2 @tol + 1, its share of them when it shares; at least SORT_SPLIT_SAMPLES, at most that or
+ * SORT_SPLIT_BUDGET / @open, whichever is more (exact targets, tol 0, take the budget).
  */
-uint64_t sortex_split_want(uint64_t open, uint64_t mass, uint64_t tol, uint64_t sharing);
+uint64_t sort_split_want(uint64_t open, uint64_t mass, uint64_t tol, uint64_t sharing);
 
 /** A bracket of at most this many elements is sampled whole: its target is found exactly. */
-#define SORTEX_SPLIT_WHOLE (4 * SORTEX_SPLIT_SAMPLES)
+#define SORT_SPLIT_WHOLE (4 * SORT_SPLIT_SAMPLES)
 
 /** The global rank splitter @j of @p (1 <= j < p) aims at among @n elements: floor(j n / p),
  * so that rank r receives floor((r+1) n/p) - floor(r n/p) elements, floor or ceil of n/p. */
-uint64_t sortex_split_target(int j, uint64_t n, int p);
+uint64_t sort_split_target(int j, uint64_t n, int p);
 
 /**
  * How far from its target a splitter's global rank may be: 0 for exact balance, else
  * floor(eps n / (2 p)), so that every rank receives at most n/p + 1 + eps n/p elements.
  */
-uint64_t sortex_split_tolerance(uint64_t n, int p, double eps, int exact);
+uint64_t sort_split_tolerance(uint64_t n, int p, double eps, int exact);
 
 /**
  * The probability with which each element of a bracket of @mass elements is drawn, for
  * @want candidates in it: want / mass, and 1 (every element) for a bracket of at most
- * SORTEX_SPLIT_WHOLE elements or when want >= mass.
+ * SORT_SPLIT_WHOLE elements or when want >= mass.
  */
-double sortex_split_density(uint64_t mass, uint64_t want);
+double sort_split_density(uint64_t mass, uint64_t want);
 
 /**
  * Round step 4 for one splitter: among @c candidates whose global ranks @rank ascend, with
@@ -117,29 +162,29 @@ double sortex_split_density(uint64_t mass, uint64_t want);
  * window [t - tol, t + tol] holds one (the nearest to t, the lower on a tie); else 0, with the
  * nearest candidate below the window in *@below and above it in *@above (@c for none).
  */
-int sortex_split_choose(const uint64_t *rank, uint64_t c, uint64_t t, uint64_t tol,
+int sort_split_choose(const uint64_t *rank, uint64_t c, uint64_t t, uint64_t tol,
                         uint64_t *take, uint64_t *below, uint64_t *above);
 
 /** The most candidates one bracket asks for in a round. */
-#define SORTEX_SPLIT_WANT_MAX ((uint64_t)1 << 31)
+#define SORT_SPLIT_WANT_MAX ((uint64_t)1 << 31)
 
 /**
  * Candidates an unresolved bracket of @mass elements asks for in the next round: @base
- * (sortex_split_want() of the splitters still open) when the last round @narrowed it, else
- * twice its last @want (at most the mass and SORTEX_SPLIT_WANT_MAX, at least @base).
+ * (sort_split_want() of the splitters still open) when the last round @narrowed it, else
+ * twice its last @want (at most the mass and SORT_SPLIT_WANT_MAX, at least @base).
  */
-uint64_t sortex_split_next_want(int narrowed, uint64_t mass, uint64_t want, uint64_t base);
+uint64_t sort_split_next_want(int narrowed, uint64_t mass, uint64_t want, uint64_t base);
 
 /** One bracket's range in a round's draw: [lo, hi) with the probability @density per element
  * (local indices in the sort, global ranks in the model); @skip leaves it out. */
-struct sortex_split_range {
+struct sort_split_range {
     uint64_t lo, hi;
     double density;
     int skip;
 };
 
 /** What receives the draws: called with each drawn index in ascending order; non-zero stops. */
-typedef int sortex_split_emit_fn(void *arg, uint64_t index);
+typedef int sort_split_emit_fn(void *arg, uint64_t index);
 
 /**
  * Round step 1: draws from the union of the @n ranges (both ends ascending with the index, as
@@ -147,10 +192,57 @@ typedef int sortex_split_emit_fn(void *arg, uint64_t index);
  * over it (every index where that reaches 1), by geometric skips from the splitmix64 generator
  * *@rng. Returns 0, or the first non-zero value @emit returned.
  */
-int sortex_split_draw(const struct sortex_split_range *r, size_t n, uint64_t *rng,
-                      sortex_split_emit_fn *emit, void *arg);
+int sort_split_draw(const struct sort_split_range *r, size_t n, uint64_t *rng,
+                      sort_split_emit_fn *emit, void *arg);
 
 /** The generator state of round @round on rank @rank: the same on every run. */
-uint64_t sortex_split_seed(int round, int rank);
+uint64_t sort_split_seed(int round, int rank);
+
+/** The search state of one splitter, identical on every rank (a rank's own counts of its
+ * elements inside the bracket are the caller's). */
+struct sort_bracket {
+    uint64_t g_lo, g_hi; /* global: elements at or below the lower end, below the upper end */
+    uint64_t want;       /* candidates to draw in it this round */
+    uint8_t done;        /* resolved: the splitter is set */
+    uint8_t narrowed;    /* the last round narrowed it */
+};
+
+/**
+ * Before the first round, the brackets of the @p - 1 splitters of @n elements with window
+ * half-width @tol: every bracket the whole input, all sharing the first draw; all done when
+ * n = 0. Returns the splitters left open.
+ */
+uint64_t sort_split_start(struct sort_bracket *br, int p, uint64_t n, uint64_t tol);
+
+/**
+ * A round's draw ranges, into @r[0..p-1): bracket j over [@lo[j], @hi[j]) (a rank's own
+ * counts; NULL: the global ends, as the model draws) with the density of its want and mass.
+ */
+void sort_split_ranges(const struct sort_bracket *br, int p, const uint64_t *lo,
+                       const uint64_t *hi, struct sort_split_range *r);
+
+/** What a bracket did in round step 4, for the caller's own state (sort_split_update()). */
+enum sort_split_event {
+    SORT_SPLIT_TAKE,  /* splitter j takes candidate c */
+    SORT_SPLIT_LOWER, /* bracket j's lower end moved to candidate c */
+    SORT_SPLIT_UPPER, /* bracket j's upper end moved to candidate c */
+    SORT_SPLIT_EVENT_COUNT
+};
+
+/** Receives each event of sort_split_update(): splitter @j (0-based), candidate @c. */
+typedef void sort_split_event_fn(void *arg, int j, enum sort_split_event what, uint64_t c);
+
+/**
+ * Round step 4 for every open splitter of @p, the one rule the sort and both replays of it
+ * follow (Harsh, Kale and Solomonik, section 4): among the round's @c candidates whose global
+ * ranks @rank ascend, a splitter with one in its window (sort_split_choose()) takes it;
+ * otherwise its bracket narrows to the nearest candidates either side of the window, where
+ * they narrow it. Then every open bracket sets its want for the next round
+ * (sort_split_want(), sort_split_next_want()). @ev (may be NULL) hears every take and every
+ * end that moved, in splitter order, the lower end before the upper. Returns the splitters
+ * left open.
+ */
+uint64_t sort_split_update(struct sort_bracket *br, int p, uint64_t n, uint64_t tol,
+                           const uint64_t *rank, uint64_t c, sort_split_event_fn *ev, void *arg);
 
 #endif

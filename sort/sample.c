@@ -25,75 +25,11 @@
 #include "util/alloc.h"
 #include "util/util.h"
 
-enum sortex_balance sortex_balance_resolve(enum sortex_balance balance, int p, double epsilon,
-                                           uint64_t oversample)
-{
-    if (balance != SORTEX_BALANCE_AUTO) {
-        return balance;
-    }
-    uint64_t s = oversample ? oversample : sortex_default_oversample(p, epsilon);
-    unsigned __int128 bytes = (unsigned __int128)s * (unsigned)p * 2 * sizeof(uint64_t);
-    return bytes <= SORTEX_AUTO_SAMPLE_BYTES ? SORTEX_BALANCE_SAMPLE : SORTEX_BALANCE_EPS;
-}
-
-int sortex_sample_total(uint64_t oversample, int p, uint64_t *total)
-{
-    unsigned __int128 t = (unsigned __int128)oversample * (unsigned)p;
-    if ((t + (unsigned)p) * 2 > INT_MAX) {
-        return UTIL_EUSAGE;
-    }
-    *total = (uint64_t)t;
-    return UTIL_OK;
-}
-
-uint64_t sortex_sample_count(uint64_t total, uint64_t m, uint64_t n)
-{
-    if (n == 0) {
-        return 0;
-    }
-    uint64_t s = (uint64_t)(((unsigned __int128)total * m + n - 1) / n);
-    return s < m ? s : m;
-}
-
-uint64_t sortex_sample_index(uint64_t k, uint64_t s, uint64_t m)
-{
-    return (uint64_t)(((unsigned __int128)(2 * k + 1) * m) / (2 * s));
-}
-
-int sortex_tuple_order(uint64_t akey, uint64_t apos, uint64_t bkey, uint64_t bpos)
-{
-    if (akey != bkey) {
-        return akey < bkey ? -1 : 1;
-    }
-    return (apos > bpos) - (apos < bpos);
-}
-
-int sort_tuple_cmp(const void *x, const void *y)
-{
-    const struct sort_tuple *a = x, *b = y;
-    return sortex_tuple_order(a->key, a->pos, b->key, b->pos);
-}
-
-/* Records: the order of two sample blobs (key bytes, then the position word). */
-static int blob_cmp(const void *x, const void *y, void *arg)
-{
-    const struct sort_job *job = arg;
-    int c = memcmp(x, y, job->fmt->key_size);
-    if (c != 0) {
-        return c;
-    }
-    uint64_t a = ((const uint64_t *)x)[job->blob_words - 1];
-    uint64_t b = ((const uint64_t *)y)[job->blob_words - 1];
-    return (a > b) - (a < b);
-}
-
 /* Records: the sample blob of element idx of job->a. */
 static void make_blob(const struct sort_job *job, uint64_t idx, uint64_t *blob)
 {
     const unsigned char *rec = (const unsigned char *)sort_elem(job, job->a, idx);
-    memset(blob, 0, job->blob_words * sizeof(uint64_t));
-    memcpy(blob, rec + job->fmt->key_offset, job->fmt->key_size);
-    blob[job->blob_words - 1] = job->offset + idx;
+    sort_blob_make(blob, rec + job->fmt->key_offset, job->fmt->key_size, job->offset + idx);
 }
 
 int sort_sample(struct sort_job *job)
@@ -105,13 +41,13 @@ int sort_sample(struct sort_job *job)
     /* This rank's share of the T samples, drawn at the centres of equal gaps. The refusal is
      * the same on every rank, so all return here together and rank 0 alone says why. */
     uint64_t total = 0;
-    if (sortex_sample_total(job->oversample, p, &total) != UTIL_OK) {
+    if (sort_sample_total(job->oversample, p, &total) != UTIL_OK) {
         return job->rank == 0 ? util_fail(UTIL_EUSAGE,
                                           "sample: %llu samples are too many (--oversample)",
                                           (unsigned long long)job->oversample * (unsigned)p)
                               : UTIL_EUSAGE;
     }
-    uint64_t s = sortex_sample_count(total, job->n_local, job->n_total);
+    uint64_t s = sort_sample_count(total, job->n_local, job->n_total);
     /* Words one sample takes: a tuple's two, or a record's blob. */
     const size_t sw = job->fmt != NULL ? job->blob_words : 2;
     int *counts = util_malloc(2 * (size_t)p * sizeof(int));
@@ -130,7 +66,7 @@ int sort_sample(struct sort_job *job)
     }
     int *displs = counts + p;
     for (uint64_t k = 0; k < s; k++) {
-        uint64_t idx = sortex_sample_index(k, s, job->n_local);
+        uint64_t idx = sort_sample_index(k, s, job->n_local);
         if (job->fmt != NULL) {
             make_blob(job, idx, (uint64_t *)mine + k * sw);
         } else {
@@ -174,7 +110,8 @@ int sort_sample(struct sort_job *job)
         MPI_Allgatherv(mine, mycount, MPI_UINT64_T, all, counts, displs, MPI_UINT64_T,
                        job->comm);
         if (job->fmt != NULL) {
-            qsort_r(all, job->nsample, sw * sizeof(uint64_t), blob_cmp, job);
+            qsort_r(all, job->nsample, sw * sizeof(uint64_t), sort_blob_cmp,
+                    (void *)&job->fmt->key_size);
         } else {
             qsort(all, job->nsample, sizeof(struct sort_tuple), sort_tuple_cmp);
         }

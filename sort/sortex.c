@@ -1,511 +1,60 @@
 /*
- * sort/sortex.c: the sample sort orchestrator.
+ * sort/sortex.c: the sample sort's orchestrator, the three entry points of sort/sortex.h as
+ * lists of phases (each phase in a file of its own, their shared state and helpers in
+ * sort/job.c):
  *
- * Scheme (regular-sampling sample sort; cf. Bader, Helman and JaJa, "Practical parallel
- * algorithms for personalized communication and integer sorting", ACM JEA 1996, [BHJ96] in the
- * README, whose input family the benchmarks use): each rank sorts its keys locally, draws
- * evenly spaced samples in proportion to how many keys it holds, all ranks gather the samples
- * and pick P-1 splitters at regular sample ranks, every rank splits its sorted keys at the
- * splitters (binary search), an exchange back-end sends bucket j to rank j, and each rank
- * merges the P sorted runs it receives. Cost per rank: O((n/P) log(n/P)) local work, one
- * all-gather of P*S samples, one irregular all-to-all moving each key once.
+ *   file:      read -> local_sort -> sample -> splitters -> bucket -> exchange -> finish ->
+ *              write; or, when some rank's share does not fit its memory, the external sort
+ *              (sort/ext.c): sample -> distribute -> sort_buckets;
+ *   in memory: local_sort -> sample -> splitters -> bucket -> exchange -> finish.
  *
- * Every phase is timed. After every phase the ranks agree on success (one small all-reduce),
- * so a failure on one rank stops all of them cleanly instead of leaving the others in a
- * collective that will never complete.
+ * Scheme (a sample sort; Bader, Helman and JaJa, "Practical parallel algorithms for
+ * personalized communication and integer sorting", ACM JEA 1996, [BHJ96] in the README, whose
+ * input family the benchmarks use): each rank sorts its elements locally; P-1 splitters in
+ * (key, position) order divide them, every rank cuts its sorted elements at the splitters
+ * (binary search), an exchange back-end (exchange/) takes bucket j to rank j, and each rank
+ * merges (or re-sorts) the P sorted runs it receives. The splitters come from one of two
+ * selections (--balance, sort_balance_resolve() in sort/rules.c): the regular sample of Shi
+ * and Schaeffer's PSRS (sort/sample.c, sort/splitters.c), all-gathered once, while it takes at
+ * most 1 MiB a rank (up to about 80 ranks at epsilon 0.1), and beyond that the histogram
+ * selection of Harsh, Kale and Solomonik (sort/select.c), whose rounds gather O(P) words a rank.
+ * Cost per rank: O((n/P) log(n/P)) local work, the selection, one irregular all-to-all moving
+ * each element once.
+ *
+ * Every phase is timed (sort_run_phase()). Before the first, the ranks agree on the arguments
+ * (sort/args.c); after every phase they agree on success (one small all-reduce), so a failure
+ * on one rank stops all of them cleanly instead of leaving the others in a collective that
+ * will never complete.
  */
-#include "sort/sortex.h"
-
-#include <errno.h>
-#include <sched.h>
-#include <limits.h>
-#include <math.h>
-#include <omp.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
-#include <unistd.h>
 
+#include "sort/ext.h"
 #include "sort/internal.h"
 #include "util/alloc.h"
-#include "util/knobs.h"
 #include "util/util.h"
-
-/* The public error codes are the library's own, which every phase returns. */
-#define SAME_CODE(a, b) ((int)(a) == (int)(b))
-_Static_assert(SAME_CODE(SORTEX_OK, UTIL_OK) && SAME_CODE(SORTEX_EUSAGE, UTIL_EUSAGE) &&
-                   SAME_CODE(SORTEX_EIO, UTIL_EIO) && SAME_CODE(SORTEX_ENOMEM, UTIL_ENOMEM) &&
-                   SAME_CODE(SORTEX_EMPI, UTIL_EMPI) && SAME_CODE(SORTEX_EINJECT, UTIL_EINJECT) &&
-                   SAME_CODE(SORTEX_ECHECK, UTIL_ECHECK),
-               "enum sortex_error and enum util_err differ");
-#undef SAME_CODE
-
-static const char *const phase_names[SORTEX_PHASE_COUNT] = {
-    "read", "local_sort", "sample", "splitters", "bucket", "exchange", "finish", "write", "check",
-};
-
-const char *sortex_version(void)
-{
-    return SORTEX_VERSION;
-}
-
-const char *sortex_phase_name(enum sortex_phase phase)
-{
-    return (unsigned)phase < SORTEX_PHASE_COUNT ? phase_names[phase] : NULL;
-}
-
-void sortex_config_default(struct sortex_config *cfg)
-{
-    memset(cfg, 0, sizeof(*cfg));
-}
-
-const struct exchange_ops *sortex_exchange_find(const char *name)
-{
-    return name != NULL ? exchange_find(name) : NULL;
-}
-
-const char *sortex_exchange_name(int i)
-{
-    const struct exchange_ops *const *list = exchange_list();
-    for (int j = 0; list[j] != NULL; j++) {
-        if (j == i) {
-            return list[j]->name;
-        }
-    }
-    return NULL;
-}
-
-const struct util_format *sortex_format_find(const char *name)
-{
-    return name != NULL ? util_format_find(name) : NULL;
-}
-
-int sortex_format_layout(size_t record_size, size_t key_offset, size_t key_size,
-                         const struct util_format **out)
-{
-    *out = NULL;
-    /* util_format_layout()'s rules, checked here first: it would print. */
-    if (record_size == 0 || record_size > UTIL_RECORD_MAX || key_size == 0 ||
-        key_offset > record_size || key_size > record_size - key_offset) {
-        return SORTEX_EUSAGE;
-    }
-    struct util_format *f = util_malloc(sizeof(*f));
-    if (f == NULL) {
-        return SORTEX_ENOMEM;
-    }
-    (void)util_format_layout(record_size, key_offset, key_size, f);
-    *out = f;
-    return SORTEX_OK;
-}
-
-void sortex_format_free(const struct util_format *format)
-{
-    /* Only layouts are the caller's; the named formats are static. */
-    for (const struct util_format *const *f = util_format_list(); *f != NULL; f++) {
-        if (*f == format) {
-            return;
-        }
-    }
-    util_free((void *)(uintptr_t)format);
-}
-
-size_t sortex_record_size(const struct util_format *format)
-{
-    return format != NULL ? format->record_size : sizeof(uint64_t);
-}
-
-uint64_t *sortex_alloc_keys(uint64_t n)
-{
-    if (n > SIZE_MAX / sizeof(uint64_t)) {
-        return NULL;
-    }
-    return util_alloc_big((size_t)n * sizeof(uint64_t));
-}
-
-void sortex_free_keys(uint64_t *keys)
-{
-    util_free_big(keys);
-}
-
-void *sortex_alloc_records(const struct util_format *format, uint64_t n)
-{
-    size_t stride = sortex_record_size(format);
-    if (n > SIZE_MAX / stride) {
-        return NULL;
-    }
-    return util_alloc_big((size_t)n * stride);
-}
-
-void sortex_free_records(void *records)
-{
-    util_free_big(records);
-}
-
-int sort_injected(const struct sort_job *job, enum sortex_phase phase)
-{
-    const struct util_knob_value *v = util_knob(UTIL_KNOB_FAIL); /* PHASE[:RANK] */
-    if (!v->valid || strcmp(v->word, phase_names[phase]) != 0 ||
-        (v->nargs > 0 && v->arg[0] != job->rank)) {
-        return UTIL_OK;
-    }
-    return util_fail(UTIL_EINJECT, "rank %d: %s: injected failure (SORTEX_FAIL=%s)", job->rank,
-                     phase_names[phase], v->text);
-}
-
-void sort_stall_at(const struct sort_job *job, const char *point)
-{
-    const struct util_knob_value *v = util_knob(UTIL_KNOB_STALL); /* POINT:RANK:SECONDS */
-    if (!v->valid || v->nargs != 2 || strcmp(v->word, point) != 0 || v->arg[0] != job->rank ||
-        v->arg[1] < 0) {
-        return;
-    }
-    int seconds = (int)v->arg[1];
-    fprintf(stderr, "%s: rank %d pid %ld stalling %d s in %s\n", util_progname(), job->rank,
-            (long)getpid(), seconds, point);
-    fflush(stderr);
-    sleep((unsigned)seconds);
-}
-
-/* The resident count of buffer @buf (&job->a or &job->b). */
-static uint64_t *touched_of(struct sort_job *job, uint64_t **buf)
-{
-    return buf == &job->a ? &job->touched_a : &job->touched_b;
-}
-
-int sort_reserve_room(struct sort_job *job, uint64_t **buf, uint64_t *cap, uint64_t room,
-                      uint64_t touch)
-{
-    uint64_t other = (buf == &job->a) ? job->cap_b : job->cap_a;
-    uint64_t limit = job->cfg->mem_limit;
-    uint64_t esize = job->rsize;
-    if (limit != 0 && (room + other) * esize > limit) {
-        return util_fail(UTIL_ENOMEM,
-                         "rank %d: %s buffers of %llu bytes exceed --mem-limit (%llu bytes)",
-                         job->rank, job->fmt ? "record" : "key",
-                         (unsigned long long)((room + other) * esize), (unsigned long long)limit);
-    }
-    /* The old buffer's contents are never kept (every caller grows a buffer whose elements are
-     * done with): freed first, so that old and new never coexist. */
-    sortex_free_keys(*buf);
-    *buf = NULL;
-    *cap = 0;
-    *touched_of(job, buf) = 0;
-    uint64_t *p = room <= SIZE_MAX / esize ? util_alloc_big((size_t)(room * esize)) : NULL;
-    if (p == NULL) {
-        return util_fail(UTIL_ENOMEM, "rank %d: out of memory for %llu %s", job->rank,
-                         (unsigned long long)room, job->fmt ? "records" : "keys");
-    }
-    *buf = p;
-    *cap = room;
-    return sort_reserve(job, buf, cap, touch < room ? touch : room);
-}
-
-int sort_reserve(struct sort_job *job, uint64_t **buf, uint64_t *cap, uint64_t n)
-{
-    if (*cap < n || *buf == NULL) {
-        return sort_reserve_room(job, buf, cap, n, n);
-    }
-    /* Fault the pages in now, all threads at once, on huge pages. Memory first touched by
-     * another process's copy into it (Open MPI's single-copy transfers, CMA) was measured
-     * here at 1.6-2.4 s for 128 MiB, against 0.1 s for the same exchange into touched
-     * memory: those faults are taken 4 KiB at a time inside the kernel's copy. Only what is
-     * not resident yet: the rest of the room costs no memory until it is asked for. */
-    uint64_t *touched = touched_of(job, buf);
-    if (*touched < n) {
-        util_pretouch((unsigned char *)*buf + *touched * job->rsize, (n - *touched) * job->rsize,
-                      job->threads);
-        *touched = n;
-    }
-    return UTIL_OK;
-}
-
-void sort_swap_buffers(struct sort_job *job)
-{
-    uint64_t *p = job->a, cap = job->cap_a, touched = job->touched_a;
-    job->a = job->b;
-    job->cap_a = job->cap_b;
-    job->touched_a = job->touched_b;
-    job->b = p;
-    job->cap_b = cap;
-    job->touched_b = touched;
-}
-
-/*
- * Threads per rank by default, the first that applies: OMP_NUM_THREADS when the user set it;
- * Slurm's CPUs per task (srun -c, SLURM_CPUS_PER_TASK); otherwise the CPUs this rank may run
- * on (its affinity mask, which taskset, mpirun --bind-to, srun and cgroups narrow) shared by
- * the ranks of this node whose masks overlap it. Collective over @comm.
- */
-static int default_threads(MPI_Comm comm)
-{
-    cpu_set_t mine;
-    int cpus = 0, sharers = 1;
-    if (sched_getaffinity(0, sizeof(mine), &mine) == 0) {
-        cpus = CPU_COUNT(&mine);
-    } else {
-        CPU_ZERO(&mine);
-    }
-    cpus = cpus > 0 ? cpus : omp_get_num_procs();
-    /* Every rank takes part in the node's gather, whatever it decides. */
-    MPI_Comm node;
-    if (MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) == MPI_SUCCESS) {
-        int local = 1, me = 0;
-        MPI_Comm_size(node, &local);
-        MPI_Comm_rank(node, &me);
-        cpu_set_t *all = util_malloc((size_t)local * sizeof(*all));
-        int ok = all != NULL;
-        MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, node);
-        sharers = local; /* no room to look: assume they all share */
-        if (ok) {
-            MPI_Allgather(&mine, (int)sizeof(mine), MPI_BYTE, all, (int)sizeof(mine), MPI_BYTE,
-                          node);
-            sharers = 0;
-            for (int r = 0; r < local; r++) {
-                cpu_set_t both;
-                CPU_AND(&both, &mine, &all[r]);
-                sharers += r == me || CPU_COUNT(&both) > 0;
-            }
-        }
-        util_free(all);
-        MPI_Comm_free(&node);
-    }
-    int t;
-    if (util_knob(UTIL_KNOB_OMP_THREADS)->set) {
-        t = omp_get_max_threads();
-    } else if (util_knob(UTIL_KNOB_SLURM_CPUS)->valid) {
-        t = (int)util_knob_u64(UTIL_KNOB_SLURM_CPUS);
-    } else {
-        t = cpus / (sharers > 0 ? sharers : 1);
-    }
-    return t > 0 ? t : 1;
-}
-
-int sort_agree(const struct sort_job *job, int err)
-{
-    /* The most severe (lowest) code, and the lowest rank holding an error line. */
-    int v[2] = {err, util_report_pending() ? job->rank : INT_MAX};
-    if (MPI_Allreduce(MPI_IN_PLACE, v, 2, MPI_INT, MPI_MIN, job->comm) != MPI_SUCCESS) {
-        util_report_release(true);
-        return UTIL_EMPI;
-    }
-    util_report_release(v[1] == job->rank);
-    return v[0];
-}
-
-/* Runs one phase: times it, checks the injection hook, agrees, reports progress. */
-static int run_phase(struct sort_job *job, enum sortex_phase phase, int (*fn)(struct sort_job *))
-{
-    sort_stall_at(job, phase_names[phase]);
-    sort_progress_begin(job, phase);
-    double t0 = util_now();
-    int err = fn(job);
-    sort_progress_end(job);
-    if (err == UTIL_OK) {
-        err = sort_injected(job, phase);
-    }
-    job->stats->phase_seconds[phase] += util_now() - t0;
-    err = sort_agree(job, err);
-    if (job->cfg->progress && job->rank == 0) {
-        char step[16] = "[check]"; /* the self-check runs twice, outside the numbering */
-        if (phase != SORTEX_PHASE_CHECK) {
-            (void)snprintf(step, sizeof(step), "[%d/%d]", (int)phase + 1, SORTEX_PHASE_CHECK);
-        }
-        fprintf(stderr, "%s: %-7s %-10s %8.3f s%s\n", util_progname(), step, phase_names[phase],
-                job->stats->phase_seconds[phase], err ? "  (failed)" : "");
-    }
-    return err;
-}
-
-/* Sets up what every sort needs: the private communicator, threads, epsilon, the back-end.
- * cfg and stats may be NULL (defaults, no stats). All ranks agree on the outcome. */
-static int job_init(struct sort_job *job, MPI_Comm comm, const struct sortex_config *cfg,
-                    struct sortex_stats *stats)
-{
-    memset(job, 0, sizeof(*job));
-    util_report_defer(true); /* one failure, one line: see sort_agree() */
-    if (cfg == NULL) {
-        sortex_config_default(&job->cfg_default);
-        cfg = &job->cfg_default;
-    }
-    stats = stats ? stats : &job->stats_local;
-    memset(stats, 0, sizeof(*stats));
-    job->cfg = cfg;
-    job->stats = stats;
-    if (MPI_Comm_dup(comm, &job->comm) != MPI_SUCCESS) {
-        job->comm = MPI_COMM_NULL;
-        return util_fail(UTIL_EMPI, "MPI_Comm_dup failed");
-    }
-    MPI_Comm_rank(job->comm, &job->rank);
-    MPI_Comm_size(job->comm, &job->size);
-    job->exchange = cfg->exchange ? cfg->exchange : exchange_list()[0];
-    job->rsize = sizeof(uint64_t);
-    job->mem_type = MPI_UINT64_T;
-    const struct util_format *f = cfg->format;
-    if (f != NULL && f->byte_key) {
-        job->fmt = f;
-        job->rsize = f->record_size;
-        job->blob_words = (f->key_size + 7) / 8 + 1;
-        MPI_Type_contiguous((int)f->record_size, MPI_BYTE, &job->mem_type);
-        MPI_Type_commit(&job->mem_type);
-    }
-    job->threads = cfg->threads > 0 ? cfg->threads : default_threads(job->comm);
-    job->epsilon = cfg->epsilon > 0 ? cfg->epsilon : 0.1;
-    job->balance = sortex_balance_resolve(cfg->balance, job->size, job->epsilon, cfg->oversample);
-    stats->balance = job->balance;
-    stats->threads = job->threads;
-    stats->check = cfg->check ? "passed" : "off";
-    size_t p = (size_t)job->size;
-    job->send_counts = util_calloc(p, sizeof(uint64_t));
-    job->recv_counts = util_calloc(p, sizeof(uint64_t));
-    job->splitters = util_calloc(p, sizeof(struct sort_tuple));
-    int err = UTIL_OK;
-    if (!job->send_counts || !job->recv_counts || !job->splitters) {
-        err = util_fail(UTIL_ENOMEM, "rank %d: out of memory", job->rank);
-    }
-    /* The sort's parallel regions take job->threads; the caller's setting comes back in
-     * job_free(), so a host program's own OpenMP code is left as it was. */
-    job->host_threads = omp_get_max_threads();
-    omp_set_num_threads(job->threads);
-    if (err == UTIL_OK) {
-        err = sort_progress_open(job);
-    }
-    return sort_agree(job, err);
-}
-
-static void job_free(struct sort_job *job)
-{
-    sort_progress_close(job);
-    if (job->fmt != NULL) {
-        MPI_Type_free(&job->mem_type);
-    }
-    sort_select_free(job);
-    util_free(job->rsample);
-    util_free(job->rsplitters);
-    util_free(job->send_counts);
-    util_free(job->recv_counts);
-    util_free(job->splitters);
-    util_free(job->sample);
-    util_free(job->tmp_path);
-    if (job->comm != MPI_COMM_NULL) {
-        MPI_Comm_free(&job->comm);
-    }
-    util_report_release(true); /* nothing is left here unless a rank failed after agreeing */
-    util_report_defer(false);
-    if (job->host_threads > 0) {
-        omp_set_num_threads(job->host_threads);
-    }
-}
-
-/* The largest slice any rank can end with, never more than n: with the regular sample
- * (1 + eps) n/P + P, where eps = (P+1)/S is what the oversampling factor S guarantees (see
- * sample.c); with the histogram, ceil(n/P) + 2 tol, each splitter being at most tol from its
- * target (select.c). */
-static uint64_t output_bound(const struct sort_job *job)
-{
-    uint64_t p = (uint64_t)job->size;
-    long double bound;
-    if (job->balance == SORTEX_BALANCE_SAMPLE) {
-        long double eps = (long double)(p + 1) / (long double)job->oversample;
-        bound = ceill((1.0L + eps) * (long double)job->n_total / (long double)p) + p;
-    } else {
-        uint64_t tol = sortex_split_tolerance(job->n_total, job->size, job->epsilon,
-                                              job->balance == SORTEX_BALANCE_EXACT);
-        bound = ceill((long double)job->n_total / (long double)p) + 2.0L * tol;
-    }
-    return bound >= (long double)job->n_total ? job->n_total : (uint64_t)bound;
-}
-
-uint64_t sortex_default_oversample(int p, double epsilon)
-{
-    /* At least 256: the sample phase costs well under a millisecond at that size for small P,
-     * and the tighter bound, (P+1)/256, keeps small jobs within 1-2%. */
-    uint64_t s = (uint64_t)ceil((double)(p + 1) / epsilon);
-    return s < 256 ? 256 : s;
-}
-
-/*
- * The part of a buffer faulted in up front: the rank's input slice or its fair share ceil(n/P),
- * whichever is larger, and a 64th more. Each buffer has room for the output bound ((1 + eps)
- * n/P + 1, which --mem-limit checks up front), but the histogram's splitters land near their
- * targets, so a rank's output rarely passes its share by much: the rest of the room is faulted
- * in (becomes resident) only when a rank learns it receives more (sort_reserve() in the bucket
- * and finish phases), and costs no memory otherwise. Faulting the whole bound in up front cost
- * every rank 2 eps n/P elements it almost never used: 2.36x the input in all for gensort's
- * records at P = 2, against 2.2x asked.
- */
-static uint64_t first_touch(const struct sort_job *job)
-{
-    uint64_t p = (uint64_t)job->size;
-    uint64_t share = job->n_total / p + (job->n_total % p != 0);
-    uint64_t base = share > job->n_local ? share : job->n_local;
-    return base + base / 64 + 1;
-}
-
-/* Chooses the oversampling factor of the regular sample: the user's, or the smallest that
- * guarantees epsilon; and states the bound the splitters will keep. */
-static void choose_oversample(struct sort_job *job)
-{
-    if (job->balance != SORTEX_BALANCE_SAMPLE) {
-        uint64_t tol = sortex_split_tolerance(job->n_total, job->size, job->epsilon,
-                                              job->balance == SORTEX_BALANCE_EXACT);
-        job->oversample = 0;
-        job->stats->oversample = 0;
-        job->stats->epsilon_bound =
-            job->n_total ? 2.0 * (double)tol * job->size / (double)job->n_total : 0.0;
-        return;
-    }
-    uint64_t s = job->cfg->oversample;
-    if (s == 0) {
-        s = sortex_default_oversample(job->size, job->epsilon);
-    }
-    job->oversample = s;
-    job->stats->oversample = s;
-    job->stats->epsilon_bound = (double)(job->size + 1) / (double)s;
-}
 
 /* The phases from local sort to finish: the in-memory sort both entry points share. */
 static int sort_in_memory(struct sort_job *job)
 {
     int err;
-    if (job->cfg->check && (err = run_phase(job, SORTEX_PHASE_CHECK, sort_check_input)) != UTIL_OK) {
+    if (job->cfg->check && (err = sort_run_phase(job, SORTEX_PHASE_CHECK, sort_check_input)) != UTIL_OK) {
         return err;
     }
     int regular = job->balance == SORTEX_BALANCE_SAMPLE;
-    if ((err = run_phase(job, SORTEX_PHASE_LOCAL_SORT, sort_local)) != UTIL_OK ||
-        (err = run_phase(job, SORTEX_PHASE_SAMPLE,
+    if ((err = sort_run_phase(job, SORTEX_PHASE_LOCAL_SORT, sort_local)) != UTIL_OK ||
+        (err = sort_run_phase(job, SORTEX_PHASE_SAMPLE,
                          regular ? sort_sample : sort_select_sample)) != UTIL_OK ||
-        (err = run_phase(job, SORTEX_PHASE_SPLITTERS,
+        (err = sort_run_phase(job, SORTEX_PHASE_SPLITTERS,
                          regular ? sort_splitters : sort_select_splitters)) != UTIL_OK ||
-        (err = run_phase(job, SORTEX_PHASE_BUCKET, sort_bucket)) != UTIL_OK ||
-        (err = run_phase(job, SORTEX_PHASE_EXCHANGE, sort_exchange)) != UTIL_OK ||
-        (err = run_phase(job, SORTEX_PHASE_FINISH, sort_finish)) != UTIL_OK) {
+        (err = sort_run_phase(job, SORTEX_PHASE_BUCKET, sort_bucket)) != UTIL_OK ||
+        (err = sort_run_phase(job, SORTEX_PHASE_EXCHANGE, sort_exchange)) != UTIL_OK ||
+        (err = sort_run_phase(job, SORTEX_PHASE_FINISH, sort_finish)) != UTIL_OK) {
         return err;
     }
     if (job->cfg->check) {
-        return run_phase(job, SORTEX_PHASE_CHECK, sort_check_output);
+        return sort_run_phase(job, SORTEX_PHASE_CHECK, sort_check_output);
     }
     return UTIL_OK;
-}
-
-/* Global figures every rank agrees on: imbalance and peak memory. */
-static void finish_stats(struct sort_job *job)
-{
-    struct sortex_stats *st = job->stats;
-    struct rusage ru;
-    uint64_t max_out = job->n_out;
-    MPI_Allreduce(MPI_IN_PLACE, &max_out, 1, MPI_UINT64_T, MPI_MAX, job->comm);
-    st->n_total = job->n_total;
-    st->n_out = job->n_out;
-    st->imbalance = job->n_total ? (double)max_out * job->size / (double)job->n_total : 1.0;
-    st->samples = job->nsample;
-    st->buffer_bytes = (job->cap_a + job->cap_b) * job->rsize;
-    st->total_seconds = 0;
-    for (int p = 0; p < SORTEX_PHASE_COUNT; p++) {
-        st->total_seconds += st->phase_seconds[p];
-    }
-    if (getrusage(RUSAGE_SELF, &ru) == 0) {
-        st->peak_rss_kib = ru.ru_maxrss;
-    }
 }
 
 /* The in-memory entry points up to the sorted slice: job->a holds the rank's n elements at
@@ -519,118 +68,128 @@ static int sort_given(struct sort_job *job, uint64_t n)
     if (job->rank == 0) {
         job->offset = 0;
     }
-    choose_oversample(job);
-    uint64_t room = output_bound(job);
+    sort_choose_oversample(job);
+    uint64_t room = sort_output_bound(job);
     room = room > n ? room : n;
     int err = sort_agree(job, sort_reserve_room(job, &job->b, &job->cap_b, room ? room : 1,
-                                                first_touch(job)));
+                                                sort_first_touch(job)));
     if (err == UTIL_OK) {
         err = sort_in_memory(job);
     }
     if (err == UTIL_OK) {
-        finish_stats(job);
+        sort_finish_stats(job);
     }
-    return err;
-}
-
-int sortex_sort(MPI_Comm comm, uint64_t **keys, uint64_t *n, const struct sortex_config *cfg,
-                struct sortex_stats *stats)
-{
-    struct sort_job job;
-    int err = job_init(&job, comm, cfg, stats);
-    job.a = *keys; /* ours from here on, freed on failure as promised */
-    if (err == UTIL_OK && job.fmt != NULL) {
-        err = sort_agree(&job, util_error("sortex_sort takes 8-byte keys; records (format %s) "
-                                          "are sorted by sortex_sort_records",
-                                          job.fmt->name));
-    }
-    job.cap_a = *n;
-    job.touched_a = *n; /* the caller's elements: resident */
-    if (err == UTIL_OK) {
-        err = sort_given(&job, *n);
-    }
-    if (err == UTIL_OK) {
-        if (job.cfg->format && job.cfg->format->from_ordered) {
-            job.cfg->format->from_ordered(job.out, job.n_out);
-        }
-        /* Hand the result over; free the other buffer. */
-        *keys = job.out;
-        *n = job.n_out;
-        sortex_free_keys(job.out == job.a ? job.b : job.a);
-        job.a = job.b = NULL;
-    } else {
-        sortex_free_keys(job.a);
-        sortex_free_keys(job.b);
-        *keys = NULL;
-        *n = 0;
-    }
-    job_free(&job);
     return err;
 }
 
 /*
- * Records in memory: the caller's records lie back to back, R bytes each, as in a file and as
- * the sort holds them, so the caller's buffer is the sort's first buffer as it is, and the
- * sorted slice is handed back in whichever buffer holds it.
+ * Both in-memory entry points: the caller's elements lie back to back, R bytes each, as in a
+ * file and as the sort holds them, so the caller's buffer is the sort's first buffer as it is,
+ * and the sorted slice is handed back in whichever buffer holds it. @fn names the entry point
+ * and @what its buffer argument; @records: record formats are welcome (sortex_sort_records()).
  */
-int sortex_sort_records(MPI_Comm comm, void **records, uint64_t *n, const struct sortex_config *cfg,
-                        struct sortex_stats *stats)
+static int sort_in_place(MPI_Comm comm, void **data, uint64_t *n, const struct sortex_config *cfg,
+                         struct sortex_stats *stats, const char *fn, const char *what,
+                         int records)
 {
-    if (cfg == NULL || cfg->format == NULL || !cfg->format->byte_key) {
-        return sortex_sort(comm, (uint64_t **)records, n, cfg, stats); /* 8-byte numbers */
-    }
     struct sort_job job;
-    int err = job_init(&job, comm, cfg, stats);
-    job.a = *records; /* ours from here on, freed on failure as promised */
-    job.cap_a = *n;
-    job.touched_a = *n; /* the caller's elements: resident */
+    int err = sort_job_open(&job, comm, cfg, stats, fn);
+    if (err == UTIL_OK && (data == NULL || n == NULL)) {
+        err = util_error("%s: a NULL argument (%s)", fn, data == NULL ? what : "n");
+    } else if (err == UTIL_OK && *data == NULL && *n > 0) {
+        err = util_error("%s: *%s is NULL, with *n = %llu", fn, what, (unsigned long long)*n);
+    } else if (err == UTIL_OK && !records && job.cfg->format && job.cfg->format->byte_key) {
+        err = util_error("%s: cfg.format is a record format, sorted by sortex_sort_records (%s)",
+                         fn, job.cfg->format->name);
+    }
+    struct sort_args args = {.fn = fn, .call = SORT_CALL_MEMORY};
+    err = sort_job_init(&job, comm, &args, err);
+    if (data != NULL) {
+        job.a = *data; /* ours from here on, freed on failure as promised */
+    }
+    if (n != NULL) {
+        job.cap_a = *n;
+        job.touched_a = *n; /* the caller's elements: resident */
+    }
     if (err == UTIL_OK) {
         err = sort_given(&job, *n);
     }
     if (err == UTIL_OK) {
-        *records = job.out;
+        if (job.fmt == NULL && job.cfg->format && job.cfg->format->from_ordered) {
+            job.cfg->format->from_ordered(job.out, job.n_out);
+        }
+        /* Hand the result over; free the other buffer. */
+        *data = job.out;
         *n = job.n_out;
         sortex_free_records(job.out == job.a ? job.b : job.a);
         job.a = job.b = NULL;
     } else {
         sortex_free_records(job.a);
         sortex_free_records(job.b);
-        *records = NULL;
-        *n = 0;
+        if (data != NULL) {
+            *data = NULL;
+        }
+        if (n != NULL) {
+            *n = 0;
+        }
     }
-    job_free(&job);
+    sort_select_free(&job);
+    sort_job_free(&job);
     return err;
 }
 
-/* Rank 0 checks the input and output paths and notes the input's identity (sort_read() checks
- * it again after reading); all ranks learn the verdict and the input size. */
-static int check_paths(struct sort_job *job, uint64_t *bytes)
+int sortex_sort(MPI_Comm comm, uint64_t **keys, uint64_t *n, const struct sortex_config *cfg,
+                struct sortex_stats *stats)
 {
-    int err = UTIL_OK;
-    *bytes = 0;
-    if (job->rank == 0) {
-        int root = job->cfg->io != SORTEX_IO_MPIIO; /* root I/O: "-" is a pipe */
-        if (!root && (strcmp(job->in_path, "-") == 0 || strcmp(job->out_path, "-") == 0)) {
-            err = util_error("standard input and output need --io root or rootv (-)");
-        } else if (!root || strcmp(job->in_path, "-") != 0) {
-            err = util_check_input(job->in_path, "input", job->rsize, bytes);
-            if (err == UTIL_OK && util_file_id_get(job->in_path, &job->in_id) != UTIL_OK) {
-                err = util_error("cannot open input: %s (%s)", strerror(errno), job->in_path);
-            }
+    return sort_in_place(comm, (void **)keys, n, cfg, stats, "sortex_sort", "keys", 0);
+}
+
+/* With a numeric format (or none) the records are 8-byte keys, and this is sortex_sort(). */
+int sortex_sort_records(MPI_Comm comm, void **records, uint64_t *n, const struct sortex_config *cfg,
+                        struct sortex_stats *stats)
+{
+    return sort_in_place(comm, records, n, cfg, stats, "sortex_sort_records", "records", 1);
+}
+
+/* Rank r takes elements [r n / P, (r+1) n / P) of n: the same split datagen's slices use. */
+static void take_slice(struct sort_job *job)
+{
+    job->offset = sort_slice_begin(job->n_total, job->size, job->rank);
+    job->n_local = sort_slice_begin(job->n_total, job->size, job->rank + 1) - job->offset;
+    job->stats->n_in = job->n_local;
+    sort_choose_oversample(job);
+}
+
+/*
+ * The file sort in memory: read -> local_sort -> sample -> splitters -> bucket -> exchange ->
+ * finish -> write. Root I/O loads the whole input on rank 0 first (standard input's size is
+ * known only then). Both element buffers have room for the input slice and the largest output,
+ * of which the share and a little is resident from the start.
+ */
+static int sort_file_in_memory(struct sort_job *job)
+{
+    int err;
+    if (job->cfg->io != SORTEX_IO_MPIIO) {
+        if ((err = sort_run_phase(job, SORTEX_PHASE_READ, sort_root_load)) != UTIL_OK) {
+            return err;
         }
-        if (err == UTIL_OK && (!root || strcmp(job->out_path, "-") != 0)) {
-            err = util_check_output(job->out_path);
-        }
-        if (err == UTIL_OK && util_same_file(job->in_path, job->out_path)) {
-            err = util_error("output is the input file; refusing to overwrite it (%s)",
-                             job->out_path);
-        }
+        take_slice(job);
+    }
+    uint64_t room = sort_output_bound(job);
+    room = room > job->n_local ? room : job->n_local;
+    room = room ? room : 1;
+    err = sort_reserve_room(job, &job->a, &job->cap_a, room, sort_first_touch(job));
+    if (err == UTIL_OK) {
+        err = sort_reserve_room(job, &job->b, &job->cap_b, room, sort_first_touch(job));
     }
     if ((err = sort_agree(job, err)) != UTIL_OK) {
         return err;
     }
-    MPI_Bcast(bytes, 1, MPI_UINT64_T, 0, job->comm);
-    return UTIL_OK;
+    if ((err = sort_run_phase(job, SORTEX_PHASE_READ, sort_read)) == UTIL_OK &&
+        (err = sort_in_memory(job)) == UTIL_OK) {
+        err = sort_run_phase(job, SORTEX_PHASE_WRITE, sort_write);
+    }
+    return err;
 }
 
 int sortex_sort_file(MPI_Comm comm, const char *in_path, const char *out_path,
@@ -638,53 +197,41 @@ int sortex_sort_file(MPI_Comm comm, const char *in_path, const char *out_path,
 {
     struct sort_job job;
     uint64_t bytes = 0;
-    int err = job_init(&job, comm, cfg, stats);
-    if (err != UTIL_OK) {
+    const char *fn = "sortex_sort_file";
+    int err = sort_job_open(&job, comm, cfg, stats, fn);
+    if (err == UTIL_OK && (in_path == NULL || out_path == NULL)) {
+        err = util_error("%s: a NULL argument (%s)", fn, in_path == NULL ? "in_path" : "out_path");
+    }
+    struct sort_args args = {.fn = fn,
+                             .call = SORT_CALL_FILE,
+                             .path_name = {"in_path", "out_path"},
+                             .path = {in_path, out_path}};
+    if ((err = sort_job_init(&job, comm, &args, err)) != UTIL_OK) {
         goto done;
     }
     job.in_path = in_path;
     job.out_path = out_path;
-    if ((err = check_paths(&job, &bytes)) != UTIL_OK) {
+    if ((err = sort_check_paths(&job, &bytes)) != UTIL_OK) {
         goto done;
     }
     job.n_total = bytes / job.rsize;
-    if (job.cfg->io != SORTEX_IO_MPIIO &&
-        (err = run_phase(&job, SORTEX_PHASE_READ, sort_root_load)) != UTIL_OK) {
+    take_slice(&job);
+    /* A file is sorted in memory when every rank's share fits its memory, else externally
+     * (sort/ext.c); standard input always in memory. */
+    int ext = strcmp(in_path, "-") != 0 ? ext_decide(&job, sort_memory_need(&job)) : 0;
+    if (ext < 0) {
+        err = ext;
         goto done;
     }
-
-    /* Rank r reads keys [r n / P, (r+1) n / P): the same split datagen's slices use. */
-    job.offset = sort_slice_begin(job.n_total, job.size, job.rank);
-    job.n_local = sort_slice_begin(job.n_total, job.size, job.rank + 1) - job.offset;
-    job.stats->n_in = job.n_local;
-    choose_oversample(&job);
-
-    /* Both key buffers, each with room for the input slice and the largest output, of which
-     * the share and a little is resident from the start. */
-    uint64_t room = output_bound(&job);
-    room = (room > job.n_local ? room : job.n_local);
-    room = room ? room : 1;
-    err = sort_reserve_room(&job, &job.a, &job.cap_a, room, first_touch(&job));
+    err = sort_write_commit(&job, ext ? ext_sort_file(&job) : sort_file_in_memory(&job));
     if (err == UTIL_OK) {
-        err = sort_reserve_room(&job, &job.b, &job.cap_b, room, first_touch(&job));
-    }
-    if ((err = sort_agree(&job, err)) != UTIL_OK) {
-        goto done;
-    }
-
-    /* read -> local_sort -> sample -> splitters -> bucket -> exchange -> finish -> write */
-    if ((err = run_phase(&job, SORTEX_PHASE_READ, sort_read)) == UTIL_OK &&
-        (err = sort_in_memory(&job)) == UTIL_OK) {
-        err = run_phase(&job, SORTEX_PHASE_WRITE, sort_write);
-    }
-    err = sort_write_commit(&job, err);
-    if (err == UTIL_OK) {
-        finish_stats(&job);
+        sort_finish_stats(&job);
     }
 done:
     sortex_free_keys(job.a);
     sortex_free_keys(job.b);
     util_free_big(job.stage);
-    job_free(&job);
+    sort_select_free(&job);
+    sort_job_free(&job);
     return err;
 }

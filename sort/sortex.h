@@ -23,10 +23,26 @@
  * (MPI_THREAD_FUNNELED is enough), on a duplicate of the communicator it is given, and runs
  * OpenMP threads of its own, leaving the caller's omp_set_num_threads() as it found it.
  *
+ * Bad arguments. No function trusts its caller: a NULL pointer where one is needed, a value out
+ * of range or, for the collective functions, an argument that must be the same on every rank
+ * but differs (see struct sortex_config) returns SORTEX_EUSAGE (or, from a function without an
+ * error code, what its contract says), never a crash. (A pointer that is not NULL is taken to
+ * point where the contract says: a freed buffer or a stray address cannot be told.) A collective
+ * function (sortex_sort(), sortex_sort_records(), sortex_sort_file(),
+ * sortex_stats_write_json(), sortex_stats_print()) checks its arguments on every rank first and
+ * then makes the ranks agree, in one small all-reduce, so that a mistake on one rank returns
+ * the same code on every rank, reported by one line on stderr for the whole job (`sortex:
+ * error: FUNCTION: WHAT (VALUE)`), before the sort has done anything. The one argument they
+ * cannot agree over is the communicator itself: it must be a valid intracommunicator on every
+ * rank that calls. Given MPI_COMM_NULL or an intercommunicator, or called before MPI_Init or
+ * after MPI_Finalize, a function returns SORTEX_EUSAGE on that process, with a line of its own,
+ * without an MPI call on it; passed on every rank, every rank returns it, but a rank given a
+ * valid communicator waits in the collective for the ones that were not.
+ *
  * This header is self-contained: it includes only MPI's and the C library's headers, so a
  * program builds against an installed copy with `pkg-config --cflags --libs sortex` alone, and
  * any module of the tree may include it. Everything else of sort/ is internal (sort/internal.h,
- * sort/rules.h, sort/local_sort.h); the shared library exports exactly the functions declared
+ * sort/rules.h, local/local.h); the shared library exports exactly the functions declared
  * here, those marked SORTEX_API.
  */
 #ifndef SORTEX_SORTEX_H
@@ -90,6 +106,8 @@ enum sortex_phase {
     SORTEX_PHASE_FINISH,
     SORTEX_PHASE_WRITE,
     SORTEX_PHASE_CHECK, /* --check: the self-check of input and output (0 when off) */
+    SORTEX_PHASE_DISTRIBUTE,   /* external sort, pass 1: read, classify, exchange, spill */
+    SORTEX_PHASE_SORT_BUCKETS, /* external sort, pass 2: load, sort and write each bucket */
     SORTEX_PHASE_COUNT
 };
 
@@ -122,23 +140,55 @@ enum sortex_io {
     SORTEX_IO_COUNT
 };
 
-/** Options of one sort; zero-initialise and set what you need (sortex_config_default()). */
+/* The ranges of struct sortex_config's numbers, the same as the CLI's (sortex --help). */
+#define SORTEX_THREADS_MAX    4096  /* threads: 0 (the default) or 1 .. this */
+#define SORTEX_EPSILON_MIN    0.001 /* epsilon: 0 (the default) or this .. SORTEX_EPSILON_MAX */
+#define SORTEX_EPSILON_MAX    10.0
+#define SORTEX_OVERSAMPLE_MAX 1000000 /* oversample: 0 (the default) or 1 .. this */
+
+/** Whether sortex_sort_file() sorts in memory or through temporary files. */
+enum sortex_external {
+    SORTEX_EXTERNAL_AUTO,   /* in memory when every rank's share fits its memory (mem_limit, or
+                               the default share of its node's memory), externally otherwise */
+    SORTEX_EXTERNAL_NEVER,  /* in memory, or refused (SORTEX_ENOMEM) when it does not fit */
+    SORTEX_EXTERNAL_ALWAYS, /* through temporary files whatever the size */
+    SORTEX_EXTERNAL_COUNT
+};
+
+/**
+ * Options of one sort; zero-initialise and set what you need (sortex_config_default()).
+ *
+ * Every rank passes the same configuration, except threads, mem_limit and finish, which are
+ * each rank's own (its cores, its memory; merging and re-sorting give the same slice): every
+ * other field decides which collectives the sort makes or the order it produces. The sort
+ * checks both before it starts: a field out of its range (below) on any rank, or one of the
+ * others differing between ranks, returns SORTEX_EUSAGE on every rank, the line naming the
+ * field and its value on rank 0. "The same" is what a field means: a NULL format and u64, a
+ * NULL exchange and the default back-end, epsilon 0 and 0.1, gensort and the layout of its
+ * bytes, any two nonzero flags; exchange does not count with exchange_auto. The statistics
+ * functions take the configuration of the sort they describe, under the same rules.
+ */
 struct sortex_config {
     const struct exchange_ops *exchange; /* back-end (sortex_exchange_find()); NULL = the
-                                            default, alltoallv */
+                                            default, alltoallv; any other pointer is refused */
     int exchange_auto;   /* 1: each sort takes the back-end whose cost model predicts the
                             shortest exchange for its own count matrix (exchange is ignored) */
     const struct util_format *format;    /* record format (sortex_format_find(),
                                             sortex_format_layout()); NULL = u64 */
-    int threads;         /* OpenMP threads per rank; 0 = cores of the node / ranks on it */
+    int threads;         /* OpenMP threads per rank, 1..SORTEX_THREADS_MAX; 0 = cores of the
+                            node / ranks on it; may differ between ranks */
     double epsilon;      /* imbalance bound: max rank output <= (1+eps) n/P + 1 (+ P with
-                            SORTEX_BALANCE_SAMPLE); 0 = 0.1 */
-    uint64_t oversample; /* SORTEX_BALANCE_SAMPLE: samples per bucket; 0 = max(256,
-                            ceil((P+1)/eps)) */
+                            SORTEX_BALANCE_SAMPLE), SORTEX_EPSILON_MIN..SORTEX_EPSILON_MAX;
+                            0 = 0.1 */
+    uint64_t oversample; /* SORTEX_BALANCE_SAMPLE (or AUTO): samples per bucket,
+                            1..SORTEX_OVERSAMPLE_MAX; 0 = max(256, ceil((P+1)/eps)); refused
+                            with SORTEX_BALANCE_EPS and EXACT */
     enum sortex_balance balance; /* how the splitters are chosen; 0 = SORTEX_BALANCE_AUTO */
-    enum sortex_finish finish;
-    uint64_t mem_limit;  /* bytes of key or record buffers one rank may allocate; 0 = no
-                            limit */
+    enum sortex_finish finish;   /* 0 = SORTEX_FINISH_AUTO; may differ between ranks */
+    uint64_t mem_limit;  /* bytes of buffers one rank may allocate; 0 = no limit in memory,
+                            and for sortex_sort_file()'s choice of the external sort a share
+                            of the node's memory (README, "Memory"); may differ between
+                            ranks */
     int progress;        /* rank 0 reports each phase on stderr */
     int sync;            /* files: fsync the output before the final rename */
     enum sortex_io io;   /* files: MPI-IO (default) or root I/O; root I/O takes "-" for
@@ -146,6 +196,11 @@ struct sortex_config {
     int check;           /* prove the result in the same job: the output is in order and holds
                             the multiset of keys that was read (the verifier's checksum), else
                             fail with SORTEX_ECHECK and write nothing */
+    enum sortex_external external; /* files: in memory or through temporary files; 0 = AUTO */
+    const char *const *temp_dirs;  /* files, external: the temporary files' directories, a
+                                      NULL-terminated list (each rank spreads its files over
+                                      them); NULL = $TMPDIR, else the output's directory; may
+                                      differ between ranks */
 };
 
 /** Room for back-end specific figures in sortex_exchange_stats. */
@@ -187,12 +242,24 @@ struct sortex_stats {
     struct sortex_exchange_stats exchange; /* this rank's exchange */
     const char *exchange_name; /* global: the back-end that ran (static string) */
     double exchange_predicted; /* global: with exchange_auto, its model's seconds; else 0 */
+    /* The external sort (sortex_sort_file() through temporary files); 0 in memory. */
+    int external;              /* global: 1 when it ran externally */
+    uint64_t mem_budget;       /* this rank: the memory it may use, bytes (mem_limit, or its
+                                  share of the node's) */
+    uint64_t mem_need;         /* this rank: the memory its in-memory sort would need, bytes */
+    const char *mem_source;    /* where mem_budget came from: "--mem-limit", "physical memory",
+                                  "cgroup limit", "Slurm allocation" (static) */
+    uint64_t buckets;          /* global: buckets of pass 1 (all ranks) */
+    uint64_t split_buckets;    /* global: buckets too big for memory, split by an extra pass */
+    uint64_t temp_bytes;       /* this rank: bytes written to temporary files */
+    uint64_t pass_bytes[2][2]; /* this rank: [pass 1, 2][read, written] bytes, counted by the
+                                  sort's own reads and writes */
 };
 
 /** The library's version, "MAJOR.MINOR.PATCH" (SORTEX_VERSION of the build); static. */
 SORTEX_API const char *sortex_version(void);
 
-/** Fills cfg with the defaults (the same as an all-zero struct). */
+/** Fills cfg with the defaults (the same as an all-zero struct); NULL is ignored. */
 SORTEX_API void sortex_config_default(struct sortex_config *cfg);
 
 /**
@@ -222,7 +289,8 @@ SORTEX_API const struct util_format *sortex_format_find(const char *name);
  * the CLI's --record-size, --key-offset and --key-size. On success *@out is the new format,
  * the caller's to free with sortex_format_free() once no sort uses it. Returns 0;
  * SORTEX_EUSAGE (*@out NULL) when @record_size is 0 or above 65536, @key_size is 0, or the key
- * reaches past the record; SORTEX_ENOMEM. Prints nothing; not collective.
+ * reaches past the record, and when @out is NULL; SORTEX_ENOMEM. Prints nothing; not
+ * collective.
  */
 SORTEX_API int sortex_format_layout(size_t record_size, size_t key_offset, size_t key_size,
                                     const struct util_format **out);
@@ -261,13 +329,17 @@ SORTEX_API void sortex_free_records(void *records);
 /**
  * Sorts the keys distributed over comm. Collective: every rank of comm calls it.
  *
- * *keys must come from sortex_alloc_keys() and hold *n keys; ownership passes to the sort. On
- * success *keys and *n describe this rank's slice of the global order (rank 0 holds the
- * smallest keys, every rank at most (1+eps) n/P + P); free it with sortex_free_keys(). The
- * buffer may differ from the one passed in. On failure *keys is freed and set to NULL.
- * stats may be NULL. Returns 0, or a negative error code (enum sortex_error) agreed by all
- * ranks (each failure is reported by one line on stderr, by the lowest rank where it happened,
- * naming the phase).
+ * *keys must come from sortex_alloc_keys() and hold *n keys (it may be NULL when *n is 0);
+ * ownership passes to the sort. On success *keys and *n describe this rank's slice of the
+ * global order (rank 0 holds the smallest keys, every rank at most (1+eps) n/P + P); free it
+ * with sortex_free_keys(). The buffer may differ from the one passed in. On failure *keys is
+ * freed and set to NULL and *n to 0 (where keys and n are not NULL). cfg may be NULL (the
+ * defaults); its format, if any, must be a numeric one. stats may be NULL. Returns 0, or a
+ * negative error code (enum sortex_error) agreed by all ranks (each failure is reported by one
+ * line on stderr, by the lowest rank where it happened, naming the phase); SORTEX_EUSAGE on
+ * every rank, before anything is sorted, when on any rank keys or n is NULL, *keys is NULL
+ * with *n above 0, cfg->format is a record format, or cfg is out of range or differs between
+ * the ranks (struct sortex_config); for comm, see "Bad arguments" above.
  */
 SORTEX_API int sortex_sort(MPI_Comm comm, uint64_t **keys, uint64_t *n,
                            const struct sortex_config *cfg, struct sortex_stats *stats);
@@ -286,7 +358,8 @@ SORTEX_API int sortex_sort(MPI_Comm comm, uint64_t **keys, uint64_t *n,
  * way: rank 0 holds the smallest keys, every rank at most (1+eps) n/P + P records, and records
  * with equal keys are in input order (rank 0's first, each rank's in the order given): the
  * sort is stable. Free the slice with sortex_free_records(); the buffer may differ from the
- * one passed in. On failure *records is freed and set to NULL and *n to 0. stats may be NULL.
+ * one passed in. On failure *records is freed and set to NULL and *n to 0 (where records and n
+ * are not NULL). stats may be NULL.
  *
  * Memory per rank, for m = (1+eps) n/P + P records of S = R rounded up to a multiple of 8
  * bytes: two buffers of m records of S bytes, and during the local sort 32 bytes of tuples a
@@ -294,7 +367,11 @@ SORTEX_API int sortex_sort(MPI_Comm comm, uint64_t **keys, uint64_t *n,
  * records are spread to S bytes on the way in and packed on the way out, a pass each.
  *
  * Returns 0, or a negative error code (enum sortex_error) agreed by all ranks, each failure
- * reported by one line on stderr from the lowest rank where it happened, naming the phase.
+ * reported by one line on stderr from the lowest rank where it happened, naming the phase;
+ * SORTEX_EUSAGE on every rank, before anything is sorted, when on any rank records or n is
+ * NULL, *records is NULL with *n above 0, or cfg is out of range or differs between the ranks
+ * (struct sortex_config; a NULL cfg means u64 keys, so it differs from a record format); for
+ * comm, see "Bad arguments" above.
  */
 SORTEX_API int sortex_sort_records(MPI_Comm comm, void **records, uint64_t *n,
                                    const struct sortex_config *cfg, struct sortex_stats *stats);
@@ -306,9 +383,13 @@ SORTEX_API int sortex_sort_records(MPI_Comm comm, void **records, uint64_t *n,
  * output is written into a temporary file beside out_path (".NAME.sortex-tmp.TAG") that is
  * renamed to out_path only after every rank has succeeded. The input is never modified;
  * out_path naming the input is refused. With a record format (gensort, a layout) the records
- * move whole and the order is stable, with every cfg->io. Returns 0 or a negative error code
- * agreed by all ranks (SORTEX_EUSAGE for bad input or output: missing, a directory, size not a
- * multiple of the record size, standard input included, unwritable directory).
+ * move whole and the order is stable, with every cfg->io. Every rank passes the same in_path
+ * and out_path strings, and cfg as for sortex_sort() (NULL: the defaults). Returns 0 or a
+ * negative error code agreed by all ranks (SORTEX_EUSAGE for bad input or output: missing, a
+ * directory, size not a multiple of the record size, standard input included, unwritable
+ * directory; and, before anything is read, when on any rank in_path or out_path is NULL, or
+ * the paths or cfg differ between the ranks, or cfg is out of range; for comm, see "Bad
+ * arguments" above).
  */
 SORTEX_API int sortex_sort_file(MPI_Comm comm, const char *in_path, const char *out_path,
                                 const struct sortex_config *cfg, struct sortex_stats *stats);
@@ -317,8 +398,12 @@ SORTEX_API int sortex_sort_file(MPI_Comm comm, const char *in_path, const char *
  * Writes the stats of every rank as one JSON object to path (rank 0 writes; "-" is stdout):
  * the command line (@command, may be NULL) and a UTC timestamp, parameters, n, P, threads,
  * per-phase min/avg/max over ranks, imbalance, exchange figures, peak RSS per rank, MPI
- * library, host names; the README's "The --stats file" section is its schema. Collective.
- * Returns 0 or a negative error code.
+ * library, host names; the README's "The --stats file" section is its schema. Collective:
+ * every rank passes its own stats, and the same cfg (that of the sort; NULL: the defaults) and
+ * path; @input, @output and @command (each may be NULL) are rank 0's. Returns 0 or a negative
+ * error code agreed by all ranks: SORTEX_EIO when the file cannot be written, SORTEX_EUSAGE on
+ * every rank, with nothing written, when on any rank stats or path is NULL, cfg is out of
+ * range, or cfg or path differ between the ranks; for comm, see "Bad arguments" above.
  */
 SORTEX_API int sortex_stats_write_json(MPI_Comm comm, const struct sortex_config *cfg,
                                        const struct sortex_stats *stats, const char *input,
@@ -327,7 +412,8 @@ SORTEX_API int sortex_stats_write_json(MPI_Comm comm, const struct sortex_config
 
 /**
  * Prints a short human summary (phase times, imbalance, exchange volume) on stderr from rank 0.
- * Collective.
+ * Collective. When stats is NULL on any rank, no rank prints the summary: one error line says
+ * why instead; for comm, see "Bad arguments" above.
  */
 SORTEX_API void sortex_stats_print(MPI_Comm comm, const struct sortex_stats *stats);
 

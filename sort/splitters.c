@@ -10,11 +10,6 @@
 #include "util/alloc.h"
 #include "util/util.h"
 
-uint64_t sortex_splitter_index(int j, uint64_t t, int p)
-{
-    return (uint64_t)(((unsigned __int128)(unsigned)j * t) / (unsigned)p);
-}
-
 int sort_splitters(struct sort_job *job)
 {
     uint64_t t = job->nsample;
@@ -31,7 +26,7 @@ int sort_splitters(struct sort_job *job)
             if (t == 0) {
                 memset(sp, 0xff, bytes);
             } else {
-                memcpy(sp, job->rsample + sortex_splitter_index(j, t, job->size) * bw, bytes);
+                memcpy(sp, job->rsample + sort_splitter_index(j, t, job->size) * bw, bytes);
             }
         }
         return 0;
@@ -42,7 +37,7 @@ int sort_splitters(struct sort_job *job)
             job->splitters[j - 1].pos = UINT64_MAX;
             continue;
         }
-        job->splitters[j - 1] = job->sample[sortex_splitter_index(j, t, job->size)];
+        job->splitters[j - 1] = job->sample[sort_splitter_index(j, t, job->size)];
     }
     return 0;
 }

@@ -10,9 +10,8 @@ setup() {
     mkdir -p "$BATS_TEST_TMPDIR/work" && cd "$BATS_TEST_TMPDIR/work" || return 1
 }
 
-# The distribution names, or only the seeded (yes) / unseeded (no) ones.
-dists() {
-    "$GEN" --list | awk -v want="${1:-}" '($2 == "yes" || $2 == "no") && (want == "" || $2 == want) { print $1 }'
+teardown() {
+    unmount_small
 }
 
 # check_keys FILE P < PYTHON: runs the Python code on stdin with the keys of FILE loaded:
@@ -50,7 +49,9 @@ assert_dir_holds() {
 }
 
 @test "every distribution writes exactly n keys when P does not divide n" {
-    for d in $(dists); do
+    local list d
+    list=$(distributions)
+    for d in $list; do
         echo "dist $d"
         run -0 "$GEN" --dist "$d" --n 1001 --ranks 3 -o "$d.bin"
         assert_equal "$(nkeys "$d.bin")" 1001
@@ -58,7 +59,9 @@ assert_dir_holds() {
 }
 
 @test "every distribution but wr handles fewer keys than ranks; wr refuses them" {
-    for d in $(dists); do
+    local list d
+    list=$(distributions)
+    for d in $list; do
         echo "dist $d"
         if [[ $d == wr ]]; then
             run -2 --separate-stderr "$GEN" --dist wr --n 3 --ranks 5 -o wr.bin
@@ -73,7 +76,9 @@ assert_dir_holds() {
 
 @test "every distribution writes the same bytes with 1 and 2 threads" {
     # 1,500,001 keys span three write blocks of 2^19 keys, so the two threads share the work.
-    for d in $(dists); do
+    local list d
+    list=$(distributions)
+    for d in $list; do
         echo "dist $d"
         "$GEN" --dist "$d" --n 1500001 --ranks 5 --seed 11 --threads 1 -o one.bin
         "$GEN" --dist "$d" --n 1500001 --ranks 5 --seed 11 --threads 2 -o two.bin
@@ -82,15 +87,18 @@ assert_dir_holds() {
 }
 
 @test "every seeded distribution changes with the seed; the others ignore it" {
-    for d in $(dists yes); do
+    local seeded unseeded d
+    seeded=$(distributions yes)
+    unseeded=$(distributions no)
+    for d in $seeded; do
         echo "seeded $d"
         "$GEN" --dist "$d" --n 1000 --seed 1 -o a.bin
         "$GEN" --dist "$d" --n 1000 --seed 2 -o b.bin
         "$GEN" --dist "$d" --n 1000 --seed 1 -o c.bin
-        ! cmp -s a.bin b.bin
+        run -1 cmp -s a.bin b.bin
         cmp a.bin c.bin
     done
-    for d in $(dists no); do
+    for d in $unseeded; do
         echo "unseeded $d"
         "$GEN" --dist "$d" --n 1000 --seed 1 -o a.bin
         "$GEN" --dist "$d" --n 1000 --seed 2 -o b.bin
@@ -163,10 +171,19 @@ PY
 }
 
 @test "ggroup puts part k of rank i's slice in bucket (i - i mod g + P/2 + k) mod P" {
-    for P in 4 5 8; do
-        "$GEN" --dist ggroup --n 2000 --ranks "$P" --groups 2 -o g.bin
-        check_keys g.bin "$P" <<'PY'
-g = 2
+    # Any g from 1 to P: a g that does not divide P leaves a smaller last group (datagen/README.md);
+    # the default is 2, or 1 on one rank.
+    local c g P
+    for c in 2:4 2:5 2:8 3:4 4:4 3:8 1:1; do
+        g=${c%:*} P=${c#*:}
+        if [[ $c == 1:1 ]]; then
+            "$GEN" --dist ggroup --n 2000 --ranks 1 -o g.bin
+        else
+            "$GEN" --dist ggroup --n 2000 --ranks "$P" --groups "$g" -o g.bin
+        fi
+        G=$g check_keys g.bin "$P" <<'PY'
+import os
+g = int(os.environ["G"])
 for i in range(P):
     m, v = len(slices[i]), (i - i % g + P // 2) % P
     for t, x in enumerate(slices[i]):
@@ -228,13 +245,11 @@ PY
 }
 
 @test "wr drives regular sampling to its worst-case bucket m + P(m/s - 1)" {
-    run -0 "$SORTEX_BUILD/tests/test_datagen_wr"
-    assert_line "PASS: 0 failure(s)"
+    run_unit test_datagen_wr
 }
 
 @test "the library fills any range, with any threads, exactly as the file holds it" {
-    run -0 "$SORTEX_BUILD/tests/test_datagen"
-    assert_line "PASS: 0 failure(s)"
+    run_unit test_datagen
 }
 
 @test "--type i64 writes the u64 order with the sign bit flipped" {
@@ -269,7 +284,6 @@ assert all(a ^ (1 << 63) == b for a, b in zip(u, i)) and len(u) == len(i) == 100
         "--dist uniform --n 99999999999999999999 -o out.bin"
         "--dist uniform --n 20000Pi -o out.bin"
         "--dist uniform --n 2000Pi -o out.bin"
-        "--dist uniform --n 1e18 -o out.bin"
         "--dist uniform --n -5 -o out.bin"
         "--dist uniform --n 10 --seed -1 -o out.bin"
         "--dist uniform --n 10 --seed 18446744073709551616 -o out.bin"
@@ -280,6 +294,9 @@ assert all(a ^ (1 << 63) == b for a, b in zip(u, i)) and len(u) == len(i) == 100
         "--dist uniform --n 10 --threads many -o out.bin"
         "--dist uniform --n 10 --type u32 -o out.bin"
         "--dist uniform --n 10 --groups 3 -o out.bin"
+        "--dist ggroup --n 10 --groups 5 --ranks 4 -o out.bin"
+        "--dist ggroup --n 10 --groups 2 --ranks 1 -o out.bin"
+        "--dist ggroup --n 10 --groups 0 -o out.bin"
         "--dist nearly --n 10 --fraction 1.5 -o out.bin"
         "--dist nearly --n 10 --fraction -0.1 -o out.bin"
         "--dist zipf --n 10 --exponent 0 -o out.bin"
@@ -304,6 +321,21 @@ assert all(a ^ (1 << 63) == b for a, b in zip(u, i)) and len(u) == len(i) == 100
     done
 }
 
+@test "an output path beyond PATH_MAX is refused as a name too long, with one line and exit 2" {
+    # 2100 directories "d/" (4200 characters), or one directory name past NAME_MAX: a name
+    # too long, not a directory that does not exist.
+    local deep long
+    deep=$(printf 'd/%.0s' $(seq 2100))out.bin
+    long=$(printf 'x%.0s' $(seq 300))/out.bin
+    run -2 --separate-stderr "$GEN" --dist uniform --n 10 -o "$deep"
+    assert_equal "${#stderr_lines[@]}" 1
+    [[ ${stderr_lines[0]} == "sortex-gen: error: output name is too long: at most 4095 characters (d/d/"* ]]
+    run -2 --separate-stderr "$GEN" --dist uniform --n 10 -o "$long"
+    assert_equal "${stderr_lines[*]}" "sortex-gen: error: output name is too long: a directory \
+name in it passes the file system's limit ($long)"
+    assert_dir_holds ""
+}
+
 @test "a write that fails part-way keeps the old output and leaves no temporary file" {
     echo old >out.bin
     # A 1 MiB file size limit: the 8 MB write fails with EFBIG.
@@ -312,6 +344,19 @@ assert all(a ^ (1 << 63) == b for a, b in zip(u, i)) and len(u) == len(i) == 100
     [[ ${stderr_lines[0]} == "sortex-gen: error: cannot write output: "* ]]
     assert_equal "$(cat out.bin)" old
     assert_dir_holds "out.bin "
+}
+
+@test "a file system without room for the file is a runtime failure: exit 3, one line, no file" {
+    # 8 * 10^18 bytes fit on no file system here; then a full one, when a tmpfs can be mounted.
+    run -3 --separate-stderr "$GEN" --dist uniform --n 1e18 -o out.bin
+    assert_equal "${#stderr_lines[@]}" 1
+    [[ ${stderr_lines[0]} == "sortex-gen: error: not enough free space for 8000000000000000000 bytes, "* ]]
+    assert_dir_holds ""
+    mount_small 256k
+    run -3 --separate-stderr "$GEN" --dist uniform --n 1M -o "$SMALL/out.bin"
+    assert_equal "${#stderr_lines[@]}" 1
+    [[ ${stderr_lines[0]} == "sortex-gen: error: not enough free space for 8000000 bytes, "* ]]
+    assert_equal "$(ls -A "$SMALL")" ""
 }
 
 @test "a terminating signal removes the temporary file" {

@@ -186,6 +186,17 @@ key_at() {
     assert_output "sortex-verify: error: cannot open input: No such file or directory (nope.bin)"
 }
 
+@test "a file that shrinks while it is read is a runtime failure: exit 3 and one line" {
+    gen_sorted s.bin 1000 21
+    cp s.bin in.bin
+    # At verify-read the verifier has checked and opened its files, and holds before reading.
+    stall_then 'run -0 grep -c "sortex-verify: rank 0 pid [0-9]* stalling 2 s in verify-read" "$log"
+        truncate -s 800 in.bin' verify-read:0:2 "$VERIFY" s.bin --input in.bin
+    assert_equal "$rc" 3
+    run -0 grep -v stalling "$log"
+    assert_output "sortex-verify: error: input shrank while being read (in.bin)"
+}
+
 @test "rejects unknown options, bad values and missing arguments with exit 2" {
     gen_sorted s.bin 10 12
     run -2 "$VERIFY" s.bin --bogus
@@ -304,13 +315,13 @@ key_at() {
         assert_output --partial -- "$opt"
     done
     assert_output --partial "default: u64"
-    assert_output --partial "2  usage or I/O error"
+    assert_output --partial "2  usage error"
+    assert_output --partial "3  runtime failure: a read error, a file that changed while it was read"
     run -0 "$VERIFY" --version
     assert_output --partial "sortex-verify"
     assert_output --partial "MPI"
 }
 
 @test "the checksum kernels match libxxhash and combine across splits (C unit test)" {
-    run -0 "$SORTEX_BUILD/tests/test_verify"
-    assert_output "test_verify: all passed"
+    run_unit test_verify
 }

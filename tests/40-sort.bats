@@ -13,10 +13,12 @@ PS=(1 2 3 4 5 7 8)
     # to back-ends i, i+3 and i+6 (mod their number) at process counts that move with both, so
     # every back-end sorts about a third of the distributions and every distribution meets
     # three back-ends and three process counts. The full product is bench/run's sort suite.
-    local dists backends i j b np
-    mapfile -t dists < <(distributions)
-    mapfile -t backends < <(backends)
-    [[ ${#dists[@]} -ge 10 && ${#backends[@]} -ge 9 ]]
+    local dists backends i j b np list
+    list=$(distributions)
+    mapfile -t dists <<<"$list"
+    list=$(backends)
+    mapfile -t backends <<<"$list"
+    [[ ${#dists[@]} -ge 16 && ${#backends[@]} -ge 9 ]]
     for ((i = 0; i < ${#dists[@]}; i++)); do
         for j in 0 3 6; do
             b=$(((i + j) % ${#backends[@]}))
@@ -29,8 +31,9 @@ PS=(1 2 3 4 5 7 8)
 @test "every back-end sorts 0, 1 and P-1 keys, and meets every process count" {
     # Every (back-end, P) pair once, the size walking through 0, 1 and P-1 so that each
     # back-end meets each size at several P and each P meets each size with several back-ends.
-    local backend np n k=0 sizes
-    for backend in $(backends); do
+    local backend np n k=0 sizes list
+    list=$(backends)
+    for backend in $list; do
         for np in "${PS[@]}"; do
             sizes=(0 1 $((np - 1)))
             n=${sizes[$((k % 3))]}
@@ -41,8 +44,9 @@ PS=(1 2 3 4 5 7 8)
 }
 
 @test "every back-end sorts 1000 and 2,000,000 keys at odd and even process counts" {
-    local backend
-    for backend in $(backends); do
+    local backend list
+    list=$(backends)
+    for backend in $list; do
         sort_case 3 "$backend" uniform 1000
         sort_case 8 "$backend" gaussian 1000
         sort_case 5 "$backend" uniform 2000000
@@ -89,10 +93,48 @@ PS=(1 2 3 4 5 7 8)
     SORTEX_INT_LIMIT=1000 sort_case 3 alltoallv zero 20000
 }
 
+@test "-v counts records for a record format, threads in the singular for one, and check only under --check" {
+    local in out=$BATS_TEST_TMPDIR/out.bin
+    SORT_FORMAT="--format gensort"
+    in=$(gen_input gensort 20011 1)
+    run --separate-stderr mpi 1 "$SORTEX" -i "$in" -o "$out" --format gensort -t 1 -v
+    assert_success
+    assert_equal "${stderr_lines[0]}" "sortex: 20011 records, 1 thread per rank, exchange alltoallv"
+    refute_regex "$stderr" $'\n  check '
+    run -0 "$VERIFY" "$out" --format gensort --input "$in"
+    SORT_FORMAT=
+    in=$(gen_input uniform 20011 2)
+    run --separate-stderr mpi 2 "$SORTEX" -i "$in" -o "$out" -t 2 -v --check
+    assert_success
+    assert_equal "${stderr_lines[0]}" "sortex: 20011 keys, 2 threads per rank, exchange alltoallv"
+    assert_regex "$stderr" $'\n  check +[0-9.]+ +[0-9.]+\n'
+    run -0 "$VERIFY" "$out" --input "$in"
+}
+
+@test "the README's stats table names every key of the stats file, the back-end's own included" {
+    # alltoallv and pairwise, over a lowered int limit: their "chunked" figure is 1.
+    local b
+    for b in alltoallv pairwise; do
+        SORTEX_INT_LIMIT=1000 sort_case 3 "$b" uniform 10007
+        run stat_field 'd["exchange_stats"]["chunked"]'
+        assert_output 1
+        python3 - "$BATS_TEST_TMPDIR/stats.json" "$TOP/README.md" <<'PY'
+import json, re, sys
+d = json.load(open(sys.argv[1]))
+readme = open(sys.argv[2]).read()
+table = readme[readme.index("### The --stats file"):readme.index("## Running on a real cluster")]
+named = set(re.findall(r"`([A-Za-z_0-9.]+)`", table))
+keys = set(d) | {k for k in d["exchange_stats"]}
+missing = sorted(k for k in keys if k not in named and "exchange_stats." + k not in named)
+assert not missing, f"not in the README's stats table: {missing}"
+PY
+    done
+}
+
 @test "the stats file names every phase with min, avg and max over ranks" {
     sort_case 3 alltoallv uniform 100003
     run stat_field '" ".join(sorted(d["phases"]))'
-    assert_output "bucket check exchange finish local_sort read sample splitters write"
+    assert_output "bucket check distribute exchange finish local_sort read sample sort_buckets splitters write"
     run stat_field 'len(d["ranks"]), d["n"], d["P"]'
     assert_output "3 100003 3"
     run stat_field 'all(set(v) == {"min", "avg", "max"} for v in d["phases"].values())'
@@ -122,18 +164,52 @@ open('$in', 'wb').write(struct.pack('<%dq' % len(vals), *vals))"
     assert_success
 }
 
-# stable_by_key IN OUT R O K: OUT is IN's R-byte records stably sorted by their K-byte key at O
-# (unsigned bytes): equal keys in input order.
-stable_by_key() {
-    python3 - "$@" <<'PY'
-import sys
-src, out, r, o, k = sys.argv[1], sys.argv[2], *map(int, sys.argv[3:])
-data = open(src, "rb").read()
-recs = [data[i:i + r] for i in range(0, len(data), r)]
-recs.sort(key=lambda x: x[o:o + k])  # Python's sort is stable
-if b"".join(recs) != open(out, "rb").read():
-    sys.exit(f"{out} is not the stable sort of {src} by key")
+@test "f64 keys sort NaNs of both signs to the ends, -0 before +0, infinities among the numbers" {
+    local f=$BATS_TEST_TMPDIR/f64.bin want=$BATS_TEST_TMPDIR/want.bin np io
+    local out=$BATS_TEST_TMPDIR/out.bin
+    # The README's order ("The data format"): negative NaNs, then the numbers (-inf first, -0
+    # before +0, +inf last), then positive NaNs; NaNs of one sign by their bit pattern, mirrored
+    # like the numbers: a negative NaN with a larger pattern comes first. The model below says so
+    # in its own words (no bit trick) and writes the expected file; the input is the same keys
+    # shuffled, every special many times, among ordinary numbers, so every rank holds some.
+    python3 - "$f" "$want" <<'PY'
+import math, random, struct, sys
+def bits(x): return struct.unpack("<Q", struct.pack("<d", x))[0]
+special = [
+    0x7FF8000000000000, 0x7FF0000000000001, 0x7FFFFFFFFFFFFFFF, 0x7FF8000000000001,  # +NaN
+    0xFFF8000000000000, 0xFFF0000000000001, 0xFFFFFFFFFFFFFFFF, 0xFFF4000000000000,  # -NaN
+    0x7FF0000000000000, 0xFFF0000000000000,                                          # +-inf
+    0x0000000000000000, 0x8000000000000000,                                          # +-0
+    0x0000000000000001, 0x8000000000000001,                                          # +-denormal
+    bits(1.0), bits(-1.0), bits(1.7976931348623157e308), bits(-1.7976931348623157e308),
+]
+rng = random.Random(7)
+keys = special * 60 + [bits(rng.uniform(-1e6, 1e6)) for _ in range(20000)]
+rng.shuffle(keys)
+def order(b):
+    neg = b >> 63
+    mant = b & ((1 << 52) - 1)
+    if (b >> 52) & 0x7FF == 0x7FF and mant != 0:   # a NaN: to its sign's end, by its payload
+        return (0, -mant, 0) if neg else (2, mant, 0)
+    x = struct.unpack("<d", struct.pack("<Q", b))[0]
+    return (1, x, 0 if neg else 1)                  # numbers by value, -0 before +0
+assert order(0x8000000000000000) < order(0) and order(0xFFF0000000000000)[0] == 1
+open(sys.argv[1], "wb").write(struct.pack(f"<{len(keys)}Q", *keys))
+open(sys.argv[2], "wb").write(struct.pack(f"<{len(keys)}Q", *sorted(keys, key=order)))
 PY
+    for np in 1 3 4; do
+        for io in mpiio root; do
+            rm -f "$out"
+            run_mpi "$np" "$SORTEX" --input "$f" --output "$out" --type f64 --io "$io" --check
+            assert_success
+            cmp "$out" "$want" || fail "P=$np --io $io: not the documented f64 order"
+            run "$VERIFY" "$out" --type f64 --input "$f"
+            assert_success
+        done
+    done
+    # The f64 order is not the u64 order: read with the wrong type, the verifier refuses it.
+    run "$VERIFY" "$want" --type u64
+    assert_failure 1
 }
 
 @test "every back-end sorts gensort, skewed gensort and an odd layout stably, at every process count" {
@@ -141,15 +217,16 @@ PY
     # layout (13-byte records, a 5-byte key at offset 3, at most 16 distinct keys) holds many
     # equal keys: besides the verifier, the output must be the stable sort by key.
     local formats=("--format gensort" "--format gensort" "--record-size 13 --key-offset 3 --key-size 5")
-    local dists=(gensort gensort-skew few) backend f k=0 np
-    for backend in $(backends); do
+    local dists=(gensort gensort-skew few) backend f k=0 np list
+    list=$(backends)
+    for backend in $list; do
         for f in 0 1 2; do
             np=${PS[$((k % ${#PS[@]}))]}
             k=$((k + 1))
             SORT_FORMAT=${formats[$f]}
             sort_case "$np" "$backend" "${dists[$f]}" 20011
             if [[ $f -eq 2 ]]; then
-                stable_by_key "$(gen_input few 20011 "$np")" "$BATS_TEST_TMPDIR/out.bin" 13 3 5
+                stable_sort_of "$(gen_input few 20011 "$np")" "$BATS_TEST_TMPDIR/out.bin" 13 3 5
             fi
         done
     done
@@ -175,7 +252,7 @@ open('$in', 'wb').write(b''.join(b'ab' + key() + i.to_bytes(6, 'little') for i i
                 --key-offset 2 --key-size 16 --finish "$finish" --threads 2 \
                 --stats "$BATS_TEST_TMPDIR/stats.json"
             run -0 "$VERIFY" "$out" --input "$in" --record-size 24 --key-offset 2 --key-size 16
-            stable_by_key "$in" "$out" 24 2 16
+            stable_sort_of "$in" "$out" 24 2 16
             run stat_field 'd["finish"]'
             assert_output "$finish"
         done

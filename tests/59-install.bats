@@ -29,6 +29,11 @@ setup() {
         run grep -c "built from commit" "$PREFIX/share/man/man1/$prog.1"
         assert_output 0
     done
+    # What sortex sorts, in its page's NAME and in sortex.pc: keys and records alike.
+    run -0 grep -A1 '^\.SH NAME' "$PREFIX/share/man/man1/sortex.1"
+    assert_line --index 1 --partial "sort a file of keys or fixed-size records over MPI ranks"
+    run -0 grep '^Description: ' "$PKG_CONFIG_PATH/sortex.pc"
+    assert_output "Description: Parallel sample sort of keys and fixed-size records over MPI ranks"
     assert_file_exists "$PREFIX/include/sortex/sortex.h"
     assert_file_exists "$PREFIX/lib/libsortex.a"
     assert_file_exists "$PREFIX/lib/libsortex.so.$VERSION"

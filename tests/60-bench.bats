@@ -15,7 +15,9 @@ RUN=$TOP/bench/run
 # description in FILE's NAME.meta.json beside it (with the driver's settings and every column
 # explained), and Open MPI's forced alltoallv algorithms as rows ompi-linear and ompi-pairwise.
 check_xbench_csv() {
-    python3 - "$@" "$(backends | paste -sd,)" <<'PY'
+    local list
+    list=$(backends) || return 1
+    python3 - "$@" "$(paste -sd, <<<"$list")" <<'PY'
 import csv, io, json, os, sys
 path, np, patterns, volumes = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
 results = sys.argv[5] == "results"
@@ -154,7 +156,8 @@ PY
 }
 
 @test "xbench file:PATH replays a saved matrix once, whatever the volumes, and checks every key" {
-    local m=$BATS_TEST_TMPDIR/m.csv
+    local m=$BATS_TEST_TMPDIR/m.csv list
+    list=$(backends)
     "$SORTEX_BIN/sortex-sched" --pattern random --ranks 3 --volume 80000 --print-matrix >"$m"
     run_mpi 1 "$XBENCH" --print-matrix --ranks 3 --patterns "file:$m" --bytes 8
     assert_success
@@ -162,7 +165,7 @@ PY
     run_mpi 3 "$XBENCH" --patterns "file:$m,bucket" --bytes 4Ki,40000 --reps 2 \
         --output "$BATS_TEST_TMPDIR/x.csv"
     assert_success
-    python3 - "$BATS_TEST_TMPDIR/x.csv" "$m" "$(backends | wc -l)" <<'PY'
+    python3 - "$BATS_TEST_TMPDIR/x.csv" "$m" "$(wc -l <<<"$list")" <<'PY'
 import csv, sys
 rows = list(csv.DictReader(l for l in open(sys.argv[1]) if not l.startswith("#")))
 m = [[int(x) for x in l.split(",")] for l in open(sys.argv[2]) if not l.startswith("#")]
@@ -203,6 +206,7 @@ PY
     for args in "--patterns nosuch" "--patterns onehot:101" "--patterns bucket:3" \
         "--patterns sort" "--patterns sort:nosuch" "--patterns file:" "--bytes 12X" \
         "--exchange nosuch" "--reps 0" "--counts maybe" "--bogus" "--matrix" \
+        "--bytes ,4Ki" "--record-size 65537" \
         "--matrix $BATS_TEST_TMPDIR/missing.csv"; do
         # shellcheck disable=SC2086
         run_mpi "$np" "$XBENCH" $args
@@ -214,6 +218,32 @@ PY
             return 1
         }
     done
+}
+
+@test "xbench refuses a saved matrix beyond 2^40 bytes a rank with one line, whatever its counts" {
+    # COUNTS (rows separated by blanks)|RANK VERB: 2^61 keys are 2^64 bytes, and the sizes made
+    # of them overflowed into a crash; 2^64 - 1 is the largest count a file holds; 2^37 keys
+    # (2^40 bytes) twice pass the limit only as a sum.
+    local m=$BATS_TEST_TMPDIR/m.csv c counts rank verb
+    for c in "2305843009213693952,1 1,1|0 send" "0,0 0,18446744073709551615|1 send" \
+        "137438953472,137438953472 0,0|0 send" "0,1 137438953473,0|0 receive"; do
+        counts=${c%|*}
+        read -r rank verb <<<"${c#*|}"
+        tr ' ' '\n' <<<"$counts" >"$m"
+        run --separate-stderr mpi 2 -q "$XBENCH" --matrix "$m" --reps 1
+        assert_failure 2
+        assert_equal "$stderr" "sortex-xbench: error: the matrix in $m asks rank $rank to $verb \
+more than 2^40 bytes, the most a rank may (8-byte elements; --bytes' limit too)"
+    done
+}
+
+@test "xbench refuses buffers beyond the node's memory before allocating them: exit 3, one line" {
+    # 1Ti a rank on two ranks: more than any machine that runs the suite, refused as out of
+    # memory (the runtime failure sortex's --mem-limit refusal is too), not as a usage error.
+    run --separate-stderr mpi 2 -q "$XBENCH" --patterns bucket --bytes 1Ti --reps 1
+    assert_failure 3
+    assert_regex "$stderr" "^sortex-xbench: error: the buffers need [0-9.]+ GiB on one node, more than 80% of its memory"
+    assert_equal "${#stderr_lines[@]}" 1
 }
 
 @test "bench/run --help describes the driver and exits 0" {
@@ -251,7 +281,7 @@ PY
     check_tables_read "$res"
     # The results page leads with the findings, generated from these files.
     run grep -m1 '^## ' "$res/README.md"
-    assert_output "## Findings: which back-end when"
+    assert_output "## Findings: which back-end to use"
     # The local-sort suite either ran or says why not.
     run python3 -c 'import json, sys; s = json.load(open(sys.argv[1]))["suites"]["localsort"];
 print(s["status"], s.get("reason", ""))' "$res/runs.json"
@@ -276,7 +306,9 @@ assert s["steal_s"] >= 0 and s["steal_s_by_file"]["exchange/sizes-p2.csv"] >= 0,
     run "$RUN" --smoke --suites sort,e2e,records --results "$res"
     assert_success
     check_tables_read "$res"
-    python3 - "$res" "$(backends | paste -sd,)" <<'PY'
+    local list
+    list=$(backends)
+    python3 - "$res" "$(paste -sd, <<<"$list")" <<'PY'
 import csv, json, sys
 res, backends = sys.argv[1], set(sys.argv[2].split(","))
 for suite in ("sort", "e2e", "records"):
@@ -317,7 +349,7 @@ check_findings() {
     python3 - "$1" "$2" <<'PY'
 import csv, re, sys
 page, results = open(sys.argv[1]).read(), sys.argv[2]
-m = re.search(r"^## Findings: which back-end when\n(.*?)^## ", page, re.S | re.M)
+m = re.search(r"^## Findings: which back-end to use\n(.*?)^## ", page, re.S | re.M)
 assert m, "no Findings section"
 units = {"µs": 1e-6, "ms": 1e-3, "s": 1.0}
 scale = {"B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30}
@@ -397,7 +429,7 @@ PY
     run python3 "$TOP/bench/report.py" readme "$res"
     assert_success
     run grep -m1 '^## ' "$res/README.md"
-    assert_output "## Findings: which back-end when"
+    assert_output "## Findings: which back-end to use"
     # Links and regimes the findings must cover, as the files hold them.
     run grep -c '^| one node | [0-9]' "$res/README.md"
     assert [ "$output" -ge 5 ]
@@ -422,6 +454,82 @@ PY
     assert_success
 }
 
+@test "bench/run --smoke --suites exchange,xmodel calibrates, fits the models and times auto's picks" {
+    local res=$BATS_TEST_TMPDIR/results
+    run "$RUN" --smoke --suites exchange,xmodel --results "$res" --no-plots
+    assert_success
+    # The calibration ran first, with the suite's ranks, and sortex-sched reads its file.
+    assert_file_exists "$res/exchange/calibrated.txt"
+    run -0 "$SORTEX_BIN/sortex-sched" --machine "$res/exchange/calibrated.txt" --pattern bucket \
+        --ranks 2
+    assert_line --regexp '^machine the file given .*calibrated.txt \(sortex-sched --calibrate, '
+    for f in model auto; do
+        assert_file_exists "$res/xmodel/$f.csv"
+        assert_file_exists "$res/xmodel/$f.meta.json"
+    done
+    # Every measured row has its prediction, which is sortex-sched's with the fitted machine
+    # file; its ratio is measured over predicted; auto's pick is the least prediction of the
+    # case and its regret its measured time over the fastest's.
+    python3 - "$res" "$SORTEX_BIN/sortex-sched" <<'PY'
+import csv, json, subprocess, sys
+res, sched = sys.argv[1], sys.argv[2]
+model = list(csv.DictReader(open(res + "/xmodel/model.csv")))
+meas = [r for r in csv.DictReader(open(res + "/exchange/sizes-p2.csv"))]
+assert len(model) == len(meas) > 0, (len(model), len(meas))
+meta = json.load(open(res + "/xmodel/model.meta.json"))
+assert sorted(meta["columns"]) == sorted(model[0]) and all(meta["columns"].values())
+assert "calibrated" in meta["constants"], meta["constants"]
+for r in model[:6]:
+    out = subprocess.run([sched, "--machine", res + "/xmodel/machine.txt", "--pattern",
+                          r["pattern"] + (":" + r["param"] if r["param"] else ""), "--ranks",
+                          r["P"], "--volume", r["bytes_per_rank"], "--csv",
+                          "--algos", r["model"]], capture_output=True, text=True, check=True)
+    pred = float(next(csv.DictReader(out.stdout.splitlines()))["predicted_seconds"])
+    assert abs(pred / float(r["predicted_s"]) - 1) < 1e-4, (r, pred)
+    assert abs(float(r["t_med_s"]) / float(r["predicted_s"]) / float(r["ratio"]) - 1) < 1e-3, r
+auto = list(csv.DictReader(open(res + "/xmodel/auto.csv")))
+assert len(auto) == 6, len(auto)
+for a in auto:
+    case = [r for r in model if (r["pattern"], r["param"], r["bytes_per_rank"]) ==
+            (a["pattern"], a["param"], a["bytes_per_rank"]) and
+            not r["backend"].startswith("ompi")]
+    pick = min(case, key=lambda r: float(r["predicted_s"]))
+    best = min(case, key=lambda r: float(r["t_med_s"]))
+    assert a["auto"] == pick["backend"] and a["best"] == best["backend"], (a, pick, best)
+    assert abs(float(a["regret"]) - float(pick["t_med_s"]) / float(best["t_med_s"])) < 1e-3, a
+    assert float(a["regret"]) >= 1 and float(a["alltoallv_regret"]) >= 1, a
+s = json.load(open(res + "/runs.json"))["suites"]["xmodel"]
+assert s["status"] == "ran" and s["summary"]["one node"]["auto_cases"] == 6, s
+PY
+}
+
+@test "make demo's script times the back-ends and a few sorts and ends with a conclusion" {
+    run env DEMO_NP=2 DEMO_N=200000 DEMO_BYTES=4Ki,256Ki DEMO_REPS=2 TMPDIR="$BATS_TEST_TMPDIR" \
+        "$TOP/tools/demo.sh"
+    assert_success
+    # Both parts, every column explained, and every sort verified.
+    assert_line --regexp '^   pattern +per rank +fastest +alltoallv +auto.s pick'
+    [[ $(grep -cE '^   (bucket|onehot:50) ' <<<"$output") -eq 4 ]] || fail "four exchange cases"
+    assert_line --regexp '^   input +exchange +ran +read +lsort +select +xchg +finish +write'
+    [[ $(grep -cE '^   (uniform|zipf) +(auto|alltoallv) ' <<<"$output") -eq 4 ]] ||
+        fail "four sorts"
+    local word
+    for word in "read, the MPI-IO" "lsort, the local" "select, choosing" "xchg, the exchange"         "finish, the merge" "imbal: the largest" "share: xchg over" "auto's pick: what"; do
+        assert_output --partial "$word"
+    done
+    # The last lines conclude from what was measured, and point at make bench.
+    local n=${#lines[@]}
+    [[ ${lines[n - 3]} =~ ^Conclusion\ \([0-9]+\ s\):\ on\ 2\ ranks\ here,\ \`([a-z]+)\`\ was\ the\ fastest ]] ||
+        fail "conclusion: ${lines[n - 3]}"
+    local fastest=${BASH_REMATCH[1]}
+    grep -qE "^   (bucket|onehot:50) +[0-9]+Ki +$fastest " <<<"$output" ||
+        fail "$fastest is named fastest but fastest in no case"
+    assert_regex "${lines[n - 2]}" '^In the sorts \(auto ran [a-z, ]+\), the exchange was [0-9]+% to [0-9]+% of the in-memory work'
+    assert_regex "${lines[n - 1]}" 'make bench'
+    run ls "$BATS_TEST_TMPDIR"
+    refute_output --partial sortex-demo
+}
+
 # check_model_files RESULTS: the model suite's files agree with what they rest on: each measured
 # median (and share of the machine other work took) is the median of the verified launches in
 # launches.csv, each ratio the median over the prediction, each prediction what sortex-sched
@@ -435,7 +543,8 @@ d = res + "/model/"
 rows = list(csv.DictReader(open(d + "validation.csv")))
 launches = list(csv.DictReader(open(d + "launches.csv")))
 meta = json.load(open(d + "validation.meta.json"))
-machine = dict(l.split() for l in open(d + "machine.txt") if l.strip() and l[0] != "#")
+machine = dict(l.split(None, 1) for l in open(d + "machine.txt")
+               if l.strip() and not l.startswith(("#", "origin ", "factor ")))
 bad = []
 # alpha and beta are the ping-pong's, not the built-in constants.
 pp = {l.split()[0]: float(l.split()[1]) for l in meta["pingpong"]}
@@ -584,7 +693,9 @@ PY
         --machine "$res/model/machine.txt"
     run check_model_files "$res"
     assert_success
-    python3 - "$res" "$(backends | paste -sd,)" <<'PY'
+    local list
+    list=$(backends)
+    python3 - "$res" "$(paste -sd, <<<"$list")" <<'PY'
 import csv, sys
 res, backends = sys.argv[1], sys.argv[2].split(",")
 v = list(csv.DictReader(open(res + "/model/validation.csv")))

@@ -14,8 +14,9 @@ setup() {
     [[ -x $SAN_BIN/sortex ]] || skip "no sanitizer build (make SAN=address,undefined)"
     export ASAN_OPTIONS=detect_leaks=0:abort_on_error=0:exitcode=23
     export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-    local backend np=3
-    for backend in $(backends); do
+    local backend np=3 list
+    list=$(backends)
+    for backend in $list; do
         SORTEX=$SAN_BIN/sortex VERIFY=$SAN_BIN/sortex-verify sort_case "$np" "$backend" dd 100003
         SORTEX=$SAN_BIN/sortex VERIFY=$SAN_BIN/sortex-verify sort_case 4 "$backend" uniform 3
         np=$((np % 5 + 2))
@@ -60,7 +61,7 @@ setup() {
         sort_case 3 forward few 30011 --io root --finish sort
     in=$(SORT_FORMAT=$odd gen_input few 30011 3)
     # shellcheck disable=SC2086 # the layout flags are words
-    mpi 3 "$SAN_BIN/sortex" --io rootv --input - --output - $odd <"$in" >"$out"
+    mpi_stdin 3 "$SAN_BIN/sortex" --io rootv --input - --output - $odd <"$in" >"$out"
     # shellcheck disable=SC2086
     run -0 "$SAN_BIN/sortex-verify" "$out" --input "$in" $odd
 }

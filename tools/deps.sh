@@ -21,6 +21,7 @@ packages=(
     python3-numpy python3-pandas  # the results test reads every CSV as their users would
     valgrind                 # the memcheck suite
     libips4o-dev libhwy-dev libboost-dev  # the local sort's baselines (ips4o, vqsort, Boost.Sort)
+    libstxxl-dev             # the external sort's baseline (STXXL's sorter, sortex-stxxl)
     e2fsprogs                # mkfs.ext2 for the no-fallocate file system test
     help2man                 # make install: the man pages, from each program's --help
     pkgconf                  # pkg-config: the install test builds a program with sortex.pc

@@ -10,6 +10,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "util/util.h"
 
@@ -42,25 +43,29 @@ static const struct util_knob_info table[UTIL_KNOB_COUNT] = {
     [UTIL_KNOB_KERNEL] =
         {"SORTEX_KERNEL", UTIL_KNOB_SETTING, UTIL_KNOB_WORD_T, 0, 0, 0, "radix,vqsort", "auto", "",
          "the local sort's in-cache kernel; auto: the faster on this CPU, by a calibration of "
-         "about 10 ms at the first sort [sort/local_sort.c]"},
+         "about 10 ms at the first sort [local/tuning.c]"},
     [UTIL_KNOB_SCATTER] =
         {"SORTEX_SCATTER", UTIL_KNOB_SETTING, UTIL_KNOB_WORD_T, 0, 0, 0, "plain,stream", "auto", "",
          "how the local sort's spread passes larger than the caches write their buckets: "
          "plain stores or streaming stores; auto: the faster, timed by each pass on its first "
-         "keys [sort/local_sort.c]"},
+         "keys [local/tuning.c]"},
     [UTIL_KNOB_MODEL_ALPHA] =
         {"SORTEX_MODEL_ALPHA", UTIL_KNOB_SETTING, UTIL_KNOB_COUNT_T, 0, 0, UINT64_MAX, NULL,
-         "the models'", "ns",
-         "--exchange auto and --progress price the back-ends with this start-up time a message "
-         "(sortex-sched --ping-pong measures it; unset: the models' own, as sortex-sched --help "
-         "gives it) [sort/exchange.c]"},
+         "the machine's", "ns",
+         "overrides the machine file's start-up time a message with which --exchange auto and "
+         "--progress price the back-ends (sortex-sched --calibrate measures the file) "
+         "[sort/exchange.c]"},
     [UTIL_KNOB_MODEL_BETA] =
         {"SORTEX_MODEL_BETA", UTIL_KNOB_SETTING, UTIL_KNOB_COUNT_T, 0, 0, UINT64_MAX, NULL,
-         "the models'", "ps/byte",
-         "--exchange auto and --progress price the back-ends with this time a byte on a link "
-         "(100: 10 GB/s; sortex-sched --ping-pong measures it; unset: the models' own, as "
-         "sortex-sched --help gives it) "
-         "[sort/exchange.c]"},
+         "the machine's", "ps/byte",
+         "overrides the machine file's time a byte on a link for the same pricing (100: "
+         "10 GB/s) [sort/exchange.c]"},
+    [UTIL_KNOB_MACHINE] =
+        {"SORTEX_MACHINE", UTIL_KNOB_SETTING, UTIL_KNOB_TEXT_T, 0, 0, 0, NULL,
+         "~/.config/sortex/machine.txt", "",
+         "the machine file (sortex-sched --calibrate writes one) with which --exchange auto, "
+         "--progress and sortex-sched price the back-ends when --machine names none; unset and "
+         "without that file: built-in constants of a project machine [exchange/machine.c]"},
     [UTIL_KNOB_L1D_BYTES] =
         {"SORTEX_L1D_BYTES", UTIL_KNOB_SETTING, UTIL_KNOB_COUNT_T, 0, 1024, UINT64_MAX, NULL,
          "as read", "bytes",
@@ -76,6 +81,20 @@ static const struct util_knob_info table[UTIL_KNOB_COUNT] = {
          "threads",
          "OpenMP's own variable: when set, OpenMP's reading of it is the threads per "
          "rank, unless --threads says otherwise [sort/sortex.c]"},
+    [UTIL_KNOB_TMPDIR] =
+        {"TMPDIR", UTIL_KNOB_SETTING, UTIL_KNOB_TEXT_T, 0, 0, 0, NULL, "the output's directory",
+         "",
+         "the directory of the external sort's temporary files when --temp-dir is not given "
+         "(the usual variable) [sort/ext.c]"},
+    [UTIL_KNOB_XDG_CONFIG_HOME] =
+        {"XDG_CONFIG_HOME", UTIL_KNOB_SETTING, UTIL_KNOB_TEXT_T, 0, 0, 0, NULL, "$HOME/.config",
+         "", "the directory of the user's configuration (the usual variable): the machine file "
+             "is sortex/machine.txt in it [exchange/machine.c]"},
+    [UTIL_KNOB_HOME] =
+        {"HOME", UTIL_KNOB_SETTING, UTIL_KNOB_TEXT_T, 0, 0, 0, NULL, "as the system sets it", "",
+         "the user's home directory (the usual variable): the machine file is "
+         ".config/sortex/machine.txt in it unless XDG_CONFIG_HOME says otherwise "
+         "[exchange/machine.c]"},
     [UTIL_KNOB_INT_LIMIT] =
         {"SORTEX_INT_LIMIT", UTIL_KNOB_HOOK, UTIL_KNOB_COUNT_T, 2147483647, 1, 2147483647, NULL,
          "INT_MAX", "bytes",
@@ -100,11 +119,16 @@ static const struct util_knob_info table[UTIL_KNOB_COUNT] = {
     [UTIL_KNOB_STALL] =
         {"SORTEX_STALL", UTIL_KNOB_HOOK, UTIL_KNOB_SPEC_T, 0, 0, 0, "POINT:RANK:SECONDS", "none",
          "", "RANK announces itself and sleeps SECONDS at POINT: a phase's start, read-chunk, "
-         "exchange-run or commit [sort/sortex.c]"},
+         "exchange-run, sort-bucket (the external sort's pass 2) or commit [sort/sortex.c]; "
+         "verify-read, rank 0 [verify/files.c]"},
     [UTIL_KNOB_CORRUPT] =
         {"SORTEX_CORRUPT", UTIL_KNOB_HOOK, UTIL_KNOB_SPEC_T, 0, 0, 0, "order|keys:RANK", "none", "",
          "under --check, right before it looks: order swaps RANK's first and last output keys, "
          "keys copies its second key over its first [sort/check.c]"},
+    [UTIL_KNOB_EXT_FILL] =
+        {"SORTEX_EXT_FILL", UTIL_KNOB_HOOK, UTIL_KNOB_INT_T, 60, 1, 10000, NULL, "60", "%",
+         "the external sort plans its buckets at this share of what pass 2 holds (above 100: "
+         "buckets too big, split by the extra pass) [sort/ext.c]"},
     [UTIL_KNOB_LOCAL_SIZE] =
         {"OMPI_COMM_WORLD_LOCAL_SIZE", UTIL_KNOB_LAUNCH, UTIL_KNOB_INT_T, 0, 1, 2147483647, NULL,
          "unknown", "ranks",
@@ -115,6 +139,19 @@ static const struct util_knob_info table[UTIL_KNOB_COUNT] = {
          "CPUs",
          "Slurm's CPUs per task (srun -c): the threads per rank when OMP_NUM_THREADS is "
          "unset [sort/sortex.c]"},
+    [UTIL_KNOB_SLURM_MEM_NODE] =
+        {"SLURM_MEM_PER_NODE", UTIL_KNOB_LAUNCH, UTIL_KNOB_COUNT_T, 0, 1, UINT64_MAX, NULL,
+         "unset", "MiB",
+         "Slurm's memory a node (sbatch --mem): bounds the memory the ranks of a node may use "
+         "[util/mem.c]"},
+    [UTIL_KNOB_SLURM_MEM_CPU] =
+        {"SLURM_MEM_PER_CPU", UTIL_KNOB_LAUNCH, UTIL_KNOB_COUNT_T, 0, 1, UINT64_MAX, NULL,
+         "unset", "MiB",
+         "Slurm's memory a CPU (sbatch --mem-per-cpu), times SLURM_CPUS_ON_NODE: bounds the "
+         "memory the ranks of a node may use [util/mem.c]"},
+    [UTIL_KNOB_SLURM_CPUS_NODE] =
+        {"SLURM_CPUS_ON_NODE", UTIL_KNOB_LAUNCH, UTIL_KNOB_INT_T, 0, 1, 2147483647, NULL,
+         "unset", "CPUs", "the job's CPUs on this node, set by Slurm [util/mem.c]"},
     [UTIL_KNOB_HNP_URI] =
         {"OMPI_MCA_orte_hnp_uri", UTIL_KNOB_LAUNCH, UTIL_KNOB_TEXT_T, 0, 0, 0, NULL, "unset", "",
          "Open MPI's address of mpirun: equal to the local daemon's, mpirun runs on this host "
@@ -283,6 +320,19 @@ static void wrap(FILE *out, const char *text, int indent, int width)
         text += len;
     }
     fputc('\n', out);
+}
+
+void util_knob_stall(const char *point, int rank)
+{
+    const struct util_knob_value *v = util_knob(UTIL_KNOB_STALL); /* POINT:RANK:SECONDS */
+    if (!v->valid || v->nargs != 2 || strcmp(v->word, point) != 0 || v->arg[0] != rank ||
+        v->arg[1] < 0) {
+        return;
+    }
+    fprintf(stderr, "%s: rank %d pid %ld stalling %ld s in %s\n", util_progname(), rank,
+            (long)getpid(), v->arg[1], point);
+    fflush(stderr);
+    sleep((unsigned)v->arg[1]);
 }
 
 void util_knobs_print(FILE *out)

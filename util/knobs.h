@@ -30,9 +30,13 @@ enum util_knob {
     UTIL_KNOB_SCATTER,         /* the local sort's large spread passes: plain or stream */
     UTIL_KNOB_MODEL_ALPHA,     /* --exchange auto: the model's start-up, ns */
     UTIL_KNOB_MODEL_BETA,      /* --exchange auto: the model's seconds a byte, in ps */
+    UTIL_KNOB_MACHINE,         /* --exchange auto: the machine file of the cost models */
     UTIL_KNOB_L1D_BYTES,       /* the L1 data cache the local sort plans for */
     UTIL_KNOB_L2_BYTES,        /* the L2 cache the local sort plans for */
     UTIL_KNOB_OMP_THREADS,     /* OpenMP's own: when set, the threads per rank */
+    UTIL_KNOB_TMPDIR,          /* the temporary files' directory of the external sort */
+    UTIL_KNOB_XDG_CONFIG_HOME, /* where the user's machine file lives (sortex/machine.txt) */
+    UTIL_KNOB_HOME,            /* ... else under $HOME/.config */
     /* test hooks */
     UTIL_KNOB_INT_LIMIT,      /* largest count handed to one MPI call */
     UTIL_KNOB_FWD_RING_BYTES, /* forwarding ring size */
@@ -41,9 +45,13 @@ enum util_knob {
     UTIL_KNOB_FAIL,           /* failure injection: PHASE[:RANK] */
     UTIL_KNOB_STALL,          /* stall injection: POINT:RANK:SECONDS */
     UTIL_KNOB_CORRUPT,        /* corruption under --check: order:RANK or keys:RANK */
+    UTIL_KNOB_EXT_FILL,       /* external sort: buckets planned at this % of what fits */
     /* set by the launcher */
     UTIL_KNOB_LOCAL_SIZE,  /* ranks on this node (Open MPI) */
     UTIL_KNOB_SLURM_CPUS,  /* CPUs per task (Slurm's srun -c) */
+    UTIL_KNOB_SLURM_MEM_NODE, /* Slurm's --mem: MiB a node */
+    UTIL_KNOB_SLURM_MEM_CPU,  /* Slurm's --mem-per-cpu: MiB a CPU */
+    UTIL_KNOB_SLURM_CPUS_NODE, /* Slurm: the CPUs of the job on this node */
     UTIL_KNOB_HNP_URI,     /* Open MPI: mpirun's address */
     UTIL_KNOB_DAEMON_URI,  /* Open MPI: this node's daemon's address */
     UTIL_KNOB_OMPI_RANK,   /* Open MPI: this process's rank */
@@ -110,6 +118,12 @@ const struct util_knob_value *util_knob(enum util_knob k);
 
 /** The value of knob @k: its parsed value when set and valid, else its default. */
 uint64_t util_knob_u64(enum util_knob k);
+
+/**
+ * The stall hook of the reliability tests outside the sort: when SORTEX_STALL is @point:@rank:S,
+ * prints "PROG: rank RANK pid PID stalling S s in POINT" on stderr and sleeps S seconds.
+ */
+void util_knob_stall(const char *point, int rank);
 
 /**
  * Prints the table for `--knobs`: the settings, then the test hooks, then the launcher's

@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
@@ -136,13 +137,25 @@ FILE *util_temp_fopen(const char *final, char **name)
     if (f == NULL && fd >= 0) {
         int e = errno;
         (void)close(fd);
-        (void)unlink(*name);
-        util_temp_done(*name);
+        (void)util_temp_remove(*name);
         util_free(*name);
         *name = NULL;
         errno = e;
     }
     return f;
+}
+
+int util_temp_fclose(FILE *f, const char *path, const char *final)
+{
+    int bad = ferror(f);
+    errno = 0;
+    bad = fclose(f) != 0 || bad;
+    if (bad) {
+        int rc = errno ? errno : EIO;
+        (void)util_temp_remove(path);
+        return rc;
+    }
+    return util_temp_commit(path, final);
 }
 
 int util_temp_space(int fd, uint64_t bytes, uint64_t *avail)
@@ -172,36 +185,125 @@ int util_temp_reserve(int fd, uint64_t bytes)
     return util_temp_space(fd, bytes, &avail); /* no reservation: at least refuse what cannot fit */
 }
 
-/* The files a signal handler removes. A handler reads these slots and nothing else. */
+/* The files a signal handler removes: each with a descriptor of its directory (or -1: the
+ * path alone) and its last component. A handler reads these slots and nothing else; a slot is
+ * filled before its path is published and emptied path first. */
 #define TRACK_SLOTS 4
-static const char *volatile tracked[TRACK_SLOTS];
+static struct {
+    const char *volatile path;
+    volatile int dirfd;
+    const char *volatile base;
+} tracked[TRACK_SLOTS];
+
+/* A descriptor of the directory holding @path (O_PATH: it opens nothing for reading), or -1. */
+static int open_dir_of(const char *path)
+{
+    size_t len = dir_len(path);
+    char dir[PATH_MAX];
+    if (len == 0) {
+        return open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+    }
+    if (len >= sizeof(dir)) {
+        return -1;
+    }
+    memcpy(dir, path, len);
+    dir[len] = '\0';
+    return open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+}
 
 void util_temp_track(const char *path)
 {
     for (int i = 0; i < TRACK_SLOTS; i++) {
-        if (tracked[i] == NULL) {
-            tracked[i] = path;
+        if (tracked[i].path == NULL) {
+            tracked[i].dirfd = open_dir_of(path);
+            tracked[i].base = path + dir_len(path);
+            tracked[i].path = path;
             return;
         }
     }
 }
 
-void util_temp_done(const char *path)
+/* The slot tracking @path, or -1. */
+static int slot_of(const char *path)
 {
     for (int i = 0; path != NULL && i < TRACK_SLOTS; i++) {
-        if (tracked[i] == path) {
-            tracked[i] = NULL;
+        if (tracked[i].path == path) {
+            return i;
         }
     }
+    return -1;
+}
+
+void util_temp_done(const char *path)
+{
+    int i = slot_of(path);
+    if (i >= 0) {
+        int fd = tracked[i].dirfd;
+        tracked[i].path = NULL;
+        tracked[i].dirfd = -1;
+        if (fd >= 0) {
+            (void)close(fd);
+        }
+    }
+}
+
+/* unlink() of a tracked file through its directory's descriptor (or its path): 0 or errno. */
+static int unlink_tracked(int i, const char *path)
+{
+    int rc = i >= 0 && tracked[i].dirfd >= 0 ? unlinkat(tracked[i].dirfd, tracked[i].base, 0)
+                                             : unlink(path);
+    return rc == 0 || errno == ENOENT ? 0 : errno;
+}
+
+int util_temp_remove(const char *path)
+{
+    int rc = unlink_tracked(slot_of(path), path);
+    util_temp_done(path);
+    return rc;
+}
+
+int util_temp_commit(const char *path, const char *final)
+{
+    int i = slot_of(path), rc = 0;
+    if (i < 0 || tracked[i].dirfd < 0) {
+        rc = rename(path, final) == 0 ? 0 : errno; /* untracked: by path alone */
+    } else {
+        /* The directory at @final's path must still be the one the file was made in. */
+        struct stat here, made;
+        int dirfd = tracked[i].dirfd, fd = open_dir_of(final);
+        if (fd < 0 || fstat(fd, &here) != 0 || fstat(dirfd, &made) != 0 ||
+            here.st_dev != made.st_dev || here.st_ino != made.st_ino) {
+            rc = UTIL_TEMP_EMOVED;
+        } else if (renameat(dirfd, tracked[i].base, dirfd, final + dir_len(final)) != 0) {
+            rc = errno;
+        }
+        if (fd >= 0) {
+            (void)close(fd);
+        }
+    }
+    if (rc != 0) {
+        (void)unlink_tracked(i, path);
+    }
+    util_temp_done(path);
+    return rc;
+}
+
+const char *util_temp_strerror(int code)
+{
+    if (code == UTIL_TEMP_EMOVED) {
+        return "the output directory was moved or replaced while the file was written";
+    }
+    return strerror(code);
 }
 
 /* Removes the tracked files (unlink is async-signal-safe), then dies of the same signal. */
 static void on_signal(int sig)
 {
     for (int i = 0; i < TRACK_SLOTS; i++) {
-        const char *p = tracked[i];
+        const char *p = tracked[i].path;
         if (p != NULL) {
-            (void)unlink(p);
+            int fd = tracked[i].dirfd;
+            (void)(fd >= 0 ? unlinkat(fd, tracked[i].base, 0) : unlink(p));
         }
     }
     (void)signal(sig, SIG_DFL);

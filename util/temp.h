@@ -59,14 +59,46 @@ int util_temp_reserve(int fd, uint64_t bytes);
 int util_temp_space(int fd, uint64_t bytes, uint64_t *avail);
 
 /**
- * Tracks @path, a temporary file this process created, so that util_temp_signals()'s handler
- * removes it when a signal ends the process. At most a few files are tracked at once; the
- * string must stay valid until util_temp_done(@path).
+ * Tracks @path, a temporary file this process created (or is about to create), so that
+ * util_temp_signals()'s handler removes it when a signal ends the process. Tracking holds a
+ * descriptor of the file's directory, taken now: the removal (by the handler,
+ * util_temp_remove() or util_temp_commit()) reaches the file in that directory even when the
+ * directory was renamed meanwhile. At most a few files are tracked at once; the string must
+ * stay valid until the file is untracked.
  */
 void util_temp_track(const char *path);
 
-/** Stops tracking @path (renamed into place or removed by the caller); NULL is fine. */
+/** Stops tracking @path (the caller renamed or removed it itself); NULL is fine. */
 void util_temp_done(const char *path);
+
+/** util_temp_commit()'s code for a directory that is no longer at its path. */
+#define UTIL_TEMP_EMOVED 0x10000
+
+/**
+ * Renames the tracked temporary file @path to @final, its name in the same directory, and stops
+ * tracking it. The directory at @final's path must still be the one @path was created in (the
+ * descriptor util_temp_track() took): one moved or replaced while the file was written gets no
+ * output under a name the user did not ask for. On any failure the temporary file is removed
+ * (through that descriptor, so nothing is left behind in a moved directory). Returns 0, an
+ * errno value, or UTIL_TEMP_EMOVED; util_temp_strerror() words it.
+ */
+int util_temp_commit(const char *path, const char *final);
+
+/**
+ * Removes the tracked temporary file @path (through its directory's descriptor) and stops
+ * tracking it. Returns 0 (also when it was gone already) or an errno value.
+ */
+int util_temp_remove(const char *path);
+
+/**
+ * Closes @f, a stream from util_temp_fopen() of @path, and renames it to @final
+ * (util_temp_commit()) when every write and the close succeeded; else removes it. Returns 0 or
+ * a code for util_temp_strerror().
+ */
+int util_temp_fclose(FILE *f, const char *path, const char *final);
+
+/** The words for a code of util_temp_commit() or util_temp_remove(). */
+const char *util_temp_strerror(int code);
 
 /**
  * For the programs' main(): SIGINT, SIGTERM, SIGHUP and SIGQUIT remove every tracked temporary

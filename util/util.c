@@ -6,9 +6,11 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
+#include <linux/fs.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -110,6 +112,11 @@ static void vreport(const char *kind, bool error, const char *fmt, va_list ap)
 void util_report_defer(bool on)
 {
     defer_on = on;
+}
+
+bool util_report_deferring(void)
+{
+    return defer_on;
 }
 
 bool util_report_pending(void)
@@ -238,6 +245,81 @@ int util_parse_double(const char *s, double lo, double hi, double *out)
     return UTIL_OK;
 }
 
+int util_split_list(const char *text, const char *what, char *buf, size_t cap, char **items,
+                    int max, int *n)
+{
+    *n = 0;
+    if (strlen(text) >= cap) {
+        return util_error("%s list too long: at most %zu characters (%s)", what, cap - 1, text);
+    }
+    strcpy(buf, text);
+    /* Cut at every comma; strtok would skip empty items silently. */
+    for (char *item = buf;;) {
+        char *comma = strchr(item, ',');
+        if (comma != NULL) {
+            *comma = '\0';
+        }
+        if (*item == '\0') {
+            return util_error("%s list has an empty item (%s)", what, text);
+        }
+        if (*n == max) {
+            return util_error("%s list has more than %d items (%s)", what, max, text);
+        }
+        items[(*n)++] = item;
+        if (comma == NULL) {
+            return UTIL_OK;
+        }
+        item = comma + 1;
+    }
+}
+
+int util_name_find(const struct util_name *names, const char *name)
+{
+    for (int i = 0; names[i].name != NULL; i++) {
+        if (strcmp(names[i].name, name) == 0) {
+            return names[i].value;
+        }
+    }
+    return -1;
+}
+
+const char *util_name_of(const struct util_name *names, int v)
+{
+    for (int i = 0; names[i].name != NULL; i++) {
+        if (names[i].value == v) {
+            return names[i].name;
+        }
+    }
+    return "?";
+}
+
+void util_names_join(const struct util_name *names, char *buf, size_t cap)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int i = 0; names[i].name != NULL && used < cap; i++) {
+        const char *sep = i == 0 ? "" : names[i + 1].name == NULL ? " or " : ", ";
+        int k = snprintf(buf + used, cap - used, "%s%s", sep, names[i].name);
+        used += k > 0 ? (size_t)k : 0;
+    }
+}
+
+/* The atexit() handler of util_check_stdout_at_exit(). */
+static void check_stdout(void)
+{
+    errno = 0;
+    int failed = fflush(stdout) != 0, e = errno;
+    if (failed || ferror(stdout)) {
+        util_fail(UTIL_EIO, "cannot write standard output%s%s", e ? ": " : "", e ? strerror(e) : "");
+        _exit(UTIL_EXIT_RUNTIME);
+    }
+}
+
+void util_check_stdout_at_exit(void)
+{
+    (void)atexit(check_stdout);
+}
+
 double util_now(void)
 {
     struct timespec ts;
@@ -284,12 +366,33 @@ static void dir_of(const char *path, char *dir, size_t cap)
     }
 }
 
+/* The inode flags (chattr) of @path: FS_APPEND_FL and FS_IMMUTABLE_FL matter here. 0 when the
+ * file system has none to tell. */
+static int inode_flags(const char *path)
+{
+    int flags = 0;
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    if (fd >= 0) {
+        if (ioctl(fd, FS_IOC_GETFLAGS, &flags) != 0) {
+            flags = 0;
+        }
+        (void)close(fd);
+    }
+    return flags;
+}
+
 int util_check_output(const char *path)
 {
-    char dir[4096];
+    char dir[PATH_MAX];
     struct stat st;
     if (path == NULL || *path == '\0') {
         return util_error("no output file given");
+    }
+    /* A path the system cannot take at all: said as such, not as a directory that is missing
+     * (its directory part would not fit in dir, and stat() fails on it with ENAMETOOLONG). */
+    if (strlen(path) >= PATH_MAX) {
+        return util_error("output name is too long: at most %d characters (%s)", PATH_MAX - 1,
+                          path);
     }
     if (path[strlen(path) - 1] == '/') {
         return util_error("output is a directory (%s)", path);
@@ -308,11 +411,27 @@ int util_check_output(const char *path)
         }
     }
     dir_of(path, dir, sizeof(dir));
+    if (stat(dir, &st) != 0 && errno == ENAMETOOLONG) {
+        return util_error("output name is too long: a directory name in it passes the file "
+                          "system's limit (%s)",
+                          path);
+    }
     if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
         return util_error("output directory does not exist (%s)", dir);
     }
     if (access(dir, W_OK | X_OK) != 0) {
         return util_error("output directory is not writable (%s)", dir);
+    }
+    /* An append-only directory (chattr +a) takes new files but lets none be renamed or removed:
+     * the temporary file could neither become the output nor go away, and nor could the probe
+     * files MPI-IO makes beside it. An immutable output cannot be replaced. Refused before
+     * anything is created. */
+    if (inode_flags(dir) & (FS_APPEND_FL | FS_IMMUTABLE_FL)) {
+        return util_error("output directory is append-only or immutable: no file could be "
+                          "renamed or removed in it (%s)", dir);
+    }
+    if (lstat(path, &st) == 0 && (inode_flags(path) & (FS_APPEND_FL | FS_IMMUTABLE_FL))) {
+        return util_error("output is append-only or immutable and cannot be replaced (%s)", path);
     }
     /* Refused now rather than after the work: a name the directory cannot hold. */
     long limit = 0;
@@ -364,13 +483,16 @@ int util_file_id_get(const char *path, struct util_file_id *id)
     id->size = (uint64_t)st.st_size;
     id->mtime_sec = (int64_t)st.st_mtim.tv_sec;
     id->mtime_nsec = (int64_t)st.st_mtim.tv_nsec;
+    id->ctime_sec = (int64_t)st.st_ctim.tv_sec;
+    id->ctime_nsec = (int64_t)st.st_ctim.tv_nsec;
     return UTIL_OK;
 }
 
 bool util_file_id_same(const struct util_file_id *a, const struct util_file_id *b)
 {
     return a->dev == b->dev && a->ino == b->ino && a->size == b->size &&
-           a->mtime_sec == b->mtime_sec && a->mtime_nsec == b->mtime_nsec;
+           a->mtime_sec == b->mtime_sec && a->mtime_nsec == b->mtime_nsec &&
+           a->ctime_sec == b->ctime_sec && a->ctime_nsec == b->ctime_nsec;
 }
 
 bool util_same_file(const char *a, const char *b)
@@ -400,4 +522,10 @@ bool util_same_path(const char *a, const char *b)
         return false;
     }
     return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+int util_cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
 }

@@ -78,6 +78,8 @@ void util_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void util_report_defer(bool on);
 /** True when an error line is being kept. */
 bool util_report_pending(void);
+/** True while deferral is on (to restore it after turning it on for a moment). */
+bool util_report_deferring(void);
 /** Prints the kept error line (when @print) and forgets it. */
 void util_report_release(bool print);
 
@@ -91,6 +93,42 @@ int util_parse_count(const char *s, uint64_t *out);
 int util_parse_int(const char *s, long lo, long hi, long *out);
 /** Parses a finite double in [lo, hi]. Returns 0 or UTIL_EUSAGE. */
 int util_parse_double(const char *s, double lo, double hi, double *out);
+
+/**
+ * Splits @text, a comma separated list, into its items: at most @max pointers into @buf (@cap
+ * bytes, where text is copied) stored in @items, their number in *@n. Every item must have a
+ * character: an empty list, an empty item ("64,,8") and a comma at either end are refused, as
+ * are more than @max items and a text of @cap bytes or more. On a mistake prints one line naming
+ * the option @what ("--ranks") and returns UTIL_EUSAGE; else 0.
+ */
+int util_split_list(const char *text, const char *what, char *buf, size_t cap, char **items,
+                    int max, int *n);
+
+/*
+ * Name tables: the names of an enum's values, one table per enum, which every command line,
+ * report and error line reads. A table lists its names in the order help and errors give them,
+ * each with its value, and ends with {NULL, 0}.
+ */
+struct util_name {
+    const char *name;
+    int value;
+};
+
+/** The value of @name in @names, or -1 when it is none of them. */
+int util_name_find(const struct util_name *names, const char *name);
+/** The name of value @v in @names, or "?" when @v is none of its values. */
+const char *util_name_of(const struct util_name *names, int v);
+/** Writes the names into @buf as a sentence lists them, "auto, eps, exact or sample" (always
+ * terminated). */
+void util_names_join(const struct util_name *names, char *buf, size_t cap);
+
+/**
+ * Makes the program's exit check standard output: at exit it is flushed, and when a write to it
+ * failed (a full disk, a closed pipe while SIGPIPE is ignored) one error line is printed and
+ * the program exits 3 (UTIL_EXIT_RUNTIME) instead of what it returned: what it printed was
+ * lost. Every main() calls it first, so --help and --list are covered too.
+ */
+void util_check_stdout_at_exit(void);
 
 /** Monotonic wall-clock seconds. */
 double util_now(void);
@@ -110,11 +148,19 @@ int util_check_input(const char *path, const char *what, size_t record, uint64_t
  */
 int util_check_output(const char *path);
 
-/** What identifies one state of a file: a change of contents or size changes it. */
+/**
+ * What identifies one state of a file: a change of contents or size changes it. The
+ * modification time alone does not: `touch -r`, `cp -p` and `rsync -t` put it back after
+ * rewriting a file in place. The change time (ctime) moves on every write, and no call sets it
+ * back, so the two together catch a rewrite whatever is done to the mtime. (It also moves on a
+ * chmod, chown or new link: the checks that use it then fail safe, refusing a file that did not
+ * change.)
+ */
 struct util_file_id {
     uint64_t dev, ino;
     uint64_t size;
     int64_t mtime_sec, mtime_nsec;
+    int64_t ctime_sec, ctime_nsec;
 };
 
 /** Fills @id from stat(@path). Returns 0, or UTIL_EIO with errno set (prints nothing). */
@@ -148,5 +194,28 @@ void util_print_version(FILE *out);
 const char *util_commit(void);
 /** The compiler and flags the library was built with, e.g. "gcc 12.2.0 -O2 -g -DNDEBUG -fopenmp". */
 const char *util_build_flags(void);
+
+/**
+ * splitmix64 (Steele, Lea and Flood, "Fast splittable pseudorandom number generators", OOPSLA
+ * 2014): advances the state *@s and returns the next 64 random bits. Every random draw of
+ * sortex that must be the same on every run comes from it.
+ */
+static inline uint64_t util_splitmix64(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+/** The splitmix64 finaliser alone: 64 well-mixed bits of @x (counter-based randomness). */
+static inline uint64_t util_mix64(uint64_t x)
+{
+    uint64_t s = x - 0x9e3779b97f4a7c15ULL;
+    return util_splitmix64(&s);
+}
+
+/** qsort() order of two uint64_t. */
+int util_cmp_u64(const void *a, const void *b);
 
 #endif

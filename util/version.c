@@ -1,12 +1,12 @@
 /* util/version.c: the version banner (see util.h). The version comes from the public header
- * (SORTEX_VERSION), the commit and the flags from the build. */
+ * (SORTEX_BUILD_VERSION, the public header's SORTEX_VERSION as the Makefile reads it), the
+ * commit and the flags from the build: util/ includes no module above it. */
 #include "util/util.h"
 
 #include <mpi.h>
 #include <string.h>
 
 #include "commit.h"
-#include "sort/sortex.h"
 #include "util/alloc.h"
 
 const char *util_commit(void)
@@ -37,7 +37,7 @@ void util_print_version(FILE *out)
     }
     /* The first line as the GNU coding standards have it, "PROGRAM VERSION", the version after
      * the last blank: what help2man reads the man pages' title from. */
-    fprintf(out, "%s %s\n", util_progname(), SORTEX_VERSION);
+    fprintf(out, "%s %s\n", util_progname(), SORTEX_BUILD_VERSION);
     fprintf(out, "built from commit %s\n", SORTEX_COMMIT);
     fprintf(out, "built against: %s (MPI %d.%d); allocator: %s\n", lib, MPI_VERSION,
             MPI_SUBVERSION, util_allocator_name());

@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "util/alloc.h"
+#include "util/knobs.h"
 #include "util/util.h"
 
 #define NO_FILE         SIZE_MAX
@@ -36,6 +37,7 @@
 /* A list of files read as one concatenated sequence of records. */
 struct seq {
     size_t n;                 /* number of files */
+    const char *what;         /* their role in messages: "sorted file", "input" */
     const char *const *paths; /* their names (owned by the caller) */
     size_t rsize;             /* bytes per record (8 for keys) */
     int *fd;                  /* open descriptors, -1 when not open */
@@ -84,6 +86,7 @@ static int seq_open(struct seq *s, const char *const *paths, size_t n, const cha
     int err = UTIL_OK;
     memset(s, 0, sizeof(*s));
     s->n = n;
+    s->what = what;
     s->paths = paths;
     s->rsize = rsize;
     s->fd = util_malloc(n * sizeof(*s->fd));
@@ -108,9 +111,11 @@ static int seq_open(struct seq *s, const char *const *paths, size_t n, const cha
         if (err != UTIL_OK) {
             goto fail;
         }
+        /* It was there a moment ago (util_check_input()): gone or unreadable now, it changed
+         * while the program ran, a runtime failure. */
         s->fd[i] = open(paths[i], O_RDONLY | O_CLOEXEC);
         if (s->fd[i] < 0) {
-            err = util_error("cannot open %s: %s (%s)", what, strerror(errno), paths[i]);
+            err = util_fail(UTIL_EIO, "cannot open %s: %s (%s)", what, strerror(errno), paths[i]);
             goto fail;
         }
         /* Blocks are taken mostly in order: ask for aggressive readahead. */
@@ -143,10 +148,11 @@ static int read_recs(const struct seq *s, size_t f, void *buf, size_t count, uin
             continue;
         }
         if (got < 0) {
-            return util_fail(UTIL_EIO, "cannot read input: %s (%s)", strerror(errno), s->paths[f]);
+            return util_fail(UTIL_EIO, "cannot read %s: %s (%s)", s->what, strerror(errno),
+                             s->paths[f]);
         }
         if (got == 0) {
-            return util_fail(UTIL_EIO, "input shrank while being read (%s)", s->paths[f]);
+            return util_fail(UTIL_EIO, "%s shrank while being read (%s)", s->what, s->paths[f]);
         }
         p += got;
         off += got;
@@ -341,30 +347,85 @@ static uint64_t seq_bytes(const struct seq *s)
     return s->total * s->rsize;
 }
 
-int verify_files(const struct verify_config *cfg, struct verify_result *res)
+/* Check the configuration: the files, the key type (*type: u64 unless the caller chose one) and
+ * the block size (*block_bytes: VERIFY_BLOCK_DEFAULT unless chosen). */
+static int check_config(const struct verify_config *cfg, const struct util_format **type,
+                        size_t *block_bytes)
 {
-    struct seq sorted = {0}, inputs = {0};
-    struct scan so, in;
-    int err;
-
-    memset(res, 0, sizeof(*res));
-    res->first_bad = VERIFY_NONE;
-
-    /* Check the configuration. */
-    const struct util_format *type = cfg->format ? cfg->format : util_format_find("u64");
-    size_t block_bytes = cfg->block_bytes ? cfg->block_bytes : VERIFY_BLOCK_DEFAULT;
+    *type = cfg->format ? cfg->format : util_format_find("u64");
+    *block_bytes = cfg->block_bytes ? cfg->block_bytes : VERIFY_BLOCK_DEFAULT;
     if (cfg->n_sorted == 0 || cfg->sorted == NULL) {
         return util_error("no sorted file given (%zu files)", cfg->n_sorted);
     }
     if (cfg->n_inputs > 0 && cfg->inputs == NULL) {
         return util_error("input files announced but not given (%zu files)", cfg->n_inputs);
     }
-    if (type == NULL || (!type->byte_key && type->record_size != sizeof(uint64_t))) {
-        return util_error("key type is not 8 bytes wide (%s)", type ? type->name : "none");
+    if (*type == NULL || (!(*type)->byte_key && (*type)->record_size != sizeof(uint64_t))) {
+        return util_error("key type is not 8 bytes wide (%s)", *type ? (*type)->name : "none");
     }
-    if (block_bytes % sizeof(uint64_t) != 0 || block_bytes > BLOCK_BYTES_MAX) {
+    if (*block_bytes % sizeof(uint64_t) != 0 || *block_bytes > BLOCK_BYTES_MAX) {
         return util_error("block size must be a multiple of 8 bytes, at most 1 GiB (%zu)",
-                          block_bytes);
+                          *block_bytes);
+    }
+    return UTIL_OK;
+}
+
+/* The verdict on the sorted files (@so, the pass over @sorted): their order, checksums, and the
+ * first descent as the file holds it. */
+static void verdict_sorted(const struct scan *so, const struct seq *sorted,
+                           const struct util_format *type, struct verify_result *res)
+{
+    res->sorted = so->descents == 0;
+    res->descents = so->descents;
+    res->sorted_sum = so->sum;
+    res->bytes = seq_bytes(sorted);
+    res->records = type->byte_key;
+    res->duplicates = so->duplicates;
+    res->sorted_crc = so->crc;
+    if (!res->sorted) {
+        res->first_bad = so->first_bad;
+        res->bad_file = so->bad_file;
+        res->bad_file_index = so->bad_file_index;
+        if (type->byte_key) {
+            res->bad_shown = type->key_size < VERIFY_KEY_SHOWN ? type->key_size : VERIFY_KEY_SHOWN;
+            memcpy(res->bad_prev_bytes, so->bad_prev_bytes, res->bad_shown);
+            memcpy(res->bad_key_bytes, so->bad_key_bytes, res->bad_shown);
+        } else {
+            res->bad_prev = to_file_encoding(type, so->bad_prev);
+            res->bad_key = to_file_encoding(type, so->bad_key);
+        }
+    }
+    res->valid = res->sorted;
+}
+
+/* The verdict of the comparison with the inputs (@in, the pass over @inputs): the same count,
+ * the same multiset. */
+static void verdict_inputs(const struct scan *so, const struct scan *in, const struct seq *inputs,
+                           struct verify_result *res)
+{
+    res->compared = true;
+    res->input_sum = in->sum;
+    res->input_crc = in->crc;
+    res->bytes += seq_bytes(inputs);
+    res->same_count = so->sum.count == in->sum.count;
+    res->same_multiset = verify_checksum_equal(so->sum, in->sum) && so->crc.hi == in->crc.hi &&
+                         so->crc.lo == in->crc.lo;
+    res->valid = res->valid && res->same_multiset;
+}
+
+int verify_files(const struct verify_config *cfg, struct verify_result *res)
+{
+    struct seq sorted = {0}, inputs = {0};
+    struct scan so, in;
+    const struct util_format *type;
+    size_t block_bytes;
+    int err;
+
+    memset(res, 0, sizeof(*res));
+    res->first_bad = VERIFY_NONE;
+
+    if ((err = check_config(cfg, &type, &block_bytes)) != UTIL_OK) {
+        return err;
     }
     const size_t rsize = type->record_size;
     size_t block_recs = block_bytes / rsize > 0 ? block_bytes / rsize : 1;
@@ -383,6 +444,8 @@ int verify_files(const struct verify_config *cfg, struct verify_result *res)
         }
     }
 
+    util_knob_stall("verify-read", 0); /* the tests' window to change a file before it is read */
+
     /* The passes. */
     double t0 = util_now();
     err = scan_seq(&sorted, true, type, threads, block_recs, &so);
@@ -398,36 +461,9 @@ int verify_files(const struct verify_config *cfg, struct verify_result *res)
     res->seconds = util_now() - t0;
 
     /* The verdict. */
-    res->sorted = so.descents == 0;
-    res->descents = so.descents;
-    res->sorted_sum = so.sum;
-    res->bytes = seq_bytes(&sorted);
-    res->records = type->byte_key;
-    res->duplicates = so.duplicates;
-    res->sorted_crc = so.crc;
-    if (!res->sorted) {
-        res->first_bad = so.first_bad;
-        res->bad_file = so.bad_file;
-        res->bad_file_index = so.bad_file_index;
-        if (type->byte_key) {
-            res->bad_shown = type->key_size < VERIFY_KEY_SHOWN ? type->key_size : VERIFY_KEY_SHOWN;
-            memcpy(res->bad_prev_bytes, so.bad_prev_bytes, res->bad_shown);
-            memcpy(res->bad_key_bytes, so.bad_key_bytes, res->bad_shown);
-        } else {
-            res->bad_prev = to_file_encoding(type, so.bad_prev);
-            res->bad_key = to_file_encoding(type, so.bad_key);
-        }
-    }
-    res->valid = res->sorted;
+    verdict_sorted(&so, &sorted, type, res);
     if (cfg->n_inputs > 0) {
-        res->compared = true;
-        res->input_sum = in.sum;
-        res->input_crc = in.crc;
-        res->bytes += seq_bytes(&inputs);
-        res->same_count = so.sum.count == in.sum.count;
-        res->same_multiset = verify_checksum_equal(so.sum, in.sum) && so.crc.hi == in.crc.hi &&
-                             so.crc.lo == in.crc.lo;
-        res->valid = res->valid && res->same_multiset;
+        verdict_inputs(&so, &in, &inputs, res);
     }
 
 fail:

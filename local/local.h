@@ -1,32 +1,40 @@
 /*
- * sort/local_sort.h: the node-local kernels of the sort module (internal header).
+ * local/local.h: the node-local kernels, the contract of the local module (no MPI; below sort/,
+ * beside exchange/, datagen/ and verify/, on util/ alone).
  *
- * Two kernels work on unsigned 64-bit keys inside one process:
- *   - sortex_local_sort(): an OpenMP-parallel MSD radix sort whose buckets end in an in-cache
- *     kernel, used for the "local sort" phase and for re-sorting the received pieces in the
- *     "finish" phase;
- *   - sortex_merge_runs(): a threaded multi-way merge of sorted runs, the other way to finish.
+ * For 8-byte keys:
+ *   - local_sort(): an OpenMP-parallel MSD radix sort whose buckets end in an in-cache kernel
+ *     (local/radix.c, local/kernel.c), tuned from the caches read at run time and a short
+ *     calibration (local/tuning.c);
+ *   - local_merge_runs(): a threaded multi-way merge of sorted runs (local/merge.c).
+ * For fixed-size records with a byte-string key, stably:
+ *   - local_record_sort(): tuples of key prefix and index, sorted, then one permutation
+ *     (local/records.c);
+ *   - local_merge_record_runs(): the multi-way merge of sorted runs of records (local/rmerge.c).
+ * Every tuning constant is in local/config.h.
  *
- * Neither allocates big buffers: the caller allocates the key arrays once (util_alloc_big) and
- * reuses them; the kernels only take small bookkeeping arrays from util_malloc().
- * Both are callable from C++ (the benchmark baselines link against them).
+ * None allocates big buffers: the caller allocates the arrays once (util_alloc_big) and reuses
+ * them; the kernels only take small bookkeeping arrays from util_malloc(). All are callable
+ * from C++ (the benchmark baselines link against them).
  */
-#ifndef SORTEX_SORT_LOCAL_SORT_H
-#define SORTEX_SORT_LOCAL_SORT_H
+#ifndef SORTEX_LOCAL_H
+#define SORTEX_LOCAL_H
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include "local/config.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 /** The in-cache kernel that sorts a bucket once the spread passes made it small enough. */
-enum sortex_kernel {
-    SORTEX_KERNEL_AUTO,   /* whichever a short calibration measured faster on this CPU */
-    SORTEX_KERNEL_RADIX,  /* LSD radix sort over the bucket's varying bits, with scratch */
-    SORTEX_KERNEL_VQSORT, /* Highway's vectorised quicksort, in place (sort/vqsort.cc) */
-    SORTEX_KERNEL_COUNT
+enum local_kernel {
+    LOCAL_KERNEL_AUTO,   /* whichever a short calibration measured faster on this CPU */
+    LOCAL_KERNEL_RADIX,  /* LSD radix sort over the bucket's varying bits, with scratch */
+    LOCAL_KERNEL_VQSORT, /* Highway's vectorised quicksort, in place (local/vqsort.cc) */
+    LOCAL_KERNEL_COUNT
 };
 
 /**
@@ -35,21 +43,21 @@ enum sortex_kernel {
  * every thread of such a pass scatters a sixteenth of its keys each way, times both, and
  * scatters the rest the faster way.
  */
-enum sortex_scatter {
-    SORTEX_SCATTER_AUTO,   /* measured by every pass, on its first keys */
-    SORTEX_SCATTER_PLAIN,  /* one store per key, through the caches */
-    SORTEX_SCATTER_STREAM, /* software write-combining lines and streaming stores */
-    SORTEX_SCATTER_COUNT
+enum local_scatter {
+    LOCAL_SCATTER_AUTO,   /* measured by every pass, on its first keys */
+    LOCAL_SCATTER_PLAIN,  /* one store per key, through the caches */
+    LOCAL_SCATTER_STREAM, /* software write-combining lines and streaming stores */
+    LOCAL_SCATTER_COUNT
 };
 
 /**
  * What the local sort is tuned by. Nothing here is a constant for one CPU: the process default
- * (sortex_local_tuning()) is computed once from the cache sizes read at run time
+ * (local_tuning_default()) is computed once from the cache sizes read at run time
  * (util/cpu.h) and a calibration of the kernels; tests and benchmarks pass their own to
- * sortex_local_sort_tuned() to drive every path on any machine.
+ * local_sort_tuned() to drive every path on any machine.
  */
-struct sortex_local_tuning {
-    enum sortex_kernel kernel; /* AUTO is resolved by the calibration */
+struct local_tuning {
+    enum local_kernel kernel; /* AUTO is resolved by the calibration */
     size_t bucket_keys;        /* buckets of at most this many keys go to the kernel */
     unsigned spread_bits;      /* widest digit of one spread pass: 2^bits buckets, 1..16 */
     size_t spread_min_keys;    /* fewer keys than this go to the kernel whole, never spread */
@@ -59,9 +67,9 @@ struct sortex_local_tuning {
     size_t small_keys;         /* radix kernel: buckets of at most this many keys, insertion */
     size_t stream_keys;        /* spread passes over at least this many keys may write whole
                                   cache lines around the caches (streaming stores); 0 = never */
-    enum sortex_scatter scatter; /* how such passes scatter (AUTO: measured, see below) */
+    enum local_scatter scatter; /* how such passes scatter (AUTO: measured, see below) */
     int merge_threads;         /* vqsort with at most this many threads (and at most
-                                  SORTEX_MERGE_THREADS_MAX) and fewer than merge_max_keys keys:
+                                  LOCAL_MERGE_THREADS_MAX) and fewer than merge_max_keys keys:
                                   sorted chunks and a merge instead of a spread; 0 = never */
     size_t merge_max_keys;
     double kernel_ns_per_key;  /* the calibration's time of the kernel, a key in cache; 0 =
@@ -70,8 +78,6 @@ struct sortex_local_tuning {
                                   (atomically) as the sort goes: --progress reads it */
 };
 
-/** The most threads the chunks-and-merge path of the vqsort kernel takes. */
-#define SORTEX_MERGE_THREADS_MAX 16
 
 /**
  * The process default, filled into @t: the kernel is whichever sorted a bucket filling half the
@@ -81,30 +87,19 @@ struct sortex_local_tuning {
  * line of buffer per bucket fills an eighth of the L2); vqsort takes buckets of any size, so
  * spreads only make buckets for the threads (local_sort.c says why).
  */
-void sortex_local_tuning(struct sortex_local_tuning *t);
+void local_tuning_default(struct local_tuning *t);
 
 /**
- * Seconds sortex_local_sort() is expected to take for @n uniform keys on @threads threads here,
+ * Seconds local_sort() is expected to take for @n uniform keys on @threads threads here,
  * from the calibration's rate (0 when it did not run): what --progress says while the sort is
  * one call it cannot count inside. A model, not a measurement: vqsort's time per key grows by
  * ~6% a doubling beyond the calibrated bucket (measured on an AVX-512 CPU, 2^14 to 2^24 keys).
  */
-double sortex_local_sort_estimate(size_t n, int threads);
+double local_sort_estimate(size_t n, int threads);
 
-/** The kernel's name ("radix", "vqsort"; "auto" for SORTEX_KERNEL_AUTO). */
-const char *sortex_kernel_name(enum sortex_kernel kernel);
+/** The kernel's name ("radix", "vqsort"; "auto" for LOCAL_KERNEL_AUTO). */
+const char *local_kernel_name(enum local_kernel kernel);
 
-/** Buckets at least this large in the merge, or merges of fewer keys, run on one thread. */
-#define SORTEX_MERGE_PAR_MIN ((size_t)1 << 16)
-/**
- * Finishing P sorted runs: sortex_merge_runs() with T threads is faster than
- * sortex_local_sort() of the concatenation up to about this many runs per thread, slower
- * beyond. With the vqsort kernel on an AVX-512 CPU (10^7 uniform keys) the merge / re-sort
- * ratio fell below 1 between 4 and 16 runs at one thread and between 16 and 64 at two; the
- * figures are in results/localsort (the crossover table, sortex-localsort --runs). The merge
- * is memory-bound per run and the re-sort is not, so the crossover moves with the threads.
- */
-#define SORTEX_MERGE_RUNS_PER_THREAD 12
 
 /**
  * Sorts @keys[0..n) ascending in place with @threads OpenMP threads and the process's tuning.
@@ -118,39 +113,39 @@ const char *sortex_kernel_name(enum sortex_kernel kernel);
  * fail for lack of memory: when its small bookkeeping arrays cannot be allocated it finishes
  * the sort on one thread with the radix kernel's fixed buffers. Never exits, prints nothing.
  */
-int sortex_local_sort(uint64_t *keys, uint64_t *scratch, size_t n, int threads);
+int local_sort(uint64_t *keys, uint64_t *scratch, size_t n, int threads);
 
-/** sortex_local_sort() with the tuning @t (NULL: the process default). */
-int sortex_local_sort_tuned(uint64_t *keys, uint64_t *scratch, size_t n, int threads,
-                            const struct sortex_local_tuning *t);
+/** local_sort() with the tuning @t (NULL: the process default). */
+int local_sort_tuned(uint64_t *keys, uint64_t *scratch, size_t n, int threads,
+                            const struct local_tuning *t);
 
 /**
- * sortex_local_sort_tuned() that leaves the sorted keys in whichever of @keys and @scratch
+ * local_sort_tuned() that leaves the sorted keys in whichever of @keys and @scratch
  * the algorithm ended in, and says which in *@sorted: callers that own both arrays (the sort's
  * phases) save the copy back. The other array is clobbered.
  */
-int sortex_local_sort_either(uint64_t *keys, uint64_t *scratch, size_t n, int threads,
-                             const struct sortex_local_tuning *t, uint64_t **sorted);
+int local_sort_either(uint64_t *keys, uint64_t *scratch, size_t n, int threads,
+                             const struct local_tuning *t, uint64_t **sorted);
 
-/** Highway's vqsort of @keys[0..n) ascending (sort/vqsort.cc). Thread-safe. */
-void sortex_vqsort_u64(uint64_t *keys, size_t n);
+/** Highway's vqsort of @keys[0..n) ascending (local/vqsort.cc). Thread-safe. */
+void local_vqsort_u64(uint64_t *keys, size_t n);
 /** Highway's vqsort of @n 128-bit numbers, each two uint64 (low, then high; 16-byte aligned),
  * ascending by (high, low). Thread-safe. */
-void sortex_vqsort_u128(uint64_t *pairs, size_t n);
+void local_vqsort_u128(uint64_t *pairs, size_t n);
 
 struct util_format;
 
-/** The place of one record in a sort of records (sort/records.c): the first 10 key bytes as an
+/** The place of one record in a sort of records (local/records.c): the first 10 key bytes as an
  * 80-bit big-endian number (hi, then the top 16 bits of lo) and the record's index (the low 48
  * bits of lo), ordered as one 128-bit number. Laid out as Highway's uint128_t. */
-struct sortex_rec_tuple {
+struct local_rec_tuple {
     uint64_t lo, hi;
 };
 
 /**
  * Sorts @n records of the byte-key format @f (util/format.h) stably by key: records with equal
  * keys keep their input order. @records holds them back to back; @scratch has room for @n
- * records and @tuples for sortex_record_tuples(@n, @f) tuples (16-byte aligned; @scratch too);
+ * records and @tuples for local_record_tuples(@n, @f) tuples (16-byte aligned; @scratch too);
  * both are clobbered (@scratch lends its room to the tuples' merges before it takes the
  * records). On success
  * *@sorted names the array that holds the sorted records (@scratch; @records when n < 2).
@@ -159,11 +154,11 @@ struct sortex_rec_tuple {
  * Returns 0, UTIL_EUSAGE (threads < 1, a NULL array, a format that is not a byte key, n at or
  * beyond 2^48), or UTIL_ENOMEM (keys over 10 bytes with no room for the list of ties).
  */
-/** Tuples sortex_record_sort() needs room for: @n, or 2 @n when a record is smaller than a
+/** Tuples local_record_sort() needs room for: @n, or 2 @n when a record is smaller than a
  * tuple and @scratch cannot lend the room for the second half. */
-size_t sortex_record_tuples(size_t n, const struct util_format *f);
+size_t local_record_tuples(size_t n, const struct util_format *f);
 
-int sortex_record_sort(void *records, void *scratch, struct sortex_rec_tuple *tuples, size_t n,
+int local_record_sort(void *records, void *scratch, struct local_rec_tuple *tuples, size_t n,
                        const struct util_format *f, int threads, void **sorted);
 
 /**
@@ -171,14 +166,14 @@ int sortex_record_sort(void *records, void *scratch, struct sortex_rec_tuple *tu
  * first 8 (zero padded when K < 8), *@ext the next 2 (zero padded). Order of (hi, ext) is the
  * memcmp() order of the first 10 bytes; keys of at most 10 bytes compare completely.
  */
-static inline void sortex_rec_key10(const unsigned char *k, size_t key_size, uint64_t *hi,
+static inline void local_rec_key10(const unsigned char *k, size_t key_size, uint64_t *hi,
                                     uint64_t *ext)
 {
     uint64_t h = 0, e = 0;
     if (key_size >= 8) {
         __builtin_memcpy(&h, k, 8);
         h = __builtin_bswap64(h);
-        e = key_size >= 10 ? ((uint64_t)k[8] << 8 | k[9]) : key_size == 9 ? (uint64_t)k[8] << 8 : 0;
+        e = key_size >= LOCAL_TUPLE_KEY_BYTES ? ((uint64_t)k[8] << 8 | k[9]) : key_size == 9 ? (uint64_t)k[8] << 8 : 0;
     } else {
         for (size_t j = 0; j < key_size; j++) {
             h |= (uint64_t)k[j] << (56 - 8 * j);
@@ -188,13 +183,6 @@ static inline void sortex_rec_key10(const unsigned char *k, size_t key_size, uin
     *ext = e;
 }
 
-/**
- * Finishing P sorted runs of records: sortex_merge_record_runs() is faster than
- * sortex_record_sort() of the concatenation up to this many runs, slower beyond, at one thread
- * and at two alike: every thread's part of the merge meets all P runs, so unlike the keys'
- * rule this one does not scale with the threads (sort/finish.c gives the measurement).
- */
-#define SORTEX_RECORD_MERGE_RUNS 24
 
 /**
  * Merges @runs runs of records of the byte-key format @f into @out, stably, with @threads
@@ -211,7 +199,7 @@ static inline void sortex_rec_key10(const unsigned char *k, size_t key_size, uin
  * with records to merge), or UTIL_ENOMEM when its small bookkeeping arrays cannot be allocated
  * (before any record is written). Never exits and prints nothing.
  */
-int sortex_merge_record_runs(const void *in, const uint64_t *run_counts, int runs, void *out,
+int local_merge_record_runs(const void *in, const uint64_t *run_counts, int runs, void *out,
                              const struct util_format *f, int threads);
 
 
@@ -229,7 +217,7 @@ int sortex_merge_record_runs(const void *in, const uint64_t *run_counts, int run
  * UTIL_ENOMEM when its small bookkeeping arrays cannot be allocated (checked before any key is
  * written: @out is then untouched). Never exits and prints nothing.
  */
-int sortex_merge_runs(const uint64_t *in, const uint64_t *run_counts, int runs, uint64_t *out,
+int local_merge_runs(const uint64_t *in, const uint64_t *run_counts, int runs, uint64_t *out,
                       int threads);
 
 #ifdef __cplusplus

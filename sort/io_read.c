@@ -1,5 +1,5 @@
 /*
- * sort/read.c: phase 1, every rank reads its contiguous slice with collective MPI-IO.
+ * sort/io_read.c: phase 1, every rank reads its contiguous slice with collective MPI-IO.
  *
  * Rank r reads keys [r n/P, (r+1) n/P), so n = 0, n < P and n not divisible by P all work
  * (some ranks read nothing). MPI counts are int: the read is issued in chunks of at most 2^24
@@ -26,35 +26,16 @@ static int read_mpiio(struct sort_job *job)
     if (err != UTIL_OK) {
         return err;
     }
-    int rc;
-    const uint64_t chunk = sort_io_chunk(job), rsize = job->rsize;
+    const uint64_t rsize = job->rsize;
     sort_progress_measure(job, job->n_local * rsize, "bytes", 0);
-    uint64_t chunks = (job->n_local + chunk - 1) / chunk;
-    MPI_Allreduce(MPI_IN_PLACE, &chunks, 1, MPI_UINT64_T, MPI_MAX, job->comm);
-    for (uint64_t c = 0; c < chunks; c++) {
-        uint64_t first = c * chunk;
-        uint64_t count = 0;
-        if (first < job->n_local) {
-            count = job->n_local - first < chunk ? job->n_local - first : chunk;
-        }
-        MPI_Status status;
-        MPI_Offset off = (MPI_Offset)((job->offset + first) * rsize);
-        rc = MPI_File_read_at_all(fh, off, sort_elem(job, job->a, first), (int)count,
-                                  job->mem_type, &status);
-        sort_progress_add(job, count * rsize);
-        sort_stall_at(job, "read-chunk"); /* the tests' slow read */
-        int got = 0;
-        if (rc == MPI_SUCCESS) {
-            MPI_Get_count(&status, job->mem_type, &got);
-        }
-        if ((rc != MPI_SUCCESS || (uint64_t)got != count) && err == UTIL_OK) {
-            /* Keep taking part in the remaining collective calls; report once. */
-            err = util_fail(UTIL_EIO, "rank %d: read: the input changed while it was read: "
-                                      "it ended before %s %llu (%s)",
-                            job->rank, job->fmt ? "record" : "key",
-                            (unsigned long long)(job->offset + first + (uint64_t)got),
-                            job->in_path);
-        }
+    uint64_t done = 0;
+    int rc = sort_io_chunks(job, fh, 0, job->offset, job->a, job->n_local, &done);
+    if (rc != MPI_SUCCESS || done != job->n_local) {
+        /* Every rank took part in every collective call; this one reports. */
+        err = util_fail(UTIL_EIO, "rank %d: read: the input changed while it was read: "
+                                  "it ended before %s %llu (%s)",
+                        job->rank, job->fmt ? "record" : "key",
+                        (unsigned long long)(job->offset + done), job->in_path);
     }
     /* The size as the open file sees it now, whatever the count said. */
     MPI_Offset size = -1;

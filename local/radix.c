@@ -1,5 +1,5 @@
 /*
- * sort/local_sort.c: the OpenMP-parallel MSD radix sort of uint64 keys (see local_sort.h).
+ * local/radix.c: the OpenMP-parallel MSD radix sort of uint64 keys (see local/local.h).
  *
  * Scheme, for n keys and T threads:
  *  1. First pass. One parallel read of the keys computes their AND and OR (the bits where
@@ -28,14 +28,14 @@
  *               spread, on buckets of any size (see calibrate()).
  *     Which kernel is faster depends on the CPU (vqsort's AVX-512 paths against scalar
  *     scatters), so the process calibrates both once on a bucket of its own size and keeps the
- *     faster (sortex_local_tuning()).
+ *     faster (local_tuning_default()).
  *
  * Every spread consumes at least one varying bit, so recursion is bounded by 64 levels. Cost
  * for uniform keys: one read pass, one scatter pass (about n / T per thread each), then the
  * kernel on buckets that fit L2. Sizes come from the caches read at run time (util/cpu.h), so
  * the same binary is tuned on a CPU with 512 KiB of L2 and on one with 1 MiB.
  */
-#include "sort/local_sort.h"
+#include "local/internal.h"
 
 #include <math.h>
 #include <omp.h>
@@ -52,20 +52,10 @@
 #include "util/knobs.h"
 #include "util/util.h"
 
-/* Digit of the in-cache LSD passes: 9 bits (6 passes for 54 bits) measured faster than 8 (7
- * passes) and 11 (5 passes, but 2048-way scatters). */
-#define LSD_BITS 9
-#define LSD_RADIX ((size_t)1 << LSD_BITS)
-#define LSD_MASK ((uint64_t)LSD_RADIX - 1)
-/* At most this many LSD digits: each starts at a varying bit at least LSD_BITS above the last. */
-#define MAX_DIGITS ((64 + LSD_BITS - 1) / LSD_BITS)
-/* The radix kernel's counts are 32-bit: it never takes a bucket this large. */
-#define LSD_MAX_KEYS ((size_t)1 << 31)
-/* Keys per software write-combining line: one 64-byte cache line. */
-#define LINE_KEYS 8
-/* Evenly spaced keys the first pass looks at before it chooses what to count. */
-#define SAMPLE_KEYS 256
-#define MAX_SPREAD_BITS 16
+/* The LSD kernel's digit mask; the rest of the sizes are local/config.h's. */
+#define LINE_KEYS LOCAL_LINE_KEYS
+#define SAMPLE_KEYS LOCAL_SAMPLE_KEYS
+#define MAX_SPREAD_BITS LOCAL_MAX_SPREAD_BITS
 
 /* What one read-only pass learns about the input. */
 struct scan {
@@ -75,192 +65,7 @@ struct scan {
     bool descending;    /* non-increasing */
 };
 
-/* Index of the highest set bit of @x (x != 0). */
-static unsigned high_bit(uint64_t x)
-{
-    return 63u - (unsigned)__builtin_clzll(x);
-}
-
-/* The first index of part @t of @n items split into @parts near-equal parts. */
-static size_t part_begin(size_t n, size_t t, size_t parts)
-{
-    size_t q = n / parts, r = n % parts;
-    return q * t + (t < r ? t : r);
-}
-
-/* ------------------------------------------------------------------------------------------ */
-/* Tuning                                                                                      */
-
-static const char *const kernel_names[SORTEX_KERNEL_COUNT] = {"auto", "radix", "vqsort"};
-
-const char *sortex_kernel_name(enum sortex_kernel kernel)
-{
-    return (unsigned)kernel < SORTEX_KERNEL_COUNT ? kernel_names[kernel] : "unknown";
-}
-
-static void lsd_sort(uint64_t *x, uint64_t *y, size_t m, uint64_t vary, bool to_y);
-
-/* The bits that differ between keys of a[0..n) (0: all keys are equal). */
-static uint64_t varying_bits(const uint64_t *a, size_t n)
-{
-    uint64_t and_all = ~(uint64_t)0, or_all = 0;
-    for (size_t i = 0; i < n; i++) {
-        and_all &= a[i];
-        or_all |= a[i];
-    }
-    return and_all ^ or_all;
-}
-
-/* Seconds one kernel takes for @m keys shaped like a bucket after a spread (the top 12 bits
- * equal, the rest random): the best of three runs on fresh copies. */
-static double time_kernel(enum sortex_kernel k, uint64_t *orig, uint64_t *a, uint64_t *b, size_t m)
-{
-    double best = 1e30;
-    for (int rep = 0; rep < 3; rep++) {
-        memcpy(a, orig, m * sizeof(*a));
-        double t0 = util_now();
-        if (k == SORTEX_KERNEL_VQSORT) {
-            sortex_vqsort_u64(a, m);
-        } else {
-            lsd_sort(a, b, m, varying_bits(a, m), false);
-        }
-        double t = util_now() - t0;
-        best = t < best ? t : best;
-    }
-    return best;
-}
-
-/*
- * The calibration: each kernel per key on a bucket that fills half the L2 (S/32 keys with its
- * scratch for the radix kernel, S/16 for vqsort). Where vqsort wins in the cache, it wins on
- * the whole array as well, with at most one spread in front of it: its partitioning levels
- * cost ~0.17 ns a key each while they run in the caches and ~0.35 ns beyond (measured on an
- * AVX-512 CPU with a 32 MiB L3: 2.4 ns a key at 2^12 keys, 3.7 at 2^20, 5.2 at 2^24, 6.2 at
- * 10^8), and a spread pass costs ~1.4 ns a key (0.4 to count, 1.0 to scatter with plain
- * stores). One pass of 9 bits saves 9 levels, ~2 ns a key beyond the L3, less inside it; a
- * second pass saves less than it costs.
- */
-static enum sortex_kernel calibrate(size_t radix_keys, size_t vq_keys, double *ns_per_key)
-{
-    size_t m = radix_keys > vq_keys ? radix_keys : vq_keys;
-    uint64_t *orig = util_malloc(3 * m * sizeof(uint64_t));
-    if (orig == NULL) {
-        *ns_per_key = 0;
-        return SORTEX_KERNEL_RADIX; /* needs no memory of its own beyond its scratch */
-    }
-    uint64_t *a = orig + m, *b = orig + 2 * m, x = 0x9e3779b97f4a7c15ULL;
-    for (size_t i = 0; i < m; i++) {
-        x ^= x << 13, x ^= x >> 7, x ^= x << 17; /* xorshift64 */
-        orig[i] = (0xabcULL << 52) | (x >> 12);
-    }
-    double radix = time_kernel(SORTEX_KERNEL_RADIX, orig, a, b, radix_keys) / (double)radix_keys;
-    double vq = time_kernel(SORTEX_KERNEL_VQSORT, orig, a, b, vq_keys) / (double)vq_keys;
-    util_free(orig);
-    *ns_per_key = 1e9 * (vq < radix ? vq : radix);
-    return vq < radix ? SORTEX_KERNEL_VQSORT : SORTEX_KERNEL_RADIX;
-}
-
-/* The largest k with 2^k <= x (x >= 1). */
-static unsigned floor_log2(size_t x)
-{
-    return high_bit((uint64_t)x);
-}
-
-
-/* The tuning for caches @c and kernel @k (AUTO resolved by the caller). */
-static void tuning_for(const struct util_caches *c, enum sortex_kernel k,
-                       struct sortex_local_tuning *t)
-{
-    size_t l2 = c->l2 >= (64u << 10) ? c->l2 : (512u << 10); /* unknown: the smaller kind */
-    *t = (struct sortex_local_tuning){.kernel = k};
-    unsigned bits = floor_log2(l2 / 512);
-    t->spread_bits = bits < 8 ? 8 : bits > 12 ? 12 : bits;
-    t->par_min_keys = (size_t)1 << 17;
-    if (k == SORTEX_KERNEL_VQSORT) {
-        /* At most one spread, into buckets of about an L2 each, then vqsort on each bucket
-         * whatever its size (the calibration's comment says why). The spread writes with plain
-         * stores, one line in flight per bucket: at most as many buckets as the L1 holds
-         * lines. One thread spreads only inputs beyond 4 L3s (below, vqsort's partitioning
-         * levels run from the L3 and cost less than a pass); threads spread from 8 L2s on,
-         * below which a sorted chunk each and a merge are cheaper. */
-        size_t l1 = c->l1d >= (8u << 10) ? c->l1d : (32u << 10);
-        size_t l3 = c->l3 > l2 ? c->l3 : 32 * l2;
-        unsigned l1_bits = floor_log2(l1 / 64);
-        t->spread_bits = l1_bits < 8 ? 8 : l1_bits > 12 ? 12 : l1_bits;
-        t->bucket_keys = l2 / sizeof(uint64_t);
-        t->spread_min_keys = 4 * (l3 / sizeof(uint64_t));
-        t->spread_levels = 1;
-        t->merge_max_keys = 8 * t->bucket_keys;
-    } else {
-        t->bucket_keys = l2 / 32;
-        t->spread_min_keys = 0;
-        t->spread_levels = 0;
-        t->merge_max_keys = 0;
-    }
-    t->merge_threads = 4;
-    t->small_keys = 32;
-    t->stream_keys = 4 * l2; /* a pass over 32 L2s' worth of bytes may stream */
-    t->scatter = (enum sortex_scatter)util_knob_u64(UTIL_KNOB_SCATTER); /* 0 auto, 1, 2 */
-}
-
-/* The bucket size the calibration timed its kernel on (for the estimate). */
-static size_t calibrated_keys;
-
-double sortex_local_sort_estimate(size_t n, int threads)
-{
-    struct sortex_local_tuning t;
-    sortex_local_tuning(&t);
-    if (t.kernel_ns_per_key <= 0 || n == 0 || calibrated_keys == 0) {
-        return 0;
-    }
-    double doublings = n > calibrated_keys ? log2((double)n / (double)calibrated_keys) : 0;
-    double ns = t.kernel_ns_per_key * (1.0 + 0.065 * doublings);
-    if (t.kernel == SORTEX_KERNEL_RADIX) {
-        ns = t.kernel_ns_per_key + 4.0 * ceil(doublings / t.spread_bits); /* spread passes */
-    }
-    return 1e-9 * ns * (double)n / (threads > 1 ? 0.8 * threads : 1.0);
-}
-
-void sortex_local_tuning(struct sortex_local_tuning *t)
-{
-    static struct sortex_local_tuning cached;
-    static int ready; /* 0: not computed, 1: done */
-    if (__atomic_load_n(&ready, __ATOMIC_ACQUIRE)) {
-        *t = cached;
-        return;
-    }
-#pragma omp critical(sortex_local_tuning)
-    {
-        if (!ready) {
-            const struct util_caches *c = util_caches();
-            struct sortex_local_tuning radix, vq;
-            tuning_for(c, SORTEX_KERNEL_RADIX, &radix);
-            tuning_for(c, SORTEX_KERNEL_VQSORT, &vq);
-            size_t l2 = radix.bucket_keys * 32; /* the calibration's bucket sizes */
-            uint64_t force = util_knob_u64(UTIL_KNOB_KERNEL); /* 1 radix, 2 vqsort */
-            enum sortex_kernel k;
-            double ns = 0;
-            if (force == 1) {
-                k = SORTEX_KERNEL_RADIX;
-            } else if (force == 2) {
-                k = SORTEX_KERNEL_VQSORT;
-            } else {
-                k = calibrate(l2 / 32, l2 / 16, &ns);
-            }
-            cached = k == SORTEX_KERNEL_VQSORT ? vq : radix;
-            cached.kernel_ns_per_key = ns;
-            calibrated_keys = k == SORTEX_KERNEL_VQSORT ? l2 / 16 : l2 / 32;
-            __atomic_store_n(&ready, 1, __ATOMIC_RELEASE);
-        }
-    }
-    *t = cached;
-}
-
-/* ------------------------------------------------------------------------------------------ */
-/* Small pieces                                                                                */
-
-/* Adds @keys to the caller's progress counter, if it gave one. */
-static inline void progress_add(const struct sortex_local_tuning *t, size_t keys)
+static inline void progress_add(const struct local_tuning *t, size_t keys)
 {
     if (t->progress != NULL) {
         __atomic_add_fetch(t->progress, (uint64_t)keys, __ATOMIC_RELAXED);
@@ -277,7 +82,7 @@ static void copy_keys(uint64_t *dst, const uint64_t *src, size_t n, int threads,
 #pragma omp parallel num_threads(threads)
     {
         size_t t = (size_t)omp_get_thread_num(), nt = (size_t)omp_get_num_threads();
-        size_t lo = part_begin(n, t, nt), hi = part_begin(n, t + 1, nt);
+        size_t lo = local_part_begin(n, t, nt), hi = local_part_begin(n, t + 1, nt);
         util_copy(dst + lo, src + lo, (hi - lo) * sizeof(*src));
     }
 }
@@ -298,110 +103,6 @@ static void reverse_keys(uint64_t *x, uint64_t *dst, size_t n, int threads, size
     for (size_t i = 0; i < n; i++) {
         dst[i] = x[n - 1 - i];
     }
-}
-
-/* Straight insertion sort: the fastest for the few keys of the smallest buckets. */
-static void insertion_sort(uint64_t *a, size_t n)
-{
-    for (size_t i = 1; i < n; i++) {
-        uint64_t x = a[i];
-        size_t j = i;
-        while (j > 0 && a[j - 1] > x) {
-            a[j] = a[j - 1];
-            j--;
-        }
-        a[j] = x;
-    }
-}
-
-/*
- * LSD radix sort of a cache-sized bucket x[0..m) whose differing bits are @vary (nonzero). The
- * result ends in y when @to_y, else in x; the other array is scratch. Digits start at varying
- * bits only, so constant stretches of bits cost nothing. Counts fit in 32 bits (m < 2^31).
- */
-static void lsd_sort(uint64_t *x, uint64_t *y, size_t m, uint64_t vary, bool to_y)
-{
-    unsigned shift[MAX_DIGITS];
-    unsigned nd = 0;
-    uint32_t count[MAX_DIGITS][LSD_RADIX];
-
-    /* Digits: each starts at the lowest varying bit not yet covered. */
-    for (uint64_t rest = vary; rest != 0;) {
-        unsigned s = (unsigned)__builtin_ctzll(rest);
-        shift[nd++] = s;
-        rest = s + LSD_BITS >= 64 ? 0 : rest & (~(uint64_t)0 << (s + LSD_BITS));
-    }
-
-    /* All histograms in one pass. */
-    memset(count, 0, nd * sizeof(count[0]));
-    for (size_t i = 0; i < m; i++) {
-        uint64_t v = x[i];
-        for (unsigned d = 0; d < nd; d++) {
-            count[d][(v >> shift[d]) & LSD_MASK]++;
-        }
-    }
-
-    /* One stable counting scatter per digit, ping-ponging between x and y. */
-    uint64_t *src = x, *dst = y;
-    for (unsigned d = 0; d < nd; d++) {
-        uint32_t *pos = count[d];
-        uint32_t sum = 0;
-        for (size_t b = 0; b < LSD_RADIX; b++) {
-            uint32_t c = pos[b];
-            pos[b] = sum;
-            sum += c;
-        }
-        unsigned s = shift[d];
-        for (size_t i = 0; i < m; i++) {
-            uint64_t v = src[i];
-            dst[pos[(v >> s) & LSD_MASK]++] = v;
-        }
-        uint64_t *t = src;
-        src = dst;
-        dst = t;
-    }
-
-    /* An odd/even digit count may leave the result on the wrong side: one in-cache copy. */
-    uint64_t *want = to_y ? y : x;
-    if (src != want) {
-        memcpy(want, src, m * sizeof(*src));
-    }
-}
-
-/* The in-cache kernel on x[0..m): the result in y when @to_y, else in x. */
-static void kernel_sort(uint64_t *x, uint64_t *y, size_t m, bool to_y,
-                        const struct sortex_local_tuning *t)
-{
-    uint64_t *dst = to_y ? y : x;
-    if (t->kernel == SORTEX_KERNEL_VQSORT) {
-        if (to_y) {
-            memcpy(y, x, m * sizeof(*x));
-        }
-        sortex_vqsort_u64(dst, m);
-        return;
-    }
-    if (m <= t->small_keys) {
-        if (to_y) {
-            memcpy(y, x, m * sizeof(*x));
-        }
-        insertion_sort(dst, m);
-        return;
-    }
-    if (m >= LSD_MAX_KEYS) { /* only a caller's tuning gets here: 32-bit counts would wrap */
-        if (to_y) {
-            memcpy(y, x, m * sizeof(*x));
-        }
-        sortex_vqsort_u64(dst, m);
-        return;
-    }
-    uint64_t vary = varying_bits(x, m);
-    if (vary == 0) {
-        if (to_y) {
-            memcpy(y, x, m * sizeof(*x));
-        }
-        return;
-    }
-    lsd_sort(x, y, m, vary, to_y);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -477,8 +178,8 @@ static void scan_count(const uint64_t *x, size_t m, unsigned shift, uint64_t mas
     {
         int nt = omp_get_num_threads();
         for (int c = omp_get_thread_num(); c < chunks; c += nt) {
-            size_t lo = part_begin(m, (size_t)c, (size_t)chunks);
-            size_t hi = part_begin(m, (size_t)c + 1, (size_t)chunks);
+            size_t lo = local_part_begin(m, (size_t)c, (size_t)chunks);
+            size_t hi = local_part_begin(m, (size_t)c + 1, (size_t)chunks);
             size_t *h = hist ? hist + (size_t)c * nb : NULL;
             if (h != NULL) {
                 memset(h, 0, nb * sizeof(*h));
@@ -605,7 +306,7 @@ static void scatter_stream(const uint64_t *x, size_t lo, size_t hi, uint64_t *y,
 #endif
 
 /* Scratch entries per bucket a chunk's scatter uses (see scatter_chunk()). */
-#define SCRATCH_PER_BUCKET 5
+#define SCRATCH_PER_BUCKET LOCAL_SCRATCH_PER_BUCKET
 
 /* Bookkeeping of one spread of up to 2^bits buckets in @chunks chunks. */
 struct spread {
@@ -645,22 +346,22 @@ static int spread_alloc(struct spread *sp, size_t nb, int chunks)
 
 /* How a pass over @m keys scatters under tuning @t: PLAIN, STREAM, or AUTO (each chunk
  * measures). */
-static enum sortex_scatter scatter_mode(size_t m, const struct sortex_local_tuning *t)
+static enum local_scatter scatter_mode(size_t m, const struct local_tuning *t)
 {
 #if defined(__SSE2__)
     if (t->stream_keys == 0 || m < t->stream_keys) {
-        return SORTEX_SCATTER_PLAIN;
+        return LOCAL_SCATTER_PLAIN;
     }
     return t->scatter;
 #else
     (void)m;
     (void)t;
-    return SORTEX_SCATTER_PLAIN;
+    return LOCAL_SCATTER_PLAIN;
 #endif
 }
 
 /* AUTO scatters this fraction of a chunk's keys each way before it picks. */
-#define PROBE_PARTS 16
+#define PROBE_PARTS LOCAL_PROBE_PARTS
 
 /*
  * Scatters chunk x[lo..hi) into its regions y[pos[b]..end[b]) by @mode, with @scratch (nb x
@@ -673,11 +374,11 @@ static enum sortex_scatter scatter_mode(size_t m, const struct sortex_local_tuni
  */
 static void scatter_chunk(const uint64_t *x, size_t lo, size_t hi, uint64_t *y, unsigned shift,
                           uint64_t mask, size_t *pos, const size_t *end, size_t *scratch,
-                          uint64_t *lines, enum sortex_scatter mode)
+                          uint64_t *lines, enum local_scatter mode)
 {
     size_t nb = (size_t)mask + 1;
 #if defined(__SSE2__)
-    if (mode == SORTEX_SCATTER_AUTO && hi - lo >= 2 * PROBE_PARTS) {
+    if (mode == LOCAL_SCATTER_AUTO && hi - lo >= 2 * PROBE_PARTS) {
         size_t part = (hi - lo) / PROBE_PARTS;
         size_t *pos_a = scratch + nb, *end_a = scratch + 2 * nb, *pos_b = scratch + 3 * nb;
         /* Counts of A and B (in end_a, pos_b), then their regions at the front of each. */
@@ -701,9 +402,9 @@ static void scatter_chunk(const uint64_t *x, size_t lo, size_t hi, uint64_t *y, 
         scatter_stream(x, lo + part, lo + 2 * part, y, shift, mask, pos_b, scratch, lines);
         double t2 = util_now();
         lo += 2 * part;
-        mode = t2 - t1 < t1 - t0 ? SORTEX_SCATTER_STREAM : SORTEX_SCATTER_PLAIN;
+        mode = t2 - t1 < t1 - t0 ? LOCAL_SCATTER_STREAM : LOCAL_SCATTER_PLAIN;
     }
-    if (mode == SORTEX_SCATTER_STREAM) {
+    if (mode == LOCAL_SCATTER_STREAM) {
         scatter_stream(x, lo, hi, y, shift, mask, pos, scratch, lines);
         return;
     }
@@ -718,9 +419,9 @@ static void scatter_chunk(const uint64_t *x, size_t lo, size_t hi, uint64_t *y, 
 /* Step 2 after the histograms of the chunks are in sp->hist: exclusive prefix over (bucket,
  * chunk), then every chunk scatters x -> y. */
 static void spread_pass(const uint64_t *x, uint64_t *y, size_t m, unsigned shift, size_t nb,
-                        struct spread *sp, int chunks, const struct sortex_local_tuning *t)
+                        struct spread *sp, int chunks, const struct local_tuning *t)
 {
-    enum sortex_scatter mode = scatter_mode(m, t);
+    enum local_scatter mode = scatter_mode(m, t);
     size_t sum = 0;
     for (size_t b = 0; b < nb; b++) {
         sp->start[b] = sum;
@@ -737,8 +438,8 @@ static void spread_pass(const uint64_t *x, uint64_t *y, size_t m, unsigned shift
     {
         int nt = omp_get_num_threads();
         for (int c = omp_get_thread_num(); c < chunks; c += nt) {
-            size_t lo = part_begin(m, (size_t)c, (size_t)chunks);
-            size_t hi = part_begin(m, (size_t)c + 1, (size_t)chunks);
+            size_t lo = local_part_begin(m, (size_t)c, (size_t)chunks);
+            size_t hi = local_part_begin(m, (size_t)c + 1, (size_t)chunks);
             size_t cell = (size_t)c * nb;
             scatter_chunk(x, lo, hi, y, shift, mask, sp->hist + cell, sp->end + cell,
                           sp->scratch + cell * SCRATCH_PER_BUCKET,
@@ -755,7 +456,7 @@ enum { PASS_DONE, PASS_SPREAD };
 
 /* Digit width for a spread of m keys: enough buckets for the kernel (and for @threads to share
  * them out), at most tuning.spread_bits and the varying bits there are. */
-static unsigned spread_width(size_t m, int threads, unsigned top, const struct sortex_local_tuning *t)
+static unsigned spread_width(size_t m, int threads, unsigned top, const struct local_tuning *t)
 {
     size_t want = (m + t->bucket_keys - 1) / t->bucket_keys;
     size_t min_buckets = threads > 1 ? 8 * (size_t)threads : 2;
@@ -774,7 +475,7 @@ static unsigned spread_width(size_t m, int threads, unsigned top, const struct s
  * Returns -1 when the bookkeeping cannot be allocated (nothing was changed).
  */
 static int first_pass(uint64_t *x, uint64_t *y, size_t m, bool to_y, int chunks,
-                      const struct sortex_local_tuning *t, struct spread *sp, unsigned *shift,
+                      const struct local_tuning *t, struct spread *sp, unsigned *shift,
                       unsigned *bits)
 {
     struct scan s;
@@ -784,7 +485,7 @@ static int first_pass(uint64_t *x, uint64_t *y, size_t m, bool to_y, int chunks,
     bool counted = false;
     if (!monotone && svary != 0) {
         /* Count while scanning, on the digit below the sample's top varying bit. */
-        guess = high_bit(svary) + 1;
+        guess = local_high_bit(svary) + 1;
         width = spread_width(m, chunks, 64, t);
         width = width < guess ? width : guess;
         if (spread_alloc(sp, (size_t)1 << width, chunks) != UTIL_OK) {
@@ -808,7 +509,7 @@ static int first_pass(uint64_t *x, uint64_t *y, size_t m, bool to_y, int chunks,
         reverse_keys(x, dst, m, chunks, t->par_min_keys);
         goto done;
     }
-    unsigned top = high_bit(vary) + 1;
+    unsigned top = local_high_bit(vary) + 1;
     unsigned w = spread_width(m, chunks, top, t);
     if (!counted || top != guess || w != width) {
         /* The sample missed the top varying bits (or saw none): count again, exactly. */
@@ -846,17 +547,17 @@ static int cmp_u64(const void *p, const void *q)
  * back to the radix kernel, which needs none (its counts live on the stack).
  */
 /* Whether seq_sort() spreads @m keys at spread level @level, or gives them to the kernel. */
-static bool seq_spreads(size_t m, const struct sortex_local_tuning *t, unsigned level)
+static bool seq_spreads(size_t m, const struct local_tuning *t, unsigned level)
 {
     return m > t->bucket_keys && m > 1 && m >= t->spread_min_keys &&
            (t->spread_levels == 0 || level < t->spread_levels);
 }
 
 static void seq_sort(uint64_t *x, uint64_t *y, size_t m, bool to_y,
-                     const struct sortex_local_tuning *t, unsigned level)
+                     const struct local_tuning *t, unsigned level)
 {
     if (!seq_spreads(m, t, level)) {
-        kernel_sort(x, y, m, to_y, t);
+        local_kernel_sort(x, y, m, to_y, t);
         return;
     }
     struct spread sp;
@@ -866,10 +567,10 @@ static void seq_sort(uint64_t *x, uint64_t *y, size_t m, bool to_y,
         return;
     }
     if (rc < 0) {
-        struct sortex_local_tuning radix = *t;
-        radix.kernel = SORTEX_KERNEL_RADIX;
-        if (m < LSD_MAX_KEYS) {
-            kernel_sort(x, y, m, to_y, &radix);
+        struct local_tuning radix = *t;
+        radix.kernel = LOCAL_KERNEL_RADIX;
+        if (m < LOCAL_LSD_MAX_KEYS) {
+            local_kernel_sort(x, y, m, to_y, &radix);
         } else { /* 2^31 keys and no memory for 100 KiB: leave the work to qsort */
             qsort(x, m, sizeof(*x), cmp_u64);
             if (to_y) {
@@ -902,9 +603,9 @@ static int bucket_larger_first(const void *a, const void *b)
 }
 
 static uint64_t *chunks_then_merge(uint64_t *x, uint64_t *y, size_t m, int threads,
-                                   const struct sortex_local_tuning *t);
+                                   const struct local_tuning *t);
 static void par_sort(uint64_t *x, uint64_t *y, size_t m, bool to_y, int threads,
-                     const struct sortex_local_tuning *t, unsigned level);
+                     const struct local_tuning *t, unsigned level);
 
 /*
  * A bucket too big for one thread, at src[0..c), sorted by all threads into other (@to_other)
@@ -914,10 +615,10 @@ static void par_sort(uint64_t *x, uint64_t *y, size_t m, bool to_y, int threads,
  * all again (measured 1.5x slower than one thread on 10^7 zipf keys).
  */
 static void par_bucket(uint64_t *src, uint64_t *other, size_t c, bool to_other, int threads,
-                       const struct sortex_local_tuning *t, unsigned level)
+                       const struct local_tuning *t, unsigned level)
 {
-    if (t->kernel == SORTEX_KERNEL_VQSORT && t->spread_levels != 0 &&
-        level >= t->spread_levels && threads <= SORTEX_MERGE_THREADS_MAX) {
+    if (t->kernel == LOCAL_KERNEL_VQSORT && t->spread_levels != 0 &&
+        level >= t->spread_levels && threads <= LOCAL_MERGE_THREADS_MAX) {
         uint64_t *out = chunks_then_merge(src, other, c, threads, t);
         if (out == NULL) { /* no bookkeeping memory: src holds sorted chunks, one thread ends */
             seq_sort(src, other, c, to_other, t, level);
@@ -937,7 +638,7 @@ static void par_bucket(uint64_t *src, uint64_t *other, size_t c, bool to_other, 
  * steps 1 and 2 into the opposite array, then step 3 on the buckets.
  */
 static void par_sort(uint64_t *x, uint64_t *y, size_t m, bool to_y, int threads,
-                     const struct sortex_local_tuning *t, unsigned level)
+                     const struct local_tuning *t, unsigned level)
 {
     struct spread sp;
     unsigned shift = 0, bits = 0;
@@ -1010,34 +711,34 @@ static bool trivially_sorted(uint64_t *x, size_t m)
 
 /*
  * The parallel sort with vqsort for a few threads: every thread sorts its own chunk of x in
- * place with vqsort, and sortex_merge_runs() merges the chunks into y with all threads (exact
+ * place with vqsort, and local_merge_runs() merges the chunks into y with all threads (exact
  * splits, so the parts are balanced). Compared with a spread into buckets, this replaces a
  * counting pass and a scatter by one merging pass, which for two to four runs is cheaper
  * (a branch-free two-way merge, or a short loser tree). Returns y, or NULL when the merge has
  * no memory for its bookkeeping (x then holds sorted chunks: any sort may go on from there).
  */
 static uint64_t *chunks_then_merge(uint64_t *x, uint64_t *y, size_t m, int threads,
-                                   const struct sortex_local_tuning *t)
+                                   const struct local_tuning *t)
 {
-    uint64_t counts[SORTEX_MERGE_THREADS_MAX];
+    uint64_t counts[LOCAL_MERGE_THREADS_MAX];
 #pragma omp parallel for num_threads(threads) schedule(static, 1)
     for (int c = 0; c < threads; c++) {
-        size_t lo = part_begin(m, (size_t)c, (size_t)threads);
-        size_t hi = part_begin(m, (size_t)c + 1, (size_t)threads);
-        sortex_vqsort_u64(x + lo, hi - lo);
+        size_t lo = local_part_begin(m, (size_t)c, (size_t)threads);
+        size_t hi = local_part_begin(m, (size_t)c + 1, (size_t)threads);
+        local_vqsort_u64(x + lo, hi - lo);
         progress_add(t, (hi - lo) / 2); /* half the work: the merge is the rest */
     }
     for (int c = 0; c < threads; c++) {
-        counts[c] = part_begin(m, (size_t)c + 1, (size_t)threads) -
-                    part_begin(m, (size_t)c, (size_t)threads);
+        counts[c] = local_part_begin(m, (size_t)c + 1, (size_t)threads) -
+                    local_part_begin(m, (size_t)c, (size_t)threads);
     }
-    return sortex_merge_runs(x, counts, threads, y, threads) == UTIL_OK ? y : NULL;
+    return local_merge_runs(x, counts, threads, y, threads) == UTIL_OK ? y : NULL;
 }
 
-int sortex_local_sort_either(uint64_t *keys, uint64_t *scratch, size_t n, int threads,
-                             const struct sortex_local_tuning *t, uint64_t **sorted)
+int local_sort_either(uint64_t *keys, uint64_t *scratch, size_t n, int threads,
+                             const struct local_tuning *t, uint64_t **sorted)
 {
-    struct sortex_local_tuning def;
+    struct local_tuning def;
     *sorted = keys;
     if (threads < 1) {
         return UTIL_EUSAGE;
@@ -1049,7 +750,7 @@ int sortex_local_sort_either(uint64_t *keys, uint64_t *scratch, size_t n, int th
         return UTIL_EUSAGE;
     }
     if (t == NULL) {
-        sortex_local_tuning(&def);
+        local_tuning_default(&def);
         t = &def;
     }
     if (n < t->par_min_keys || threads == 1) {
@@ -1062,9 +763,9 @@ int sortex_local_sort_either(uint64_t *keys, uint64_t *scratch, size_t n, int th
         progress_add(t, n);
         return UTIL_OK;
     }
-    if (t->kernel == SORTEX_KERNEL_VQSORT && threads <= t->merge_threads &&
+    if (t->kernel == LOCAL_KERNEL_VQSORT && threads <= t->merge_threads &&
         n < t->merge_max_keys &&
-        threads <= SORTEX_MERGE_THREADS_MAX && !trivially_sorted(keys, n)) {
+        threads <= LOCAL_MERGE_THREADS_MAX && !trivially_sorted(keys, n)) {
         uint64_t *out = chunks_then_merge(keys, scratch, n, threads, t);
         if (out != NULL) {
             progress_add(t, n - n / 2); /* the merge: the other half of the work */
@@ -1076,18 +777,18 @@ int sortex_local_sort_either(uint64_t *keys, uint64_t *scratch, size_t n, int th
     return UTIL_OK;
 }
 
-int sortex_local_sort_tuned(uint64_t *keys, uint64_t *scratch, size_t n, int threads,
-                            const struct sortex_local_tuning *t)
+int local_sort_tuned(uint64_t *keys, uint64_t *scratch, size_t n, int threads,
+                            const struct local_tuning *t)
 {
     uint64_t *sorted = keys;
-    int rc = sortex_local_sort_either(keys, scratch, n, threads, t, &sorted);
+    int rc = local_sort_either(keys, scratch, n, threads, t, &sorted);
     if (rc == UTIL_OK && sorted != keys) {
         copy_keys(keys, sorted, n, threads, 0);
     }
     return rc;
 }
 
-int sortex_local_sort(uint64_t *keys, uint64_t *scratch, size_t n, int threads)
+int local_sort(uint64_t *keys, uint64_t *scratch, size_t n, int threads)
 {
-    return sortex_local_sort_tuned(keys, scratch, n, threads, NULL);
+    return local_sort_tuned(keys, scratch, n, threads, NULL);
 }

@@ -1,6 +1,6 @@
 /*
- * sort/records.c: the node-local sort of fixed-size records with byte-string keys (see
- * local_sort.h, sortex_record_sort()).
+ * local/records.c: the node-local sort of fixed-size records with byte-string keys (see
+ * local/local.h, local_record_sort()).
  *
  * Scheme, for n records of R bytes with a K-byte key:
  *  1. Tuples. One pass writes a 16-byte tuple per record: the first 10 key bytes as an 80-bit
@@ -22,30 +22,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sort/local_sort.h"
+#include "local/internal.h"
 #include "util/alloc.h"
 #include "util/format.h"
 #include "util/util.h"
 
-#define IDX_BITS 48
+#define IDX_BITS LOCAL_TUPLE_INDEX_BITS
 #define IDX_MASK (((uint64_t)1 << IDX_BITS) - 1)
-/* Below this many records one thread does everything. */
-#define REC_PAR_MIN ((size_t)1 << 15)
-/* Key bytes a tuple holds: 8 in hi, 2 at the top of lo. */
-#define TUPLE_KEY_BYTES 10
+#define REC_PAR_MIN LOCAL_REC_PAR_MIN
+#define TUPLE_KEY_BYTES LOCAL_TUPLE_KEY_BYTES
 
-typedef struct sortex_rec_tuple tuple;
+typedef struct local_rec_tuple tuple;
 
 static inline bool tuple_lt(tuple a, tuple b)
 {
     return a.hi < b.hi || (a.hi == b.hi && a.lo < b.lo);
-}
-
-/* The first index of part @t of @n items split into @parts near-equal parts. */
-static size_t part_begin(size_t n, size_t t, size_t parts)
-{
-    size_t q = n / parts, r = n % parts;
-    return q * t + (t < r ? t : r);
 }
 
 /* Step 1: the tuple of every record. */
@@ -57,7 +48,7 @@ static void make_tuples(const unsigned char *rec, size_t n, const struct util_fo
 #pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1 && n >= REC_PAR_MIN)
     for (size_t i = 0; i < n; i++) {
         uint64_t hi, ext;
-        sortex_rec_key10(key0 + i * R, K, &hi, &ext);
+        local_rec_key10(key0 + i * R, K, &hi, &ext);
         t[i].hi = hi;
         t[i].lo = ext << IDX_BITS | (uint64_t)i;
     }
@@ -87,8 +78,8 @@ static void merge_pair(const tuple *a, size_t na, const tuple *b, size_t nb, tup
     size_t n = na + nb;
 #pragma omp parallel for num_threads(threads) schedule(static, 1) if (threads > 1)
     for (int p = 0; p < threads; p++) {
-        size_t s0 = part_begin(n, (size_t)p, (size_t)threads);
-        size_t s1 = part_begin(n, (size_t)p + 1, (size_t)threads);
+        size_t s0 = local_part_begin(n, (size_t)p, (size_t)threads);
+        size_t s1 = local_part_begin(n, (size_t)p + 1, (size_t)threads);
         size_t i = co_rank(a, na, b, nb, s0), j = s0 - i;
         size_t ie = co_rank(a, na, b, nb, s1), je = s1 - ie;
         tuple *o = out + s0;
@@ -111,21 +102,21 @@ static void merge_pair(const tuple *a, size_t na, const tuple *b, size_t nb, tup
 static tuple *sort_tuples(tuple *t, tuple *tmp, size_t n, int threads)
 {
     if (threads <= 1 || n < REC_PAR_MIN) {
-        sortex_vqsort_u128(&t->lo, n);
+        local_vqsort_u128(&t->lo, n);
         return t;
     }
     size_t *bound = util_malloc(((size_t)threads + 1) * sizeof(*bound));
     if (bound == NULL) {
-        sortex_vqsort_u128(&t->lo, n); /* no room for the run list: one thread */
+        local_vqsort_u128(&t->lo, n); /* no room for the run list: one thread */
         return t;
     }
     int runs = threads;
     for (int c = 0; c <= runs; c++) {
-        bound[c] = part_begin(n, (size_t)c, (size_t)runs);
+        bound[c] = local_part_begin(n, (size_t)c, (size_t)runs);
     }
 #pragma omp parallel for num_threads(threads) schedule(static, 1)
     for (int c = 0; c < runs; c++) {
-        sortex_vqsort_u128(&t[bound[c]].lo, bound[c + 1] - bound[c]);
+        local_vqsort_u128(&t[bound[c]].lo, bound[c + 1] - bound[c]);
     }
     /* Pairwise rounds: runs 2k and 2k+1 merge into one; an odd last run is copied over. */
     tuple *src = t, *dst = tmp;
@@ -250,12 +241,12 @@ static void gather(const unsigned char *rec, unsigned char *out, const tuple *t,
     }
 }
 
-size_t sortex_record_tuples(size_t n, const struct util_format *f)
+size_t local_record_tuples(size_t n, const struct util_format *f)
 {
     return f != NULL && f->record_size >= sizeof(tuple) ? n : 2 * n;
 }
 
-int sortex_record_sort(void *records, void *scratch, struct sortex_rec_tuple *tuples, size_t n,
+int local_record_sort(void *records, void *scratch, struct local_rec_tuple *tuples, size_t n,
                        const struct util_format *f, int threads, void **sorted)
 {
     *sorted = records;
@@ -274,7 +265,7 @@ int sortex_record_sort(void *records, void *scratch, struct sortex_rec_tuple *tu
     make_tuples(records, n, f, tuples, threads);
     /* The merges' second array: the scratch records' room, until the gather needs it (a
      * tuple's 16 bytes fit in every record of 16 bytes or more), else the tuples' second half. */
-    tuple *tmp = sortex_record_tuples(n, f) == n ? (tuple *)scratch : tuples + n;
+    tuple *tmp = local_record_tuples(n, f) == n ? (tuple *)scratch : tuples + n;
     tuple *t = sort_tuples(tuples, tmp, n, threads);
     if (t != tuples) {
         memcpy(tuples, t, n * sizeof(*t));

@@ -1,5 +1,5 @@
 /*
- * sort/write.c: phase 8, every rank writes its slice at its global offset (an exclusive scan of
+ * sort/io_write.c: phase 8, every rank writes its slice at its global offset (an exclusive scan of
  * the slice sizes) with collective MPI-IO into a temporary file beside the output; the output
  * name appears, by an atomic rename on rank 0, only after every rank has succeeded.
  *
@@ -34,7 +34,7 @@
 
 /* Rank 0 chooses the temporary name; every rank receives it, and all agree that each has it,
  * so that tmp_path is set on every rank or on none (the commit's collective depends on it). */
-static int share_temp_name(struct sort_job *job)
+int sort_write_name(struct sort_job *job)
 {
     char name[4096] = "";
     if (job->rank == 0) {
@@ -73,7 +73,7 @@ static int share_temp_name(struct sort_job *job)
 }
 
 /* Rank 0 creates the temporary file and reserves its full size; all ranks learn the outcome. */
-static int create_reserved(struct sort_job *job, uint64_t bytes)
+int sort_write_create(struct sort_job *job, uint64_t bytes)
 {
     int err = UTIL_OK;
     if (job->rank == 0) {
@@ -117,34 +117,16 @@ static int write_mpiio(struct sort_job *job)
     if ((err = sort_file_open(job, job->tmp_path, MPI_MODE_WRONLY, &fh, "write")) != UTIL_OK) {
         return err;
     }
-    int rc;
-    const uint64_t chunk = sort_io_chunk(job), rsize = job->rsize;
-    sort_progress_measure(job, job->n_out * rsize, "bytes", 0);
-    uint64_t chunks = (job->n_out + chunk - 1) / chunk;
-    MPI_Allreduce(MPI_IN_PLACE, &chunks, 1, MPI_UINT64_T, MPI_MAX, job->comm);
-    for (uint64_t c = 0; c < chunks; c++) {
-        uint64_t first = c * chunk;
-        uint64_t count = 0;
-        if (first < job->n_out) {
-            count = job->n_out - first < chunk ? job->n_out - first : chunk;
+    sort_progress_measure(job, job->n_out * job->rsize, "bytes", 0);
+    uint64_t done = 0;
+    int rc = sort_io_chunks(job, fh, 1, offset, job->out, job->n_out, &done);
+    if (rc != MPI_SUCCESS || done != job->n_out) {
+        if (rc != MPI_SUCCESS) {
+            MPI_Error_string(rc, msg, &len);
+        } else {
+            (void)snprintf(msg, sizeof(msg), "short write");
         }
-        MPI_Status status;
-        MPI_Offset off = (MPI_Offset)((offset + first) * rsize);
-        rc = MPI_File_write_at_all(fh, off, sort_elem(job, job->out, first), (int)count,
-                                   job->mem_type, &status);
-        sort_progress_add(job, count * rsize);
-        int put = 0;
-        if (rc == MPI_SUCCESS) {
-            MPI_Get_count(&status, job->mem_type, &put);
-        }
-        if ((rc != MPI_SUCCESS || (uint64_t)put != count) && err == UTIL_OK) {
-            if (rc != MPI_SUCCESS) {
-                MPI_Error_string(rc, msg, &len);
-            } else {
-                (void)snprintf(msg, sizeof(msg), "short write");
-            }
-            err = util_fail(UTIL_EIO, "rank %d: write: %s (%s)", job->rank, msg, job->tmp_path);
-        }
+        err = util_fail(UTIL_EIO, "rank %d: write: %s (%s)", job->rank, msg, job->tmp_path);
     }
     if (err == UTIL_OK && job->cfg->sync && MPI_File_sync(fh) != MPI_SUCCESS) {
         err = util_fail(UTIL_EIO, "rank %d: write: sync failed (%s)", job->rank, job->tmp_path);
@@ -163,16 +145,17 @@ static int write_root(struct sort_job *job)
     if (job->rank == 0) {
         fd = to_stdout ? sort_root_stdout() : open(job->tmp_path, O_WRONLY | O_CLOEXEC);
         if (fd < 0) {
-            err = util_fail(UTIL_EIO, "rank 0: write: cannot open %s: %s", job->tmp_path,
-                            strerror(errno));
+            err = util_fail(UTIL_EIO, "rank 0: write: cannot open %s: %s",
+                            to_stdout ? "standard output" : job->tmp_path, strerror(errno));
         }
     }
     if ((err = sort_agree(job, err)) != UTIL_OK) {
         return err;
     }
     err = sort_root_gather(job, fd);
-    if (job->rank == 0 && to_stdout && fd != STDOUT_FILENO) {
-        (void)close(fd);
+    if (job->rank == 0 && to_stdout && fd != STDOUT_FILENO && close(fd) != 0 &&
+        err == UTIL_OK) {
+        err = util_fail(UTIL_EIO, "rank 0: write: %s (standard output)", strerror(errno));
     }
     if (job->rank == 0 && !to_stdout) {
         if (err == UTIL_OK && job->cfg->sync && fsync(fd) != 0) {
@@ -195,7 +178,7 @@ int sort_write(struct sort_job *job)
         job->cfg->format->from_ordered(job->out, job->n_out);
     }
     if (!to_stdout) {
-        if ((err = share_temp_name(job)) != UTIL_OK || (err = create_reserved(job, bytes)) != UTIL_OK) {
+        if ((err = sort_write_name(job)) != UTIL_OK || (err = sort_write_create(job, bytes)) != UTIL_OK) {
             return err;
         }
     }
@@ -222,13 +205,16 @@ int sort_write_commit(struct sort_job *job, int err)
     if (job->rank == 0) {
         if (err == UTIL_OK) {
             sort_stall_at(job, "commit"); /* the reliability tests' window before the rename */
-            if (rename(job->tmp_path, job->out_path) != 0) {
+            int e = util_temp_commit(job->tmp_path, job->out_path);
+            if (e != 0) {
                 rc = util_fail(UTIL_EIO, "rank 0: write: cannot rename %s to %s: %s",
-                               job->tmp_path, job->out_path, strerror(errno));
-                (void)unlink(job->tmp_path);
+                               job->tmp_path, job->out_path, util_temp_strerror(e));
             }
-        } else if (job->tmp_created && unlink(job->tmp_path) != 0 && errno != ENOENT) {
-            util_warn("cannot remove the temporary file %s: %s", job->tmp_path, strerror(errno));
+        } else if (job->tmp_created) {
+            int e = util_temp_remove(job->tmp_path);
+            if (e != 0) {
+                util_warn("cannot remove the temporary file %s: %s", job->tmp_path, strerror(e));
+            }
         }
         util_temp_done(job->tmp_path);
     }
