@@ -160,6 +160,10 @@ static int plan(struct ext *x)
 {
     struct sort_job *job = x->job;
     const uint64_t p = (uint64_t)job->size, n = job->n_total;
+    /* The plan decides the collectives of both passes (buckets, samples), so every rank makes
+     * it from the same memory, the smallest rank's: a budget is each rank's own (mem_limit may
+     * differ, and so may nodes). */
+    MPI_Allreduce(MPI_IN_PLACE, &x->mem, 1, MPI_UINT64_T, MPI_MIN, job->comm);
     x->rsize = job->rsize;
     if (job->fmt != NULL) {
         const uint64_t probe = (uint64_t)1 << 20;

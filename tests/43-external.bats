@@ -36,6 +36,19 @@ ext_case() {
     ((n == 4 * $(wc -l <<<"$list") && n >= 36))
 }
 
+@test "ranks with different memory limits plan the external sort alike" {
+    # Each rank's --mem-limit is its own (an MPMD job gives each its own command line); the
+    # plan's buckets and samples decide collectives, so it stands on the smallest.
+    local in out=$BATS_TEST_TMPDIR/out.bin stats=$BATS_TEST_TMPDIR/stats.json
+    in=$(gen_input uniform 300007 3)
+    run -0 mpi 1 "$SORTEX" -i "$in" -o "$out" --mem-limit 256Ki --stats "$stats" \
+        : -np 1 "$SORTEX" -i "$in" -o "$out" --mem-limit 512Ki --stats "$stats" \
+        : -np 1 "$SORTEX" -i "$in" -o "$out" --mem-limit 1Mi --stats "$stats"
+    run -0 stat_field 'd["external"]' "$stats"
+    assert_output True
+    run -0 "$VERIFY" "$out" --input "$in"
+}
+
 @test "gensort and an odd layout sort externally and stably, as the in-memory sort does" {
     local np in mem=$BATS_TEST_TMPDIR/mem.bin
     for np in 1 2 3 5; do
