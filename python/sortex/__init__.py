@@ -21,14 +21,21 @@ argsort(a, comm=None, order=None, exchange='alltoallv', **options)
     int64 global positions (in the ranks' arrays concatenated in rank order) of this rank's
     slice of the stable sorted order: a_all[argsort(a)] is sort(a), everywhere.
 sort_file(input, output, format='u64', comm=None, **options)
-    A binary file of keys or records sorted into another, as the sortex program does; returns
-    this rank's statistics.
+    A binary file of keys or records sorted into another, as the sortex program does: in
+    memory when every rank's share fits its memory, else externally, in two passes through
+    temporary files (the library decides, as the program's --external auto); returns this
+    rank's statistics.
 
 Options (every function): threads, epsilon, balance ('auto', 'eps', 'exact', 'sample'),
-oversample, finish ('auto', 'merge', 'sort'), mem_limit (bytes), check (prove the result in
-the job), progress (rank 0 reports on stderr), stats (a dict the call fills with this rank's
-figures); sort_file also exchange, io ('mpiio', 'root', 'rootv') and sync. exchange is a
-back-end name (exchanges() lists them) or 'auto'.
+oversample, finish ('auto', 'merge', 'sort'), mem_limit (bytes of buffers a rank may use: in
+memory a larger sort is refused with OutOfMemory; for sort_file also what decides the external
+sort, by default a share of the node's memory), check (prove the result in the job), progress
+(rank 0 reports on stderr), stats (a dict the call fills with this rank's figures); sort_file
+also exchange, io ('mpiio', 'root', 'rootv'), sync, external ('auto', 'always', 'never': the
+program's --external) and temp_dirs (a directory or a list of them for the external sort's
+temporary files: the program's --temp-dir). exchange is a back-end name (exchanges() lists
+them) or 'auto'. Every rank passes the same options, except threads, finish, mem_limit and
+temp_dirs, which are each rank's own (its cores, its memory, its disks).
 
 Errors raise on every rank with the same message: TypeError and ValueError for wrong arguments
 (checked on every rank and agreed before anything moves), and a sortex.Error for a failure of the
@@ -167,7 +174,15 @@ def _agree_ok(comm, exc):
 
 _OPTIONS = ("threads", "epsilon", "balance", "oversample", "finish", "mem_limit", "check",
             "progress", "stats")
-_FILE_OPTIONS = _OPTIONS + ("exchange", "io", "sync")
+_FILE_OPTIONS = _OPTIONS + ("exchange", "io", "sync", "external", "temp_dirs")
+# The options the library takes as each rank's own (struct sortex_config): left out of what
+# the ranks agree on.
+_RANK_OPTIONS = ("threads", "finish", "mem_limit", "temp_dirs", "stats")
+
+# The library's ranges (sort/sortex.h).
+_THREADS_MAX = 4096
+_EPSILON_MIN, _EPSILON_MAX = 0.001, 10.0
+_OVERSAMPLE_MAX = 1000000
 
 
 def _enum(name, value, names):
@@ -205,31 +220,53 @@ def _config(exchange, options, allowed):
                              % (exchange, ", ".join(exchanges())))
     o = options
     if "threads" in o:
-        cfg.threads = _count("threads", o["threads"], 0, 4096)
+        cfg.threads = _count("threads", o["threads"], 0, _THREADS_MAX)
     if "epsilon" in o:
         e = o["epsilon"]
         if not isinstance(e, (int, float, np.floating, np.integer)) or isinstance(e, bool) \
-                or not 0 < float(e) <= 1:
-            raise ValueError("epsilon must be a number in (0, 1] (not %r)" % (e,))
+                or not _EPSILON_MIN <= float(e) <= _EPSILON_MAX:
+            raise ValueError("epsilon must be a number from %g to %g (not %r)"
+                             % (_EPSILON_MIN, _EPSILON_MAX, e))
         cfg.epsilon = float(e)
     if "balance" in o:
         cfg.balance = _enum("balance", o["balance"], _lib.BALANCES)
     if "oversample" in o:
-        cfg.oversample = _count("oversample", o["oversample"], 0)
+        cfg.oversample = _count("oversample", o["oversample"], 0, _OVERSAMPLE_MAX)
     if "finish" in o:
         cfg.finish = _enum("finish", o["finish"], _lib.FINISHES)
     if "mem_limit" in o:
         cfg.mem_limit = _count("mem_limit", o["mem_limit"], 0, 2**64 - 1)
     if "io" in o:
         cfg.io = _enum("io", o["io"], _lib.IOS)
+    if "external" in o:
+        cfg.external = _enum("external", o["external"], _lib.EXTERNALS)
+    if o.get("temp_dirs") is not None:
+        cfg.temp_dirs = _temp_dirs(o["temp_dirs"])
     for flag in ("check", "progress", "sync"):
         if flag in o:
             cfg.__setattr__(flag, 1 if o[flag] else 0)
     stats = o.get("stats")
     if stats is not None and not isinstance(stats, dict):
         raise TypeError("stats must be a dict to fill (not %r)" % (stats,))
-    key = (exchange,) + tuple(sorted((k, repr(v)) for k, v in o.items() if k != "stats"))
+    key = (exchange,) + tuple(sorted((k, repr(v)) for k, v in o.items()
+                                     if k not in _RANK_OPTIONS))
     return cfg, key, stats
+
+
+def _temp_dirs(dirs):
+    """The NULL-terminated array of temp_dirs (a path or a list of paths) for the config, which
+    keeps it alive (ctypes holds what a pointer field is given)."""
+    if isinstance(dirs, (str, bytes, os.PathLike)):
+        dirs = [dirs]
+    try:
+        paths = [os.fsencode(d) for d in dirs]
+    except TypeError:
+        raise TypeError("temp_dirs must be a directory or a list of directories (not %r)"
+                        % (dirs,)) from None
+    if not paths or any(not p for p in paths):
+        raise ValueError("temp_dirs must name at least one directory, none of them empty "
+                         "(not %r)" % (dirs,))
+    return (ctypes.c_char_p * (len(paths) + 1))(*paths, None)
 
 
 # ---- the library calls ---------------------------------------------------------------------------
@@ -678,16 +715,17 @@ def _file_format(fmt):
 
 def sort_file(input, output, format="u64", comm=None, **options):
     """Sorts the binary file input into output with every rank of comm, as the sortex program
-    does (output appears whole, by a rename, or not at all). Returns this rank's statistics as a
-    dict."""
+    does (output appears whole, by a rename, or not at all): in memory when every rank's share
+    fits (mem_limit, or a share of the node's memory), else through temporary files, unless
+    external says otherwise. Returns this rank's statistics as a dict; its "external" says which
+    way the file was sorted."""
     comm = _comm_of(comm)
-    exc, key, fmt, owned = None, None, None, False
+    exc, key, fmt, owned, stats = None, None, None, False, None
     options = dict(options)
     exchange = options.pop("exchange", "alltoallv")
-    stats = options.pop("stats", None)
     try:
         paths = (os.fsencode(input), os.fsencode(output))
-        cfg, opts, _ = _config(exchange, options, _FILE_OPTIONS)
+        cfg, opts, stats = _config(exchange, options, _FILE_OPTIONS)
         fmt, owned, shown = _file_format(format)
         cfg.format = fmt
         key = (paths, shown, opts)

@@ -7,6 +7,7 @@ change that is not made here too fails a test instead of corrupting memory.
 """
 
 import ctypes
+import ctypes.util
 import os
 import sys
 import threading
@@ -15,14 +16,14 @@ from mpi4py import MPI
 
 # ---- the library ---------------------------------------------------------------------------------
 
-SOVERSION = 0
 _HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def _candidates():
     """Where libsortex.so may be, in order: the file make install recorded beside this package,
-    the build tree this package lies in (python/sortex/ -> build/release/lib/), the loader's
-    own search (ldconfig, LD_LIBRARY_PATH)."""
+    the build tree this package lies in (python/sortex/ -> build/release/lib/, the file named by
+    the library's version), the loader's own search (ldconfig, LD_LIBRARY_PATH). The ABI is
+    not told by a name here: the Python suite checks the structs below against the header."""
     try:
         from sortex import _install  # written by make install
         yield _install.LIBRARY
@@ -31,9 +32,11 @@ def _candidates():
     lib = os.path.join(os.path.dirname(os.path.dirname(_HERE)), "build", "release", "lib")
     if os.path.isdir(lib):
         for name in sorted(os.listdir(lib)):
-            if name.startswith("libsortex.so.%d." % SOVERSION):
+            if name.startswith("libsortex.so."):
                 yield os.path.join(lib, name)
-    yield "libsortex.so.%d" % SOVERSION
+    found = ctypes.util.find_library("sortex")
+    if found:
+        yield found
 
 
 def _mapped_mpi_libraries():
@@ -68,8 +71,8 @@ def _load():
                               "both %s are loaded" % (path, MPI.Get_library_version().split(
                                   ",")[0].strip(), " and ".join(sorted(mpis))))
         return lib, path
-    raise ImportError("sortex: cannot load libsortex.so.%d; tried %s (make builds it; make "
-                      "install installs it)" % (SOVERSION, "; ".join(tried)))
+    raise ImportError("sortex: cannot load libsortex.so; tried %s (make builds it; make "
+                      "install installs it)" % ("; ".join(tried) or "nothing found"))
 
 
 lib, LIBRARY_PATH = _load()
@@ -77,10 +80,11 @@ lib, LIBRARY_PATH = _load()
 # ---- the structs of sort/sortex.h ----------------------------------------------------------------
 
 PHASES = ("read", "local_sort", "sample", "splitters", "bucket", "exchange", "finish", "write",
-          "check")
+          "check", "distribute", "sort_buckets")
 BALANCES = ("auto", "eps", "exact", "sample")  # enum sortex_balance, in order
 FINISHES = ("auto", "merge", "sort")            # enum sortex_finish
 IOS = ("mpiio", "root", "rootv")                 # enum sortex_io
+EXTERNALS = ("auto", "never", "always")          # enum sortex_external
 EXCHANGE_MAX_EXTRA = 8
 
 # enum sortex_error
@@ -103,6 +107,8 @@ class Config(ctypes.Structure):
         ("sync", ctypes.c_int),
         ("io", ctypes.c_int),
         ("check", ctypes.c_int),
+        ("external", ctypes.c_int),
+        ("temp_dirs", ctypes.POINTER(ctypes.c_char_p)),
     ]
 
 
@@ -146,6 +152,14 @@ class Stats(ctypes.Structure):
         ("exchange", ExchangeStats),
         ("exchange_name", ctypes.c_char_p),
         ("exchange_predicted", ctypes.c_double),
+        ("external", ctypes.c_int),
+        ("mem_budget", ctypes.c_uint64),
+        ("mem_need", ctypes.c_uint64),
+        ("mem_source", ctypes.c_char_p),
+        ("buckets", ctypes.c_uint64),
+        ("split_buckets", ctypes.c_uint64),
+        ("temp_bytes", ctypes.c_uint64),
+        ("pass_bytes", (ctypes.c_uint64 * 2) * 2),
     ]
 
 
@@ -175,6 +189,14 @@ def stats_dict(st):
              "seconds": ex.seconds},
             **{_text(ex.extra[i].name): ex.extra[i].value
                for i in range(min(ex.nextra, EXCHANGE_MAX_EXTRA))}),
+        # The external sort (sort_file through temporary files); zeros in memory.
+        "external": bool(st.external),
+        "mem_budget": st.mem_budget, "mem_need": st.mem_need,
+        "mem_source": _text(st.mem_source),
+        "buckets": st.buckets, "split_buckets": st.split_buckets,
+        "temp_bytes": st.temp_bytes,
+        "passes": [{"bytes_read": st.pass_bytes[i][0], "bytes_written": st.pass_bytes[i][1]}
+                   for i in range(2)],
     }
 
 

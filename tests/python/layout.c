@@ -29,6 +29,8 @@ int main(void)
     FIELD(sortex_config, sync);
     FIELD(sortex_config, io);
     FIELD(sortex_config, check);
+    FIELD(sortex_config, external);
+    FIELD(sortex_config, temp_dirs);
     STRUCT(sortex_exchange_stats);
     FIELD(sortex_exchange_stats, bytes_sent);
     FIELD(sortex_exchange_stats, bytes_recv);
@@ -58,6 +60,14 @@ int main(void)
     FIELD(sortex_stats, exchange);
     FIELD(sortex_stats, exchange_name);
     FIELD(sortex_stats, exchange_predicted);
+    FIELD(sortex_stats, external);
+    FIELD(sortex_stats, mem_budget);
+    FIELD(sortex_stats, mem_need);
+    FIELD(sortex_stats, mem_source);
+    FIELD(sortex_stats, buckets);
+    FIELD(sortex_stats, split_buckets);
+    FIELD(sortex_stats, temp_bytes);
+    FIELD(sortex_stats, pass_bytes);
     /* The counts the mirror spells out. */
     printf("SORTEX_PHASE_COUNT %d\n", (int)SORTEX_PHASE_COUNT);
     printf("SORTEX_EXCHANGE_MAX_EXTRA %d\n", (int)SORTEX_EXCHANGE_MAX_EXTRA);

@@ -398,6 +398,42 @@ def sort_file_sorts_files_and_reports_errors():
 
 
 @case
+def sort_file_goes_external_when_the_library_picks_it():
+    d = os.environ["CASES_TMPDIR"]
+    src, out = os.path.join(d, "ext-in.bin"), os.path.join(d, "ext-out.bin")
+    temp = os.path.join(d, "temp-%d" % rank)
+    os.makedirs(temp, exist_ok=True)
+    if rank == 0:
+        numbers(np.int64, 60000, salt=15).tofile(src)
+    comm.Barrier()
+    whole = np.fromfile(src, "<i8")
+    want = whole[oracle(whole)]
+    # Each rank's share beyond mem_limit: the library sorts through temporary files, in each
+    # rank's own directory (temp_dirs and mem_limit are each rank's).
+    st = sortex.sort_file(src, out, format="i64", mem_limit=(64 << 10) * (rank + 1),
+                          temp_dirs=[temp])
+    assert st["external"] and st["mem_source"] == "--mem-limit", st
+    assert st["passes"][0]["bytes_written"] > 0 and st["phases"]["distribute"] > 0, st
+    assert same_bytes(np.fromfile(out, "<i8"), want)
+    assert os.listdir(temp) == [], os.listdir(temp)
+    # Without a limit the share fits the node's memory: in memory.
+    st = sortex.sort_file(src, out, format="i64")
+    assert not st["external"] and st["passes"][0]["bytes_written"] == 0, st
+    assert same_bytes(np.fromfile(out, "<i8"), want)
+    st = sortex.sort_file(src, out, format="i64", external="always")
+    assert st["external"], st
+    assert same_bytes(np.fromfile(out, "<i8"), want)
+    raises_everywhere(sortex.OutOfMemory, "exceed --mem-limit", sortex.sort_file, src, out,
+                      format="i64", mem_limit=64 << 10, external="never")
+    raises_everywhere(sortex.UsageError, "temporary directory does not exist", sortex.sort_file,
+                      src, out, external="always", temp_dirs=os.path.join(d, "none"))
+    raises_everywhere(ValueError, "external must be", sortex.sort_file, src, out,
+                      external="sometimes")
+    raises_everywhere(TypeError, "temp_dirs must be", sortex.sort_file, src, out, temp_dirs=3)
+    assert same_bytes(np.fromfile(out, "<i8"), want)
+
+
+@case
 def stats_describe_the_call():
     a = numbers(np.float32, my_count(2000), salt=12)
     st = {}
@@ -406,7 +442,9 @@ def stats_describe_the_call():
               "exchange", "exchange_stats", "finish", "peak_rss_kib", "python"):
         assert k in st, k
     assert set(st["phases"]) == {"read", "local_sort", "sample", "splitters", "bucket",
-                                 "exchange", "finish", "write", "check"}, st["phases"]
+                                 "exchange", "finish", "write", "check", "distribute",
+                                 "sort_buckets"}, st["phases"]
+    assert not st["external"] and st["phases"]["distribute"] == 0, st
     assert st["n_in"] == len(a) and st["exchange"] == "alltoallv", st
     assert st["python"]["path"].startswith("64-bit keys (u64, from float32"), st["python"]
     assert st["python"]["total_s"] > 0, st["python"]
