@@ -10,13 +10,15 @@ load helper
 SLURM=$TOP/tests/slurm/slurm.sh
 
 setup_file() {
-    local reason
+    local reason exports
     if ! reason=$("$SLURM" check 2>&1); then
         export SLURM_UNAVAILABLE=${reason#slurm: unavailable: }
         return 0
     fi
-    # Taken down by teardown_file, or by slurm.sh itself if this Bats process ends first.
-    eval "$("$SLURM" up --owner $$)"
+    # Taken down by teardown_file, or by slurm.sh itself if this Bats process ends first. A
+    # Slurm that does not start fails every test here, with its daemons' last log lines.
+    exports=$("$SLURM" up --owner $$) || return 1
+    eval "$exports"
     export SLURM_CONF TEST_SLURM_STATE
 }
 
@@ -54,11 +56,6 @@ submit() {
     return 1
 }
 
-# stats_of FILE FIELD: a field of a --stats file (a Python expression on d).
-stats_of() {
-    python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"
-}
-
 @test "sbatch runs the README's batch script, and its output passes sortex-verify" {
     # The script is the README's code block that starts with "#!/bin/bash" and "# sortex.sbatch".
     awk '/^```sh$/ { getline; if ($0 == "#!/bin/bash") { on = 1; buf = $0; next } }
@@ -75,7 +72,7 @@ stats_of() {
     assert_output --partial "verdict:   valid"
     run -0 "$VERIFY" "$out" --input "$in"
     # 4 tasks of 2 CPUs: 4 ranks of 2 threads.
-    run -0 stats_of "$out.json" 'd["P"], d["threads"]'
+    run -0 stat_field 'd["P"], d["threads"]' "$out.json"
     assert_output "4 2"
 }
 
@@ -85,7 +82,7 @@ stats_of() {
     run -0 timeout 120 srun --mpi=pmix -n 3 -c 1 sortex --input "$in" --output "$out" \
         --stats "$BATS_TEST_TMPDIR/s.json"
     run -0 "$VERIFY" "$out" --input "$in"
-    run -0 stats_of "$BATS_TEST_TMPDIR/s.json" 'd["P"], d["threads"]'
+    run -0 stat_field 'd["P"], d["threads"]' "$BATS_TEST_TMPDIR/s.json"
     assert_output "3 1"
     # Without PMIx (Slurm's default here, MpiDefault=none) Open MPI refuses to start, and nothing
     # is written.
@@ -103,7 +100,7 @@ stats_of() {
         "mpirun --bind-to none sortex --input $in --output $out --stats s.json"
     assert_output "COMPLETED 0:0"
     run -0 "$VERIFY" "$out" --input "$in"
-    run -0 stats_of s.json 'd["P"], d["threads"]'
+    run -0 stat_field 'd["P"], d["threads"]' s.json
     assert_output "2 1"
 }
 
@@ -113,12 +110,12 @@ stats_of() {
     for c in 1 2 3; do
         run -0 timeout 120 srun --mpi=pmix -n 1 -c "$c" sortex --input "$in" \
             --output "$BATS_TEST_TMPDIR/out$c.bin" --stats "$BATS_TEST_TMPDIR/s$c.json"
-        run -0 stats_of "$BATS_TEST_TMPDIR/s$c.json" 'd["threads"]'
+        run -0 stat_field 'd["threads"]' "$BATS_TEST_TMPDIR/s$c.json"
         assert_output "$c"
         run -0 "$VERIFY" "$BATS_TEST_TMPDIR/out$c.bin" --input "$in"
     done
     OMP_NUM_THREADS=1 run -0 timeout 120 srun --mpi=pmix -n 1 -c 3 sortex --input "$in" \
         --output "$BATS_TEST_TMPDIR/out.bin" --stats "$BATS_TEST_TMPDIR/s.json"
-    run -0 stats_of "$BATS_TEST_TMPDIR/s.json" 'd["threads"]'
+    run -0 stat_field 'd["threads"]' "$BATS_TEST_TMPDIR/s.json"
     assert_output 1
 }
