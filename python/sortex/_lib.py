@@ -9,6 +9,7 @@ change that is not made here too fails a test instead of corrupting memory.
 import ctypes
 import ctypes.util
 import os
+import re
 import sys
 import threading
 
@@ -21,19 +22,28 @@ _HERE = os.path.dirname(os.path.abspath(__file__))
 
 def _candidates():
     """Where libsortex.so may be, in order: the file make install recorded beside this package,
-    the build tree this package lies in (python/sortex/ -> build/release/lib/, the file named by
-    the library's version), the loader's own search (ldconfig, LD_LIBRARY_PATH). The ABI is
-    not told by a name here: the Python suite checks the structs below against the header."""
+    the build tree this package lies in (python/sortex/ -> build/release/lib/libsortex.so.X.Y.Z,
+    the version of the tree's sort/sortex.h, as the Makefile names it), the loader's own search
+    (ldconfig, LD_LIBRARY_PATH). The ABI is not told by a name here: the Python suite checks
+    the structs below against the header."""
     try:
         from sortex import _install  # written by make install
         yield _install.LIBRARY
     except ImportError:
         pass
-    lib = os.path.join(os.path.dirname(os.path.dirname(_HERE)), "build", "release", "lib")
-    if os.path.isdir(lib):
-        for name in sorted(os.listdir(lib)):
-            if name.startswith("libsortex.so."):
-                yield os.path.join(lib, name)
+    top = os.path.dirname(os.path.dirname(_HERE))
+    version = {}
+    try:
+        with open(os.path.join(top, "sort", "sortex.h")) as f:
+            for line in f:
+                m = re.match(r"#define SORTEX_VERSION_(MAJOR|MINOR|PATCH) (\d+)$", line.strip())
+                if m:
+                    version[m.group(1)] = m.group(2)
+    except OSError:
+        pass
+    if len(version) == 3:
+        yield os.path.join(top, "build", "release", "lib", "libsortex.so.%s.%s.%s" % (
+            version["MAJOR"], version["MINOR"], version["PATCH"]))
     found = ctypes.util.find_library("sortex")
     if found:
         yield found
