@@ -28,6 +28,8 @@ packages=(
     cmake                    # the install test builds a program with find_package(sortex)
     python3-mpi4py           # the Python module's tests (numpy is above)
     slurmctld slurmd slurm-client munge  # the Slurm suite starts a private Slurm
+    slurm-wlm-basic-plugins  # Slurm's PMIx plugin (mpi_pmix_v4.so): srun --mpi=pmix
+    xxd                      # the stable-sort reference of the record suites (stable_sort_of)
 )
 
 # Debian's MPICH registers its mpicc and mpirun as alternatives beside Open MPI's (the "mpi" and
