@@ -440,12 +440,7 @@ const struct util_cli_opt kOptions[] = {
 
 #undef DEST
 
-const struct util_cli kCommandLine = {
-    .opts = kOptions,
-    .col = 26,
-    .unknown = "unknown option ({arg}); see --help",
-    .unexpected = "unexpected argument ({arg}); see --help",
-};
+const struct util_cli kCommandLine = UTIL_CLI_COMMAND(kOptions, 26);
 
 void usage(FILE *out)
 {

@@ -98,80 +98,107 @@ int run(FILE *in, FILE *out, uint64_t mem, uint64_t *n)
     return rc;
 }
 
-} // namespace
-
-int main(int argc, char **argv)
-{
+struct args {
     const char *input = nullptr, *output = nullptr, *format = "u64", *temp = nullptr;
     uint64_t mem = 0;
+    bool records = false;
+};
+
+/* The command line into @a: 0, 1 after --help, or 2 after one line on a mistake. */
+int parse(int argc, char **argv, args *a)
+{
     for (int i = 1; i < argc; i++) {
-        std::string a = argv[i];
+        std::string o = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : nullptr;
-        if (a == "-h" || a == "--help") {
+        if (o == "-h" || o == "--help") {
             usage(stdout);
-            return 0;
+            return 1;
         }
         if (v == nullptr) {
             fprintf(stderr, "sortex-stxxl: error: option needs a value (%s)\n", argv[i]);
             return 2;
         }
-        if (a == "--input") {
-            input = v;
-        } else if (a == "--output") {
-            output = v;
-        } else if (a == "--mem") {
+        if (o == "--input") {
+            a->input = v;
+        } else if (o == "--output") {
+            a->output = v;
+        } else if (o == "--mem") {
             char *end;
             errno = 0;
-            mem = strtoull(v, &end, 10);
-            if (errno != 0 || *end != '\0' || mem < (1u << 20)) {
+            a->mem = strtoull(v, &end, 10);
+            if (errno != 0 || *end != '\0' || a->mem < (1u << 20)) {
                 fprintf(stderr, "sortex-stxxl: error: --mem must be at least 1048576 bytes "
                                 "(%s)\n", v);
                 return 2;
             }
-        } else if (a == "--format") {
-            format = v;
-        } else if (a == "--temp-dir") {
-            temp = v;
+        } else if (o == "--format") {
+            a->format = v;
+        } else if (o == "--temp-dir") {
+            a->temp = v;
         } else {
             fprintf(stderr, "sortex-stxxl: error: unknown option (%s); see --help\n", argv[i]);
             return 2;
         }
         i++;
     }
-    bool records = std::string(format) == "gensort";
-    if (input == nullptr || output == nullptr || mem == 0 ||
-        (!records && std::string(format) != "u64")) {
+    a->records = std::string(a->format) == "gensort";
+    if (a->input == nullptr || a->output == nullptr || a->mem == 0 ||
+        (!a->records && std::string(a->format) != "u64")) {
         fprintf(stderr, "sortex-stxxl: error: --input, --output and --mem are required, "
-                        "--format u64 or gensort (%s)\n", format);
+                        "--format u64 or gensort (%s)\n", a->format);
         return 2;
     }
-    /* STXXL's disk: a file that grows as needed and is unlinked when opened; its messages go
-     * to /dev/null (it prints them on standard output). */
-    std::string dir = temp != nullptr ? temp : std::string(output);
-    if (temp == nullptr) {
+    return 0;
+}
+
+/* STXXL's disk: a file in --temp-dir (else the output's directory) that grows as needed and is
+ * unlinked when opened; its messages go to /dev/null (it prints them on standard output). The
+ * configuration file's name into @cfg (removed by the caller), or 3 after one line. */
+int configure(const args &a, std::string *cfg)
+{
+    std::string dir = a.temp != nullptr ? a.temp : std::string(a.output);
+    if (a.temp == nullptr) {
         size_t slash = dir.rfind('/');
         dir = slash == std::string::npos ? "." : dir.substr(0, slash);
     }
-    std::string cfg = dir + "/.sortex-stxxl." + std::to_string(getpid()) + ".cfg";
-    FILE *c = fopen(cfg.c_str(), "w");
+    *cfg = dir + "/.sortex-stxxl." + std::to_string(getpid()) + ".cfg";
+    FILE *c = fopen(cfg->c_str(), "w");
     if (c == nullptr) {
-        fprintf(stderr, "sortex-stxxl: error: cannot write %s: %s\n", cfg.c_str(),
+        fprintf(stderr, "sortex-stxxl: error: cannot write %s: %s\n", cfg->c_str(),
                 strerror(errno));
         return 3;
     }
     fprintf(c, "disk=%s/.sortex-stxxl.%ld.tmp,0,syscall unlink\n", dir.c_str(), (long)getpid());
     fclose(c);
-    setenv("STXXLCFG", cfg.c_str(), 1);
+    setenv("STXXLCFG", cfg->c_str(), 1);
     setenv("STXXLLOGFILE", "/dev/null", 1);
     setenv("STXXLERRLOGFILE", "/dev/null", 1);
+    return 0;
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+    args a;
+    int rc = parse(argc, argv, &a);
+    if (rc != 0) {
+        return rc == 1 ? 0 : rc;
+    }
+    const char *input = a.input, *output = a.output, *format = a.format;
+    uint64_t mem = a.mem;
+    std::string cfg;
+    if ((rc = configure(a, &cfg)) != 0) {
+        return rc;
+    }
 
     auto t0 = std::chrono::steady_clock::now();
     FILE *in = fopen(input, "rb");
     FILE *out = fopen(output, "wb");
-    int rc = in != nullptr && out != nullptr ? 0 : 3;
+    rc = in != nullptr && out != nullptr ? 0 : 3;
     uint64_t n = 0;
     if (rc == 0) {
-        rc = records ? run<record, record_less>(in, out, mem, &n)
+        rc = a.records ? run<record, record_less>(in, out, mem, &n)
                      : run<uint64_t, key_less>(in, out, mem, &n);
     }
     if (in != nullptr) {

@@ -264,12 +264,7 @@ static const struct util_cli_opt bytes_items = {
 
 #undef DEST
 
-static const struct util_cli command_line = {
-    .opts = options,
-    .col = 24,
-    .unknown = "unknown option ({arg}); see --help",
-    .unexpected = "unexpected argument ({arg}); see --help",
-};
+static const struct util_cli command_line = UTIL_CLI_COMMAND(options, 24);
 /* clang-format on */
 
 static void usage(FILE *f)

@@ -437,6 +437,52 @@ static int fullduplex_run(const struct exchange_args *a)
 
 /* ---- the models ------------------------------------------------------------------------------ */
 
+/* The real bytes of transfer @x of case @c: its packets' range cut to the message's length. */
+static uint64_t piece_bytes(const struct exchange_model_case *c,
+                            const struct exchange_sched_xfer *x)
+{
+    uint64_t off, len;
+    exchange_sched_bytes(c->bytes[(size_t)x->msg_src * (size_t)c->p + x->msg_dst],
+                         c->packet_bytes, x->off, x->len, &off, &len);
+    return len;
+}
+
+/* The largest piece schedule @s sends on case @c, in real bytes. */
+static uint64_t largest_piece(const struct exchange_model_case *c, const struct exchange_sched *s)
+{
+    uint64_t largest = 0;
+    for (uint64_t k = 0; k < s->nxfers; k++) {
+        largest = exchange_model_max(largest, piece_bytes(c, &s->xfers[k]));
+    }
+    return largest;
+}
+
+/* Walks the steps of @s into @w, each a round of its pieces (a step with nothing to send costs
+ * nothing; an empty piece past a short last packet is not sent). Returns the bytes forwarded. */
+static uint64_t walk_steps(struct exchange_model_rounds *w, const struct exchange_model_case *c,
+                           const struct exchange_sched *s)
+{
+    uint64_t fwd_bytes = 0;
+    for (uint64_t t = 0; t < s->nsteps; t++) {
+        for (uint64_t k = s->step_begin[t]; k < s->step_begin[t + 1]; k++) {
+            const struct exchange_sched_xfer *x = &s->xfers[k];
+            uint64_t len = piece_bytes(c, x);
+            if (len == 0) {
+                continue;
+            }
+            exchange_model_rounds_msg(w, (int)x->src, (int)x->dst, len);
+            fwd_bytes += x->hop == EXCHANGE_SCHED_HOP1 ? len : 0;
+            exchange_model_async_xfer(&w->async, (int)x->src, (int)x->dst,
+                                      c->alpha + c->beta * (double)len);
+        }
+        for (uint64_t k = s->step_begin[t]; k < s->step_begin[t + 1]; k++) {
+            exchange_model_async_commit(&w->async, (int)s->xfers[k].src, (int)s->xfers[k].dst);
+        }
+        exchange_model_rounds_close(w);
+    }
+    return fwd_bytes;
+}
+
 /*
  * direct, forward, fullduplex: builds the schedule on the packet matrix (timed: this is what
  * every rank computes before the first byte moves), checks it, then walks its steps. A step
@@ -451,7 +497,6 @@ static int model_scheduled(const struct exchange_model_case *c, struct exchange_
     struct exchange_sched *s = NULL;
     struct exchange_model_rounds w;
     struct exchange_model_case own = {0};
-    size_t n = (size_t)c->p;
     int err, walking = 0;
     /* Without a packet size asked for, at the one this back-end would choose. */
     int own_rule = !c->packet_fixed && be->target_h != EXCHANGE_SCHED_TARGET_H;
@@ -491,39 +536,11 @@ static int model_scheduled(const struct exchange_model_case *c, struct exchange_
     w.priced_async = 1;
     /* Steps posted all at once synchronise once (lookahead(): small pieces or a crowded node),
      * else each step waits for an earlier one. */
-    uint64_t largest = 0;
-    for (uint64_t k = 0; k < s->nxfers; k++) {
-        const struct exchange_sched_xfer *x = &s->xfers[k];
-        uint64_t off, len;
-        exchange_sched_bytes(c->bytes[(size_t)x->msg_src * n + x->msg_dst], c->packet_bytes,
-                             x->off, x->len, &off, &len);
-        largest = exchange_model_max(largest, len);
-    }
     uint64_t forced = util_knob_u64(UTIL_KNOB_SCHED_LOOKAHEAD);
-    w.posted = forced != 0 ? 0 : exchange_model_posted(c, largest);
+    w.posted = forced != 0 ? 0 : exchange_model_posted(c, largest_piece(c, s));
     /* Every rank all-gathers the rows of counts (and two words: joining, target h), always. */
     exchange_model_rounds_collective(&w, ((uint64_t)c->p + 2) * sizeof(uint64_t));
-    /* Walk the steps: each a round of its pieces (a step with nothing to send costs nothing). */
-    uint64_t fwd_bytes = 0;
-    for (uint64_t t = 0; t < s->nsteps; t++) {
-        for (uint64_t k = s->step_begin[t]; k < s->step_begin[t + 1]; k++) {
-            const struct exchange_sched_xfer *x = &s->xfers[k];
-            uint64_t off, len;
-            exchange_sched_bytes(c->bytes[(size_t)x->msg_src * n + x->msg_dst], c->packet_bytes,
-                                 x->off, x->len, &off, &len);
-            if (len == 0) {
-                continue;
-            }
-            exchange_model_rounds_msg(&w, (int)x->src, (int)x->dst, len);
-            fwd_bytes += x->hop == EXCHANGE_SCHED_HOP1 ? len : 0;
-            exchange_model_async_xfer(&w.async, (int)x->src, (int)x->dst,
-                                      c->alpha + c->beta * (double)len);
-        }
-        for (uint64_t k = s->step_begin[t]; k < s->step_begin[t + 1]; k++) {
-            exchange_model_async_commit(&w.async, (int)s->xfers[k].src, (int)s->xfers[k].dst);
-        }
-        exchange_model_rounds_close(&w);
-    }
+    uint64_t fwd_bytes = walk_steps(&w, c, s);
     exchange_model_rounds_free(&w);
     walking = 0;
     r->rounds = s->nsteps;

@@ -89,12 +89,7 @@ static const struct util_cli_opt options[] = {
 
 #undef DEST
 
-static const struct util_cli command_line = {
-    .opts = options,
-    .col = 23,
-    .unknown = "unknown option ({arg}); see --help",
-    .unexpected = "unexpected argument ({arg}); see --help",
-};
+static const struct util_cli command_line = UTIL_CLI_COMMAND(options, 23);
 
 static void usage(FILE *f)
 {

@@ -27,3 +27,11 @@ load helper
     rest=$(grep -vx "make: Nothing to be done for '\(all\|unit\)'\." <<<"$output" || true)
     assert_equal "$rest" ""
 }
+
+@test "modules depend only downward and sort/'s files call without a cycle" {
+    # util <- {local, exchange, datagen, verify} <- sort <- sim <- bench <- tests (README, "How
+    # it is built"): an include or call against that order, or a cycle, fails the check.
+    run -0 python3 "$TOP/tools/structure.py" check
+    assert_line "upward: 0"
+    assert_line "call cycles: 0"
+}

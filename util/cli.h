@@ -106,6 +106,14 @@ struct util_cli {
                                       * takes operands, from argv[optind] on */
 };
 
+/** The command line of a program without operands whose mistakes point to its --help: the
+ * rows @opts, help texts at column @col. */
+#define UTIL_CLI_COMMAND(opts_, col_)                                                             \
+    {                                                                                              \
+        .opts = (opts_), .col = (col_), .unknown = "unknown option ({arg}); see --help",          \
+        .unexpected = "unexpected argument ({arg}); see --help"                                    \
+    }
+
 /**
  * Parses @argv over the table of @cli into @dest, option after option, from the start
  * (getopt_long(), which it restarts, and which may permute @argv). Stops at the first option whose
