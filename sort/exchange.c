@@ -4,7 +4,8 @@
  * One rank has one bucket, already sorted where the result belongs: no back-end runs and
  * nothing is copied (finish then has nothing to do either). Every back-end still handles P = 1
  * itself; the exchange benchmark's tests run them all at one rank. After the exchange the
- * back-ends' kept scratch (exchange_release_scratch()) is freed: the sort exchanges once.
+ * back-ends' kept scratch (exchange_release_scratch()) is freed: the sort exchanges once (once
+ * a level, with levels).
  *
  * The back-end reports into the exchange module's struct exchange_stats, and the sort copies
  * that into its public struct sortex_exchange_stats: the contract between sort/ and exchange/
@@ -137,10 +138,11 @@ static int predict(struct sort_job *job, int all, int *pick, double *seconds)
 /*
  * --exchange auto: every registered back-end's first cost model prices this sort's exchange
  * (predict()), and the cheapest runs; rank 0 broadcasts its choice, so every rank runs the same
- * back-end; beyond AUTO_MAX_P ranks the default runs. The machine is alpha and beta
+ * back-end; beyond AUTO_MAX_P ranks the default runs. With levels, each level's group prices
+ * its own exchange on its communicator and *@predicted adds up over the levels in the stats. The machine is alpha and beta
  * (SORTEX_MODEL_ALPHA, SORTEX_MODEL_BETA), which sortex-sched --ping-pong measures.
  */
-static int pick_auto(struct sort_job *job)
+static int pick_auto(struct sort_job *job, double *predicted)
 {
     int pick = 0;
     double best = NAN;
@@ -148,25 +150,32 @@ static int pick_auto(struct sort_job *job)
     MPI_Bcast(&pick, 1, MPI_INT, 0, job->comm);
     MPI_Bcast(&best, 1, MPI_DOUBLE, 0, job->comm);
     job->exchange = exchange_list()[pick];
-    job->stats->exchange_predicted = isnan(best) ? 0 : best;
+    *predicted = isnan(best) ? 0 : best;
+    job->stats->exchange_predicted += *predicted; /* every level's, with levels */
     return err;
 }
 
-/* The public copy of what the back-end reported. */
+/* The public copy of what the back-end reported, added to what earlier levels' exchanges did
+ * (volumes, messages, rounds and time add up; the largest message and the back-end's own
+ * figures are the largest of any level's, the figures named as the last back-end names them). */
 static void report(struct sortex_exchange_stats *out, const struct exchange_stats *in)
 {
-    memset(out, 0, sizeof(*out));
-    out->bytes_sent = in->bytes_sent;
-    out->bytes_recv = in->bytes_recv;
-    out->messages = in->messages;
-    out->rounds = in->rounds;
-    out->max_message = in->max_message;
-    out->seconds = in->seconds;
+    out->bytes_sent += in->bytes_sent;
+    out->bytes_recv += in->bytes_recv;
+    out->messages += in->messages;
+    out->rounds += in->rounds;
+    out->max_message = in->max_message > out->max_message ? in->max_message : out->max_message;
+    out->seconds += in->seconds;
+    int had = out->nextra;
     for (int i = 0; i < in->nextra && i < SORTEX_EXCHANGE_MAX_EXTRA; i++) {
+        double v = in->extra[i].value;
+        int same = i < had && out->extra[i].name != NULL &&
+                   strcmp(out->extra[i].name, in->extra[i].name) == 0;
         out->extra[i].name = in->extra[i].name;
-        out->extra[i].value = in->extra[i].value;
-        out->nextra = i + 1;
+        out->extra[i].value = same && out->extra[i].value > v ? out->extra[i].value : v;
     }
+    out->nextra = in->nextra < SORTEX_EXCHANGE_MAX_EXTRA ? in->nextra : SORTEX_EXCHANGE_MAX_EXTRA;
+    out->nextra = out->nextra > had ? out->nextra : had;
 }
 
 int sort_exchange(struct sort_job *job)
@@ -174,11 +183,12 @@ int sort_exchange(struct sort_job *job)
     struct exchange_stats st;
     memset(&st, 0, sizeof(st));
     if (job->cfg->exchange_auto) {
-        int err = pick_auto(job);
+        double predicted = 0;
+        int err = pick_auto(job, &predicted);
         if (err != UTIL_OK) {
             return err;
         }
-        sort_progress_measure(job, 0, "bytes", job->stats->exchange_predicted);
+        sort_progress_measure(job, 0, "bytes", predicted);
     } else if (job->cfg->progress) {
         /* --progress cannot count inside a back-end: its model's time is the estimate. */
         int pick;
