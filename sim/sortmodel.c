@@ -376,7 +376,7 @@ static int replay_histogram(uint64_t n, int p, double eps, int exact, uint64_t *
         }
         per_round[round] = d.n;
         *rounds = (uint64_t)round + 1;
-        open = sort_split_update(br, p, n, tol, d.r, d.n, NULL, NULL);
+        open = sort_split_update(br, p, n, tol, NULL, d.r, d.n, NULL, NULL);
     }
 out:
     util_free(br);

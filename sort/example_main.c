@@ -1,7 +1,7 @@
 /*
  * sort/example_main.c: bin/sortex-example, a small program using the library API in memory.
  *
- *   mpirun -np P sortex-example [--n N] [--seed S] [--one] [--exchange NAME]
+ *   mpirun -np P sortex-example [--n N] [--seed S] [--one] [--exchange NAME] [--levels L]
  *
  * Every rank makes N keys (rank r gets r extra keys, so slices are uneven; with --one, rank 0
  * holds all P*N keys and the others none), sorts them with sortex_sort(), and checks the
@@ -50,6 +50,7 @@ static void usage(FILE *f)
                "  -s, --seed S         seed of the keys [1]\n"
                "      --one            rank 0 holds all P*N keys, the others none [off]\n"
                "  -x, --exchange NAME  exchange back-end [alltoallv]; 'help' lists them\n"
+               "      --levels L       levels of the sort, 1..4, 0 = auto [0]\n"
                "  -h, --help           this help\n"
                "  -V, --version        version, commit and MPI library\n"
                "\n"
@@ -71,9 +72,10 @@ static int parse(int argc, char **argv, struct cli *cli, int quiet)
         {"n", required_argument, NULL, 'n'},        {"seed", required_argument, NULL, 's'},
         {"one", no_argument, NULL, 'o'},            {"exchange", required_argument, NULL, 'x'},
         {"help", no_argument, NULL, 'h'},           {"version", no_argument, NULL, 'V'},
-        {NULL, 0, NULL, 0},
+        {"levels", required_argument, NULL, 'L'},   {NULL, 0, NULL, 0},
     };
     char opt[8], names[256];
+    long lv;
     int c;
     opterr = 0;
 #define BAD(...) return quiet ? UTIL_EUSAGE : util_error(__VA_ARGS__)
@@ -104,6 +106,12 @@ static int parse(int argc, char **argv, struct cli *cli, int quiet)
                 exchange_names(names, sizeof(names));
                 BAD("unknown exchange back-end (%s); valid: %s", optarg, names);
             }
+            break;
+        case 'L':
+            if (util_parse_int(optarg, 0, SORTEX_LEVELS_MAX, &lv) != UTIL_OK) {
+                BAD("--levels must be 0 (auto) to %d (%s)", SORTEX_LEVELS_MAX, optarg);
+            }
+            cli->cfg.levels = (int)lv;
             break;
         case 'h':
             if (!quiet) {

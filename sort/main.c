@@ -47,6 +47,7 @@ static void usage(FILE *f)
             "  -s, --oversample S     samples per bucket of the regular sample, 1..1000000\n"
             "                         (implies --balance sample) [max(256, ceil((P+1)/epsilon))]\n"
             "      --finish MODE      auto, merge or sort: how received runs are combined [auto]\n"
+            "      --levels L         1..4 levels of P^(1/L) groups each, or auto [auto]\n"
             );
     util_format_usage(f, 25);
     fprintf(f,
@@ -96,6 +97,7 @@ enum {
     OPT_KNOBS,
     OPT_EXTERNAL,
     OPT_TEMP_DIR,
+    OPT_LEVELS,
 };
 
 /* The most --temp-dir a command line gives. */
@@ -132,6 +134,7 @@ static int parse_args(int argc, char **argv, struct cli *cli, int quiet)
         {"check", no_argument, NULL, OPT_CHECK},
         {"external", required_argument, NULL, OPT_EXTERNAL},
         {"temp-dir", required_argument, NULL, OPT_TEMP_DIR},
+        {"levels", required_argument, NULL, OPT_LEVELS},
         {"verbose", no_argument, NULL, 'v'},
         {"help", no_argument, NULL, 'h'},
         {"knobs", no_argument, NULL, OPT_KNOBS},
@@ -261,6 +264,15 @@ static int parse_args(int argc, char **argv, struct cli *cli, int quiet)
             cli->temp_dirs[cli->ntemp++] = optarg;
             cli->temp_dirs[cli->ntemp] = NULL;
             cli->cfg.temp_dirs = cli->temp_dirs;
+            break;
+        case OPT_LEVELS:
+            if (strcmp(optarg, "auto") == 0) {
+                cli->cfg.levels = 0;
+            } else if (util_parse_int(optarg, 1, SORTEX_LEVELS_MAX, &lv) == UTIL_OK) {
+                cli->cfg.levels = (int)lv;
+            } else {
+                BAD("--levels must be auto or from 1 to %d (%s)", SORTEX_LEVELS_MAX, optarg);
+            }
             break;
         case 'v':
             cli->verbose = 1;

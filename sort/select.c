@@ -7,7 +7,10 @@
  * Sampling", SPAA 2019, sections 3 and 4). Every rank holds its elements sorted, and an
  * element's global rank is the number of elements below it in (key, position) order on all
  * ranks. Splitter j should have a global rank within tol of its target t_j = floor(j n / P)
- * (rules.h: sort_split_target(), sort_split_tolerance()). Every unresolved splitter keeps
+ * (rules.h: sort_split_target(), sort_split_tolerance()). With levels (sort/levels.c) the ranks
+ * are those of the level's group, the splitters the k - 1 between its k groups, and each aims
+ * at the final target of the rank where its group begins (sort_level_target()), with the same
+ * tol: the selection is the same, on fewer splitters. Every unresolved splitter keeps
  * a bracket: the global and local counts of elements at or below its lower end and below its
  * upper end, known to enclose its window; at first the whole input. A round:
  *   1. every rank draws candidates among its elements inside the brackets, each with the
@@ -42,8 +45,10 @@
 #include "util/util.h"
 
 struct sort_select {
-    struct sort_bracket *br; /* [P - 1] the splitters' brackets, the same on every rank */
-    uint64_t *l_lo, *l_hi;   /* [P - 1] this rank's elements inside bracket j: [l_lo, l_hi) */
+    int k;                   /* buckets: P, or the groups of the level that runs */
+    struct sort_bracket *br; /* [k - 1] the splitters' brackets, the same on every rank */
+    uint64_t *target;        /* [k - 1] the global rank each splitter aims at */
+    uint64_t *l_lo, *l_hi;   /* [k - 1] this rank's elements inside bracket j: [l_lo, l_hi) */
     uint64_t tol;       /* window half-width */
     size_t cw;          /* words per candidate */
     uint64_t *cand;     /* the round's candidates, sorted: C x cw words */
@@ -141,14 +146,14 @@ static int pick(void *arg, uint64_t i)
 /* This rank's draws for the round, from the unresolved brackets' local ranges. */
 static int draw(const struct sort_job *job, struct sort_select *sel, struct picks *pk)
 {
-    int p = job->size;
-    struct sort_split_range *r = util_malloc((size_t)(p > 1 ? p - 1 : 1) * sizeof(*r));
+    int k = sel->k;
+    struct sort_split_range *r = util_malloc((size_t)(k > 1 ? k - 1 : 1) * sizeof(*r));
     if (r == NULL) {
         return UTIL_ENOMEM;
     }
-    sort_split_ranges(sel->br, p, sel->l_lo, sel->l_hi, r);
+    sort_split_ranges(sel->br, k, sel->l_lo, sel->l_hi, r);
     uint64_t rng = sort_split_seed(sel->round, job->rank);
-    int rc = sort_split_draw(r, (size_t)(p - 1), &rng, pick, pk);
+    int rc = sort_split_draw(r, (size_t)(k - 1), &rng, pick, pk);
     util_free(r);
     return rc;
 }
@@ -283,13 +288,14 @@ static int refine(struct sort_job *job, struct sort_select *sel)
         return util_fail(UTIL_EMPI, "rank %d: splitters: MPI_Allreduce failed", job->rank);
     }
     struct refined ctx = {job, sel};
-    sort_split_update(sel->br, job->size, job->n_total, sel->tol, sel->rank, c, on_event, &ctx);
+    sort_split_update(sel->br, sel->k, job->n_total, sel->tol, sel->target, sel->rank, c,
+                      on_event, &ctx);
     return UTIL_OK;
 }
 
-static int any_open(const struct sort_select *sel, int p)
+static int any_open(const struct sort_select *sel)
 {
-    for (int j = 0; j < p - 1; j++) {
+    for (int j = 0; j < sel->k - 1; j++) {
         if (!sel->br[j].done) {
             return 1;
         }
@@ -302,6 +308,7 @@ void sort_select_free(struct sort_job *job)
     struct sort_select *sel = job->select;
     if (sel != NULL) {
         util_free(sel->br);
+        util_free(sel->target);
         util_free(sel->l_lo);
         util_free(sel->l_hi);
         util_free(sel->cand);
@@ -317,16 +324,20 @@ int sort_select_sample(struct sort_job *job)
     struct sort_select *sel = util_calloc(1, sizeof(*sel));
     size_t bytes = (job->fmt != NULL ? job->blob_words : 2) * sizeof(uint64_t);
     int ok = sel != NULL;
+    int k = sort_buckets(job);
     if (ok) {
         job->select = sel;
-        size_t nb = (size_t)(p > 1 ? p - 1 : 1);
+        sel->k = k;
+        size_t nb = (size_t)(k > 1 ? k - 1 : 1);
         sel->br = util_calloc(nb, sizeof(*sel->br));
+        sel->target = util_calloc(nb, sizeof(uint64_t));
         sel->l_lo = util_calloc(nb, sizeof(uint64_t));
         sel->l_hi = util_calloc(nb, sizeof(uint64_t));
         if (job->fmt != NULL) { /* the numbers' tuples come with the job */
+            util_free(job->rsplitters); /* an earlier level's */
             job->rsplitters = util_malloc((size_t)p * bytes);
         }
-        ok = sel->br != NULL && sel->l_lo != NULL && sel->l_hi != NULL &&
+        ok = sel->br != NULL && sel->target != NULL && sel->l_lo != NULL && sel->l_hi != NULL &&
              (job->fmt == NULL || job->rsplitters != NULL);
     }
     int err = ok ? UTIL_OK : util_fail(UTIL_ENOMEM, "rank %d: sample: out of memory", job->rank);
@@ -335,24 +346,26 @@ int sort_select_sample(struct sort_job *job)
         return err != UTIL_OK ? err : UTIL_ENOMEM;
     }
     sel->cw = job->fmt != NULL ? job->blob_words : 2;
-    sel->tol = sort_split_tolerance(job->n_total, p, job->epsilon,
-                                      job->balance == SORTEX_BALANCE_EXACT);
-    job->nsample = 0;
-    (void)sort_split_start(sel->br, p, job->n_total, sel->tol);
-    for (int j = 1; j < p; j++) {
+    sel->tol = sort_tolerance(job);
+    (void)sort_split_start(sel->br, k, job->n_total, sel->tol);
+    for (int j = 1; j < k; j++) {
         sel->l_hi[j - 1] = job->n_local;
-        if (job->n_total == 0) { /* nothing to split: every bucket empty but the last */
+        sel->target[j - 1] = sort_target(job, j);
+        if (job->n_total == 0 || sel->target[j - 1] >= job->n_total) {
+            /* Nothing to split, or (a level's group that ends before this target) every
+             * element below it: the splitter is the top of the order. */
+            sel->br[j - 1].done = 1;
             set_splitter(job, j, NULL);
         }
     }
-    return any_open(sel, p) ? gather(job, sel) : UTIL_OK;
+    return any_open(sel) ? gather(job, sel) : UTIL_OK;
 }
 
 int sort_select_splitters(struct sort_job *job)
 {
     struct sort_select *sel = job->select;
     int err = UTIL_OK;
-    while (err == UTIL_OK && any_open(sel, job->size)) {
+    while (err == UTIL_OK && any_open(sel)) {
         if (sel->round > 0) {
             err = gather(job, sel);
         }
@@ -361,7 +374,7 @@ int sort_select_splitters(struct sort_job *job)
         }
         sel->round++;
     }
-    job->stats->splitter_rounds = (uint64_t)sel->round;
+    job->stats->splitter_rounds += (uint64_t)sel->round; /* every level's, at levels */
     sort_select_free(job);
     return err;
 }

@@ -105,6 +105,21 @@ int sortex_stats_write_json(MPI_Comm comm, const struct sortex_config *cfg,
     for (int i = 0; i < 4; i++) {
         pass[i / 2][i % 2] = reduce_spread(comm, (double)st->pass_bytes[i / 2][i % 2]);
     }
+    /* Level by level: the groups, the ranks of this rank's group, messages, bytes, time; and
+     * every message a rank sent at any level. */
+    int nlev = st->levels >= 1 && st->levels <= SORTEX_LEVELS_MAX ? st->levels : 1;
+    struct spread lev[SORTEX_LEVELS_MAX][5];
+    double startups = 0;
+    for (int l = 0; l < nlev; l++) {
+        const struct sortex_level_stats *ls = &st->level[l];
+        lev[l][0] = reduce_spread(comm, (double)ls->groups);
+        lev[l][1] = reduce_spread(comm, (double)ls->ranks);
+        lev[l][2] = reduce_spread(comm, (double)ls->messages);
+        lev[l][3] = reduce_spread(comm, (double)ls->bytes_sent);
+        lev[l][4] = reduce_spread(comm, ls->seconds);
+        startups += (double)ls->messages;
+    }
+    struct spread starts = reduce_spread(comm, startups);
     double extra[SORTEX_EXCHANGE_MAX_EXTRA] = {0};
     for (int i = 0; i < st->exchange.nextra; i++) {
         extra[i] = st->exchange.extra[i].value;
@@ -207,7 +222,24 @@ int sortex_stats_write_json(MPI_Comm comm, const struct sortex_config *cfg,
     for (int i = 0; i < st->exchange.nextra; i++) {
         fprintf(f, ", \"%s\": %.17g", st->exchange.extra[i].name, extra[i]);
     }
-    fprintf(f, "},\n \"ranks\": [");
+    fprintf(f, "},\n \"levels\": %d, \"levels_auto\": %s, \"levels_price_s\": [", nlev,
+            st->levels_auto ? "true" : "false");
+    for (int l = 0; l < SORTEX_LEVELS_MAX; l++) {
+        fprintf(f, "%s%.9g", l ? ", " : "", st->levels_price[l]);
+    }
+    fprintf(f, "],\n \"level_stats\": [");
+    static const char *const lev_names[5] = {"groups", "ranks", "messages", "bytes_sent",
+                                             "seconds"};
+    for (int l = 0; l < nlev; l++) {
+        fprintf(f, "%s{\"level\": %d, \"exchange\": \"%s\", ", l ? ",\n  " : "", l + 1,
+                st->level[l].exchange ? st->level[l].exchange : "none");
+        for (int i = 0; i < 5; i++) {
+            (i == 4 ? print_spread : print_count_spread)(f, lev_names[i], lev[l][i],
+                                                          i < 4 ? ", " : "}");
+        }
+    }
+    fprintf(f, "],\n ");
+    print_count_spread(f, "startups", starts, ",\n \"ranks\": [");
     for (int r = 0; r < p; r++) {
         fprintf(f, "%s{\"rank\": %d, \"host\": ", r ? ", " : "", r);
         util_json_string(f, hosts + (size_t)r * MPI_MAX_PROCESSOR_NAME);
@@ -253,6 +285,40 @@ void sortex_stats_print(MPI_Comm comm, const struct sortex_stats *st)
         return;
     }
     sort_stats_summary(comm, NULL, st);
+}
+
+/* The -v line of the levels (rank 0's view: the groups of its own group at each level), and
+ * with --levels auto what decided them. */
+static void levels_line(const struct sortex_stats *st)
+{
+    int nlev = st->levels >= 1 && st->levels <= SORTEX_LEVELS_MAX ? st->levels : 1;
+    fprintf(stderr, "  levels %d", nlev);
+    if (nlev > 1) {
+        fprintf(stderr, " (groups");
+        for (int l = 0; l < nlev; l++) {
+            fprintf(stderr, "%s%d", l ? " x " : " ", st->level[l].groups);
+        }
+        fprintf(stderr, ")");
+    }
+    if (st->levels_auto && st->levels_price[0] > 0) {
+        fprintf(stderr, ", auto: the cost model priced L = 1..%d at", SORTEX_LEVELS_MAX);
+        for (int l = 0; l < SORTEX_LEVELS_MAX; l++) {
+            fprintf(stderr, "%s%.2f", l ? ", " : " ", 1e3 * st->levels_price[l]);
+        }
+        fprintf(stderr, " ms, the least");
+    } else if (st->levels_auto) {
+        fprintf(stderr, ", auto: %s", st->balance == SORTEX_BALANCE_SAMPLE
+                                          ? "the regular sample selects in one level"
+                                          : "one level up to 64 ranks");
+    }
+    fputc('\n', stderr);
+    for (int l = 0; nlev > 1 && l < nlev; l++) {
+        const struct sortex_level_stats *ls = &st->level[l];
+        fprintf(stderr, "    level %d: %d groups of %d ranks' group, exchange %s, %llu messages "
+                        "sent, %.3f s (rank 0)\n",
+                l + 1, ls->groups, ls->ranks, ls->exchange ? ls->exchange : "none",
+                (unsigned long long)ls->messages, ls->seconds);
+    }
 }
 
 void sort_stats_summary(MPI_Comm comm, const struct sortex_config *cfg,
@@ -327,4 +393,7 @@ void sort_stats_summary(MPI_Comm comm, const struct sortex_config *cfg,
     }
     fprintf(stderr, "  imbalance %.4f%s, exchanged %.1f MiB, peak RSS %.1f MiB total\n",
             st->imbalance, bound, (double)bytes / 1048576.0, (double)rss / 1024.0);
+    if (!st->external) {
+        levels_line(st);
+    }
 }
