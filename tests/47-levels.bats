@@ -1,0 +1,176 @@
+#!/usr/bin/env bats
+# The multi-level sort (--levels): the pure rules against brute force, then the sort with 2 and 3
+# levels on every back-end and format at 4, 8, 9 and 16 ranks (oversubscribed), each output
+# verified and byte for byte the one-level sort's (the order is stable, so there is one right
+# output); empty ranks, empty groups, fewer keys than ranks, groups of unequal size, the bound,
+# the messages, auto and the refusals.
+bats_require_minimum_version 1.5.0
+load helper
+
+ODD_LAYOUT="--record-size 13 --key-offset 3 --key-size 5"
+
+# levels_case NP BACKEND DIST N [sortex options...]: sort_case, then the output must be the
+# bytes of the one-level sort of the same input (alltoallv), computed once per input.
+levels_case() {
+    local np=$1 backend=$2 dist=$3 n=$4 fmt=${SORT_FORMAT// /}
+    shift 4
+    local ref=$BATS_FILE_TMPDIR/ref-$dist-$n-$np$fmt.bin
+    if [[ ! -f $ref ]]; then
+        sort_case "$np" alltoallv "$dist" "$n" --levels 1 || return 1
+        cp "$BATS_TEST_TMPDIR/out.bin" "$ref"
+    fi
+    sort_case "$np" "$backend" "$dist" "$n" "$@" || return 1
+    cmp "$ref" "$BATS_TEST_TMPDIR/out.bin" ||
+        { echo "not the one-level sort's bytes: P=$np $backend $dist n=$n $SORT_FORMAT $*" >&2; return 1; }
+}
+
+@test "the levels' groups, targets and deal hold against brute force, and replayed sorts are stable" {
+    run "$SORTEX_BUILD/tests/test_levels"
+    assert_success
+    assert_output --partial "replay: 480 sorts stable and exact"
+    assert_output --partial "test_levels: all passed"
+}
+
+@test "2 and 3 levels sort every format with every back-end at 4, 8, 9 and 16 ranks, as one level does" {
+    # A Latin walk over (back-end, P): the levels alternate, and the format and the input move
+    # with both, so every back-end meets both levels, every P and most formats, and every
+    # format every P; a third run under --check. auto prices each level's own exchange.
+    local formats=("" "--format i64" "--format f64" "--format gensort" "$ODD_LAYOUT")
+    local dists=(staggered uniform gaussian gensort few) nps=(4 8 9 16) list backends i j f check
+    list=$(backends)
+    mapfile -t backends <<<"$list"
+    backends+=(auto)
+    [[ ${#backends[@]} -ge 10 ]]
+    for ((i = 0; i < ${#backends[@]}; i++)); do
+        for ((j = 0; j < ${#nps[@]}; j++)); do
+            f=$(((i + 2 * j) % ${#formats[@]}))
+            SORT_FORMAT=${formats[$f]}
+            check=()
+            (((i + j) % 3 == 0)) && check=(--check)
+            levels_case "${nps[$j]}" "${backends[$i]}" "${dists[$f]}" 30011 \
+                --levels $((2 + (i + j) % 2)) "${check[@]}"
+        done
+    done
+    SORT_FORMAT=
+}
+
+@test "records with many equal keys leave in input order through three levels" {
+    SORT_FORMAT=$ODD_LAYOUT sort_case 9 pairwise few 20011 --levels 3 --check
+    run stable_sort_of "$(SORT_FORMAT=$ODD_LAYOUT gen_input few 20011 9)" \
+        "$BATS_TEST_TMPDIR/out.bin" 13 3 5
+    assert_success
+}
+
+@test "fewer keys than ranks, empty groups and no keys at all sort with levels" {
+    local n np sizes
+    for np in 9 16; do
+        sizes=(0 1)
+        [[ $np -eq 16 ]] && sizes=(5 15)
+        for n in "${sizes[@]}"; do
+            levels_case "$np" alltoallv uniform "$n" --levels 2
+            levels_case "$np" hypercube uniform "$n" --levels 3
+        done
+    done
+}
+
+@test "uneven and empty ranks in memory, one rank holding everything, sort with levels" {
+    local np l
+    for np in 4 7 9; do
+        for l in 2 3; do
+            run mpi "$np" "$SORTEX_BIN/sortex-example" --n 3000 --levels "$l"
+            assert_success
+            assert_output --partial "ok:"
+            run mpi "$np" "$SORTEX_BIN/sortex-example" --n 3000 --levels "$l" --one -x shift
+            assert_success
+            assert_output --partial "ok:"
+        done
+    done
+}
+
+@test "groups of unequal size: 7, 11 and 13 ranks sort with two and three levels" {
+    local np l i=0 dists=(uniform zipf staggered dd rd wr)
+    for np in 7 11 13; do
+        for l in 2 3; do
+            levels_case "$np" alltoallv "${dists[$((i % 6))]}" 50021 --levels "$l"
+            i=$((i + 1))
+        done
+    done
+}
+
+# levels_stats P L N: the levels' figures from the last stats file, checked: the levels ran, the
+# imbalance, every rank's messages within 3 L P^(1/L) + log2 P.
+levels_stats() {
+    python3 - "$BATS_TEST_TMPDIR/stats.json" "$@" <<'PY'
+import json, math, sys
+d = json.load(open(sys.argv[1])); p, l, n = map(int, sys.argv[2:])
+assert d["levels"] == l and len(d["level_stats"]) == l, (d["levels"], d["level_stats"])
+worst = max(r["n_out"] for r in d["ranks"])
+bound = (1 + d["epsilon_bound"]) * n / p + 1
+assert worst <= bound, f"a rank holds {worst} > {bound:.1f}"
+cap = 3 * l * p ** (1 / l) + math.log2(p)
+assert d["startups"]["max"] <= cap, f"{d['startups']['max']} messages > {cap:.1f}"
+assert sum(s["messages"]["max"] for s in d["level_stats"]) >= d["startups"]["max"] > 0
+print(d["imbalance"])
+PY
+}
+
+@test "levels keep the imbalance bound, all-equal keys within 1.01, and 3 L P^(1/L) messages" {
+    local dist
+    for dist in zero uniform staggered; do
+        sort_case 16 alltoallv "$dist" 400009 --levels 2
+        run levels_stats 16 2 400009
+        assert_success
+        if [[ $dist == zero ]]; then
+            python3 -c "import sys; sys.exit(0 if float('$output') <= 1.01 else 1)"
+        fi
+        sort_case 27 alltoallv "$dist" 270007 --levels 3
+        run levels_stats 27 3 270007
+        assert_success
+        if [[ $dist == zero ]]; then
+            python3 -c "import sys; sys.exit(0 if float('$output') <= 1.01 else 1)"
+        fi
+    done
+}
+
+@test "exact balance stays exact through the levels, and eps within its bound" {
+    local np=11 n=100003
+    sort_case "$np" alltoallv dd "$n" --levels 3 --balance exact
+    python3 - "$BATS_TEST_TMPDIR/stats.json" "$n" "$np" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1])); n, p = int(sys.argv[2]), int(sys.argv[3])
+got = [r["n_out"] for r in d["ranks"]]
+want = [(r + 1) * n // p - r * n // p for r in range(p)]
+assert got == want, (got, want)
+PY
+    sort_case "$np" alltoallv staggered "$n" --levels 2 --balance eps --epsilon 0.3
+    check_balance "$n" "$np"
+}
+
+@test "auto keeps one level on few ranks and -v says which and why" {
+    local in out=$BATS_TEST_TMPDIR/o.bin
+    in=$(gen_input uniform 100003 8)
+    run --separate-stderr mpi 8 "$SORTEX" --input "$in" --output "$out" -v
+    assert_success
+    assert_regex "$stderr" "levels 1, auto: "
+    run --separate-stderr mpi 4 "$SORTEX" --input "$in" --output "$out" -v --levels 2
+    assert_success
+    assert_regex "$stderr" "levels 2 \(groups 2 x 2\)"
+    assert_regex "$stderr" "level 1: 2 groups"
+}
+
+@test "--levels out of range, or with the regular sample, is refused with exit 2 and one line" {
+    local in
+    in=$(gen_input uniform 1000 2)
+    local bad
+    for bad in 0 5 two; do
+        run --separate-stderr mpi 2 -q "$SORTEX" --input "$in" --output "$BATS_TEST_TMPDIR/o.bin" \
+            --levels "$bad"
+        assert_equal "$status" 2
+        assert_regex "$stderr" "--levels must be auto or from 1 to 4"
+    done
+    run --separate-stderr mpi 2 -q "$SORTEX" --input "$in" --output "$BATS_TEST_TMPDIR/o.bin" \
+        --levels 2 --balance sample
+    assert_equal "$status" 2
+    assert_regex "$stderr" "more than one level takes the histogram selection"
+    assert_file_not_exists "$BATS_TEST_TMPDIR/o.bin"
+}
