@@ -28,10 +28,64 @@
 #define AUTO_MAX_P 1024
 
 /*
+ * The non-empty counts of every rank's row, into the p x p matrix @m on rank 0 (zeroed there):
+ * each rank sends its (destination, count) pairs, so rank 0 takes in as many words as the
+ * matrix has non-empty cells, about 2 k a rank at a level that is not the last. Collective.
+ * Returns 0 or UTIL_ENOMEM (agreed before the gather).
+ */
+static int gather_sparse(struct sort_job *job, uint64_t *m)
+{
+    int p = job->size, n = 0, err = UTIL_OK;
+    for (int d = 0; d < p; d++) {
+        n += job->send_counts[d] > 0;
+    }
+    uint64_t *mine = util_malloc(2 * (size_t)(n ? n : 1) * sizeof(uint64_t));
+    int *counts = job->rank == 0 ? util_malloc(2 * (size_t)p * sizeof(int)) : NULL;
+    uint64_t total = 0, *all = NULL;
+    int ok = mine != NULL && (job->rank != 0 || counts != NULL);
+    int words = 2 * n;
+    MPI_Gather(&words, 1, MPI_INT, counts, 1, MPI_INT, 0, job->comm);
+    for (int r = 0; job->rank == 0 && ok && r < p; r++) {
+        counts[p + r] = (int)total;
+        total += (uint64_t)counts[r];
+    }
+    if (job->rank == 0 && ok && total <= INT_MAX) {
+        all = util_malloc((total ? total : 1) * sizeof(uint64_t));
+    }
+    ok = ok && (job->rank != 0 || all != NULL);
+    MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, job->comm);
+    if (!ok) {
+        err = util_fail(UTIL_ENOMEM, "rank %d: exchange: out of memory for the cost model",
+                        job->rank);
+        goto done;
+    }
+    for (int d = 0, i = 0; d < p; d++) {
+        if (job->send_counts[d] > 0) {
+            mine[i++] = (uint64_t)d;
+            mine[i++] = job->send_counts[d];
+        }
+    }
+    MPI_Gatherv(mine, words, MPI_UINT64_T, all, counts, counts != NULL ? counts + p : NULL,
+                MPI_UINT64_T, 0, job->comm);
+    for (int r = 0; job->rank == 0 && r < p; r++) {
+        for (int i = counts[p + r]; i < counts[p + r] + counts[r]; i += 2) {
+            m[(size_t)r * p + all[i]] = all[i + 1];
+        }
+    }
+done:
+    util_free(mine);
+    util_free(counts);
+    util_free(all);
+    return err;
+}
+
+/*
  * The count matrix in bytes, on rank 0 (*@bytes, NULL elsewhere; util_free), for the back-ends'
- * cost models: up to AUTO_FULL_P ranks the rows are gathered; beyond, each rank's bytes sent and
- * received are, and the matrix is their outer product over the total (the skew between ranks
- * survives, the pattern inside a row does not). Collective. Returns 0 or UTIL_ENOMEM.
+ * cost models: up to AUTO_FULL_P ranks the rows are gathered; beyond, at a level of a
+ * multi-level sort that is not the last, the rows' non-empty counts (gather_sparse()), else
+ * each rank's bytes sent and received, and the matrix is their outer product over the total
+ * (the skew between ranks survives, the pattern inside a row does not). Collective. Returns 0
+ * or UTIL_ENOMEM.
  */
 static int gather_matrix(struct sort_job *job, uint64_t **bytes)
 {
@@ -46,8 +100,16 @@ static int gather_matrix(struct sort_job *job, uint64_t **bytes)
                         job->rank);
         goto done;
     }
+    int sparse = p > AUTO_FULL_P && job->level != NULL && !job->level->last;
     if (p <= AUTO_FULL_P) {
         MPI_Gather(job->send_counts, p, MPI_UINT64_T, m, p, MPI_UINT64_T, 0, job->comm);
+    } else if (sparse) {
+        if (m != NULL) {
+            memset(m, 0, cells * sizeof(uint64_t));
+        }
+        if ((err = gather_sparse(job, m)) != UTIL_OK) {
+            goto done;
+        }
     } else {
         uint64_t mine[2] = {0, 0};
         for (int r = 0; r < p; r++) {
@@ -58,10 +120,10 @@ static int gather_matrix(struct sort_job *job, uint64_t **bytes)
     }
     if (job->rank == 0) {
         long double total = 0;
-        for (int r = 0; p > AUTO_FULL_P && r < p; r++) {
+        for (int r = 0; p > AUTO_FULL_P && !sparse && r < p; r++) {
             total += sums[2 * r];
         }
-        for (int i = 0; p > AUTO_FULL_P && i < p; i++) {
+        for (int i = 0; p > AUTO_FULL_P && !sparse && i < p; i++) {
             for (int j = 0; j < p; j++) {
                 long double c = total > 0 ? sums[2 * i] * (long double)sums[2 * j + 1] / total : 0;
                 m[(size_t)i * p + j] = (uint64_t)c;
@@ -138,7 +200,8 @@ static int predict(struct sort_job *job, int all, int *pick, double *seconds)
 /*
  * --exchange auto: every registered back-end's first cost model prices this sort's exchange
  * (predict()), and the cheapest runs; rank 0 broadcasts its choice, so every rank runs the same
- * back-end; beyond AUTO_MAX_P ranks the default runs. With levels, each level's group prices
+ * back-end; beyond AUTO_MAX_P ranks the default runs (sparse at a level that is not the
+ * last). With levels, each level's group prices
  * its own exchange on its communicator and *@predicted adds up over the levels in the stats. The machine is alpha and beta
  * (SORTEX_MODEL_ALPHA, SORTEX_MODEL_BETA), which sortex-sched --ping-pong measures.
  */
@@ -147,6 +210,15 @@ static int pick_auto(struct sort_job *job, double *predicted)
     int pick = 0;
     double best = NAN;
     int err = predict(job, 1, &pick, &best);
+    if (isnan(best) && job->level != NULL && !job->level->last) {
+        /* Unpriced (beyond AUTO_MAX_P), a level that is not the last still has a sparse
+         * matrix by construction, a rank sending to about 2k of its group's ranks: the
+         * back-end of the non-empty pieces, where every other costs a start-up a rank. */
+        const struct exchange_ops *const *list = exchange_list();
+        for (int b = 0; list[b] != NULL; b++) {
+            pick = strcmp(list[b]->name, "sparse") == 0 ? b : pick;
+        }
+    }
     MPI_Bcast(&pick, 1, MPI_INT, 0, job->comm);
     MPI_Bcast(&best, 1, MPI_DOUBLE, 0, job->comm);
     job->exchange = exchange_list()[pick];

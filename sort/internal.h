@@ -78,6 +78,8 @@ struct sort_job {
     uint64_t nsample;
     uint64_t oversample;
     struct sort_tuple *splitters; /* P-1 tuples, identical on every rank */
+    uint64_t *cut;                /* [P] the histogram selection's: this rank's elements below
+                                     each splitter, the bucket boundaries (bucket.c) */
     struct sort_select *select;   /* --balance eps, exact: the search between the two phases */
 
     /* Bucket and exchange. */

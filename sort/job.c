@@ -256,9 +256,9 @@ int sort_job_init(struct sort_job *job, MPI_Comm comm, struct sort_args *args, i
     job->threads = cfg->threads > 0 ? cfg->threads : dflt;
     job->epsilon = cfg->epsilon > 0 ? cfg->epsilon : 0.1;
     job->balance = sort_balance_resolve(cfg->balance, job->size, job->epsilon, cfg->oversample);
-    if (cfg->levels > 1 && job->balance == SORTEX_BALANCE_SAMPLE) {
-        job->balance = SORTEX_BALANCE_EPS; /* levels select by histogram (auto only: the
-                                              config check refuses sample with levels) */
+    if (cfg->levels > 1 && cfg->balance == SORTEX_BALANCE_AUTO) {
+        job->balance = SORTEX_BALANCE_EXACT; /* levels: the histogram's windows, then the
+                                                shift to exact shares (sort/levels.c) */
     }
     job->levels = 1; /* sort_levels_choose_job() decides, once n is known */
     stats->levels = 1;
@@ -269,7 +269,8 @@ int sort_job_init(struct sort_job *job, MPI_Comm comm, struct sort_args *args, i
     job->send_counts = util_calloc(p, sizeof(uint64_t));
     job->recv_counts = util_calloc(p, sizeof(uint64_t));
     job->splitters = util_calloc(p, sizeof(struct sort_tuple));
-    if (!job->send_counts || !job->recv_counts || !job->splitters) {
+    job->cut = util_calloc(p, sizeof(uint64_t));
+    if (!job->send_counts || !job->recv_counts || !job->splitters || !job->cut) {
         err = util_fail(UTIL_ENOMEM, "rank %d: out of memory", job->rank);
     }
     /* The sort's parallel regions take job->threads; the caller's setting comes back in
@@ -293,6 +294,7 @@ void sort_job_free(struct sort_job *job)
     util_free(job->send_counts);
     util_free(job->recv_counts);
     util_free(job->splitters);
+    util_free(job->cut);
     util_free(job->sample);
     util_free(job->tmp_path);
     if (job->comm != MPI_COMM_NULL) {
@@ -308,7 +310,7 @@ void sort_job_free(struct sort_job *job)
 /* The largest slice any rank can end with, never more than n: with the regular sample
  * (1 + eps) n/P + P, where eps = (P+1)/S is what the oversampling factor S guarantees (see
  * sample.c); with the histogram, ceil(n/P) + 2 tol, each splitter being at most tol from its
- * target (select.c). */
+ * target (select.c); exact shares with levels pass through the eps bound on the way. */
 uint64_t sort_output_bound(const struct sort_job *job)
 {
     uint64_t p = (uint64_t)job->size;
@@ -317,8 +319,11 @@ uint64_t sort_output_bound(const struct sort_job *job)
         long double eps = (long double)(p + 1) / (long double)job->oversample;
         bound = ceill((1.0L + eps) * (long double)job->n_total / (long double)p) + p;
     } else {
+        /* Exact shares with levels: the levels select within eps before the final shift. */
+        int levels = job->cfg->levels > 1 ||
+                     (job->cfg->levels == 0 && job->size > SORT_LEVELS_ONE_P);
         uint64_t tol = sort_split_tolerance(job->n_total, job->size, job->epsilon,
-                                              job->balance == SORTEX_BALANCE_EXACT);
+                                              job->balance == SORTEX_BALANCE_EXACT && !levels);
         bound = ceill((long double)job->n_total / (long double)p) + 2.0L * tol;
     }
     return bound >= (long double)job->n_total ? job->n_total : (uint64_t)bound;

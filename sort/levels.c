@@ -11,10 +11,11 @@
  *      on the group's communicator, each aiming at the final target of the rank where its
  *      group begins (sort_level_target()), with the one-level sort's tolerance: a boundary
  *      between two ranks is placed once, at the first level that separates them, so every
- *      rank ends within the bound of one level, (1 + eps) n/P + 1 (--balance exact: exactly
- *      floor or ceil of n/P), whatever L. No epsilon is split across the levels, and no
- *      overpartitioning is needed: the selection counts every candidate's rank exactly;
- *   2. every rank cuts its sorted elements into k pieces (k - 1 binary searches); an
+ *      rank ends within the bound of one level, (1 + eps) n/P + 1, whatever L. No epsilon is
+ *      split across the levels, and no overpartitioning is needed: the selection counts every
+ *      candidate's rank exactly;
+ *   2. every rank cuts its sorted elements into k pieces (where the selection's last counts
+ *      put each splitter: no search); an
  *      all-reduce gives each group's total and an exclusive scan each sender's place in the
  *      sequence "sender 0's piece, sender 1's piece, ..." of each group, whose ranks take
  *      consecutive ranges of it (the prefix-sum assignment, sort_level_deal()): a rank with
@@ -32,6 +33,11 @@
  *      group plus the index is a valid (key, input position) tie-break, and the sort stays
  *      stable across levels.
  * The last level has one rank a group (k = its group's size): the one-level sort on the group.
+ * With --balance exact (and auto, which takes it with more than one level), every level selects
+ * within eps all the same, and a final shift moves the at most eps n/(2P) elements each
+ * boundary is off by to the next ranks (level_shift()): every rank then holds exactly floor or
+ * ceil of n/P, for about four more messages and a copy, where exact windows at every level
+ * would take about log_4(n/(8P)) more selection rounds each.
  * Cost per rank: L (k log(n/P)) searches instead of P log(n/P), about 3 L k start-ups (data and
  * counts) plus O(L log P) in collectives instead of P, and every element moved and merged L
  * times.
@@ -62,10 +68,11 @@ uint64_t sort_target(const struct sort_job *job, int j)
 
 uint64_t sort_tolerance(const struct sort_job *job)
 {
+    /* With levels, exact shares come from the final shift: every level selects within eps. */
     const struct sort_level *lv = job->level;
     return sort_split_tolerance(lv != NULL ? lv->n_world : job->n_total,
                                 lv != NULL ? lv->p_world : job->size, job->epsilon,
-                                job->balance == SORTEX_BALANCE_EXACT);
+                                lv == NULL && job->balance == SORTEX_BALANCE_EXACT);
 }
 
 void sort_levels_choose_job(struct sort_job *job)
@@ -93,10 +100,9 @@ void sort_levels_choose_job(struct sort_job *job)
     st->levels = l;
     st->levels_auto = asked == 0;
     if (l > 1 && job->cfg->balance == SORTEX_BALANCE_AUTO) {
-        /* A level's selection has k - 1 splitters, not P - 1: auto affords windows
-         * SORT_LEVELS_AUTO_NARROW times narrower than --epsilon asks, a round or two more,
-         * and the ranks end within (1 + epsilon / SORT_LEVELS_AUTO_NARROW) n/P + 1. */
-        job->epsilon /= SORT_LEVELS_AUTO_NARROW;
+        /* More than one level ends with the shift to exact shares (sort_levels_run()). */
+        job->balance = SORTEX_BALANCE_EXACT;
+        st->balance = job->balance;
         sort_choose_oversample(job); /* the bound the stats state */
     }
 }
@@ -107,7 +113,7 @@ void sort_levels_choose_job(struct sort_job *job)
  * (recv_counts) by taking counts from any sender until they add up to @expect, the length of
  * its range. Messages: one a receiver dealt to, none to itself. Collective over the group.
  */
-static int level_counts(struct sort_job *job, uint64_t expect)
+static int level_counts(struct sort_job *job, uint64_t expect, uint64_t *msgs)
 {
     int gs = job->size, me = job->rank, nsend = 0;
     for (int d = 0; d < gs; d++) {
@@ -146,16 +152,15 @@ static int level_counts(struct sort_job *job, uint64_t expect)
         rc = MPI_Waitall(i, req, MPI_STATUSES_IGNORE);
     }
     util_free(req);
-    job->level->count_msgs = (uint64_t)nsend;
+    *msgs = (uint64_t)nsend;
     if (rc != MPI_SUCCESS || got != expect) {
-        return util_fail(UTIL_EMPI, "rank %d: bucket: the counts of level %d failed", job->rank,
-                         job->level->index + 1);
+        return util_fail(UTIL_EMPI, "rank %d: the counts of a level failed", job->rank);
     }
     return UTIL_OK;
 }
 
 /*
- * Phase 5 of a level that is not the last: the rank's k pieces (k - 1 binary searches), the
+ * Phase 5 of a level that is not the last: the rank's k pieces (the selection's cuts), the
  * groups' totals (all-reduce) and this rank's place in each group's sequence (exclusive scan),
  * the prefix-sum assignment of every piece to its group's ranks, and the counts.
  */
@@ -173,16 +178,8 @@ static int level_bucket(struct sort_job *job)
     }
     uint64_t *x = piece + k, prev = 0;
     for (int j = 0; j < k; j++) {
-        uint64_t next = job->n_local;
-        if (j + 1 < k) {
-            const struct sort_tuple *sp = &job->splitters[j];
-            next = job->fmt != NULL
-                       ? sort_bucket_boundary_records(job->a, job->n_local, job->rsize,
-                                                      job->fmt->key_offset, job->fmt->key_size,
-                                                      job->offset,
-                                                      job->rsplitters + (size_t)j * job->blob_words)
-                       : sort_bucket_boundary(job->a, job->n_local, job->offset, sp->key, sp->pos);
-        }
+        /* The boundaries the selection counted (select.c): no search. */
+        uint64_t next = j + 1 < k ? job->cut[j] : job->n_local;
         next = next < prev ? prev : next;
         piece[j] = next - prev;
         prev = next;
@@ -206,7 +203,7 @@ static int level_bucket(struct sort_job *job)
         int s = sort_level_first(j + 1, gs, k) - f, i = job->rank - f;
         job->n_recv =
             sort_level_begin(lv->total[j], s, i + 1) - sort_level_begin(lv->total[j], s, i);
-        err = level_counts(job, job->n_recv);
+        err = level_counts(job, job->n_recv, &lv->count_msgs);
     }
     util_free(piece);
     if (err != UTIL_OK) {
@@ -264,6 +261,62 @@ static int descend(struct sort_job *job, struct sort_level *lv, MPI_Comm world)
     return UTIL_OK;
 }
 
+/*
+ * The shift to exact shares, after the last level with --balance exact (or auto): the ranks'
+ * slices are the global order cut within the selection's tolerance of the exact targets, so
+ * each rank deals its slice over the targets floor(r n/P) (sort_level_deal() with the whole sort
+ * as one group of one-rank groups: at most the tolerance moves, to the next ranks), the counts
+ * as a level's, and the pieces by the back-end of non-empty pieces. The pieces of a rank arrive
+ * in source order, which is the global order: they need no merge. Collective over job->comm,
+ * the whole sort's.
+ */
+static int level_shift(struct sort_job *job)
+{
+    uint64_t g = 0, msgs = 0;
+    MPI_Exscan(&job->n_out, &g, 1, MPI_UINT64_T, MPI_SUM, job->comm);
+    g = job->rank == 0 ? 0 : g;
+    (void)sort_level_deal(g, job->n_out, job->n_total, job->size, job->send_counts);
+    uint64_t want = sort_level_begin(job->n_total, job->size, job->rank + 1) -
+                    sort_level_begin(job->n_total, job->size, job->rank);
+    int err = level_counts(job, want, &msgs);
+    uint64_t **to = job->out == job->a ? &job->b : &job->a;
+    uint64_t *cap = to == &job->a ? &job->cap_a : &job->cap_b;
+    if (err == UTIL_OK) {
+        err = sort_agree(job, sort_reserve(job, to, cap, want ? want : 1));
+    }
+    if (err != UTIL_OK) {
+        return err;
+    }
+    struct exchange_stats st;
+    memset(&st, 0, sizeof(st));
+    struct exchange_args args = {
+        .comm = job->comm,
+        .threads = job->threads,
+        .elem_size = job->rsize,
+        .send = job->out,
+        .send_counts = job->send_counts,
+        .recv = *to,
+        .recv_cap = *cap,
+        .recv_counts = job->recv_counts,
+        .stats = &st,
+        .recv_counts_known = 1,
+    };
+    err = exchange_find("sparse")->run(&args);
+    exchange_release_scratch();
+    job->out = *to;
+    job->n_out = want;
+    /* The shift's messages and bytes count with the exchange's and the last level's. */
+    struct sortex_stats *ss = job->stats;
+    ss->shifted = st.bytes_sent / job->rsize;
+    ss->exchange.bytes_sent += st.bytes_sent;
+    ss->exchange.bytes_recv += st.bytes_recv;
+    ss->exchange.messages += st.messages;
+    struct sortex_level_stats *ls = &ss->level[job->levels - 1];
+    ls->messages += st.messages + msgs;
+    ls->bytes_sent += st.bytes_sent;
+    return err;
+}
+
 /* The phases of one level on the job's group; the bucket phase of a level that is not the last
  * is level_bucket(). Returns the agreed outcome (over the group). */
 static int run_level(struct sort_job *job, struct sort_level *lv)
@@ -316,7 +369,9 @@ int sort_levels_run(struct sort_job *job)
             done = lv.last;
             break;
         }
+        double t0 = util_now(); /* the next communicator, timed with the finish */
         err = descend(job, &lv, world);
+        job->stats->phase_seconds[SORTEX_PHASE_FINISH] += util_now() - t0;
     }
     if (err == UTIL_OK && !done) {
         /* A group of one rank: its sorted elements are its slice. */
@@ -337,5 +392,9 @@ int sort_levels_run(struct sort_job *job)
     job->offset = offset;
     job->level = NULL;
     util_free(lv.total);
-    return sort_agree(job, err);
+    err = sort_agree(job, err);
+    if (err == UTIL_OK && job->balance == SORTEX_BALANCE_EXACT) {
+        err = sort_run_phase(job, SORTEX_PHASE_FINISH, level_shift);
+    }
+    return err;
 }

@@ -497,15 +497,14 @@ double sort_levels_price(int p, uint64_t n, uint64_t elem, int levels, double ep
         }
         int last = k == gs;
         double ng = per * gs, steps = lg2(gs);
-        /* The phases' agreements, the selection, the searches. */
-        t += 5 * m->alpha * 2 * steps + price_select(gs, k, ng, tol, per, m) +
-             m->probe * 2 * (k - 1) * lg2(per);
+        /* The phases' agreements, the selection (whose counts are the boundaries). */
+        t += 5 * m->alpha * 2 * steps + price_select(gs, k, ng, tol, per, m);
         /* The counts: the all-to-all of the last level; the sums, prefix sums and a message to
          * each receiver of the others. */
         double msgs = last ? gs - 1 : k + 1;
         t += last ? m->alpha * steps + m->beta * 8.0 * gs * steps / 2
                   : 2 * (m->alpha * 2 * steps + m->beta * 16.0 * k) + m->alpha * msgs;
-        /* The exchange (alltoallv, a start-up a message) and the own piece's copy. */
+        /* The exchange (a start-up a non-empty piece) and the own piece's copy. */
         t += m->alpha * msgs + m->beta * bytes + bytes / k * m->copy;
         /* The merge of the runs received, or the re-sort beyond what the merge pays for. */
         double runs = last ? gs : k + 1;
@@ -518,6 +517,10 @@ double sort_levels_price(int p, uint64_t n, uint64_t elem, int levels, double ep
             t += 3 * m->alpha * 2 * lg2(s);
             gs = s;
         }
+    }
+    if (levels > 1) {
+        /* The shift to exact shares: a scan, counts and pieces to the neighbours, a copy. */
+        t += m->alpha * (2 * lg2(p) + 4) + m->beta * tol * elem + bytes * m->copy;
     }
     return t;
 }

@@ -320,18 +320,14 @@ void sort_level_machine_default(struct sort_level_machine *m);
  * What L levels cost a sort of @p ranks holding @n elements of @elem bytes in all, in the
  * closed form of the whole-sort model (sim/levelmodel.c, which replays the selection and prices
  * every back-end where this sums the default's), one thread a rank: per level, the histogram
- * selection's rounds, the binary searches and the counts' messages, the exchange (alltoallv: a
- * start-up a message and the bytes), the merge of the runs received (a re-sort beyond
- * LOCAL_MERGE_RUNS_PER_THREAD runs), and the group communicators. The phases every L shares
- * (read, local sort, write) are left out. Seconds.
+ * selection's rounds (whose counts are the bucket boundaries), the counts' messages, the
+ * exchange (a start-up a non-empty piece and the bytes), the merge of the runs received (a re-sort beyond
+ * LOCAL_MERGE_RUNS_PER_THREAD runs), the group communicators, and with more than one level
+ * the final shift to exact shares. The phases every L shares (read, local sort, write) are left
+ * out. Seconds.
  */
 double sort_levels_price(int p, uint64_t n, uint64_t elem, int levels, double eps,
                          const struct sort_level_machine *m);
-
-/** --balance auto with more than one level: the histogram selection within epsilon over this,
- * every rank ending within (1 + epsilon / 10) n/P + 1 (1.01 at the default 0.1), where the
- * one-level auto would take the regular sample (up to about 80 ranks: 1 + (P+1)/S) or eps. */
-#define SORT_LEVELS_AUTO_NARROW 10
 
 /** Below this many ranks the sort keeps one level without pricing: a second level moves every
  * element again and a second merge, which start-ups saved do not repay. */

@@ -29,6 +29,10 @@
  * in one or two rounds, exact targets in about log_{k/2}(n / (k P)) more (fewer at small P,
  * where want is larger).
  *
+ * Every round leaves each rank the count of its elements below every candidate: the brackets'
+ * local ends and, for each splitter taken, the bucket phase's boundary (job->cut) come from it,
+ * without a binary search.
+ *
  * Determinism: the draws come from a generator seeded by the round and the rank, so the same
  * input on the same P gives the same splitters. The balance does not rest on chance: every
  * candidate's rank is counted exactly and the loop ends only when every splitter is inside its
@@ -54,7 +58,9 @@ struct sort_select {
     uint64_t *cand;     /* the round's candidates, sorted: C x cw words */
     uint64_t ncand;
     uint64_t *rank;     /* [C] this rank's elements below each candidate, then the global
-                           ranks (24 bytes a candidate with the tuple: 12 MiB at P = 65536) */
+                           ranks (32 bytes a candidate with the tuple and local: 16 MiB at
+                           P = 65536) */
+    uint64_t *local;    /* [C] this rank's elements below each candidate, kept */
     int round;
 };
 
@@ -255,14 +261,16 @@ static void on_event(void *arg, int j, enum sort_split_event what, uint64_t i)
     struct sort_job *job = ctx->job;
     struct sort_select *sel = ctx->sel;
     const uint64_t *cand = sel->cand + i * sel->cw;
+    /* The round counted this rank's elements below every candidate: no search again. */
     if (what == SORT_SPLIT_TAKE) {
         set_splitter(job, j + 1, cand);
+        job->cut[j] = sel->local[i]; /* the bucket phase's boundary, found */
     } else if (what == SORT_SPLIT_LOWER) {
         uint64_t pos = cand_pos(job, cand);
         int local = pos >= job->offset && pos - job->offset < job->n_local;
-        sel->l_lo[j] = count_below(job, cand, 0) + (local ? 1 : 0);
+        sel->l_lo[j] = sel->local[i] + (local ? 1 : 0);
     } else {
-        sel->l_hi[j] = count_below(job, cand, 0);
+        sel->l_hi[j] = sel->local[i];
     }
 }
 
@@ -271,8 +279,10 @@ static int refine(struct sort_job *job, struct sort_select *sel)
 {
     uint64_t c = sel->ncand;
     util_free(sel->rank);
+    util_free(sel->local);
     sel->rank = util_malloc((c ? c : 1) * sizeof(uint64_t));
-    int ok = sel->rank != NULL;
+    sel->local = util_malloc((c ? c : 1) * sizeof(uint64_t));
+    int ok = sel->rank != NULL && sel->local != NULL;
     int err = ok ? UTIL_OK : util_fail(UTIL_ENOMEM, "rank %d: splitters: out of memory", job->rank);
     MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, job->comm);
     if (!ok) {
@@ -282,6 +292,7 @@ static int refine(struct sort_job *job, struct sort_select *sel)
     for (uint64_t i = 0; i < c; i++) {
         at = count_below(job, sel->cand + i * sel->cw, at);
         sel->rank[i] = at;
+        sel->local[i] = at;
     }
     if (c > 0 && MPI_Allreduce(MPI_IN_PLACE, sel->rank, (int)c, MPI_UINT64_T, MPI_SUM,
                                job->comm) != MPI_SUCCESS) {
@@ -313,6 +324,7 @@ void sort_select_free(struct sort_job *job)
         util_free(sel->l_hi);
         util_free(sel->cand);
         util_free(sel->rank);
+        util_free(sel->local);
         util_free(sel);
         job->select = NULL;
     }
@@ -356,6 +368,7 @@ int sort_select_sample(struct sort_job *job)
              * element below it: the splitter is the top of the order. */
             sel->br[j - 1].done = 1;
             set_splitter(job, j, NULL);
+            job->cut[j - 1] = job->n_local;
         }
     }
     return any_open(sel) ? gather(job, sel) : UTIL_OK;

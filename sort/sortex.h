@@ -202,8 +202,10 @@ struct sortex_config {
                             levels P^(1/levels) messages instead of P - 1, and every element
                             moves levels times; 0 = auto (one level up to 64 ranks, beyond that
                             the fewest the cost model prices cheapest); more than one takes
-                            the histogram selection (SORTEX_BALANCE_SAMPLE is refused); in
-                            memory (the external sort distributes in one pass) */
+                            the histogram selection (SORTEX_BALANCE_SAMPLE is refused), and
+                            with SORTEX_BALANCE_AUTO or EXACT ends with a shift that gives every
+                            rank floor or ceil of n/P; in memory (the external sort
+                            distributes in one pass) */
     enum sortex_external external; /* files: in memory or through temporary files; 0 = AUTO */
     const char *const *temp_dirs;  /* files, external: the temporary files' directories, a
                                       NULL-terminated list (each rank spreads its files over
@@ -273,6 +275,8 @@ struct sortex_stats {
     uint64_t temp_bytes;       /* this rank: bytes written to temporary files */
     uint64_t pass_bytes[2][2]; /* this rank: [pass 1, 2][read, written] bytes, counted by the
                                   sort's own reads and writes */
+    uint64_t shifted;          /* this rank: elements the final shift of a multi-level sort
+                                  with exact shares sent to other ranks (0 otherwise) */
     int levels;                /* global: the levels the sort ran (1 = one level) */
     int levels_auto;           /* global: 1 when cfg.levels = 0 chose them */
     double levels_price[SORTEX_LEVELS_MAX]; /* global: with levels_auto beyond 64 ranks, what

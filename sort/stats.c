@@ -120,6 +120,7 @@ int sortex_stats_write_json(MPI_Comm comm, const struct sortex_config *cfg,
         startups += (double)ls->messages;
     }
     struct spread starts = reduce_spread(comm, startups);
+    struct spread shifted = reduce_spread(comm, (double)st->shifted);
     double extra[SORTEX_EXCHANGE_MAX_EXTRA] = {0};
     for (int i = 0; i < st->exchange.nextra; i++) {
         extra[i] = st->exchange.extra[i].value;
@@ -239,7 +240,8 @@ int sortex_stats_write_json(MPI_Comm comm, const struct sortex_config *cfg,
         }
     }
     fprintf(f, "],\n ");
-    print_count_spread(f, "startups", starts, ",\n \"ranks\": [");
+    print_count_spread(f, "startups", starts, ", ");
+    print_count_spread(f, "shifted", shifted, ",\n \"ranks\": [");
     for (int r = 0; r < p; r++) {
         fprintf(f, "%s{\"rank\": %d, \"host\": ", r ? ", " : "", r);
         util_json_string(f, hosts + (size_t)r * MPI_MAX_PROCESSOR_NAME);

@@ -98,7 +98,8 @@ levels_case() {
 }
 
 # levels_stats P L N: the levels' figures from the last stats file, checked: the levels ran, the
-# imbalance, every rank's messages within 3 L P^(1/L) + log2 P.
+# imbalance (exact shares after the shift when the selection is exact, as auto makes it), every
+# rank's messages within 3 L P^(1/L) + log2 P.
 levels_stats() {
     python3 - "$BATS_TEST_TMPDIR/stats.json" "$@" <<'PY'
 import json, math, sys
@@ -107,6 +108,10 @@ assert d["levels"] == l and len(d["level_stats"]) == l, (d["levels"], d["level_s
 worst = max(r["n_out"] for r in d["ranks"])
 bound = (1 + d["epsilon_bound"]) * n / p + 1
 assert worst <= bound, f"a rank holds {worst} > {bound:.1f}"
+if d["balance"] == "exact":
+    got = [r["n_out"] for r in d["ranks"]]
+    assert got == [(r + 1) * n // p - r * n // p for r in range(p)], got
+    assert d["shifted"]["max"] <= d["epsilon"] * n / p / 2 + 1, d["shifted"]
 cap = 3 * l * p ** (1 / l) + math.log2(p)
 assert d["startups"]["max"] <= cap, f"{d['startups']['max']} messages > {cap:.1f}"
 assert sum(s["messages"]["max"] for s in d["level_stats"]) >= d["startups"]["max"] > 0
@@ -114,7 +119,7 @@ print(d["imbalance"])
 PY
 }
 
-@test "levels keep the imbalance bound, all-equal keys within 1.01, and 3 L P^(1/L) messages" {
+@test "levels end in exact shares, all-equal keys included, within 3 L P^(1/L) messages" {
     local dist
     for dist in zero uniform staggered; do
         sort_case 16 alltoallv "$dist" 400009 --levels 2
