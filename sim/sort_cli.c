@@ -39,6 +39,7 @@ static void usage(FILE *f)
             "  -e, --epsilon E            as sortex --epsilon [0.1]\n"
             "  -s, --oversample S         as sortex --oversample, for --balance sample [default]\n"
             "  -t, --threads T            threads per rank [1]\n"
+            "      --levels L             model 1..4 levels as sortex runs them, or auto (each)\n"
             "      --ranks-per-node R     ranks sharing a node's cores [cores / threads]\n"
             "      --record-size E        bytes an element takes, 1..%d [8]\n"
             "      --machine FILE         machine constants ('name value' lines, as --calibrate\n"
@@ -54,7 +55,8 @@ static void usage(FILE *f)
             (int)UTIL_RECORD_MAX);
 }
 
-enum { OPT_RPN = 256, OPT_RECORD, OPT_MACHINE, OPT_ALPHA, OPT_BETA, OPT_CALIBRATE, OPT_CSV };
+enum { OPT_RPN = 256, OPT_RECORD, OPT_MACHINE, OPT_ALPHA, OPT_BETA, OPT_CALIBRATE, OPT_CSV,
+       OPT_LEVELS };
 
 /* A comma separated list of counts in [lo, hi]. */
 static int parse_list(const char *text, const char *what, uint64_t lo, uint64_t hi,
@@ -79,7 +81,7 @@ struct cli {
     const char *pattern, *dist, *exchange, *balance, *machine;
     double epsilon, alpha, beta;
     uint64_t oversample, elem;
-    int threads, rpn, csv;
+    int threads, rpn, csv, levels;
 };
 
 static void print_bytes(FILE *f, double b)
@@ -131,16 +133,19 @@ static int run_case(const struct cli *cli, const struct sim_machine *m, int p, u
             .oversample = cli->oversample,
             .matrix = spec,
             .backend = list[0],
+            .levels = cli->levels,
         };
         sc.ranks_per_node = sc.ranks_per_node < 1 ? 1 : sc.ranks_per_node > p ? p : sc.ranks_per_node;
         /* The back-end: the one named, or the model's fastest. */
         int all = strcmp(cli->exchange, "all") == 0;
         int autopick = all || strcmp(cli->exchange, "auto") == 0;
+        sc.exchange_auto = autopick;
         struct sim_phase each[64];
         int nb = 0, err;
         for (const struct exchange_ops *const *b = list; *b != NULL && nb < 64; b++, nb++) {
             each[nb].seconds = NAN;
-            if (autopick && (err = sim_sort_exchange(&sc, m, *b, &each[nb])) != UTIL_OK) {
+            if (autopick && sc.levels == 0 &&
+                (err = sim_sort_exchange(&sc, m, *b, &each[nb])) != UTIL_OK) {
                 return err;
             }
         }
@@ -167,6 +172,7 @@ static int run_case(const struct cli *cli, const struct sim_machine *m, int p, u
                        ph->seconds, (unsigned long long)ph->rank_bytes,
                        (unsigned long long)ph->net_bytes, ph->note);
             }
+            sim_level_print(stdout, &res, 1, p, per, balance_names[res.balance]);
             for (int i = 0; all && i < nb; i++) {
                 printf("%d,%llu,%s,%s,exchange:%s,%.9g,%llu,%llu,\"%s\"\n", p,
                        (unsigned long long)per, balance_names[res.balance], list[i]->name,
@@ -179,8 +185,10 @@ static int run_case(const struct cli *cli, const struct sim_machine *m, int p, u
         printf("P = %d, %llu elements of %llu bytes a rank, %d thread(s), %d rank(s) a node; "
                "--balance %s; exchange %s%s\n",
                p, (unsigned long long)per, (unsigned long long)cli->elem, cli->threads,
-               sc.ranks_per_node, balance_names[res.balance], sc.backend->name,
-               autopick ? " (the model's fastest)" : "");
+               sc.ranks_per_node, balance_names[res.balance],
+               sc.levels && autopick ? "auto" : sc.backend->name,
+               !autopick ? "" : sc.levels ? " (each level's, as the sort prices it)"
+                                          : " (the model's fastest)");
         printf("  %-11s %12s %12s %12s  %s\n", "phase", "time", "rank memory", "sent", "on");
         for (int r = 0; r < SIM_ROW_COUNT; r++) {
             const struct sim_phase *ph = &res.phase[r];
@@ -192,6 +200,7 @@ static int run_case(const struct cli *cli, const struct sim_machine *m, int p, u
             print_bytes(stdout, (double)ph->net_bytes);
             printf("  %s\n", ph->note);
         }
+        sim_level_print(stdout, &res, 0, p, per, balance_names[res.balance]);
         if (all) {
             printf("  exchange by back-end:\n");
             for (int i = 0; i < nb; i++) {
@@ -225,6 +234,7 @@ int sim_sort_main(int argc, char **argv)
         {"beta", required_argument, NULL, OPT_BETA},
         {"calibrate", optional_argument, NULL, OPT_CALIBRATE},
         {"csv", no_argument, NULL, OPT_CSV},
+        {"levels", required_argument, NULL, OPT_LEVELS},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -316,6 +326,16 @@ int sim_sort_main(int argc, char **argv)
             break;
         case OPT_CSV:
             cli.csv = 1;
+            break;
+        case OPT_LEVELS:
+            if (strcmp(optarg, "auto") == 0) {
+                cli.levels = SIM_LEVELS_AUTO;
+            } else if (util_parse_int(optarg, 1, SORTEX_LEVELS_MAX, &lv) == UTIL_OK) {
+                cli.levels = (int)lv;
+            } else {
+                util_error("--levels must be auto or from 1 to %d (%s)", SORTEX_LEVELS_MAX, optarg);
+                return 2;
+            }
             break;
         case 'h':
             usage(stdout);

@@ -179,3 +179,71 @@ PY
     assert_regex "$stderr" "more than one level takes the histogram selection"
     assert_file_not_exists "$BATS_TEST_TMPDIR/o.bin"
 }
+
+# The model of the levels (sortex-sched --sort --levels).
+SCHED=$SORTEX_BIN/sortex-sched
+
+@test "the model predicts every level to 262144 ranks in seconds, finite for every pattern" {
+    local pattern start
+    for pattern in bucket uniform staggered; do
+        start=$SECONDS
+        run --separate-stderr "$SCHED" --sort --ranks 64,65536,262144 --n-per-rank 1M \
+            --pattern "$pattern" --levels auto --csv
+        assert_success
+        ((SECONDS - start < 60)) || fail "$pattern took $((SECONDS - start)) s"
+        python3 - "$output" <<'PY'
+import csv, io, math, sys
+rows = list(csv.DictReader(io.StringIO(sys.argv[1])))
+for p in ("64", "65536", "262144"):
+    total = [r for r in rows if r["P"] == p and r["phase"] == "total"]
+    assert len(total) == 1 and math.isfinite(float(total[0]["seconds"])), (p, total)
+    each = [float(r["seconds"]) for r in rows if r["P"] == p and r["phase"].startswith("total:L")]
+    assert len(each) == 4 and all(math.isfinite(t) for t in each), (p, each)
+    assert float(total[0]["seconds"]) == min(each), (p, total, each)
+    levels = [r for r in rows if r["P"] == p and r["phase"].startswith("level")]
+    assert len(levels) >= 1, (p, "no level rows")
+PY
+    done
+}
+
+@test "the model keeps one level to 64 ranks, and at 65536 the best L beats one level twice over" {
+    run --separate-stderr "$SCHED" --sort --ranks 8,64,65536,262144 --n-per-rank 1M \
+        --levels auto --csv
+    assert_success
+    python3 - "$output" <<'PY'
+import csv, io, math, sys, re
+rows = list(csv.DictReader(io.StringIO(sys.argv[1])))
+def get(p, phase):
+    return [r for r in rows if r["P"] == p and r["phase"] == phase][0]
+for p in ("8", "64"):
+    assert get(p, "total:L1")["note"] == "the cheapest", (p, get(p, "total:L1"))
+for p in ("65536", "262144"):
+    one, best = float(get(p, "total:L1")["seconds"]), float(get(p, "total")["seconds"])
+    assert best <= 0.5 * one, (p, best, one)
+    note = get(p, "total")["note"]
+    levels = int(re.search(r"levels=(\d+)", note).group(1))
+    startups = int(re.search(r"startups=(\d+)", note).group(1))
+    select = int(re.search(r"select_bytes=(\d+)", note).group(1))
+    assert startups <= 3 * levels * int(p) ** (1 / levels) + math.log2(int(p)), (p, note)
+    assert select <= 16 << 20, (p, note)
+PY
+}
+
+@test "the sort's --levels auto takes the model's cheapest L, or one within 10% of it, beyond 64 ranks" {
+    run --separate-stderr "$SCHED" --sort --ranks 64,256,1024,4096,16384,65536,262144 \
+        --n-per-rank 100K,1M,10M --levels auto
+    assert_success
+    python3 - "$output" <<'PY'
+import re, sys
+cases = re.findall(r"P = (\d+),.*\n(?:.*\n)*?  every L: (.*?); the sort's --levels auto runs L=(\d)",
+                   sys.argv[1])
+assert len(cases) == 21, len(cases)
+for p, totals, rule in cases:
+    t = [float(x) for x in re.findall(r"L=\d ([0-9.e+-]+) ms", totals)]
+    assert len(t) == 4, totals
+    if int(p) <= 64:
+        assert rule == "1", (p, rule)  # one level up to 64 ranks, by rule
+    else:
+        assert t[int(rule) - 1] <= 1.1 * min(t), (p, totals, rule)
+PY
+}
