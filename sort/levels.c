@@ -121,12 +121,12 @@ static int level_counts(struct sort_job *job, uint64_t expect, uint64_t *msgs)
     }
     MPI_Request *req = util_malloc((size_t)(nsend ? nsend : 1) * sizeof(*req));
     /* A rank without room for its requests cannot take part: all agree first. */
-    int ok = req != NULL;
+    int mine = req != NULL, ok = mine;
     MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, job->comm);
     if (!ok) {
         util_free(req);
-        return req == NULL ? util_fail(UTIL_ENOMEM, "rank %d: bucket: out of memory", job->rank)
-                           : UTIL_ENOMEM;
+        return !mine ? util_fail(UTIL_ENOMEM, "rank %d: bucket: out of memory", job->rank)
+                     : UTIL_ENOMEM;
     }
     int i = 0, rc = MPI_SUCCESS;
     for (int d = 0; d < gs && rc == MPI_SUCCESS; d++) {
@@ -169,12 +169,12 @@ static int level_bucket(struct sort_job *job)
     struct sort_level *lv = job->level;
     int k = lv->k, gs = job->size;
     uint64_t *piece = util_malloc(2 * (size_t)k * sizeof(uint64_t));
-    int ok = piece != NULL;
+    int mine = piece != NULL, ok = mine;
     MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, job->comm);
     if (!ok) {
         util_free(piece);
-        return piece == NULL ? util_fail(UTIL_ENOMEM, "rank %d: bucket: out of memory", job->rank)
-                             : UTIL_ENOMEM;
+        return !mine ? util_fail(UTIL_ENOMEM, "rank %d: bucket: out of memory", job->rank)
+                     : UTIL_ENOMEM;
     }
     uint64_t *x = piece + k, prev = 0;
     for (int j = 0; j < k; j++) {
