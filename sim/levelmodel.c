@@ -603,6 +603,18 @@ static int model_one(const struct sim_sort_case *sc, const struct sim_machine *m
         }
         out->level[0].messages = (uint64_t)(sc->p - 1);
         out->startups = (uint64_t)(sc->p - 1);
+        /* The regular sample's memory beyond the buffers: what the selection holds. */
+        uint64_t base = out->phase[SIM_ROW_LOCAL_SORT].rank_bytes;
+        uint64_t sel =
+            out->phase[SIM_ROW_SAMPLE].rank_bytes > out->phase[SIM_ROW_SPLITTERS].rank_bytes
+                ? out->phase[SIM_ROW_SAMPLE].rank_bytes
+                : out->phase[SIM_ROW_SPLITTERS].rank_bytes;
+        out->select_bytes = sel > base ? sel - base : 0;
+        out->level[0].select_bytes = out->select_bytes;
+        (void)snprintf(out->phase[SIM_ROW_TOTAL].note, sizeof(out->phase[SIM_ROW_TOTAL].note),
+                       "levels=1;startups=%llu;select_bytes=%llu;exchange %s",
+                       (unsigned long long)out->startups, (unsigned long long)out->select_bytes,
+                       sc->backend->name);
         return err;
     }
     double buffers = 2.0 * (ceil((double)sc->per_rank) + 2.0 * (double)cx.tol) * (double)sc->elem;
