@@ -1635,6 +1635,16 @@ MODEL_REASONS = [
      "the emulated hosts' TCP stacks run on this machine's cores beside the ranks: every message"
      " costs CPU time, which alpha and beta (from a ping-pong of two otherwise idle ranks) do"
      " not include; and the shaped links release data in steps of about 4 ms"),
+    ("collectives in turns", lambda c: c["balance"] not in ("levels 1", "levels auto") and
+     c["balance"].startswith("levels") and c["phase"] in ("sample", "splitters", "bucket") and
+     c["P"] * c["threads"] > c["cores"],
+     "with more than one level these phases are mostly collectives over a level's group (the"
+     " selection's all-gathers and all-reduces; the bucket's agreement on memory, the groups'"
+     " sums and prefix sums, and the counts, whose receiver waits for every sender), and a"
+     " collective completes only when every rank of the group has run: with 8 to 27 ranks on"
+     " 2 cores the ranks run in turns of a scheduler time slice (4 ms here), so each collective"
+     " costs up to ranks / cores slices where the model prices microseconds of latency; the"
+     " one-level sort makes fewer of them (one all-to-all of the counts in its bucket phase)"),
     ("its phases", lambda c: c["phase"] == "total" and c["phase_misses"],
      "the total is the sum of the phases, some of which miss (above)"),
 ]
@@ -2114,7 +2124,7 @@ def model_levels_table(doc, meta, rows):
             table.append([str(P), fmt_secs(one)] + cells + [
                 "%.2f" % (best / one) if L and one else "-",
                 "%.1f%%" % (100 * levels_share(ix, n, P, L)) if L else "-",
-                str(level_note(tot, "startups")) if tot else "-",
+                str(level_note(tot, "startups") or "-") if tot else "-",
                 fmt_mem(level_note(tot, "select_bytes")) if tot else "-"])
         doc.table(["P", "one level (today's model)", "L = 1", "L = 2", "L = 3", "L = 4",
                    "best / one level", "selection + bucketing", "messages a rank",
