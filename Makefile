@@ -11,7 +11,7 @@
 #   make lint            warning-free check with -Werror
 #   make deps            install missing Debian packages (idempotent)
 #   make test            deps + build + every Bats suite (what CI runs)
-#   make demo            deps + build + the main job on a built-in dataset
+#   make demo            deps + build + which back-end, in under a minute (tools/demo.sh)
 #   make bench / bench-quick / plots   the benchmark suite (see bench/README section)
 #
 # Builds use every core (JOBS, default nproc; the workflows' inner makes share the same jobs);

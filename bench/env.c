@@ -180,34 +180,42 @@ static void mpi_library(char *buf, size_t cap)
     (void)snprintf(buf, cap, "%s", lib);
 }
 
-void bench_env_print(FILE *out, MPI_Comm comm, const char *suite, int threads, int argc,
-                     char **argv, const char *const *notes, int nnotes)
+/* What the ranks find out together, for rank 0 to print. */
+struct env_ranks {
+    int rank, size;
+    long cores;  /* this node's online cores */
+    int sums[3]; /* nodes, the most ranks on one node, whether any node runs more threads than
+                  * cores */
+    char host[MPI_MAX_PROCESSOR_NAME];
+};
+
+/* The collective part, on every rank: the ranks, the nodes and this rank's host name. */
+static void env_gather(MPI_Comm comm, int threads, struct env_ranks *r)
 {
-    int rank, size, node_rank, node_size;
+    int node_rank, node_size;
     MPI_Comm node;
     /* Ranks sharing memory form a node: the unit for "ranks per node" and oversubscription. */
-    MPI_Comm_rank(comm, &rank);
-    MPI_Comm_size(comm, &size);
-    MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node);
+    MPI_Comm_rank(comm, &r->rank);
+    MPI_Comm_size(comm, &r->size);
+    MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, r->rank, MPI_INFO_NULL, &node);
     MPI_Comm_rank(node, &node_rank);
     MPI_Comm_size(node, &node_size);
     MPI_Comm_free(&node);
 
     /* Nodes, the most ranks on one node, and whether any node runs more threads than cores. */
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    int figures[3] = {node_rank == 0, node_size, (long)node_size * threads > cores};
-    int sums[3];
-    MPI_Allreduce(figures, sums, 1, MPI_INT, MPI_SUM, comm);
-    MPI_Allreduce(figures + 1, sums + 1, 2, MPI_INT, MPI_MAX, comm);
-    char host[MPI_MAX_PROCESSOR_NAME] = "";
+    r->cores = sysconf(_SC_NPROCESSORS_ONLN);
+    int figures[3] = {node_rank == 0, node_size, (long)node_size * threads > r->cores};
+    MPI_Allreduce(figures, r->sums, 1, MPI_INT, MPI_SUM, comm);
+    MPI_Allreduce(figures + 1, r->sums + 1, 2, MPI_INT, MPI_MAX, comm);
     int hlen = 0;
-    MPI_Get_processor_name(host, &hlen);
-    if (rank != 0) {
-        return;
-    }
+    MPI_Get_processor_name(r->host, &hlen);
+}
 
-    /* Rank 0 describes its own node; on a cluster the nodes are assumed alike. */
-    char date[64], cpu[256], family[32], model[32], stepping[32], caches[512], mca[2048], thp[64];
+/* What ran, when, from which commit, on what hardware and software. Rank 0 describes its own
+ * node; on a cluster the nodes are assumed alike. */
+static void env_machine(FILE *out, const char *suite, const struct env_ranks *r)
+{
+    char date[64], cpu[256], family[32], model[32], stepping[32], caches[512], mca[2048];
     char lib[MPI_MAX_LIBRARY_VERSION_STRING];
     time_t now = time(NULL);
     struct tm tm;
@@ -219,26 +227,29 @@ void bench_env_print(FILE *out, MPI_Comm comm, const char *suite, int threads, i
     read_field("/proc/cpuinfo", "stepping", stepping, sizeof(stepping));
     cache_levels(caches, sizeof(caches));
     mca_settings(mca, sizeof(mca));
-    read_bracketed("/sys/kernel/mm/transparent_hugepage/enabled", thp, sizeof(thp));
     mpi_library(lib, sizeof(lib));
     double mem = (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGESIZE);
 
-    /* What ran, when, from which commit, on what hardware and software. */
     fprintf(out, "# suite: %s\n", suite);
     fprintf(out, "# program: %s %s\n", util_progname(), sortex_version());
     fprintf(out, "# date: %s\n", date);
     fprintf(out, "# commit: %s\n", util_commit());
-    fprintf(out, "# host: %s\n", host);
-    fprintf(out, "# nodes: %d\n", sums[0]);
+    fprintf(out, "# host: %s\n", r->host);
+    fprintf(out, "# nodes: %d\n", r->sums[0]);
     fprintf(out, "# cpu: %s\n", cpu);
     fprintf(out, "# cpu_family: %s\n", family);
     fprintf(out, "# cpu_model: %s\n", model);
     fprintf(out, "# cpu_stepping: %s\n", stepping);
     fprintf(out, "# caches: %s\n", caches);
-    fprintf(out, "# cores: %ld\n", cores);
+    fprintf(out, "# cores: %ld\n", r->cores);
     fprintf(out, "# memory_gib: %.1f\n", mem / (1024.0 * 1024.0 * 1024.0));
     fprintf(out, "# mpi: %s\n", lib);
     fprintf(out, "# mca: %s\n", mca);
+}
+
+/* The compiler, the build's flags and the allocator. */
+static void env_build(FILE *out)
+{
 #if defined(__clang__)
     fprintf(out, "# compiler: clang %s\n", __clang_version__);
 #elif defined(__GNUC__)
@@ -271,18 +282,29 @@ void bench_env_print(FILE *out, MPI_Comm comm, const char *suite, int threads, i
 #endif
     );
     fprintf(out, "# allocator: %s\n", util_allocator_name());
-    /* How it ran: ranks, threads, and whether they had a core each. */
-    fprintf(out, "# P: %d\n", size);
+}
+
+/* How it ran: ranks, threads, and whether they had a core each; transparent huge pages, and
+ * the load as the run started. */
+static void env_run(FILE *out, const struct env_ranks *r, int threads)
+{
+    char thp[64];
+    read_bracketed("/sys/kernel/mm/transparent_hugepage/enabled", thp, sizeof(thp));
+    fprintf(out, "# P: %d\n", r->size);
     fprintf(out, "# threads: %d\n", threads);
-    fprintf(out, "# ranks_per_node: %d\n", sums[1]);
-    fprintf(out, "# oversubscribed: %s\n", sums[2] ? "yes" : "no");
+    fprintf(out, "# ranks_per_node: %d\n", r->sums[1]);
+    fprintf(out, "# oversubscribed: %s\n", r->sums[2] ? "yes" : "no");
     fprintf(out, "# thp: %s\n", thp);
     /* How busy the machine was as the run started: runnable tasks per core, averaged. */
     double load[1] = {-1};
     if (getloadavg(load, 1) == 1) {
         fprintf(out, "# loadavg: %.2f\n", load[0]);
     }
-    /* The caller's notes (the driver adds its exact compiler flags and launcher), then argv. */
+}
+
+/* The caller's notes (the driver adds its exact compiler flags and launcher), then argv. */
+static void env_command(FILE *out, int argc, char **argv, const char *const *notes, int nnotes)
+{
     for (int i = 0; i < nnotes; i++) {
         const char *eq = strchr(notes[i], '=');
         if (eq != NULL) {
@@ -294,4 +316,18 @@ void bench_env_print(FILE *out, MPI_Comm comm, const char *suite, int threads, i
         fprintf(out, " %s", argv[i]);
     }
     fputc('\n', out);
+}
+
+void bench_env_print(FILE *out, MPI_Comm comm, const char *suite, int threads, int argc,
+                     char **argv, const char *const *notes, int nnotes)
+{
+    struct env_ranks r = {0};
+    env_gather(comm, threads, &r);
+    if (r.rank != 0) {
+        return;
+    }
+    env_machine(out, suite, &r);
+    env_build(out);
+    env_run(out, &r, threads);
+    env_command(out, argc, argv, notes, nnotes);
 }

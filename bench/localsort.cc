@@ -23,7 +23,6 @@
 // a table of min / median / max per configuration. Exit status: 0, 1 when a check failed, 2 on
 // bad usage, 3 when out of memory.
 
-#include <getopt.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -44,6 +43,7 @@ extern "C" {
 #include "datagen/datagen.h"
 #include "local/local.h"
 #include "util/alloc.h"
+#include "util/cli.h"
 #include "util/cpu.h"
 #include "util/format.h"
 #include "util/util.h"
@@ -219,76 +219,54 @@ int split_list(const char *s, const char *what, std::vector<std::string> &out)
     return 0;
 }
 
+// --skew: the sizes of the runs.
+enum skew { SKEW_EQUAL, SKEW_ZIPF, SKEW_COUNT };
+const struct util_name kSkews[] = {{"equal", SKEW_EQUAL}, {"zipf", SKEW_ZIPF}, {nullptr, 0}};
+
+// --touch: when the scratch buffer is touched.
+enum touch { TOUCH_PRE, TOUCH_FIRST, TOUCH_COUNT };
+const struct util_name kTouches[] = {{"pre", TOUCH_PRE}, {"first", TOUCH_FIRST}, {nullptr, 0}};
+
 // Run sizes: equal, or Zipf-like (run r gets a share proportional to 1 / (r + 1)).
-std::vector<uint64_t> run_sizes(size_t n, int runs, const std::string &skew)
+std::vector<uint64_t> run_sizes(size_t n, int runs, int skew)
 {
     std::vector<uint64_t> c(static_cast<size_t>(runs), 0);
     double total = 0;
     for (int r = 0; r < runs; r++) {
-        total += skew == "zipf" ? 1.0 / (r + 1) : 1.0;
+        total += skew == SKEW_ZIPF ? 1.0 / (r + 1) : 1.0;
     }
     size_t given = 0;
     for (int r = 0; r < runs; r++) {
-        double w = (skew == "zipf" ? 1.0 / (r + 1) : 1.0) / total;
+        double w = (skew == SKEW_ZIPF ? 1.0 / (r + 1) : 1.0) / total;
         c[r] = r + 1 == runs ? n - given : std::min<size_t>(n - given, (size_t)(w * (double)n));
         given += c[r];
     }
     return c;
 }
 
-struct options {
-    std::vector<std::string> algos{"sortex"};
-    std::vector<std::string> dists{"uniform"};
-    std::vector<uint64_t> sizes{1000000};
-    std::vector<long> threads{1};
+// The options of one value: the fields the command-line table's rows fill (a standard-layout
+// struct, so that the rows may name them by offset).
+struct settings {
     long reps = 5;
     long warmup = 1;
     long runs = 0;
     uint64_t ranks = 4;
     uint64_t seed = 42;
     uint64_t unique = 1000;
-    std::string skew = "equal";
-    std::string touch = "pre";
+    int skew = SKEW_EQUAL;
+    int touch = TOUCH_PRE;
     const struct util_format *format = nullptr; // nullptr or a numeric format: 8-byte keys
     bool csv = false;
     bool cpu = false;
 };
 
-void usage(FILE *out)
-{
-    std::fprintf(out,
-                 "usage: sortex-localsort [options]\n"
-                 "\n"
-                 "Times the node-local sort kernels against the sorts users know, on keys made\n"
-                 "in memory by the project's generator; every output is checked.\n"
-                 "\n"
-                 "options (default in brackets; lists are comma separated):\n"
-                 "  -a, --algo A[,A...]     algorithms [sortex]; 'help' lists them\n"
-                 "  -d, --dist D[,D...]     distributions of sortex-gen --list [uniform]\n"
-                 "  -n, --n N[,N...]        key counts; K M G and Ki Mi Gi suffixes [1000000]\n"
-                 "  -t, --threads T[,T...]  threads of the threaded algorithms [1]\n"
-                 "  -r, --reps R            timed repetitions [5]\n"
-                 "      --warmup W          untimed repetitions first [1]\n"
-                 "      --ranks P           the generator's P (per-rank distributions) [4]\n"
-                 "      --seed S            the generator's seed [42]\n"
-                 "      --unique K          distinct values of 'few' [1000]\n"
-                 "      --runs R            the input is R sorted runs (the finish phase's input;\n"
-                 "                          'merge' needs it, 'sortex' then re-sorts them) [0]\n"
-                 "      --skew equal|zipf   run sizes with --runs [equal]\n"
-                 "      --format NAME       records instead of 8-byte keys: gensort (100-byte\n"
-                 "                          records, random bytes; algorithms sortex, ips4o,\n"
-                 "                          ips4o_par, std; with --runs sortex and merge, on\n"
-                 "                          records at the sort's 8-byte stride) [u64: keys]\n"
-                 "      --touch pre|first   scratch touched once before (pre) or fresh in every\n"
-                 "                          repetition, its page faults timed (first) [pre]\n"
-                 "      --csv               one CSV row per repetition, machine in '#' lines\n"
-                 "      --cpu-time          add the CPU seconds of all threads to each row\n"
-                 "  -h, --help              this help\n"
-                 "  -V, --version           version, commit and build\n"
-                 "\n"
-                 "exit codes: 0 every output checked; 1 a check failed; 2 usage error;\n"
-                 "            3 out of memory\n");
-}
+// Every option: those of one value, and the lists, which their parse functions fill.
+struct options : settings {
+    std::vector<std::string> algos{"sortex"};
+    std::vector<std::string> dists{"uniform"};
+    std::vector<uint64_t> sizes{1000000};
+    std::vector<long> threads{1};
+};
 
 void list_algos(FILE *out)
 {
@@ -298,172 +276,199 @@ void list_algos(FILE *out)
     }
 }
 
-enum {
-    OPT_WARMUP = 256,
-    OPT_RANKS,
-    OPT_SEED,
-    OPT_UNIQUE,
-    OPT_RUNS,
-    OPT_SKEW,
-    OPT_TOUCH,
-    OPT_CSV,
-    OPT_CPU,
-    OPT_FORMAT,
-};
-
-// Parses argv into @o. Returns 0, 1 when done (--help, --version, --algo help), or UTIL_EUSAGE.
-int parse(int argc, char **argv, options &o)
+// The options of a list as the table's parse functions see them: the whole options.
+options &all(void *dest)
 {
-    static const struct option longopts[] = {
-        {"algo", required_argument, nullptr, 'a'},
-        {"dist", required_argument, nullptr, 'd'},
-        {"n", required_argument, nullptr, 'n'},
-        {"threads", required_argument, nullptr, 't'},
-        {"reps", required_argument, nullptr, 'r'},
-        {"warmup", required_argument, nullptr, OPT_WARMUP},
-        {"ranks", required_argument, nullptr, OPT_RANKS},
-        {"seed", required_argument, nullptr, OPT_SEED},
-        {"unique", required_argument, nullptr, OPT_UNIQUE},
-        {"runs", required_argument, nullptr, OPT_RUNS},
-        {"skew", required_argument, nullptr, OPT_SKEW},
-        {"touch", required_argument, nullptr, OPT_TOUCH},
-        {"csv", no_argument, nullptr, OPT_CSV},
-        {"cpu-time", no_argument, nullptr, OPT_CPU},
-        {"format", required_argument, nullptr, OPT_FORMAT},
-        {"help", no_argument, nullptr, 'h'},
-        {"version", no_argument, nullptr, 'V'},
-        {nullptr, 0, nullptr, 0},
-    };
-    char opt[8];
-    std::vector<std::string> items;
-    long x;
-    int c;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":a:d:n:t:r:hV", longopts, nullptr)) != -1) {
-        switch (c) {
-        case 'a':
-            if (std::strcmp(optarg, "help") == 0) {
-                list_algos(stdout);
-                return 1;
-            }
-            if (split_list(optarg, "--algo", o.algos) != 0) {
-                return UTIL_EUSAGE;
-            }
-            for (auto &s : o.algos) {
-                if (find_algo(s) == nullptr) {
-                    return util_error("unknown algorithm (%s); see --algo help", s.c_str());
-                }
-            }
-            break;
-        case 'd':
-            if (split_list(optarg, "--dist", o.dists) != 0) {
-                return UTIL_EUSAGE;
-            }
-            for (auto &s : o.dists) {
-                if (datagen_find(s.c_str()) == nullptr) {
-                    return util_error("unknown distribution (%s); see sortex-gen --list",
-                                      s.c_str());
-                }
-            }
-            break;
-        case 'n':
-            o.sizes.clear();
-            if (split_list(optarg, "--n", items) != 0) {
-                return UTIL_EUSAGE;
-            }
-            for (auto &s : items) {
-                uint64_t v;
-                if (util_parse_count(s.c_str(), &v) != 0 || v == 0 || v > ((uint64_t)1 << 34)) {
-                    return util_error("--n must be counts from 1 to 2^34 (%s)", s.c_str());
-                }
-                o.sizes.push_back(v);
-            }
-            break;
-        case 't':
-            o.threads.clear();
-            if (split_list(optarg, "--threads", items) != 0) {
-                return UTIL_EUSAGE;
-            }
-            for (auto &s : items) {
-                if (util_parse_int(s.c_str(), 1, 1024, &x) != 0) {
-                    return util_error("--threads must be integers from 1 to 1024 (%s)",
-                                      s.c_str());
-                }
-                o.threads.push_back(x);
-            }
-            break;
-        case 'r':
-            if (util_parse_int(optarg, 1, 1000000, &o.reps) != 0) {
-                return util_error("--reps must be an integer from 1 to 1000000 (%s)", optarg);
-            }
-            break;
-        case OPT_WARMUP:
-            if (util_parse_int(optarg, 0, 1000, &o.warmup) != 0) {
-                return util_error("--warmup must be an integer from 0 to 1000 (%s)", optarg);
-            }
-            break;
-        case OPT_RANKS:
-            if (util_parse_count(optarg, &o.ranks) != 0 || o.ranks == 0 ||
-                o.ranks > DATAGEN_MAX_RANKS) {
-                return util_error("--ranks must be a count from 1 to 2^24 (%s)", optarg);
-            }
-            break;
-        case OPT_SEED:
-            if (util_parse_count(optarg, &o.seed) != 0) {
-                return util_error("--seed must be a non-negative integer (%s)", optarg);
-            }
-            break;
-        case OPT_UNIQUE:
-            if (util_parse_count(optarg, &o.unique) != 0 || o.unique == 0) {
-                return util_error("--unique must be a positive count (%s)", optarg);
-            }
-            break;
-        case OPT_RUNS:
-            if (util_parse_int(optarg, 1, 1 << 20, &o.runs) != 0) {
-                return util_error("--runs must be an integer from 1 to 2^20 (%s)", optarg);
-            }
-            break;
-        case OPT_SKEW:
-            o.skew = optarg;
-            if (o.skew != "equal" && o.skew != "zipf") {
-                return util_error("--skew must be equal or zipf (%s)", optarg);
-            }
-            break;
-        case OPT_TOUCH:
-            o.touch = optarg;
-            if (o.touch != "pre" && o.touch != "first") {
-                return util_error("--touch must be pre or first (%s)", optarg);
-            }
-            break;
-        case OPT_CSV:
-            o.csv = true;
-            break;
-        case OPT_CPU:
-            o.cpu = true;
-            break;
-        case OPT_FORMAT:
-            o.format = util_format_find(optarg);
-            if (o.format == nullptr) {
-                char names[128];
-                util_format_names(names, sizeof(names));
-                return util_error("unknown format (%s); valid: %s", optarg, names);
-            }
-            break;
-        case 'h':
-            usage(stdout);
-            return 1;
-        case 'V':
-            util_print_version(stdout);
-            return 1;
-        case ':':
-            return util_error("option needs a value (%s)", argv[optind - 1]);
-        default:
-            return util_error("unknown option (%s); see --help",
-                              util_bad_option(argv, opt, sizeof(opt)));
+    return *static_cast<options *>(static_cast<settings *>(dest));
+}
+
+// --algo A[,A...], or 'help' (lists them and exits).
+int parse_algos(const struct util_cli_opt *opt, const char *arg, void *dest, bool quiet)
+{
+    (void)quiet;
+    if (std::strcmp(arg, "help") == 0) {
+        list_algos(stdout);
+        return UTIL_CLI_DONE;
+    }
+    options &o = all(dest);
+    if (split_list(arg, "--algo", o.algos) != 0) {
+        return UTIL_EUSAGE;
+    }
+    for (auto &s : o.algos) {
+        if (find_algo(s) == nullptr) {
+            return util_cli_error(opt, s.c_str(), "unknown algorithm ({arg}); see --algo help");
         }
     }
-    if (optind < argc) {
-        return util_error("unexpected argument (%s); see --help", argv[optind]);
+    return 0;
+}
+
+// --dist D[,D...].
+int parse_dists(const struct util_cli_opt *opt, const char *arg, void *dest, bool quiet)
+{
+    (void)quiet;
+    options &o = all(dest);
+    if (split_list(arg, "--dist", o.dists) != 0) {
+        return UTIL_EUSAGE;
+    }
+    for (auto &s : o.dists) {
+        if (datagen_find(s.c_str()) == nullptr) {
+            return util_cli_error(opt, s.c_str(),
+                                  "unknown distribution ({arg}); see sortex-gen --list");
+        }
+    }
+    return 0;
+}
+
+// --n N[,N...]: counts in the row's range.
+int parse_sizes(const struct util_cli_opt *opt, const char *arg, void *dest, bool quiet)
+{
+    (void)quiet;
+    options &o = all(dest);
+    std::vector<std::string> items;
+    o.sizes.clear();
+    if (split_list(arg, "--n", items) != 0) {
+        return UTIL_EUSAGE;
+    }
+    for (auto &s : items) {
+        uint64_t v;
+        if (util_cli_get_count(opt, s.c_str(), &v) != 0) {
+            return UTIL_EUSAGE;
+        }
+        o.sizes.push_back(v);
+    }
+    return 0;
+}
+
+// --threads T[,T...]: integers in the row's range.
+int parse_threads(const struct util_cli_opt *opt, const char *arg, void *dest, bool quiet)
+{
+    (void)quiet;
+    options &o = all(dest);
+    std::vector<std::string> items;
+    o.threads.clear();
+    if (split_list(arg, "--threads", items) != 0) {
+        return UTIL_EUSAGE;
+    }
+    for (auto &s : items) {
+        long x;
+        if (util_cli_get_int(opt, s.c_str(), &x) != 0) {
+            return UTIL_EUSAGE;
+        }
+        o.threads.push_back(x);
+    }
+    return 0;
+}
+
+// --format NAME: a named format (no layouts: the records mode makes its own records).
+int parse_format(const struct util_cli_opt *opt, const char *arg, void *dest, bool quiet)
+{
+    (void)opt;
+    (void)quiet;
+    const struct util_format *f = util_format_find(arg);
+    if (f == nullptr) {
+        char names[128];
+        util_format_names(names, sizeof(names));
+        return util_error("unknown format (%s); valid: %s", arg, names);
+    }
+    static_cast<settings *>(dest)->format = f;
+    return 0;
+}
+
+void usage(FILE *out);
+
+#define DEST(field) UTIL_CLI_DEST(settings, field)
+
+// The options, in the order --help gives them (the fields of each row in their declared order,
+// as C++ designated initializers must be). The fields a row leaves out are zero, as in C; g++
+// would warn about each.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
+// clang-format off
+const struct util_cli_opt kOptions[] = {
+    {.name = "algo", .key = 'a', .arg = "A[,A...]", .def = "sortex",
+     .help = "algorithms [{def}]; 'help' lists them", .parse = parse_algos},
+    {.name = "dist", .key = 'd', .arg = "D[,D...]", .def = "uniform",
+     .help = "distributions of sortex-gen --list [{def}]", .parse = parse_dists},
+    {.name = "n", .key = 'n', .arg = "N[,N...]", .def = "1000000",
+     .help = "key counts; K M G and Ki Mi Gi suffixes [{def}]", .parse = parse_sizes, .min = 1,
+     .max = (uint64_t)1 << 34, .err = "{opt} must be counts from 1 to 2^34 ({arg})"},
+    {.name = "threads", .key = 't', .arg = "T[,T...]", .def = "1",
+     .help = "threads of the threaded algorithms [{def}]", .parse = parse_threads, .min = 1,
+     .max = 1024, .err = "{opt} must be integers from {min} to {max} ({arg})"},
+    {.name = "reps", .key = 'r', .arg = "R", .def = "5", .help = "timed repetitions [{def}]",
+     .parse = util_cli_int, DEST(reps), .min = 1, .max = 1000000},
+    {.name = "warmup", .arg = "W", .def = "1", .help = "untimed repetitions first [{def}]",
+     .parse = util_cli_int, DEST(warmup), .min = 0, .max = 1000},
+    {.name = "ranks", .arg = "P", .def = "4",
+     .help = "the generator's P (per-rank distributions) [{def}]", .parse = util_cli_count,
+     DEST(ranks), .min = 1, .max = DATAGEN_MAX_RANKS,
+     .err = "{opt} must be a count from 1 to 2^24 ({arg})"},
+    {.name = "seed", .arg = "S", .def = "42", .help = "the generator's seed [{def}]",
+     .parse = util_cli_count, DEST(seed), .min = 0, .max = UINT64_MAX,
+     .err = "{opt} must be a non-negative integer ({arg})"},
+    {.name = "unique", .arg = "K", .def = "1000", .help = "distinct values of 'few' [{def}]",
+     .parse = util_cli_count, DEST(unique), .min = 1, .max = UINT64_MAX,
+     .err = "{opt} must be a positive count ({arg})"},
+    {.name = "runs", .arg = "R", .def = "0",
+     .help = "the input is R sorted runs (the finish phase's input;\n"
+             "'merge' needs it, 'sortex' then re-sorts them) [{def}]",
+     .parse = util_cli_int, DEST(runs), .min = 1, .max = 1 << 20,
+     .err = "{opt} must be an integer from 1 to 2^20 ({arg})"},
+    {.name = "skew", .arg = "equal|zipf", .def = "equal",
+     .help = "run sizes with --runs [{def}]", .parse = util_cli_enum, DEST(skew),
+     .names = kSkews},
+    {.name = "format", .arg = "NAME", .def = "u64: keys",
+     .help = "records instead of 8-byte keys: gensort (100-byte\n"
+             "records, random bytes; algorithms sortex, ips4o,\n"
+             "ips4o_par, std; with --runs sortex and merge, on\n"
+             "records at the sort's 8-byte stride) [{def}]",
+     .parse = parse_format},
+    {.name = "touch", .arg = "pre|first", .def = "pre",
+     .help = "scratch touched once before (pre) or fresh in every\n"
+             "repetition, its page faults timed (first) [{def}]",
+     .parse = util_cli_enum, DEST(touch), .names = kTouches},
+    {.name = "csv", .help = "one CSV row per repetition, machine in '#' lines",
+     .parse = util_cli_flag, DEST(csv)},
+    {.name = "cpu-time", .help = "add the CPU seconds of all threads to each row",
+     .parse = util_cli_flag, DEST(cpu)},
+    UTIL_CLI_HELP(usage, "this help"),
+    UTIL_CLI_VERSION("version, commit and build"),
+    {},
+};
+// clang-format on
+#pragma GCC diagnostic pop
+
+#undef DEST
+
+const struct util_cli kCommandLine = {
+    .opts = kOptions,
+    .col = 26,
+    .unknown = "unknown option ({arg}); see --help",
+    .unexpected = "unexpected argument ({arg}); see --help",
+};
+
+void usage(FILE *out)
+{
+    std::fprintf(out, "usage: sortex-localsort [options]\n"
+                      "\n"
+                      "Times the node-local sort kernels against the sorts users know, on keys "
+                      "made\n"
+                      "in memory by the project's generator; every output is checked.\n"
+                      "\n"
+                      "options (default in brackets; lists are comma separated):\n");
+    util_cli_help(out, &kCommandLine);
+    std::fprintf(out, "\n"
+                      "exit codes: 0 every output checked; 1 a check failed; 2 usage error;\n"
+                      "            3 out of memory\n");
+}
+
+// Parses argv into @o. Returns 0, UTIL_CLI_DONE (--help, --version, --algo help), or
+// UTIL_EUSAGE.
+int parse(int argc, char **argv, options &o)
+{
+    int rc = util_cli_parse(&kCommandLine, argc, argv, static_cast<settings *>(&o), false);
+    if (rc != 0) {
+        return rc;
     }
     for (auto &s : o.algos) {
         if (find_algo(s)->needs_runs && o.runs == 0) {
@@ -552,6 +557,141 @@ bool records_ok(const unsigned char *r, size_t n, const struct util_format *f, u
     return !bad && sum == want;
 }
 
+// The records mode's buffers, each for the largest --n.
+struct record_bufs {
+    unsigned char *orig, *rec, *scr;
+    struct local_rec_tuple *tup;
+};
+
+// The input of every repetition of @n records of format @f: random records in b.orig, with
+// --runs in sorted runs whose sizes go to @counts. Returns 0, or UTIL_EXIT_RUNTIME.
+int make_records(const options &o, const struct util_format *f, const record_bufs &b, uint64_t n,
+                 int gen_threads, std::vector<uint64_t> &counts)
+{
+    size_t R = f->record_size;
+#pragma omp parallel for num_threads(gen_threads)
+    for (size_t i = 0; i < n * R; i += 8) {
+        uint64_t w = mix(o.seed * 0x9e3779b97f4a7c15ULL + i);
+        std::memcpy(b.orig + i, &w, n * R - i < 8 ? n * R - i : 8);
+    }
+    if (o.runs > 0) {
+        counts = run_sizes(n, (int)o.runs, o.skew);
+        size_t off = 0;
+        for (uint64_t c : counts) {
+            void *sorted = nullptr;
+            if (local_record_sort(b.orig + off * R, b.scr, b.tup, c, f, gen_threads, &sorted) !=
+                0) {
+                return util_fail(UTIL_ENOMEM, "cannot sort the runs"), UTIL_EXIT_RUNTIME;
+            }
+            if (sorted != b.orig + off * R) {
+                std::memcpy(b.orig + off * R, sorted, c * R);
+            }
+            off += c;
+        }
+    }
+    return 0;
+}
+
+// Sorts the @n records of b.rec with algorithm @a on @threads threads; *@result is where they
+// are then, a failure of the sort counts in *@failures. Returns 0, or UTIL_EXIT_USAGE when @a
+// does not sort these records.
+int sort_records(const options &o, const std::string &a, const struct util_format *f,
+                 const record_bufs &b, uint64_t n, int threads,
+                 const std::vector<uint64_t> &counts, const unsigned char **result,
+                 int *failures)
+{
+    size_t R = f->record_size;
+    *result = b.rec;
+    if (o.runs > 0 && a != "sortex" && a != "merge") {
+        return util_error("--algo %s does not take --runs of records", a.c_str()),
+               UTIL_EXIT_USAGE;
+    }
+    if (a == "merge") {
+        if (local_merge_record_runs(b.rec, counts.data(), (int)o.runs, b.scr, f, threads) != 0) {
+            (*failures)++;
+        }
+        *result = b.scr;
+    } else if (a == "sortex") {
+        void *sorted = nullptr;
+        if (local_record_sort(b.rec, b.scr, b.tup, n, f, threads, &sorted) != 0) {
+            (*failures)++;
+        }
+        *result = static_cast<const unsigned char *>(sorted);
+    } else if (R == 100 && a == "ips4o") {
+        baselines::ips4o_rec100(b.rec, n);
+    } else if (R == 100 && a == "ips4o_par") {
+        baselines::ips4o_par_rec100(b.rec, n, threads);
+    } else if (R == 100 && a == "std") {
+        baselines::std_stable_rec100(b.rec, n);
+    } else {
+        return util_error("--algo %s does not sort %s records", a.c_str(), f->name),
+               UTIL_EXIT_USAGE;
+    }
+    return 0;
+}
+
+// The records mode's input of one size.
+struct record_input {
+    const record_bufs *b;
+    const struct util_format *f; // at the stride the sorts see
+    size_t file_r;               // the records' size in a file, for the MB/s
+    uint64_t n;
+    const std::vector<uint64_t> *counts; // --runs: the sorted runs' sizes
+    uint64_t want;                       // the sum of the record hashes of every output
+    int gen_threads;
+};
+
+// Every record algorithm on @in with every --threads, repetitions interleaved; a CSV row each,
+// or a table row per algorithm. Returns 0, or UTIL_EXIT_USAGE.
+int run_records_input(const options &o, const record_input &in, int *failures)
+{
+    size_t R = in.f->record_size;
+    uint64_t n = in.n;
+    for (long t : o.threads) {
+        std::vector<std::vector<double>> times(o.algos.size());
+        for (long rep = -o.warmup; rep < o.reps; rep++) {
+            for (size_t ai = 0; ai < o.algos.size(); ai++) {
+                const std::string &a = o.algos[ai];
+                int threads = (a == "ips4o" || a == "std") ? 1 : (int)t;
+                std::memcpy(in.b->rec, in.b->orig, n * R);
+                const unsigned char *result;
+                double c0 = cpu_now(), t0 = util_now();
+                int rc = sort_records(o, a, in.f, *in.b, n, threads, *in.counts, &result, failures);
+                if (rc != 0) {
+                    return rc;
+                }
+                double secs = util_now() - t0, cpu = cpu_now() - c0;
+                if (!records_ok(result, n, in.f, in.want, in.gen_threads)) {
+                    util_fail(UTIL_EIO, "%s: output is not a sorted permutation", a.c_str());
+                    (*failures)++;
+                }
+                if (rep < 0) {
+                    continue;
+                }
+                times[ai].push_back(secs);
+                if (o.csv) {
+                    std::printf("%s,%s,%llu,%d,%ld,%ld,%.6f,%.3f", a.c_str(), in.f->name,
+                                (unsigned long long)n, threads, o.runs, rep, secs, n / secs / 1e6);
+                    if (o.cpu) {
+                        std::printf(",%.6f", cpu);
+                    }
+                    std::printf("\n");
+                    std::fflush(stdout);
+                }
+            }
+        }
+        if (!o.csv) {
+            for (size_t ai = 0; ai < o.algos.size(); ai++) {
+                double med = median(times[ai]);
+                std::printf("%-13s %-9s %12llu %3ld %5ld %10.4f s %9.1f Mrec/s %8.0f MB/s\n",
+                            o.algos[ai].c_str(), in.f->name, (unsigned long long)n, t, o.runs,
+                            med, n / med / 1e6, n * (double)in.file_r / med / 1e6);
+            }
+        }
+    }
+    return 0;
+}
+
 // The records mode: random records of format @o.format, the record sorts compared. With
 // --runs P the input is P runs, each sorted stably, of records at the sort's memory stride
 // (the record rounded up to 8 bytes), which is what the finish phase gets: 'sortex' re-sorts
@@ -566,19 +706,20 @@ int run_records(const options &o)
     const size_t file_r = o.format->record_size; // the MB/s are of the records themselves
     size_t R = f->record_size, nmax = *std::max_element(o.sizes.begin(), o.sizes.end());
     int gen_threads = std::max(omp_get_num_procs(), 1);
-    auto *orig = static_cast<unsigned char *>(util_alloc_big(nmax * R));
-    auto *rec = static_cast<unsigned char *>(util_alloc_big(nmax * R));
-    auto *scr = static_cast<unsigned char *>(util_alloc_big(nmax * R));
-    auto *tup = static_cast<struct local_rec_tuple *>(
+    record_bufs b;
+    b.orig = static_cast<unsigned char *>(util_alloc_big(nmax * R));
+    b.rec = static_cast<unsigned char *>(util_alloc_big(nmax * R));
+    b.scr = static_cast<unsigned char *>(util_alloc_big(nmax * R));
+    b.tup = static_cast<struct local_rec_tuple *>(
         util_alloc_big(2 * nmax * sizeof(struct local_rec_tuple)));
-    if (!orig || !rec || !scr || !tup) {
+    if (!b.orig || !b.rec || !b.scr || !b.tup) {
         util_fail(UTIL_ENOMEM, "cannot allocate the records (%zu bytes)", 3 * nmax * R);
         return UTIL_EXIT_RUNTIME;
     }
-    for (auto *b : {orig, rec, scr}) {
-        util_pretouch(b, nmax * R, gen_threads);
+    for (auto *buf : {b.orig, b.rec, b.scr}) {
+        util_pretouch(buf, nmax * R, gen_threads);
     }
-    util_pretouch(tup, 2 * nmax * sizeof(*tup), gen_threads);
+    util_pretouch(b.tup, 2 * nmax * sizeof(*b.tup), gen_threads);
     std::printf("# cpu: %s\n", util_cpu_describe());
     if (o.csv) {
         std::printf("algo,dist,n,threads,runs,rep,seconds,mkeys_per_s%s\n",
@@ -586,102 +727,150 @@ int run_records(const options &o)
     }
     int failures = 0;
     for (uint64_t n : o.sizes) {
-#pragma omp parallel for num_threads(gen_threads)
-        for (size_t i = 0; i < n * R; i += 8) {
-            uint64_t w = mix(o.seed * 0x9e3779b97f4a7c15ULL + i);
-            std::memcpy(orig + i, &w, n * R - i < 8 ? n * R - i : 8);
-        }
         std::vector<uint64_t> counts;
-        if (o.runs > 0) {
-            counts = run_sizes(n, (int)o.runs, o.skew);
-            size_t off = 0;
-            for (uint64_t c : counts) {
-                void *sorted = nullptr;
-                if (local_record_sort(orig + off * R, scr, tup, c, f, gen_threads, &sorted) != 0) {
-                    return util_fail(UTIL_ENOMEM, "cannot sort the runs"), UTIL_EXIT_RUNTIME;
-                }
-                if (sorted != orig + off * R) {
-                    std::memcpy(orig + off * R, sorted, c * R);
-                }
-                off += c;
-            }
+        int rc = make_records(o, f, b, n, gen_threads, counts);
+        if (rc != 0) {
+            return rc;
         }
         uint64_t want = 0;
 #pragma omp parallel for num_threads(gen_threads) reduction(+ : want)
         for (size_t i = 0; i < n; i++) {
-            want += record_hash(orig + i * R, R);
+            want += record_hash(b.orig + i * R, R);
         }
-        for (long t : o.threads) {
-            std::vector<std::vector<double>> times(o.algos.size());
-            for (long rep = -o.warmup; rep < o.reps; rep++) {
-                for (size_t ai = 0; ai < o.algos.size(); ai++) {
-                    const std::string &a = o.algos[ai];
-                    int threads = (a == "ips4o" || a == "std") ? 1 : (int)t;
-                    std::memcpy(rec, orig, n * R);
-                    const unsigned char *result = rec;
-                    double c0 = cpu_now(), t0 = util_now();
-                    if (o.runs > 0 && a != "sortex" && a != "merge") {
-                        return util_error("--algo %s does not take --runs of records", a.c_str()),
-                               UTIL_EXIT_USAGE;
-                    }
-                    if (a == "merge") {
-                        if (local_merge_record_runs(rec, counts.data(), (int)o.runs, scr, f,
-                                                     threads) != 0) {
-                            failures++;
-                        }
-                        result = scr;
-                    } else if (a == "sortex") {
-                        void *sorted = nullptr;
-                        if (local_record_sort(rec, scr, tup, n, f, threads, &sorted) != 0) {
-                            failures++;
-                        }
-                        result = static_cast<const unsigned char *>(sorted);
-                    } else if (R == 100 && a == "ips4o") {
-                        baselines::ips4o_rec100(rec, n);
-                    } else if (R == 100 && a == "ips4o_par") {
-                        baselines::ips4o_par_rec100(rec, n, threads);
-                    } else if (R == 100 && a == "std") {
-                        baselines::std_stable_rec100(rec, n);
-                    } else {
-                        return util_error("--algo %s does not sort %s records", a.c_str(),
-                                          f->name), UTIL_EXIT_USAGE;
-                    }
-                    double secs = util_now() - t0, cpu = cpu_now() - c0;
-                    if (!records_ok(result, n, f, want, gen_threads)) {
-                        util_fail(UTIL_EIO, "%s: output is not a sorted permutation", a.c_str());
-                        failures++;
-                    }
-                    if (rep < 0) {
-                        continue;
-                    }
-                    times[ai].push_back(secs);
-                    if (o.csv) {
-                        std::printf("%s,%s,%llu,%d,%ld,%ld,%.6f,%.3f", a.c_str(), f->name,
-                                    (unsigned long long)n, threads, o.runs, rep, secs,
-                                    n / secs / 1e6);
-                        if (o.cpu) {
-                            std::printf(",%.6f", cpu);
-                        }
-                        std::printf("\n");
-                        std::fflush(stdout);
-                    }
-                }
-            }
-            if (!o.csv) {
-                for (size_t ai = 0; ai < o.algos.size(); ai++) {
-                    double med = median(times[ai]);
-                    std::printf("%-13s %-9s %12llu %3ld %5ld %10.4f s %9.1f Mrec/s %8.0f MB/s\n",
-                                o.algos[ai].c_str(), f->name, (unsigned long long)n, t, o.runs,
-                                med, n / med / 1e6, n * (double)file_r / med / 1e6);
-                }
-            }
+        record_input in{&b, f, file_r, n, &counts, want, gen_threads};
+        if ((rc = run_records_input(o, in, &failures)) != 0) {
+            return rc;
         }
     }
-    util_free_big(tup);
-    util_free_big(scr);
-    util_free_big(rec);
-    util_free_big(orig);
+    util_free_big(b.tup);
+    util_free_big(b.scr);
+    util_free_big(b.rec);
+    util_free_big(b.orig);
     return failures ? UTIL_EXIT_INVALID : UTIL_EXIT_OK;
+}
+
+// The keys mode's header: '#' lines and the CSV's columns, or the table's.
+void print_keys_header(const options &o)
+{
+    if (o.csv) {
+        char host[256] = "unknown";
+        (void)gethostname(host, sizeof(host) - 1);
+        std::printf("# sortex-localsort: host=%s commit=%s allocator=%s\n", host, util_commit(),
+                    util_allocator_name());
+        std::printf("# cpu: %s\n", util_cpu_describe());
+        std::printf("# build: library %s; baselines g++ %s\n", util_build_flags(), __VERSION__);
+        std::printf("# reps=%ld warmup=%ld runs=%ld skew=%s touch=%s ranks=%llu seed=%llu "
+                    "unique=%llu\n",
+                    o.reps, o.warmup, o.runs, util_name_of(kSkews, o.skew),
+                    util_name_of(kTouches, o.touch), (unsigned long long)o.ranks,
+                    (unsigned long long)o.seed, (unsigned long long)o.unique);
+        std::printf("algo,dist,n,threads,runs,rep,seconds,mkeys_per_s%s\n",
+                    o.cpu ? ",cpu_seconds" : "");
+    } else {
+        std::printf("# cpu: %s\n", util_cpu_describe());
+        std::printf("%-13s %-9s %12s %3s %5s %10s %10s %10s %9s\n", "algo", "dist", "n", "T",
+                    "runs", "min_s", "median_s", "max_s", "Mkeys/s");
+    }
+    std::fflush(stdout);
+}
+
+// The keys mode's input of one size and distribution, and its buffers.
+struct key_input {
+    uint64_t *orig, *keys, *scratch;
+    size_t n;
+    const std::vector<uint64_t> *counts; // --runs: the sorted runs' sizes
+    fingerprint want;                    // of orig, what every output must hold
+    const std::string *dist;
+    int gen_threads;
+};
+
+// One repetition of algorithm @al with @threads threads on @in: its seconds and CPU seconds
+// into *@secs and *@cpu, its output checked (a failure counts in *@failures). Returns 0, or
+// UTIL_EXIT_RUNTIME when a fresh scratch buffer cannot be had.
+int time_keys(const options &o, const algo &al, const key_input &in, int threads, double *secs,
+              double *cpu, int *failures)
+{
+    size_t nbytes = in.n * sizeof(uint64_t);
+    *cpu = 0;
+    if (al.run == nullptr) {
+        *secs = time_pretouch(nbytes, threads, std::strcmp(al.name, "pretouch") == 0);
+        return 0;
+    }
+    std::memcpy(in.keys, in.orig, nbytes);
+    uint64_t *scr = in.scratch;
+    if (o.touch == TOUCH_FIRST) {
+        scr = static_cast<uint64_t *>(util_alloc_big(nbytes));
+        if (scr == nullptr) {
+            util_fail(UTIL_ENOMEM, "cannot allocate %zu bytes", nbytes);
+            return UTIL_EXIT_RUNTIME;
+        }
+    }
+    job j{in.keys, scr, in.n, threads, in.counts};
+    double c0 = cpu_now();
+    double t0 = util_now();
+    const uint64_t *result = al.run(j);
+    *secs = util_now() - t0;
+    *cpu = cpu_now() - c0;
+    if (result == nullptr) {
+        util_fail(UTIL_EIO, "%s failed", al.name);
+        (*failures)++;
+    } else if (!is_sorted_par(result, in.n, in.gen_threads) ||
+               !(fingerprint_of(result, in.n, in.gen_threads) == in.want)) {
+        util_fail(UTIL_EIO, "%s on %s: output is not a sorted permutation", al.name,
+                  in.dist->c_str());
+        (*failures)++;
+    }
+    if (scr != in.scratch) {
+        util_free_big(scr);
+    }
+    return 0;
+}
+
+// Every algorithm on @in with every --threads, repetitions interleaved; a CSV row each, or a
+// table row per algorithm. Returns 0, or UTIL_EXIT_RUNTIME.
+int run_keys_input(const options &o, const key_input &in, int *failures)
+{
+    for (long t : o.threads) {
+        std::vector<std::vector<double>> times(o.algos.size());
+        for (long rep = -o.warmup; rep < o.reps; rep++) {
+            for (size_t ai = 0; ai < o.algos.size(); ai++) {
+                const algo &al = *find_algo(o.algos[ai]);
+                int threads = al.threaded ? (int)t : 1;
+                double secs, cpu;
+                int rc = time_keys(o, al, in, threads, &secs, &cpu, failures);
+                if (rc != 0) {
+                    return rc;
+                }
+                if (rep < 0) {
+                    continue;
+                }
+                times[ai].push_back(secs);
+                if (o.csv) {
+                    std::printf("%s,%s,%llu,%d,%ld,%ld,%.6f,%.3f", al.name, in.dist->c_str(),
+                                (unsigned long long)in.n, threads, o.runs, rep, secs,
+                                secs > 0 ? (double)in.n / secs / 1e6 : 0.0);
+                    if (o.cpu) {
+                        std::printf(",%.6f", cpu);
+                    }
+                    std::printf("\n");
+                    std::fflush(stdout);
+                }
+            }
+        }
+        if (!o.csv) {
+            for (size_t ai = 0; ai < o.algos.size(); ai++) {
+                const algo &al = *find_algo(o.algos[ai]);
+                auto &v = times[ai];
+                double med = median(v);
+                std::printf("%-13s %-9s %12llu %3ld %5ld %10.4f %10.4f %10.4f %9.1f\n", al.name,
+                            in.dist->c_str(), (unsigned long long)in.n, al.threaded ? t : 1L,
+                            o.runs, *std::min_element(v.begin(), v.end()), med,
+                            *std::max_element(v.begin(), v.end()), (double)in.n / med / 1e6);
+            }
+            std::fflush(stdout);
+        }
+    }
+    return 0;
 }
 
 } // namespace
@@ -693,7 +882,7 @@ int main(int argc, char **argv)
     options o;
     int rc = parse(argc, argv, o);
     if (rc != 0) {
-        return rc == 1 ? UTIL_EXIT_OK : UTIL_EXIT_USAGE;
+        return rc == UTIL_CLI_DONE ? UTIL_EXIT_OK : UTIL_EXIT_USAGE;
     }
     if (o.format != nullptr && o.format->byte_key) {
         return run_records(o);
@@ -713,31 +902,10 @@ int main(int argc, char **argv)
     util_pretouch(orig, bytes, gen_threads);
     util_pretouch(keys, bytes, gen_threads);
     util_pretouch(scratch, bytes, gen_threads);
-
-    if (o.csv) {
-        char host[256] = "unknown";
-        (void)gethostname(host, sizeof(host) - 1);
-        std::printf("# sortex-localsort: host=%s commit=%s allocator=%s\n", host, util_commit(),
-                    util_allocator_name());
-        std::printf("# cpu: %s\n", util_cpu_describe());
-        std::printf("# build: library %s; baselines g++ %s\n", util_build_flags(), __VERSION__);
-        std::printf("# reps=%ld warmup=%ld runs=%ld skew=%s touch=%s ranks=%llu seed=%llu "
-                    "unique=%llu\n",
-                    o.reps, o.warmup, o.runs, o.skew.c_str(), o.touch.c_str(),
-                    (unsigned long long)o.ranks, (unsigned long long)o.seed,
-                    (unsigned long long)o.unique);
-        std::printf("algo,dist,n,threads,runs,rep,seconds,mkeys_per_s%s\n",
-                    o.cpu ? ",cpu_seconds" : "");
-    } else {
-        std::printf("# cpu: %s\n", util_cpu_describe());
-        std::printf("%-13s %-9s %12s %3s %5s %10s %10s %10s %9s\n", "algo", "dist", "n", "T",
-                    "runs", "min_s", "median_s", "max_s", "Mkeys/s");
-    }
-    std::fflush(stdout);
+    print_keys_header(o);
 
     int failures = 0;
     for (uint64_t n : o.sizes) {
-        size_t nbytes = n * sizeof(uint64_t);
         std::vector<uint64_t> counts;
         if (o.runs > 0) {
             counts = run_sizes(n, (int)o.runs, o.skew);
@@ -754,75 +922,10 @@ int main(int argc, char **argv)
                     off += c;
                 }
             }
-            fingerprint want = fingerprint_of(orig, n, gen_threads);
-
-            for (long t : o.threads) {
-                std::vector<std::vector<double>> times(o.algos.size());
-                for (long rep = -o.warmup; rep < o.reps; rep++) {
-                    for (size_t ai = 0; ai < o.algos.size(); ai++) {
-                        const algo &al = *find_algo(o.algos[ai]);
-                        int threads = al.threaded ? (int)t : 1;
-                        double secs, cpu = 0;
-                        if (al.run == nullptr) {
-                            secs = time_pretouch(nbytes, threads, std::strcmp(al.name, "pretouch") == 0);
-                        } else {
-                            std::memcpy(keys, orig, nbytes);
-                            uint64_t *scr = scratch;
-                            if (o.touch == "first") {
-                                scr = static_cast<uint64_t *>(util_alloc_big(nbytes));
-                                if (scr == nullptr) {
-                                    util_fail(UTIL_ENOMEM, "cannot allocate %zu bytes", nbytes);
-                                    return UTIL_EXIT_RUNTIME;
-                                }
-                            }
-                            job j{keys, scr, n, threads, &counts};
-                            double c0 = cpu_now();
-                            double t0 = util_now();
-                            const uint64_t *result = al.run(j);
-                            secs = util_now() - t0;
-                            cpu = cpu_now() - c0;
-                            if (result == nullptr) {
-                                util_fail(UTIL_EIO, "%s failed", al.name);
-                                failures++;
-                            } else if (!is_sorted_par(result, n, gen_threads) ||
-                                       !(fingerprint_of(result, n, gen_threads) == want)) {
-                                util_fail(UTIL_EIO, "%s on %s: output is not a sorted permutation",
-                                          al.name, dist.c_str());
-                                failures++;
-                            }
-                            if (scr != scratch) {
-                                util_free_big(scr);
-                            }
-                        }
-                        if (rep < 0) {
-                            continue;
-                        }
-                        times[ai].push_back(secs);
-                        if (o.csv) {
-                            std::printf("%s,%s,%llu,%d,%ld,%ld,%.6f,%.3f", al.name, dist.c_str(),
-                                        (unsigned long long)n, threads, o.runs, rep, secs,
-                                        secs > 0 ? (double)n / secs / 1e6 : 0.0);
-                            if (o.cpu) {
-                                std::printf(",%.6f", cpu);
-                            }
-                            std::printf("\n");
-                            std::fflush(stdout);
-                        }
-                    }
-                }
-                if (!o.csv) {
-                    for (size_t ai = 0; ai < o.algos.size(); ai++) {
-                        const algo &al = *find_algo(o.algos[ai]);
-                        auto &v = times[ai];
-                        double med = median(v);
-                        std::printf("%-13s %-9s %12llu %3ld %5ld %10.4f %10.4f %10.4f %9.1f\n",
-                                    al.name, dist.c_str(), (unsigned long long)n,
-                                    al.threaded ? t : 1L, o.runs,
-                                    *std::min_element(v.begin(), v.end()), med,
-                                    *std::max_element(v.begin(), v.end()), (double)n / med / 1e6);
-                    }
-                    std::fflush(stdout);
-                }
+            key_input in{orig,  keys, scratch, n, &counts, fingerprint_of(orig, n, gen_threads),
+                         &dist, gen_threads};
+            if ((rc = run_keys_input(o, in, &failures)) != 0) {
+                return rc;
             }
         }
     }

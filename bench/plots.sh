@@ -4,11 +4,16 @@
 # Runs nothing but gnuplot and bench/report.py, so `make plots` re-renders without re-measuring.
 #
 # bench/report.py computes the tables (one .dat file per plot, one column per back-end or
-# algorithm) and a manifest, one plot per line: kind, name, data file, columns, title, x label,
-# y label, log base of x and of y (0: linear), an optional reference line "value|label", the
-# style of each series ("RRGGBB/point type/dash type", comma separated: one fixed colour per
-# back-end, algorithm or phase in every plot), an optional xtics list (a tick at each measured
-# x, labelled 4Ki, 16Mi or P) and the bottom of a logarithmic y axis for bars.
+# algorithm, or three: its median and the fastest and slowest repetition, for error bars) and a
+# manifest, one plot per line: kind, name, data file, columns, title, x label, y label, log base
+# of x and of y (0: linear), an optional reference line "value|label", the style of each series
+# ("RRGGBB/point type/dash type", comma separated: one fixed colour and point type per
+# back-end, algorithm or phase in every plot, from a colour-blind-safe scheme), an optional
+# xtics list (a tick at each measured x, labelled 4 KiB, 16 MiB or P), the bottom of a
+# logarithmic y axis for bars, whether the series carry error bars (1) or not (0), an optional
+# ytics list (times labelled in µs, ms, s), an optional shaded region "x|label" from x on (more
+# ranks than cores), and the label of an optional shaded band behind the lines (the range of
+# every back-end: its low and high are then the data's first two columns).
 # The kinds are drawn by the three templates below.
 # Exit status: 0 done; 2 usage error or gnuplot missing.
 set -euo pipefail
@@ -56,41 +61,65 @@ EOF
 }
 
 # The axes: x ticks at the measured values, y logarithmic when the values span decades (bars
-# then start from ymin, a little below the least value, rather than from 0).
+# then start from ymin, a little below the least value, rather than from 0), y ticks labelled in
+# time units where given, and the shaded region of mark ("x|label").
 axes() {
-    local logx=$1 logy=$2 ticks=$3 ymin=$4
+    local logx=$1 logy=$2 ticks=$3 ymin=$4 yticks=$5 mark=$6
     [[ $logx == 0 ]] || echo "set logscale x $logx"
     [[ $ticks == - ]] || echo "set xtics $ticks"
     if [[ $logy != 0 ]]; then
         echo "set logscale y $logy; set format y '%g'"
         if [[ $ymin != - ]]; then echo "set yrange [$ymin:*]"; else echo "set yrange [*:*]"; fi
     fi
+    [[ $yticks == - ]] || echo "set ytics $yticks"
+    if [[ $mark != - ]]; then
+        echo "set object 1 rect from first ${mark%%|*}, graph 0 to graph 1, graph 1" \
+            "fillcolor rgb '#FDEBD3' fillstyle solid 1.0 noborder behind"
+        echo "set label 1 $(q "${mark#*|}") at first ${mark%%|*}, graph 0.96 left offset 0.5,0" \
+            "textcolor rgb 'gray30'"
+    fi
 }
 
-# "plot" and one clause per column 2..N, each in its series' own style: $3 is the "using" part
-# with COL standing for the column, $4 what the clause is drawn with ("" for bars).
+# One clause per series, each in its own style, its columns from $5 on, $6 columns apart: $3 is
+# the "using" part with COL, COL1 and COL2 standing for its columns, $4 what it is drawn with
+# ("" for bars).
 series() {
-    local data=$1 styles=$2 using=$3 with=$4 i=2 s colour pt dt extra clauses=()
+    local data=$1 styles=$2 using=$3 with=$4 i=$5 step=$6 s colour pt dt extra u clauses=()
     local -a style
     IFS=, read -ra style <<<"$styles"
     for s in "${style[@]}"; do
         IFS=/ read -r colour pt dt <<<"$s"
         extra=""
         [[ -z $with ]] || extra=" pointtype $pt dashtype $dt"
-        clauses+=("$(q "$data") using ${using//COL/$i} $with linecolor rgb '#$colour'$extra \
+        u=${using//COL2/$((i + 2))}
+        u=${u//COL1/$((i + 1))}
+        clauses+=("$(q "$data") using ${u//COL/$i} $with linecolor rgb '#$colour'$extra \
 title columnheader($i)")
-        i=$((i + 1))
+        i=$((i + step))
     done
     local IFS=,
-    echo "plot ${clauses[*]}"
+    echo "${clauses[*]}"
 }
 
-# One line per series over a numeric x.
+# One line per series over a numeric x, with error bars when the series carry them, over the
+# shaded band when there is one.
 template_lines() {
-    local data=$1 styles=$2 ref=$3 plot
+    local data=$1 styles=$2 ref=$3 errors=$4 band=$5 plot first=2
     # A margin on either side, so the first and last points and their tick labels show.
-    echo "set grid xtics; set offsets graph 0.03, graph 0.03, 0, 0"
-    plot=$(series "$data" "$styles" "1:COL" "with linespoints pointsize 0.9 linewidth 1.5")
+    echo "set grid xtics; set autoscale xfix; set offsets graph 0.03, graph 0.03, 0, 0"
+    plot="plot "
+    if [[ $band != - ]]; then
+        plot+="$(q "$data") using 1:2:3 with filledcurves fillcolor rgb '#E6E6E6'"
+        plot+=" fillstyle solid 1.0 title $(q "$band"), "
+        first=4
+    fi
+    if [[ $errors == 1 ]]; then
+        plot+=$(series "$data" "$styles" "1:COL:COL1:COL2" \
+            "with yerrorlines pointsize 0.9 linewidth 1.5" "$first" 3)
+    else
+        plot+=$(series "$data" "$styles" "1:COL" "with linespoints pointsize 0.9 linewidth 1.5" \
+            "$first" 1)
+    fi
     if [[ $ref != - ]]; then
         plot+=", ${ref%%|*} with lines dashtype 2 linecolor rgb 'gray40' title $(q "${ref#*|}")"
     fi
@@ -107,19 +136,28 @@ set style fill solid 0.85 border -1
 set boxwidth 0.7
 set xtics rotate by -30 left
 EOF
-    series "$data" "$styles" "COL:xtic(1)" ""
+    echo "plot $(series "$data" "$styles" "COL:xtic(1)" "" 2 1)"
 }
 
-# Groups of bars: one group per row, one bar per column (back-ends per pattern).
+# Groups of bars: one group per row, one bar per column (back-ends per pattern), each with its
+# error bar when the series carry them.
 template_clustered() {
-    local data=$1 styles=$2
+    local data=$1 styles=$2 errors=$3
+    if [[ $errors == 1 ]]; then
+        echo "set style histogram errorbars gap 1 linewidth 1"
+    else
+        echo "set style histogram clustered gap 1"
+    fi
     cat <<EOF
 set style data histograms
-set style histogram clustered gap 1
 set style fill solid 0.85 border -1
 set xtics rotate by -30 left
 EOF
-    series "$data" "$styles" "COL:xtic(1)" ""
+    if [[ $errors == 1 ]]; then
+        echo "plot $(series "$data" "$styles" "COL:COL1:COL2:xtic(1)" "" 2 3)"
+    else
+        echo "plot $(series "$data" "$styles" "COL:xtic(1)" "" 2 1)"
+    fi
 }
 
 plots=$results/plots
@@ -127,18 +165,19 @@ mkdir -p "$plots"
 # Plots are generated content: a plot whose data is gone must not linger.
 rm -f "$plots"/*.png "$plots"/*.svg
 count=0
-while IFS=$'\t' read -r kind name data _ title xlabel ylabel logx logy ref styles ticks ymin; do
+while IFS=$'\t' read -r kind name data _ title xlabel ylabel logx logy ref styles ticks ymin \
+    errors yticks mark band; do
     [[ $title != - ]] || title=""
     [[ $xlabel != - ]] || xlabel=""
     [[ $ylabel != - ]] || ylabel=""
     for term in png svg; do
         {
             preamble "$term" "$plots/$name.$term" "$title" "$xlabel" "$ylabel"
-            axes "$logx" "$logy" "$ticks" "$ymin"
+            axes "$logx" "$logy" "$ticks" "$ymin" "$yticks" "$mark"
             case $kind in
-            lines) template_lines "$data" "$styles" "$ref" ;;
+            lines) template_lines "$data" "$styles" "$ref" "$errors" "$band" ;;
             stacked) template_stacked "$data" "$styles" ;;
-            clustered) template_clustered "$data" "$styles" ;;
+            clustered) template_clustered "$data" "$styles" "$errors" ;;
             *) die "unknown plot kind ($kind)" ;;
             esac
         } >"$tmp/$name.$term.gp"

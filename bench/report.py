@@ -112,13 +112,41 @@ def fmt_bytes(b):
 
 
 def tick_bytes(b):
-    """A short axis label: 256, 2Ki, 64Mi (binary prefixes), 1.3Mi where not a whole unit."""
+    """An axis label in binary units: 256 B, 2 KiB, 64 MiB, 1.3 MiB where not a whole unit."""
     b = float(b)
-    for unit, size in (("Gi", 1 << 30), ("Mi", 1 << 20), ("Ki", 1 << 10)):
+    for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
         if b >= size:
             v = b / size
-            return ("%d%s" if v == int(v) else "%.1f%s" if v < 10 else "%.0f%s") % (v, unit)
-    return "%d" % b
+            return ("%d %s" if v == int(v) else "%.1f %s" if v < 10 else "%.0f %s") % (v, unit)
+    return "%d B" % b
+
+
+def tick_count(n):
+    """An axis label for a count: 256, 64 Ki, 16 Mi (binary prefixes)."""
+    return tick_bytes(n).replace("B", "").strip()
+
+
+def tick_time(s):
+    """An axis label in time units: 10 µs, 1 ms, 2.5 s."""
+    for unit, size in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6), ("ns", 1e-9)):
+        if s >= size * 0.999:
+            v = s / size
+            return ("%.0f %s" if abs(v - round(v)) < 1e-6 else "%.3g %s") % (v, unit)
+    return "%g s" % s
+
+
+def time_ticks(values):
+    """A gnuplot ytics list for times in seconds on a logarithmic axis: 1, 2 and 5 times the
+    powers of ten the values span (1, 10, 100 when they span many decades), labelled in µs, ms
+    or s."""
+    vals = [v for v in values if v is not None and v > 0]
+    if not vals:
+        return None
+    lo, hi = math.floor(math.log10(min(vals))), math.ceil(math.log10(max(vals)))
+    steps = (1, 2, 5) if hi - lo <= 3 else (1,)
+    ticks = [m * 10.0 ** e for e in range(lo, hi + 1) for m in steps]
+    ticks = [t for t in ticks if min(vals) / 2 <= t <= max(vals) * 2]
+    return "(%s)" % ", ".join('"%s" %.12g' % (tick_time(t), t) for t in ticks)
 
 
 def fmt_n(n):
@@ -141,6 +169,13 @@ def pattern_label(r):
     return r["pattern"] + (":" + r["param"] if r.get("param") else "")
 
 
+def scale_value(v, k):
+    """v (a number, None, or a (value, low, high) tuple) times k."""
+    if isinstance(v, tuple):
+        return tuple(None if x is None else x * k for x in v)
+    return None if v is None else v * k
+
+
 def write_dat(path, xname, columns, rows):
     """rows: [(x, [v or None per column])] -> tab separated with a header; '?' for missing."""
     with open(path, "w") as f:
@@ -149,14 +184,16 @@ def write_dat(path, xname, columns, rows):
             f.write("\t".join([str(x)] + ["?" if v is None else "%.9g" % v for v in vals]) + "\n")
 
 
-# One colour (and point type) per series, the same in every plot: back-ends, the local sorts
-# and the phases of a sort. Colours from Okabe and Ito's colour-blind-safe set, then Tableau's.
+# One colour and one point type per series, the same in every plot: back-ends, the local sorts
+# and the phases of a sort. The back-ends take Paul Tol's "muted" scheme (nine colours told apart
+# with every common colour-vision deficiency), black for the default and grey and teal, dashed,
+# for Open MPI's forced algorithms; each also has a point type of its own.
 SERIES_STYLE = {
     # exchange back-ends; Open MPI's own algorithms dashed
-    "alltoallv": ("0072B2", 7), "direct": ("E69F00", 5), "forward": ("009E73", 9),
-    "fullduplex": ("D55E00", 11), "pairwise": ("CC79A7", 13), "shift": ("56B4E9", 4),
-    "grid": ("8C564B", 6), "hypercube": ("7F7F7F", 8), "transpose": ("BCBD22", 10),
-    "ompi-linear": ("000000", 1), "ompi-pairwise": ("9467BD", 2),
+    "alltoallv": ("000000", 7), "direct": ("CC6677", 5), "forward": ("DDAA33", 9),
+    "fullduplex": ("882255", 11), "pairwise": ("117733", 13), "shift": ("88CCEE", 4),
+    "grid": ("332288", 6), "hypercube": ("999933", 8), "transpose": ("AA4499", 12),
+    "ompi-linear": ("44AA99", 1), "ompi-pairwise": ("777777", 2),
     # local sorts
     "sortex": ("0072B2", 7), "ips4o": ("E69F00", 5), "ips4o_par": ("D55E00", 11),
     "vqsort": ("009E73", 9), "boost_bis": ("CC79A7", 13), "boost_spread": ("56B4E9", 4),
@@ -197,23 +234,52 @@ class Plots:
         self.items = []
 
     def add(self, kind, name, xname, columns, rows, title, xlabel, ylabel, logx=0, logy=None,
-            ref=None, ticks=None):
-        """kind: lines, clustered or stacked; rows [(x, [value per column])]; logy None: log
-        base 10 when the values span decades (never for stacked bars, whose sums matter);
-        ticks: an xtics list (see xtics())."""
+            ref=None, ticks=None, errors=False, seconds=False, mark=None, band=None):
+        """kind: lines, clustered or stacked; rows [(x, [value per column])], or with errors
+        [(x, [(value, low, high) per column])]: error bars from the repetitions' spread; logy
+        None: log base 10 when the values span decades (never for stacked bars, whose sums
+        matter); ticks: an xtics list (see xtics()); seconds: the values are times, shown in
+        µs, ms or s; mark: (x, label), the region from x on shaded (the oversubscribed ranks);
+        band: (label, [(low, high) per row]), a shaded range behind the lines."""
         if not rows or not columns:
             return
-        vals = [v for _, vs in rows for v in vs if v is not None and v > 0]
+        flat = [(v[0] if isinstance(v, tuple) else v) for _, vs in rows for v in vs]
+        vals = [v for v in flat if v is not None and v > 0]
+        if band:
+            vals += [v for lh in band[1] for v in lh if v is not None and v > 0]
         if logy is None:
             logy = 10 if kind != "stacked" and vals and max(vals) > self.LOG_SPAN * min(vals) else 0
         # Bars on a log axis start from the bottom of the axis: a little below the least value.
         ymin = "%.3g" % (min(vals) / 1.5) if logy and vals and kind != "lines" else "-"
+        yticks = "-"
+        if seconds and logy:
+            yticks = time_ticks(vals) or "-"
+        elif seconds and vals:
+            # A linear axis: the values in the unit their largest one reads best in.
+            unit, size = next((u, z) for u, z in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6))
+                              if max(vals) >= z or u == "µs")
+            rows = [(x, [scale_value(v, 1 / size) for v in vs]) for x, vs in rows]
+            if band:
+                band = (band[0], [scale_value(lh, 1 / size) for lh in band[1]])
+            ylabel = "%s, %s" % (ylabel, unit) if ylabel else unit
         dat = os.path.join(self.outdir, name + ".dat")
-        write_dat(dat, xname, columns, rows)
+        cols, out = [], []
+        if band:
+            cols += [band[0] + " (low)", band[0] + " (high)"]
+        for c in columns:
+            cols += [c, c + " (min)", c + " (max)"] if errors else [c]
+        for i, (x, vs) in enumerate(rows):
+            line = list(band[1][i]) if band else []
+            for v in vs:
+                line += list(v) if errors else [v]
+            out.append((x, line))
+        write_dat(dat, xname, cols, out)
         # Empty fields would vanish when the shell splits on tabs: "-" stands for "none".
-        self.items.append([kind, name, dat, str(len(columns) + 1), title or "-", xlabel or "-",
+        self.items.append([kind, name, dat, str(len(cols) + 1), title or "-", xlabel or "-",
                            ylabel or "-", str(logx), str(logy), "%g|%s" % ref if ref else "-",
-                           series_style(columns), ticks or "-", ymin])
+                           series_style(columns), ticks or "-", ymin, "1" if errors else "0",
+                           yticks, "%g|%s" % mark if mark else "-",
+                           band[0] if band else "-"])
 
     def write(self):
         with open(os.path.join(self.outdir, "plots.tsv"), "w") as f:
@@ -390,6 +456,42 @@ def localsort_data(results):
 
 # ---- tables: the data files behind the plots ---------------------------------------------------
 
+def t3(rows, **want):
+    """(median, minimum, maximum) over repetitions of the row that matches want, or None."""
+    for r in rows:
+        if all(str(r.get(k)) == str(v) for k, v in want.items()):
+            return (num(r["t_med_s"]), num(r["t_min_s"]), num(r["t_max_s"]))
+    return None
+
+
+def spread_band(per_x):
+    """(fastest median, slowest median) over the back-ends at each x: the shaded range."""
+    out = []
+    for ts in per_x:
+        meds = [t[0] for t in ts if t and t[0]]
+        out.append((min(meds), max(meds)) if meds else (None, None))
+    return out
+
+
+def oversub(meta, P=None):
+    """' (oversubscribed: P ranks on C cores)' when a one-node file ran more ranks than cores."""
+    if meta.get("oversubscribed") != "yes":
+        return ""
+    return " (%s ranks on %s cores)" % (P or meta.get("P", "?"), meta.get("cores", "?"))
+
+
+def fastest_often(rows, bks, label, vols):
+    """The back-end fastest (least median) at the most of vols for the pattern label."""
+    wins = {}
+    for v in vols:
+        t = case_times(rows, label, v)
+        if t:
+            best = min(t, key=lambda b: t[b][0] or 1e300)
+            wins[best] = wins.get(best, 0) + 1
+    return max((b for b in bks if b in wins and b not in OMPI_BASELINES), key=lambda b: wins[b],
+               default=None)
+
+
 def cmd_tables(results, outdir):
     plots = Plots(outdir)
     sizes, skew, dists, _ = exchange_data(results)
@@ -397,31 +499,66 @@ def cmd_tables(results, outdir):
     for e in sizes:
         P, rows, bks = e["P"], e["rows"], e["backends"]
         variant = ", " + e["variant"] if e["variant"] else ""
+        over = oversub(e["meta"], P)
         if len(e["volumes"]) > 1:
             pat = "bucket" if any(r["pattern"] == "bucket" for r in rows) else rows[0]["pattern"]
-            data = [(v, [t_of(rows, backend=b, pattern=pat, bytes_per_rank=v) for b in bks])
-                    for v in e["volumes"]]
-            ticks = xtics(e["volumes"], tick_bytes)
-            plots.add("lines", "exchange_time_vs_bytes_" + e["tag"], "bytes", bks, data,
-                      "Exchange time vs volume, pattern %s, P = %d%s" % (pat, P, variant),
-                      "bytes sent per rank", "median time (s), slowest rank", 2, 10,
-                      ticks=ticks)
-            # OSU's view: bandwidth per rank against the message volume.
-            bw = [(v, [v / t / 2.0**20 if t else None for t in ts]) for v, ts in data]
-            plots.add("lines", "exchange_bandwidth_" + e["tag"], "bytes", bks, bw,
-                      "Bandwidth per rank, pattern %s, P = %d%s (bytes per rank / median time)"
-                      % (pat, P, variant), "bytes sent per rank", "MiB/s per rank", 2, 10,
-                      ticks=ticks)
+            vols = e["volumes"]
+            ticks = xtics(vols, tick_bytes)
+            per = [[t3(rows, backend=b, pattern=pat, bytes_per_rank=v) for b in bks] for v in vols]
+            band = spread_band(per)
+            # How long: the default, the back-end fastest most often, and the range of them all.
+            best = fastest_often(rows, bks, pat, vols)
+            shown = [b for b in dict.fromkeys(["alltoallv", best]) if b in bks]
+            data = [(v, [per[i][bks.index(b)] or (None, None, None) for b in shown])
+                    for i, v in enumerate(vols)]
+            plots.add("lines", "exchange_time_vs_bytes_" + e["tag"], "bytes", shown, data,
+                      "Exchange time vs volume, %s, P = %d%s%s" % (pat, P, over, variant),
+                      "bytes sent per rank", "median time, slowest rank (bars: fastest to"
+                      " slowest repetition)", 2, 10, ticks=ticks, errors=True, seconds=True,
+                      band=("range of every back-end", band))
+            # Which is faster than the default, by how much: each back-end over alltoallv.
+            if "alltoallv" in bks:
+                others = [b for b in bks if b != "alltoallv"]
+                rel = []
+                for i, v in enumerate(vols):
+                    ref = per[i][bks.index("alltoallv")]
+                    cells = []
+                    for b in others:
+                        t = per[i][bks.index(b)]
+                        cells.append((t[0] / ref[0], t[1] / ref[0], t[2] / ref[0])
+                                     if t and ref and ref[0] else (None, None, None))
+                    rel.append((v, cells))
+                plots.add("lines", "exchange_vs_alltoallv_" + e["tag"], "bytes", others, rel,
+                          "Each back-end's time over alltoallv's, pattern %s, P = %d%s%s" % (
+                              pat, P, over, variant), "bytes sent per rank",
+                          "median time / alltoallv's median (below 1: faster)", 2, 2,
+                          ref=(1, "alltoallv"), ticks=ticks, errors=True)
+            # OSU's view: bandwidth per rank against the message volume, the default and range.
+            bw = [(v, [tuple(v / x / 2.0**20 if x else None for x in (t[0], t[2], t[1]))
+                       if t else (None, None, None) for t in (per[i][bks.index(b)]
+                                                              for b in shown)])
+                  for i, v in enumerate(vols)]
+            bwband = [(v / hi / 2.0**20 if hi else None, v / lo / 2.0**20 if lo else None)
+                      for v, (lo, hi) in zip(vols, band)]
+            plots.add("lines", "exchange_bandwidth_" + e["tag"], "bytes", shown, bw,
+                      "Bandwidth per rank, pattern %s, P = %d%s%s (bytes per rank / median time)"
+                      % (pat, P, over, variant), "bytes sent per rank", "MiB/s per rank", 2, 10,
+                      ticks=ticks, errors=True, band=("range of every back-end", bwband))
         top = e["volumes"][-1]
         labels = list(dict.fromkeys(pattern_label(r) for r in rows))
         data = []
         for lab in labels:
-            vals = [median([num(r["t_med_s"]) for r in rows if pattern_label(r) == lab and
-                            r["backend"] == b and int(r["bytes_per_rank"]) == top]) for b in bks]
-            data.append((lab, [v * 1e3 if v is not None else None for v in vals]))
+            cells = []
+            for b in bks:
+                t = [num_t for num_t in (t3([r for r in rows if pattern_label(r) == lab],
+                                            backend=b, bytes_per_rank=top),)][0]
+                cells.append(tuple(x * 1e3 for x in t) if t and t[0] else (None, None, None))
+            data.append((lab, cells))
         plots.add("clustered", "exchange_patterns_" + e["tag"], "pattern", bks, data,
-                  "Exchange time per pattern, %s per rank, P = %d%s" % (
-                      fmt_bytes(top), P, variant), "", "median time (ms), slowest rank")
+                  "Exchange time per pattern, %s per rank, P = %d%s%s" % (
+                      fmt_bytes(top), P, over, variant), "",
+                  "median time (ms), slowest rank; bars: fastest to slowest repetition",
+                  errors=True)
 
     # Time vs P: equal blocks at the largest volume every sizes file that goes to 1 MiB has.
     big = [e for e in sizes if e["volumes"][-1] >= 1 << 20 and not e["variant"]]
@@ -430,31 +567,52 @@ def cmd_tables(results, outdir):
         vol = max(common)
         bks = list(dict.fromkeys(b for e in big for b in e["backends"]))
         big.sort(key=lambda e: e["P"])
-        data = [(e["P"], [t_of(e["rows"], backend=b, pattern="bucket", bytes_per_rank=vol)
-                          for b in bks]) for e in big]
-        plots.add("lines", "exchange_time_vs_p", "P", bks, data,
+        per = [[t3(e["rows"], backend=b, pattern="bucket", bytes_per_rank=vol) for b in bks]
+               for e in big]
+        best = max((b for b in bks if b not in OMPI_BASELINES),
+                   key=lambda b: sum(1 for ts in per if ts[bks.index(b)] and
+                                          ts[bks.index(b)][0] == min(t[0] for t in ts if t)))
+        shown = [b for b in dict.fromkeys(["alltoallv", best]) if b in bks]
+        cores = num(big[0]["meta"].get("cores"), 0)
+        over = [e["P"] for e in big if e["meta"].get("oversubscribed") == "yes"]
+        plots.add("lines", "exchange_time_vs_p", "P", shown,
+                  [(e["P"], [per[i][bks.index(b)] or (None, None, None) for b in shown])
+                   for i, e in enumerate(big)],
                   "Exchange time vs P, equal blocks (bucket), %s per rank" % fmt_bytes(vol),
-                  "P (ranks)", "median time (s), slowest rank",
-                  ticks=xtics([e["P"] for e in big], str))
+                  "P (ranks)", "median time, slowest rank (bars: fastest to slowest repetition)",
+                  ticks=xtics([e["P"] for e in big], str), errors=True, seconds=True,
+                  band=("range of every back-end", spread_band(per)),
+                  mark=(min(over) - 0.5, "more ranks than the %d cores" % cores) if over else None)
 
     # The sort's own matrices: time per input at each P, and, per byte of h, the spread over
     # the inputs against P (skew apart from volume).
     for e in dists:
         inputs, summ = dists_summary(e)
         bks = [b for b in e["backends"] if b in summ]
-        plots.add("clustered", "exchange_dists_p%d" % e["P"], "input", bks,
-                  [(d, [summ[b][0].get(d, 0) * 1e3 or None for b in bks]) for d in inputs],
-                  "Exchange time on the sort's count matrices, %s per rank, P = %d" % (
-                      fmt_bytes(e["volumes"][-1]), e["P"]), "datagen input",
-                  "median time (ms), slowest rank")
+        vol = e["volumes"][-1]
+        data = []
+        for d in inputs:
+            cells = []
+            for b in bks:
+                t = t3(e["rows"], backend=b, pattern="sort", param=d, bytes_per_rank=vol)
+                cells.append(tuple(x * 1e3 for x in t) if t and t[0] else (None, None, None))
+            data.append((d, cells))
+        plots.add("clustered", "exchange_dists_p%d" % e["P"], "input", bks, data,
+                  "Exchange time on the sort's count matrices, %s per rank, P = %d%s" % (
+                      fmt_bytes(vol), e["P"], oversub(e["meta"], e["P"])), "datagen input",
+                  "median time (ms), slowest rank; bars: fastest to slowest repetition",
+                  errors=True)
     if len(dists) > 1:
         bks = list(dict.fromkeys(b for e in dists for b in e["backends"]))
         spreads = [(e["P"], per_h_spread(e)) for e in dists]
+        cores = num(dists[0]["meta"].get("cores"), 0)
+        over = [e["P"] for e in dists if e["meta"].get("oversubscribed") == "yes"]
         plots.add("lines", "exchange_dists_spread", "P", bks,
                   [(P, [sp.get(b, (None,))[0] for b in bks]) for P, sp in spreads],
                   "Skew apart from volume: spread over the inputs of time per byte of h "
                   "(slowest / fastest)", "P (ranks)", "max / min over inputs of t / h",
-                  ticks=xtics([P for P, _ in spreads], str))
+                  ticks=xtics([P for P, _ in spreads], str),
+                  mark=(min(over) - 0.5, "more ranks than the %d cores" % cores) if over else None)
 
     for e in skew:
         P, rows, bks = e["P"], e["rows"], e["backends"]
@@ -467,18 +625,35 @@ def cmd_tables(results, outdir):
             sel = {(x, b): [r for r in rows if r["pattern"] == pat and num(r["param"]) == x and
                             r["backend"] == b and int(r["bytes_per_rank"]) == vol]
                    for x in params for b in bks}
-            data = [(x, [median([num(r["t_med_s"]) for r in sel[(x, b)]]) for b in bks])
-                    for x in params]
-            plots.add("lines", "exchange_skew_%s_p%d" % (pat, P), pat, bks, data,
-                      "Exchange time vs skew (%s), %s per rank, P = %d" % (pat, fmt_bytes(vol), P),
-                      xlabel, "median time (s), slowest rank")
+            per = [[(num(sel[(x, b)][0]["t_med_s"]), num(sel[(x, b)][0]["t_min_s"]),
+                     num(sel[(x, b)][0]["t_max_s"])) if sel[(x, b)] else None for b in bks]
+                   for x in params]
+            best = fastest_often(rows, bks, pat + ":" + sel[(params[-1], bks[0])][0]["param"]
+                                 if sel[(params[-1], bks[0])] else pat, [vol])
+            shown = [b for b in dict.fromkeys(["alltoallv", best]) if b in bks]
+            plots.add("lines", "exchange_skew_%s_p%d" % (pat, P), pat, shown,
+                      [(x, [per[i][bks.index(b)] or (None, None, None) for b in shown])
+                       for i, x in enumerate(params)],
+                      "Exchange time vs skew (%s), %s per rank, P = %d%s" % (
+                          pat, fmt_bytes(vol), P, oversub(e["meta"], P)),
+                      xlabel, "median time, slowest rank (bars: fastest to slowest repetition)",
+                      errors=True, seconds=True, band=("range of every back-end", spread_band(per)))
             # The same per byte of h: what skew costs beyond the volume it puts on one rank.
-            norm = [(x, [median([num(r["t_med_s"]) / int(r["h_bytes"]) * 2**30
-                                 for r in sel[(x, b)] if int(r["h_bytes"])]) for b in bks])
-                    for x in params]
+            norm = []
+            for i, x in enumerate(params):
+                cells = []
+                for b in bks:
+                    r = sel[(x, b)][0] if sel[(x, b)] else None
+                    h = int(r["h_bytes"]) if r else 0
+                    cells.append(tuple(num(r[c]) / h * 2**30 for c in ("t_med_s", "t_min_s",
+                                                                        "t_max_s"))
+                                 if h else (None, None, None))
+                norm.append((x, cells))
             plots.add("lines", "exchange_skew_%s_per_h_p%d" % (pat, P), pat, bks, norm,
-                      "Exchange time per GiB of h vs skew (%s), %s per rank, P = %d" % (
-                          pat, fmt_bytes(vol), P), xlabel, "seconds per GiB of h", logy=0)
+                      "Exchange time per GiB of h vs skew (%s), %s per rank, P = %d%s" % (
+                          pat, fmt_bytes(vol), P, oversub(e["meta"], P)), xlabel,
+                      "seconds per GiB of h (bars: fastest to slowest repetition)", logy=0,
+                      errors=True)
 
     sort = load_suite(results, "sort")
     if sort:
@@ -524,14 +699,14 @@ def sort_plots(plots, groups):
                     for n in ns]
             plots.add("lines", "sort_time_vs_n", "n", bks, data,
                       "Sort time vs n (uniform, P = %d x %d threads)" % (P, T),
-                      "keys (Ki = 2^10, Mi = 2^20)", "median total time (s), slowest rank", 2,
-                      10, ticks=xtics(ns, tick_bytes))
+                      "keys (Ki = 2^10, Mi = 2^20)", "median total time, slowest rank", 2,
+                      10, ticks=xtics(ns, tick_count), seconds=True)
             mem = [(n, [groups.get((b, "uniform", n, P, T), {}).get("bytes_per_key")
                         for b in bks]) for n in ns]
             plots.add("lines", "sort_memory_per_key", "n", bks, mem,
                       "Peak RSS summed over ranks per key (uniform, P = %d x %d)" % (P, T),
                       "keys (Ki = 2^10, Mi = 2^20)", "bytes per key", 2, 10,
-                      ref=(MEM_GOAL_BYTES_PER_KEY, "2.2 x input"), ticks=xtics(ns, tick_bytes))
+                      ref=(MEM_GOAL_BYTES_PER_KEY, "2.2 x input"), ticks=xtics(ns, tick_count))
         # Phases at the largest n run with several distributions: every back-end on uniform
         # keys, and the first back-end on every distribution (two plots of a few bars each).
         by_n = {}
@@ -545,14 +720,15 @@ def sort_plots(plots, groups):
             plots.add("stacked", "sort_phases", "backend", PHASES, bars,
                       "Sort phases per back-end, uniform keys, n = %s, P = %d x %d (median of "
                       "launches, slowest rank per phase)" % (fmt_n(n), P, T), "back-end",
-                      "seconds")
+                      "time", seconds=True)
             dists = sorted(by_n[n], key=lambda d: (d != "uniform", d))
             bars = [(d, [groups[(bks[0], d, n, P, T)][p + "_s"] for p in PHASES])
                     for d in dists if (bks[0], d, n, P, T) in groups]
             if len(bars) > 1:
                 plots.add("stacked", "sort_phases_dists", "dist", PHASES, bars,
                           "Sort phases per distribution, %s, n = %s, P = %d x %d (median of "
-                          "launches)" % (bks[0], fmt_n(n), P, T), "distribution", "seconds")
+                          "launches)" % (bks[0], fmt_n(n), P, T), "distribution", "time",
+                          seconds=True)
     # Time vs P (one thread per rank).
     cands = {}
     for k in groups:
@@ -566,7 +742,8 @@ def sort_plots(plots, groups):
                     for p in Ps]
             plots.add("lines", "sort_time_vs_p", "P", bks, data,
                       "Sort time vs P (uniform, n = %s, 1 thread per rank)" % fmt_n(n),
-                      "P (ranks)", "median total time (s), slowest rank", ticks=xtics(Ps, str))
+                      "P (ranks)", "median total time, slowest rank", ticks=xtics(Ps, str),
+                      seconds=True)
 
 
 # ---- the README ------------------------------------------------------------------------------
@@ -712,6 +889,8 @@ def readme_exchange(doc, results):
         doc.image(results, "exchange_patterns_" + e["tag"], "exchange time per pattern, P = %d" % P)
         doc.image(results, "exchange_time_vs_bytes_" + e["tag"],
                   "exchange time vs volume, P = %d" % P)
+        doc.image(results, "exchange_vs_alltoallv_" + e["tag"],
+                  "each back-end's time over alltoallv's, P = %d" % P)
         doc.image(results, "exchange_bandwidth_" + e["tag"], "bandwidth per rank, P = %d" % P)
         labels = list(dict.fromkeys(pattern_label(r) for r in rows))
         table, wins, per_h = [], {b: 0 for b in bks}, {}
@@ -906,12 +1085,14 @@ def cite(times, backends):
 
 
 def evidence(sub, entry, label, vol, times, backends):
-    """One cited case: the pattern, the volume, the file, the times of backends, and the verdict
-    of the rule on it (what tests/60-bench.bats checks against the CSV files)."""
+    """One cited case: the pattern, the volume, the file, the times of the fastest back-end and
+    of backends, and the verdict of the rule on it (what tests/60-bench.bats checks against the
+    CSV files)."""
     path = os.path.join(sub, entry["file"]) if sub else entry["file"]
-    _, within, winner = verdict(times)
+    best, within, winner = verdict(times)
+    shown = list(dict.fromkeys(([best] if best else []) + list(backends)))
     return "`%s` at %s per rank [%s](%s): %s; %s" % (
-        label, fmt_bytes(vol), os.path.basename(path), path, cite(times, backends),
+        label, fmt_bytes(vol), os.path.basename(path), path, cite(times, shown),
         "winner `%s`" % winner if winner else "within noise: %s" % ", ".join(
             "`%s`" % b for b in within))
 
@@ -925,17 +1106,162 @@ def group_summary(cases, bks):
     return cnt, slow
 
 
+def all_within(cases, bks):
+    """How many of cases have every one of bks within noise of the fastest."""
+    return sum(1 for t, v in cases if all(b in v[1] for b in bks if b in t))
+
+
 def summary_cells(cases, bks):
-    """The 'use', 'alltoallv and Open MPI' and 'avoid' cells of a findings row."""
+    """The 'use', 'alltoallv and Open MPI' and 'avoid' cells of a findings row. 'use' names
+    back-ends one can pass to --exchange, and none when in most cases every one of them is
+    within noise of the fastest (then any will do, and naming one would be noise)."""
     cnt, slow = group_summary(cases, bks)
     n = len(cases)
+    mine = [b for b in bks if b not in OMPI_BASELINES]
     order = sorted(bks, key=lambda b: (-cnt[b], slow[b] or 1e9))
-    use = ", ".join("`%s` %d/%d" % (b, cnt[b], n) for b in order[:3] if cnt[b])
+    tied = all_within(cases, mine)
+    if n and 2 * tied > n:
+        use = "any: every back-end within noise in %d/%d" % (tied, n)
+    else:
+        use = ", ".join("`%s` %d/%d" % (b, cnt[b], n) for b in order if b in mine and cnt[b])
+        use = ", ".join(use.split(", ")[:3])
     mpi = "; ".join("`%s` %d/%d, %.2f×" % (b, cnt[b], n, slow[b]) for b in
                     ("alltoallv",) + OMPI_BASELINES if b in bks and slow[b])
     avoid = ", ".join("`%s` %.1f×" % (b, slow[b]) for b in order
                       if cnt[b] == 0 and slow[b] and slow[b] >= 1.5)
     return order, use or "-", mpi or "-", avoid or "-"
+
+
+def ompi_settings(sets):
+    """{label: the MCA settings of Open MPI's forced algorithm}, from the files' descriptions:
+    how to run what an ompi-* row measured."""
+    out = {}
+    for _, _, data in sets:
+        for group in data[:3]:
+            for e in group:
+                for label, text in e["meta"].get("ompi_baselines", {}).items():
+                    m = re.findall(r"--mca (\S+) (\S+)", text)
+                    if m:
+                        out[label] = " ".join("OMPI_MCA_%s=%s" % kv for kv in m)
+    return out
+
+
+def beats_default(cases, bks, base="alltoallv"):
+    """The back-end that beat base beyond the noise (its median below base's minimum) in the
+    most of cases, how often, and the median of base's time over its own there."""
+    best, score = None, (0, 0.0)
+    for b in bks:
+        if b == base or b in OMPI_BASELINES:
+            continue
+        won = [t[base][0] / t[b][0] for t, _ in cases
+               if b in t and base in t and t[b][0] and t[b][0] < t[base][1]]
+        if (len(won), median(won) or 0) > score:
+            best, score = b, (len(won), median(won) or 0)
+    return best, score[0], score[1]
+
+
+def quantile(xs, q):
+    xs = sorted(x for x in xs if x is not None)
+    return xs[min(len(xs) - 1, int(q * len(xs)))] if xs else None
+
+
+def xmodel_summaries(results):
+    """[(set directory, its name, summary, meta)] of the xmodel suite's files under results:
+    predictions within 0.67..1.5 (all, and out of sample), auto's and alltoallv's regret, from
+    xmodel/model.csv and auto.csv alone (bench/xfit.py's summary() computes the same)."""
+    out = []
+    for sub in SUBSETS:
+        d = os.path.join(results, sub, "xmodel")
+        if not (os.path.exists(os.path.join(d, "model.csv")) and
+                os.path.exists(os.path.join(d, "auto.csv"))):
+            continue
+        meta, mrows = read_results(os.path.join(d, "model.csv"))
+        _, arows = read_results(os.path.join(d, "auto.csv"))
+        inband = lambda x: x is not None and 0.67 <= x <= 1.5  # noqa: E731
+        reg = [r for r in mrows if r["backend"] not in OMPI_BASELINES]
+        base = [r for r in mrows if r["backend"] in OMPI_BASELINES]
+        auto = [num(a["regret"]) for a in arows]
+        cv = [num(a["cv_regret"]) for a in arows]
+        ref = [num(a["alltoallv_regret"]) for a in arows if a["alltoallv_regret"]]
+        s = {"cases": len(reg), "within": sum(inband(num(r["ratio"])) for r in reg),
+             "within_cv": sum(inband(num(r["cv_ratio"])) for r in reg),
+             "baseline_cases": len(base),
+             "baseline_within": sum(inband(num(r["ratio"])) for r in base),
+             "auto_cases": len(arows), "regret_median": median(auto) or 0,
+             "regret_p90": quantile(auto, 0.9) or 0, "regret_max": max(auto) if auto else 0,
+             "cv_regret_median": median(cv) or 0, "cv_regret_p90": quantile(cv, 0.9) or 0,
+             "alltoallv_median": median(ref) or 0, "alltoallv_p90": quantile(ref, 0.9) or 0}
+        out.append((sub, sub or "one node", s, meta))
+    return out
+
+
+# A back-end is named in the findings' first paragraph when it beats alltoallv beyond the noise
+# in most cases of a group by at least this factor (the median of alltoallv's time over its).
+LEAD_GAIN = 1.1
+
+
+def set_links(results, sub):
+    """The links label of a result set ("one node", "cluster, full-duplex 1gbit links")."""
+    data = exchange_data(os.path.join(results, sub) if sub else results)
+    metas = [e["meta"] for group in data[:3] for e in group]
+    return links_of(metas[0]) if metas else (sub or "one node")
+
+
+def findings_lead(doc, results, beats):
+    """The first paragraph: the default to use, how it fared, and the cases that beat it.
+    beats: [(links, back-end, P, pair class, k, n, gain)] from the findings table."""
+    xm = xmodel_summaries(results)
+    if xm:
+        names = [set_links(results, sub) for sub, _, _, _ in xm]
+        where = lambda n: "on one node" if n == "one node" else \
+            "on the emulated " + n.replace("cluster, ", "cluster with ")  # noqa: E731
+        doc.p("**Default: `sortex --exchange auto`.** It prices every back-end with its cost"
+              " model on the sort's own count matrix and the machine file, and runs the"
+              " cheapest. Over the fastest back-end's time, in the cases of the exchange"
+              " benchmark below where every back-end was measured, its pick took a median of"
+              " %s. The plain default, `alltoallv`, took %s." % (
+                  "; ".join("%.2f× and at most %.2f× in 90%% of cases %s (%d cases)" % (
+                      s["regret_median"], s["regret_p90"], where(n), s["auto_cases"])
+                            for n, (_, _, s, _) in zip(names, xm)),
+                  "; ".join("%.2f× and %.2f×" % (s["alltoallv_median"], s["alltoallv_p90"])
+                            for _, _, s, _ in xm)),
+              "On another machine, measure it once first: `mpirun -np P sortex-sched"
+              " --calibrate > ~/.config/sortex/machine.txt` on the nodes you sort on; without"
+              " that file auto prices with this machine's constants, and `sortex -v` says so.")
+    else:
+        doc.p("**Default: `sortex --exchange auto`**, which prices every back-end with its cost"
+              " model (`bench/run --suites xmodel` measures how well; it has not run on these"
+              " results).")
+    groups = {}
+    for links, b, P, c, k, n, gain in beats:
+        groups.setdefault((links, b), []).append((P, c, gain))
+    if groups:
+        items = []
+        for (links, b), where in groups.items():
+            classes = {}
+            for P, c, gain in where:
+                classes.setdefault(c, []).append((P, gain))
+            parts = ["P = %s at %s a pair" % (p_range([P for P, _ in ps]), PAIR_CLASSES[c][1])
+                     for c, ps in sorted(classes.items())]
+            gains = [g for _, _, g in where]
+            items.append("%s: `--exchange %s` (%s; `alltoallv` took %.1f× to %.1f× as long)" % (
+                links, b, "; ".join(parts), min(gains), max(gains)))
+        doc.p("**Where a named back-end beats `alltoallv`** (beyond the noise in most cases of"
+              " a row of the table below, by %.1f× or more; auto finds these too): %s."
+              " **Everywhere else keep the default**: the other back-ends are within noise of"
+              " `alltoallv`, within 10%% of it, or slower (`transpose` always, 2-5×)."
+              % (LEAD_GAIN, "; ".join(items)))
+
+
+def p_range(ps):
+    """'3', '2 and 4', '2 to 6' for a list of P."""
+    ps = sorted(set(ps))
+    if len(ps) == 1:
+        return str(ps[0])
+    if len(ps) == 2:
+        return "%d and %d" % tuple(ps)
+    return "%d to %d" % (ps[0], ps[-1]) if ps[-1] - ps[0] == len(ps) - 1 else \
+        ", ".join(str(p) for p in ps)
 
 
 def readme_findings(doc, results):
@@ -950,21 +1276,8 @@ def readme_findings(doc, results):
             sets.append((sub, links_of(metas[0]), data))
     if not sets:
         return
-    doc.h(2, "Findings: which back-end when")
-    doc.p("Read off the exchange micro-benchmark (`sortex-xbench`: every back-end on the same",
-          "count matrices, interleaved within each repetition) on %s; generated from the CSV" %
-          " and ".join(links for _, links, _ in sets),
-          "files, like everything on this page. " + NOISE_RULE)
-    doc.p("**By P, bytes per pair and links.** Each row gathers the cases (count matrix ×"
-          " volume) of one results file whose bytes per pair (bytes per rank / P) fall in one"
-          " range, skewed matrices included. *Use*: the back-ends within noise of the fastest in"
-          " the most cases (k/n). *alltoallv*: the MPI library's own call, its count and its"
-          " median time over the fastest's (the median over the cases)%s. *Avoid*: never"
-          " within noise, and at least 1.5× the fastest. *Evidence*: the case at the largest"
-          " volume of the row, median (minimum) time of the slowest rank." % (
-              ", and Open MPI's forced algorithms (`ompi-linear`, `ompi-pairwise`) where"
-              " measured"))
-    table = []
+    doc.h(2, "Findings: which back-end to use")
+    table, beats = [], []
     for sub, links, (sizes, _, _, _) in sets:
         for e in sorted((e for e in sizes if not e["variant"]), key=lambda e: e["P"]):
             labels = list(dict.fromkeys(pattern_label(r) for r in e["rows"]))
@@ -981,9 +1294,31 @@ def readme_findings(doc, results):
                 table.append([links, str(e["P"]), "%s (%s)" % (PAIR_CLASSES[c][1], ", ".join(
                     fmt_bytes(v // e["P"]) for v in vols)), str(len(cases)), use, mpi, avoid,
                     evidence(sub, e, lab, vols[-1], t, shown)])
+                b, k, r = beats_default(cases, e["backends"])
+                if b and 2 * k > len(cases) and r >= LEAD_GAIN:
+                    beats.append((links, b, e["P"], c, k, len(cases), r))
+    findings_lead(doc, results, beats)
+    doc.p("Read off the exchange micro-benchmark (`sortex-xbench`: every back-end on the same",
+          "count matrices, interleaved within each repetition) on %s; generated from the CSV" %
+          " and ".join(links for _, links, _ in sets),
+          "files, like everything on this page. " + NOISE_RULE)
+    settings = ompi_settings(sets)
+    doc.p("**By P, bytes per pair and links.** Each row gathers the cases (count matrix ×"
+          " volume) of one results file whose bytes per pair (bytes per rank / P) fall in one"
+          " range, skewed matrices included. *Use*: the back-ends (`--exchange NAME`) within"
+          " noise of the fastest in the most cases (k/n), or *any* when in most cases every one"
+          " of them is. *alltoallv*: the MPI library's own call, its count and its median time"
+          " over the fastest's (the median over the cases)%s. *Avoid*: never within noise, and"
+          " at least 1.5× the fastest. *Evidence*: the case at the largest volume of the row,"
+          " median (minimum) time of the slowest rank, the fastest back-end first." % (
+              "; beside it Open MPI's own algorithms forced for `--exchange alltoallv`: %s" %
+              "; ".join("`%s` is `%s sortex --exchange alltoallv` (`mpirun -x` each variable"
+                        " to the ranks)" % (k, v) for k, v in sorted(settings.items()))
+              if settings else ""))
     doc.table(["links", "P", "bytes per pair (measured)", "cases", "use", "alltoallv", "avoid",
                "evidence: median (minimum)"], table)
     readme_findings_skew(doc, sets)
+    readme_xmodel(doc, results)
     readme_findings_limits(doc, results, sets)
 
 
@@ -1038,6 +1373,87 @@ def readme_findings_skew(doc, sets):
           " matrices, *use* counts the inputs where a back-end was within noise of the fastest.")
     doc.table(["links", "P", "case", "fastest (skewed) / use", "time per byte of h: skewed over"
                " balanced", "evidence: median (minimum)"], table)
+
+
+def readme_xmodel(doc, results):
+    """How well the exchange models predict the benchmark, and what --exchange auto's choice
+    costs against the fastest back-end, from the xmodel suite's files."""
+    xm = xmodel_summaries(results)
+    if not xm:
+        return
+    how = {}
+    for sub, _, _, m in xm:
+        how.setdefault(m.get("constants", "?"), []).append(set_links(results, sub))
+    doc.p("**How well the cost model predicts, and what auto's choice costs.** `bench/run"
+          " --suites xmodel` (`bench/xfit.py`) asked `sortex-sched` for every measured case"
+          " (pattern × volume × P) what each back-end puts on its critical path, and fitted"
+          " each back-end's factors on start-ups, bytes, copies and synchronisations (%s)."
+          " *Within*: measured over predicted within %.2f to %.2f. *Out of sample*: the same"
+          " with constants and factors fitted on the other four of five folds of cases."
+          " *Regret*: the measured time of the back-end with the least prediction over the"
+          " fastest measured, for every case where every back-end was measured; a regret"
+          " within noise (the pick's fastest repetition at or below the fastest's median) is"
+          " counted as measured all the same." % (
+              "; ".join("%s: %s" % (" and ".join(v), k) for k, v in how.items()), 0.67, 1.5))
+    rows = []
+    for sub, k, s, _ in xm:
+        d = os.path.join(sub, "xmodel") if sub else "xmodel"
+        rows.append([set_links(results, sub), "%d/%d (%.0f%%)" % (s["within"], s["cases"],
+                                            100.0 * s["within"] / max(s["cases"], 1)),
+                     "%d/%d (%.0f%%)" % (s["within_cv"], s["cases"],
+                                         100.0 * s["within_cv"] / max(s["cases"], 1)),
+                     "%d" % s["auto_cases"],
+                     "%.3f, %.3f, %.2f" % (s["regret_median"], s["regret_p90"],
+                                           s["regret_max"]),
+                     "%.3f, %.3f" % (s["cv_regret_median"], s["cv_regret_p90"]),
+                     "%.3f, %.3f" % (s["alltoallv_median"], s["alltoallv_p90"]),
+                     "%d/%d" % (s["baseline_within"], s["baseline_cases"]),
+                     "[model.csv](%s/model.csv), [auto.csv](%s/auto.csv), [machine.txt](%s/"
+                     "machine.txt)" % (d, d, d)])
+    doc.table(["set", "predicted within", "out of sample", "auto cases",
+               "auto's regret: median, 90%, worst", "out of sample: median, 90%",
+               "`alltoallv`'s regret: median, 90%", "Open MPI's forced algorithms within",
+               "files"], rows)
+    # Per back-end: how often each is predicted within the band, and its median ratio.
+    per, names = {}, []
+    for sub, k, _, _ in xm:
+        _, mrows = read_results(os.path.join(results, sub, "xmodel", "model.csv"))
+        for r in mrows:
+            b = r["backend"]
+            if b not in names:
+                names.append(b)
+            per.setdefault((b, k), []).append(num(r["ratio"]))
+    keys = [k for _, k, _, _ in xm]
+    titles = [set_links(results, sub) for sub, _, _, _ in xm]
+    table = []
+    for b in names:
+        cells = []
+        for k in keys:
+            v = [x for x in per.get((b, k), []) if x]
+            cells.append("%d/%d, %.2f" % (sum(1 for x in v if 0.67 <= x <= 1.5), len(v),
+                                          median(v)) if v else "-")
+        table.append(["`%s`" % b] + cells)
+    doc.p("Per back-end: cases predicted within the band / cases, and the median of measured"
+          " over predicted (1 is exact; the `ompi-*` rows are priced by `alltoallv`'s models,"
+          " with `alltoallv`'s factors):")
+    doc.table(["back-end"] + titles, table)
+    worst = []
+    for sub, k, _, _ in xm:
+        _, arows = read_results(os.path.join(results, sub, "xmodel", "auto.csv"))
+        for r in sorted(arows, key=lambda r: -num(r["regret"], 0))[:3]:
+            worst.append([set_links(results, sub), "`%s%s` P = %s, %s per rank" % (
+                r["pattern"], ":" + r["param"] if r["param"] else "", r["P"],
+                fmt_bytes(int(r["bytes_per_rank"]))),
+                "`%s` %s (predicted %s)" % (r["auto"], fmt_time(num(r["auto_s"])),
+                                             fmt_time(num(r["auto_predicted_s"]))),
+                "`%s` %s" % (r["best"], fmt_time(num(r["best_s"]))),
+                "%.2f%s" % (num(r["regret"]), " (within noise)" if r["within_noise"] == "yes"
+                            else ""),
+                "%.2f" % num(r["alltoallv_regret"]) if r["alltoallv_regret"] else "-"])
+    if worst:
+        doc.p("Where auto's pick cost most, per set:")
+        doc.table(["set", "case", "auto's pick: measured", "fastest", "regret",
+                   "`alltoallv`'s regret"], worst)
 
 
 def readme_findings_limits(doc, results, sets):

@@ -328,146 +328,211 @@ static int agree_alloc(MPI_Comm comm, int ok, int rank, const char *what)
     return agree(comm, ok ? UTIL_OK : UTIL_ENOMEM);
 }
 
+/* One case as run_case() runs it: where its elements go, the times of every back-end's
+ * repetitions (tmax, tmin: [back-end][repetition]) and its results per back-end. */
+struct xcase {
+    MPI_Comm comm;
+    const struct bench_xbench_config *cfg;
+    const struct sim_spec *spec;
+    const struct plan *pl;
+    unsigned char *send, *recv;
+    uint64_t recv_cap, *recv_counts;
+    double *tmax, *tmin;
+    int rank, P;
+    size_t elem;
+    char label[64];
+    struct exchange_stats *last; /* per back-end: the stats of its last run */
+    int *bad;                    /* per back-end: whether any of its runs delivered wrong data */
+    double *rmed;                /* per back-end: the median paired ratio (case_ratios()) */
+    double *ratio;               /* per repetition: room for the ratios of one back-end */
+};
+
+/* The check of back-end b's run in repetition r, outside the timed region: this rank reports
+ * wrong elements the first time, and the ranks agree on whether any got some. */
+static void case_check(struct xcase *c, int b, int r)
+{
+    const struct bench_xbench_config *cfg = c->cfg;
+    int bad_src;
+    uint64_t wrong = check_recv(c->recv, c->recv_counts, c->pl, c->P, c->rank, cfg->seed, c->elem,
+                                cfg->threads, &bad_src);
+    if (wrong != 0 && !c->bad[b]) {
+        util_fail(UTIL_EUSAGE,
+                  "rank %d: back-end %s delivered %llu wrong elements of %zu bytes on %s "
+                  "with %llu bytes per rank (repetition %d, first from rank %d)",
+                  c->rank, cfg->backends[b]->name, (unsigned long long)wrong, c->elem, c->label,
+                  (unsigned long long)(c->spec->keys * c->elem), r, bad_src);
+    }
+    int w = wrong != 0;
+    MPI_Allreduce(MPI_IN_PLACE, &w, 1, MPI_INT, MPI_MAX, c->comm);
+    c->bad[b] |= w;
+}
+
+/* Back-end b's run in repetition r (warm-ups first): poisons the receive area, times the
+ * exchange, checks it, and keeps its times and stats. Returns the agreed error of the run. */
+static int case_run(struct xcase *c, int b, int r)
+{
+    const struct bench_xbench_config *cfg = c->cfg;
+    const struct exchange_ops *ops = cfg->backends[b];
+    int err, reps = cfg->reps;
+    struct exchange_stats st;
+    struct exchange_args args = {
+        .comm = c->comm,
+        .threads = cfg->threads,
+        .elem_size = c->elem,
+        .send = c->send,
+        .send_counts = c->pl->row,
+        .recv = c->recv,
+        .recv_cap = c->recv_cap,
+        .recv_counts = c->recv_counts,
+        .stats = &st,
+        .recv_counts_known = cfg->counts_given,
+    };
+    poison(c->recv, c->pl->recv_total * c->elem, cfg->threads);
+    /* The receive counts: handed over (as the sort does), or left for the back-end. */
+    if (cfg->counts_given) {
+        memcpy(c->recv_counts, c->pl->col, (size_t)c->P * sizeof(uint64_t));
+    } else {
+        memset(c->recv_counts, 0, (size_t)c->P * sizeof(uint64_t));
+    }
+
+    /* The timed region: one exchange, barrier to barrier. */
+    MPI_Barrier(c->comm);
+    double t0 = MPI_Wtime();
+    int rc = ops->run(&args);
+    double t[2] = {MPI_Wtime() - t0, 0};
+    t[1] = -t[0];
+    if ((err = agree(c->comm, rc)) != UTIL_OK) {
+        if (c->rank == 0) {
+            util_fail(err, "back-end %s failed on %s with %llu bytes per rank", ops->name, c->label,
+                      (unsigned long long)(c->spec->keys * c->elem));
+        }
+        return err;
+    }
+    MPI_Allreduce(MPI_IN_PLACE, t, 2, MPI_DOUBLE, MPI_MAX, c->comm);
+
+    case_check(c, b, r);
+    if (r >= cfg->warmup) {
+        c->tmax[(size_t)b * (size_t)reps + (size_t)(r - cfg->warmup)] = t[0];
+        c->tmin[(size_t)b * (size_t)reps + (size_t)(r - cfg->warmup)] = -t[1];
+    }
+    c->last[b] = st;
+    return UTIL_OK;
+}
+
+/* Paired ratios first (the medians below sort the times in place): each repetition's time
+ * over alltoallv's in the same repetition, run moments apart, so that the machine's slow
+ * drifts cancel out of the comparison; their median per back-end, -1 without alltoallv. */
+static void case_ratios(struct xcase *c)
+{
+    const struct bench_xbench_config *cfg = c->cfg;
+    int nb = cfg->nbackends, reps = cfg->reps;
+    int ref = -1;
+    for (int b = 0; b < nb; b++) {
+        ref = ref < 0 && strcmp(cfg->backends[b]->name, "alltoallv") == 0 ? b : ref;
+    }
+    for (int b = 0; b < nb && c->rank == 0; b++) {
+        double *tx = c->tmax + (size_t)b * (size_t)reps, *tr = c->tmax + (size_t)ref * (size_t)reps;
+        for (int r = 0; r < reps && ref >= 0; r++) {
+            c->ratio[r] = tr[r] > 0 ? tx[r] / tr[r] : 0;
+        }
+        c->rmed[b] = ref >= 0 ? bench_median(c->ratio, reps) : -1;
+    }
+}
+
+/* Back-end b's row: times over repetitions, exchange figures over ranks (collective), printed
+ * by rank 0; counts the back-end in *invalid if it delivered wrong data. */
+static void case_row(struct xcase *c, int b, FILE *out, int *invalid)
+{
+    const struct bench_xbench_config *cfg = c->cfg;
+    const struct exchange_stats *last = &c->last[b];
+    int reps = cfg->reps;
+    unsigned long long sums[2] = {last->bytes_sent, last->messages};
+    unsigned long long maxes[2] = {last->rounds, last->max_message};
+    MPI_Allreduce(MPI_IN_PLACE, sums, 2, MPI_UNSIGNED_LONG_LONG, MPI_SUM, c->comm);
+    MPI_Allreduce(MPI_IN_PLACE, maxes, 2, MPI_UNSIGNED_LONG_LONG, MPI_MAX, c->comm);
+    *invalid += c->bad[b];
+    if (c->rank != 0) {
+        return;
+    }
+    double *tx = c->tmax + (size_t)b * (size_t)reps, *tn = c->tmin + (size_t)b * (size_t)reps;
+    double lo = tx[0], hi = tx[0];
+    for (int r = 1; r < reps; r++) {
+        lo = tx[r] < lo ? tx[r] : lo;
+        hi = tx[r] > hi ? tx[r] : hi;
+    }
+    double med = bench_median(tx, reps), fast = bench_median(tn, reps);
+    uint64_t bytes = c->spec->keys * c->elem;
+    char param[64];
+    sim_spec_param(c->spec, param, sizeof(param));
+    fprintf(out,
+            "%s,%s,%s,%d,%d,%llu,%d,%.9f,%.9f,%.9f,%.9f,%.3f,%llu,%.4f,%llu,%llu,%llu,%llu,"
+            "%d,",
+            cfg->backends[b]->name, c->spec->pattern->name, param, c->P, cfg->threads,
+            (unsigned long long)bytes, reps, med, lo, hi, fast,
+            med > 0 ? (double)bytes / 1048576.0 / med : 0.0, (unsigned long long)c->pl->h_bytes,
+            c->pl->recv_imbalance, sums[0], sums[1], maxes[0], maxes[1], c->bad[b] ? 0 : 1);
+    if (c->rmed[b] >= 0) {
+        fprintf(out, "%.4f", c->rmed[b]);
+    }
+    fputc('\n', out);
+    if (cfg->verbose) {
+        fprintf(stderr, "%s: %-14s %11llu B  %-12s median %.6f s  %s\n", util_progname(), c->label,
+                (unsigned long long)bytes, cfg->backends[b]->name, med,
+                c->bad[b] ? "WRONG DATA" : "checked");
+    }
+}
+
 /* Times and checks every back-end on one case; prints its rows from rank 0. */
 static int run_case(MPI_Comm comm, const struct bench_xbench_config *cfg,
                     const struct sim_spec *spec, const struct plan *pl, unsigned char *send,
                     unsigned char *recv, uint64_t recv_cap, uint64_t *recv_counts, double *tmax,
                     double *tmin, FILE *out, int *invalid)
 {
-    int rank, P = spec->ranks, nb = cfg->nbackends, reps = cfg->reps, err = UTIL_OK;
-    const size_t elem = cfg->record_size;
-    MPI_Comm_rank(comm, &rank);
-    struct exchange_stats *last = util_calloc((size_t)nb, sizeof(*last));
-    int *bad = util_calloc((size_t)nb, sizeof(int));
-    double *rmed = util_calloc((size_t)nb, sizeof(double));
-    double *ratio = util_calloc((size_t)reps, sizeof(double));
-    if ((err = agree_alloc(comm, last && bad && rmed && ratio, rank, "the results")) !=
+    int nb = cfg->nbackends, reps = cfg->reps, err = UTIL_OK;
+    struct xcase c = {
+        .comm = comm,
+        .cfg = cfg,
+        .spec = spec,
+        .pl = pl,
+        .send = send,
+        .recv = recv,
+        .recv_cap = recv_cap,
+        .recv_counts = recv_counts,
+        .tmax = tmax,
+        .tmin = tmin,
+        .P = spec->ranks,
+        .elem = cfg->record_size,
+    };
+    MPI_Comm_rank(comm, &c.rank);
+    c.last = util_calloc((size_t)nb, sizeof(*c.last));
+    c.bad = util_calloc((size_t)nb, sizeof(int));
+    c.rmed = util_calloc((size_t)nb, sizeof(double));
+    c.ratio = util_calloc((size_t)reps, sizeof(double));
+    if ((err = agree_alloc(comm, c.last && c.bad && c.rmed && c.ratio, c.rank, "the results")) !=
         UTIL_OK) {
         goto fail;
     }
-    char label[64];
-    sim_spec_label(spec, label, sizeof(label));
+    sim_spec_label(spec, c.label, sizeof(c.label));
 
-    fill_send(send, pl->row, P, rank, cfg->seed, elem, cfg->threads);
+    fill_send(send, pl->row, c.P, c.rank, cfg->seed, c.elem, cfg->threads);
     for (int r = 0; r < cfg->warmup + reps; r++) {
         for (int b = 0; b < nb; b++) {
-            const struct exchange_ops *ops = cfg->backends[b];
-            struct exchange_stats st;
-            struct exchange_args args = {
-                .comm = comm,
-                .threads = cfg->threads,
-                .elem_size = elem,
-                .send = send,
-                .send_counts = pl->row,
-                .recv = recv,
-                .recv_cap = recv_cap,
-                .recv_counts = recv_counts,
-                .stats = &st,
-                .recv_counts_known = cfg->counts_given,
-            };
-            poison(recv, pl->recv_total * elem, cfg->threads);
-            /* The receive counts: handed over (as the sort does), or left for the back-end. */
-            if (cfg->counts_given) {
-                memcpy(recv_counts, pl->col, (size_t)P * sizeof(uint64_t));
-            } else {
-                memset(recv_counts, 0, (size_t)P * sizeof(uint64_t));
-            }
-
-            /* The timed region: one exchange, barrier to barrier. */
-            MPI_Barrier(comm);
-            double t0 = MPI_Wtime();
-            int rc = ops->run(&args);
-            double t[2] = {MPI_Wtime() - t0, 0};
-            t[1] = -t[0];
-            if ((err = agree(comm, rc)) != UTIL_OK) {
-                if (rank == 0) {
-                    util_fail(err, "back-end %s failed on %s with %llu bytes per rank", ops->name,
-                              label, (unsigned long long)(spec->keys * elem));
-                }
+            if ((err = case_run(&c, b, r)) != UTIL_OK) {
                 goto fail;
             }
-            MPI_Allreduce(MPI_IN_PLACE, t, 2, MPI_DOUBLE, MPI_MAX, comm);
-
-            /* The check, outside the timed region. */
-            int bad_src;
-            uint64_t wrong =
-                check_recv(recv, recv_counts, pl, P, rank, cfg->seed, elem, cfg->threads, &bad_src);
-            if (wrong != 0 && !bad[b]) {
-                util_fail(UTIL_EUSAGE,
-                          "rank %d: back-end %s delivered %llu wrong elements of %zu bytes on %s "
-                          "with %llu bytes per rank (repetition %d, first from rank %d)",
-                          rank, ops->name, (unsigned long long)wrong, elem, label,
-                          (unsigned long long)(spec->keys * elem), r, bad_src);
-            }
-            int w = wrong != 0;
-            MPI_Allreduce(MPI_IN_PLACE, &w, 1, MPI_INT, MPI_MAX, comm);
-            bad[b] |= w;
-            if (r >= cfg->warmup) {
-                tmax[(size_t)b * (size_t)reps + (size_t)(r - cfg->warmup)] = t[0];
-                tmin[(size_t)b * (size_t)reps + (size_t)(r - cfg->warmup)] = -t[1];
-            }
-            last[b] = st;
         }
     }
-
-    /* Paired ratios first (the medians below sort the times in place): each repetition's time
-     * over alltoallv's in the same repetition, run moments apart, so that the machine's slow
-     * drifts cancel out of the comparison; their median per back-end, -1 without alltoallv. */
-    int ref = -1;
-    for (int b = 0; b < nb; b++) {
-        ref = ref < 0 && strcmp(cfg->backends[b]->name, "alltoallv") == 0 ? b : ref;
-    }
-    for (int b = 0; b < nb && rank == 0; b++) {
-        double *tx = tmax + (size_t)b * (size_t)reps, *tr = tmax + (size_t)ref * (size_t)reps;
-        for (int r = 0; r < reps && ref >= 0; r++) {
-            ratio[r] = tr[r] > 0 ? tx[r] / tr[r] : 0;
-        }
-        rmed[b] = ref >= 0 ? bench_median(ratio, reps) : -1;
-    }
-
+    case_ratios(&c);
     /* One row per back-end: times over repetitions, exchange figures over ranks. */
     for (int b = 0; b < nb; b++) {
-        unsigned long long sums[2] = {last[b].bytes_sent, last[b].messages};
-        unsigned long long maxes[2] = {last[b].rounds, last[b].max_message};
-        MPI_Allreduce(MPI_IN_PLACE, sums, 2, MPI_UNSIGNED_LONG_LONG, MPI_SUM, comm);
-        MPI_Allreduce(MPI_IN_PLACE, maxes, 2, MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm);
-        *invalid += bad[b];
-        if (rank != 0) {
-            continue;
-        }
-        double *tx = tmax + (size_t)b * (size_t)reps, *tn = tmin + (size_t)b * (size_t)reps;
-        double lo = tx[0], hi = tx[0];
-        for (int r = 1; r < reps; r++) {
-            lo = tx[r] < lo ? tx[r] : lo;
-            hi = tx[r] > hi ? tx[r] : hi;
-        }
-        double med = bench_median(tx, reps), fast = bench_median(tn, reps);
-        uint64_t bytes = spec->keys * elem;
-        char param[64];
-        sim_spec_param(spec, param, sizeof(param));
-        fprintf(out,
-                "%s,%s,%s,%d,%d,%llu,%d,%.9f,%.9f,%.9f,%.9f,%.3f,%llu,%.4f,%llu,%llu,%llu,%llu,"
-                "%d,",
-                cfg->backends[b]->name, spec->pattern->name, param, P, cfg->threads,
-                (unsigned long long)bytes, reps, med, lo, hi, fast,
-                med > 0 ? (double)bytes / 1048576.0 / med : 0.0, (unsigned long long)pl->h_bytes,
-                pl->recv_imbalance, sums[0], sums[1], maxes[0], maxes[1], bad[b] ? 0 : 1);
-        if (rmed[b] >= 0) {
-            fprintf(out, "%.4f", rmed[b]);
-        }
-        fputc('\n', out);
-        if (cfg->verbose) {
-            fprintf(stderr, "%s: %-14s %11llu B  %-12s median %.6f s  %s\n", util_progname(), label,
-                    (unsigned long long)bytes, cfg->backends[b]->name, med,
-                    bad[b] ? "WRONG DATA" : "checked");
-        }
+        case_row(&c, b, out, invalid);
     }
     fflush(out);
 fail:
-    util_free(last);
-    util_free(bad);
-    util_free(rmed);
-    util_free(ratio);
+    util_free(c.last);
+    util_free(c.bad);
+    util_free(c.rmed);
+    util_free(c.ratio);
     return err;
 }
 

@@ -5,7 +5,6 @@
  * Every rank parses the same arguments; only rank 0 prints, so a mistake gives one line, not P.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <mpi.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +12,7 @@
 
 #include "bench/bench.h"
 #include "util/alloc.h"
+#include "util/cli.h"
 #include "util/format.h"
 #include "util/temp.h"
 #include "util/util.h"
@@ -20,77 +20,16 @@
 /* Limits of the lists on the command line. */
 #define MAX_ITEMS 64
 
-static void usage(FILE *f)
-{
-    fprintf(f,
-            "usage: mpirun -np P sortex-xbench [options]\n"
-            "\n"
-            "Times every exchange back-end on the same synthetic count matrices, skewed ones\n"
-            "included, and checks every element that arrives, byte for byte. One CSV row per\n"
-            "pattern, volume and back-end, after '# key: value' lines describing the machine.\n"
-            "\n"
-            "options (default in brackets):\n"
-            "  -x, --exchange LIST   back-ends, comma separated, or 'all' [all]; 'help' lists\n"
-            "  -p, --patterns LIST   patterns NAME or NAME:PARAM, comma separated, or 'all'\n"
-            "                        (every pattern with its default parameter) [all];\n"
-            "                        'help' lists them; a pattern's counts are elements\n"
-            "                        (--record-size); file:PATH replays a P x P matrix of\n"
-            "                        elements saved as CSV (sortex-sched --print-matrix),\n"
-            "                        once, whatever --bytes (no rank may send or receive\n"
-            "                        more than --bytes' limit)\n"
-            "  -b, --bytes LIST      bytes each rank sends, its own block included, comma\n"
-            "                        separated, rounded down to whole elements, at most 1Ti\n"
-            "                        (2^40); suffixes K M G (10^3), Ki Mi Gi (2^10)\n"
-            "                        [64Ki,1Mi,16Mi]\n"
-            "      --record-size R   the back-ends move elements of R bytes, 1..%d, as a\n"
-            "                        sort of R-byte records does; every byte of every\n"
-            "                        element is checked [8: keys]\n"
-            "  -r, --reps R          timed repetitions, 1..100000 [5]\n"
-            "  -w, --warmup W        untimed repetitions before them, 0..1000 [1]\n"
-            "  -t, --threads T       OpenMP threads per rank (back-ends, fill, check) [1]\n"
-            "      --seed S          seed of the random patterns and of the keys [1]\n"
-            "  -o, --output FILE     write the CSV to FILE (complete or not at all) [stdout]\n"
-            "      --note KEY=VALUE  add '# KEY: VALUE' to the header; repeatable\n"
-            "  -m, --matrix FILE     time a P x P matrix of elements saved as CSV: the same as\n"
-            "                        --patterns file:FILE\n"
-            "      --print-matrix    print the count matrices (elements, P rows of P) instead\n"
-            "                        of timing, for the first volume of --bytes\n"
-            "      --ranks P         P for --print-matrix [the number of ranks]\n"
-            "      --counts WHO      exchanged: every back-end learns the receive counts\n"
-            "                        itself; given: they are handed to it, as the sort does\n"
-            "                        (the back-ends that exchange only counts skip that)\n"
-            "                        [exchanged]\n"
-            "  -v, --verbose         one line per pattern, volume and back-end on stderr\n"
-            "  -h, --help            this help\n"
-            "  -V, --version         version, commit and MPI library\n"
-            "\n"
-            "Times: per repetition the slowest rank's, barrier to barrier; t_med, t_min, t_max\n"
-            "over repetitions; t_fast_med the median of the fastest rank's. Back-ends run\n"
-            "interleaved (A B C A B C ...) on buffers allocated once, on huge pages, pre-touched.\n"
-            "ratio_med: the median over repetitions of the time over alltoallv's in the same\n"
-            "repetition (empty when alltoallv is not run).\n"
-            "\n"
-            "exit codes: 0 every exchange delivered exactly what was sent; 1 some did not\n"
-            "            (valid=0 rows); 2 usage error; 3 runtime failure (memory, MPI,\n"
-            "            a back-end)\n",
-            (int)UTIL_RECORD_MAX);
-}
-
-enum {
-    OPT_SEED = 256,
-    OPT_NOTE,
-    OPT_PRINT_MATRIX,
-    OPT_RANKS,
-    OPT_COUNTS,
-    OPT_RECORD_SIZE,
-};
+/* --bytes' default. */
+#define BYTES_DEFAULT "64Ki,1Mi,16Mi"
 
 struct cli {
+    const char *backends_text, *patterns_text, *bytes_text; /* read once the options are */
     const struct exchange_ops *backends[MAX_ITEMS];
     struct sim_spec specs[MAX_ITEMS];
-    uint64_t bytes[MAX_ITEMS];
+    struct util_cli_list bytes;
     const char *notes[MAX_ITEMS];
-    int nbackends, nspecs, nbytes, nnotes;
+    int nbackends, nspecs, nnotes;
     long reps, warmup, threads, ranks;
     uint64_t seed;
     long record_size;     /* --record-size: bytes per element [8] */
@@ -98,7 +37,6 @@ struct cli {
     const char *output;
     char matrix_file[SIM_PATH_MAX + 8]; /* --matrix FILE as the pattern file:FILE */
     int print_matrix, verbose, counts_given;
-    int done; /* --help, --version or a 'help' list: exit 0 after parsing */
 };
 
 /* --exchange: 'all' (the registry, in its order) or names; an unknown name lists the valid. */
@@ -158,194 +96,232 @@ static int parse_patterns(const char *text, struct cli *cli)
     return UTIL_OK;
 }
 
-/* --bytes: byte counts with the usual suffixes. */
-static int parse_bytes(const char *text, struct cli *cli)
+/* --exchange LIST, or 'help' (lists the back-ends and exits). */
+static int parse_exchange(const struct util_cli_opt *opt, const char *arg, void *dest, bool quiet)
 {
-    char buf[1024], *items[MAX_ITEMS];
-    int n;
-    if (util_split_list(text, "--bytes", buf, sizeof(buf), items, MAX_ITEMS, &n) != UTIL_OK) {
-        return UTIL_EUSAGE;
-    }
-    for (int i = 0; i < n; i++) {
-        /* At most BENCH_MAX_BYTES per rank: far beyond memory, and products stay in 64 bits. */
-        if (util_parse_count(items[i], &cli->bytes[i]) != UTIL_OK ||
-            cli->bytes[i] > BENCH_MAX_BYTES) {
-            return util_error("--bytes must be byte counts up to 1Ti, e.g. 64Ki,16Mi (%s)",
-                              items[i]);
+    (void)opt;
+    if (strcmp(arg, "help") == 0) {
+        if (!quiet) {
+            exchange_print_help(stdout);
         }
+        return UTIL_CLI_DONE;
     }
-    cli->nbytes = n;
+    ((struct cli *)dest)->backends_text = arg;
     return UTIL_OK;
 }
 
-/* Parses argv; prints and returns UTIL_EUSAGE on any mistake. quiet: print nothing (the other
- * ranks parse only after rank 0 succeeded, so their lists parse without messages). */
+/* --patterns LIST, or 'help' (lists the patterns and exits). */
+static int parse_patterns_opt(const struct util_cli_opt *opt, const char *arg, void *dest,
+                              bool quiet)
+{
+    (void)opt;
+    if (strcmp(arg, "help") == 0) {
+        if (!quiet) {
+            sim_pattern_print_help(stdout);
+        }
+        return UTIL_CLI_DONE;
+    }
+    ((struct cli *)dest)->patterns_text = arg;
+    return UTIL_OK;
+}
+
+/* --note KEY=VALUE, repeatable. */
+static int parse_note(const struct util_cli_opt *opt, const char *arg, void *dest, bool quiet)
+{
+    struct cli *cli = dest;
+    (void)quiet;
+    if (strchr(arg, '=') == NULL || arg[0] == '=' || strchr(arg, '\n')) {
+        return util_cli_error(opt, arg, "{opt} must be KEY=VALUE on one line ({arg})");
+    }
+    if (cli->nnotes == MAX_ITEMS) {
+        return util_cli_error(opt, arg, "at most {max} {opt} options ({arg})");
+    }
+    cli->notes[cli->nnotes++] = arg;
+    return UTIL_OK;
+}
+
+/* --matrix FILE: the pattern file:FILE. */
+static int parse_matrix(const struct util_cli_opt *opt, const char *arg, void *dest, bool quiet)
+{
+    struct cli *cli = dest;
+    (void)quiet;
+    if ((size_t)snprintf(cli->matrix_file, sizeof(cli->matrix_file), "file:%s", arg) >=
+        sizeof(cli->matrix_file)) {
+        return util_cli_error(opt, arg, "{opt} needs a file name of at most {max} bytes ({arg})");
+    }
+    cli->patterns_text = cli->matrix_file;
+    return UTIL_OK;
+}
+
+/* --counts WHO; given, said in the header too, as a note: the rows differ from exchanged ones. */
+static int parse_counts(const struct util_cli_opt *opt, const char *arg, void *dest, bool quiet)
+{
+    struct cli *cli = dest;
+    if (util_cli_enum(opt, arg, dest, quiet) != UTIL_OK) {
+        return UTIL_EUSAGE;
+    }
+    if (cli->counts_given && cli->nnotes < MAX_ITEMS) {
+        cli->notes[cli->nnotes++] = "counts=given";
+    }
+    return UTIL_OK;
+}
+
+/* --record-size R; other than 8, said in the header too, as a note: the rows count other
+ * elements than keys. */
+static int parse_record(const struct util_cli_opt *opt, const char *arg, void *dest, bool quiet)
+{
+    struct cli *cli = dest;
+    if (util_cli_int(opt, arg, dest, quiet) != UTIL_OK) {
+        return UTIL_EUSAGE;
+    }
+    if (cli->record_size != (long)sizeof(uint64_t) && cli->nnotes < MAX_ITEMS) {
+        (void)snprintf(cli->record_note, sizeof(cli->record_note), "record_size=%ld",
+                       cli->record_size);
+        cli->notes[cli->nnotes++] = cli->record_note;
+    }
+    return UTIL_OK;
+}
+
+/* --counts: who learns the receive counts. */
+static const struct util_name counts_names[] = {{"exchanged", 0}, {"given", 1}, {NULL, 0}};
+
+static void usage(FILE *f);
+
+#define DEST(field) UTIL_CLI_DEST(struct cli, field)
+
+/* The options, in the order --help gives them. */
+/* clang-format off */
+static const struct util_cli_opt options[] = {
+    {.name = "exchange", .key = 'x', .arg = "LIST", .def = "all",
+     .help = "back-ends, comma separated, or 'all' [{def}]; 'help' lists",
+     .parse = parse_exchange},
+    {.name = "patterns", .key = 'p', .arg = "LIST", .def = "all",
+     .help = "patterns NAME or NAME:PARAM, comma separated, or 'all'\n"
+             "(every pattern with its default parameter) [{def}];\n"
+             "'help' lists them; a pattern's counts are elements\n"
+             "(--record-size); file:PATH replays a P x P matrix of\n"
+             "elements saved as CSV (sortex-sched --print-matrix),\n"
+             "once, whatever --bytes (no rank may send or receive\n"
+             "more than --bytes' limit)",
+     .parse = parse_patterns_opt},
+    {.name = "bytes", .key = 'b', .arg = "LIST", .def = BYTES_DEFAULT,
+     .help = "bytes each rank sends, its own block included, comma\n"
+             "separated, rounded down to whole elements, at most 1Ti\n"
+             "(2^40); suffixes K M G (10^3), Ki Mi Gi (2^10)\n"
+             "[{def}]",
+     .parse = util_cli_str, DEST(bytes_text)},
+    {.name = "record-size", .arg = "R", .def = "8: keys",
+     .help = "the back-ends move elements of R bytes, {min}..{max}, as a\n"
+             "sort of R-byte records does; every byte of every\n"
+             "element is checked [{def}]",
+     .parse = parse_record, DEST(record_size), .min = 1, .max = UTIL_RECORD_MAX},
+    {.name = "reps", .key = 'r', .arg = "R", .def = "5",
+     .help = "timed repetitions, {min}..{max} [{def}]", .parse = util_cli_int, DEST(reps),
+     .min = 1, .max = 100000},
+    {.name = "warmup", .key = 'w', .arg = "W", .def = "1",
+     .help = "untimed repetitions before them, {min}..{max} [{def}]", .parse = util_cli_int,
+     DEST(warmup), .min = 0, .max = 1000},
+    UTIL_CLI_THREADS(struct cli, threads, "T", .def = "1",
+                     .help = "OpenMP threads per rank (back-ends, fill, check) [{def}]"),
+    {.name = "seed", .arg = "S", .def = "1",
+     .help = "seed of the random patterns and of the keys [{def}]", .parse = util_cli_count,
+     DEST(seed), .max = UINT64_MAX, .err = "{opt} must be a non-negative integer ({arg})"},
+    {.name = "output", .key = 'o', .arg = "FILE", .def = "stdout",
+     .help = "write the CSV to FILE (complete or not at all) [{def}]", .parse = util_cli_str,
+     DEST(output)},
+    {.name = "note", .arg = "KEY=VALUE",
+     .help = "add '# KEY: VALUE' to the header; repeatable", .parse = parse_note,
+     .max = MAX_ITEMS},
+    {.name = "matrix", .key = 'm', .arg = "FILE",
+     .help = "time a P x P matrix of elements saved as CSV: the same as\n--patterns file:FILE",
+     .parse = parse_matrix, .max = SIM_PATH_MAX - 1},
+    {.name = "print-matrix",
+     .help = "print the count matrices (elements, P rows of P) instead\n"
+             "of timing, for the first volume of --bytes",
+     .parse = util_cli_flag, DEST(print_matrix)},
+    {.name = "ranks", .arg = "P", .def = "the number of ranks",
+     .help = "P for --print-matrix [{def}]", .parse = util_cli_int, DEST(ranks), .min = 1,
+     .max = 65536},
+    {.name = "counts", .arg = "WHO", .def = "exchanged",
+     .help = "exchanged: every back-end learns the receive counts\n"
+             "itself; given: they are handed to it, as the sort does\n"
+             "(the back-ends that exchange only counts skip that)\n"
+             "[{def}]",
+     .parse = parse_counts, DEST(counts_given), .names = counts_names},
+    {.name = "verbose", .key = 'v',
+     .help = "one line per pattern, volume and back-end on stderr", .parse = util_cli_flag,
+     DEST(verbose)},
+    UTIL_CLI_HELP(usage, "this help"),
+    UTIL_CLI_VERSION("version, commit and MPI library"),
+    {0},
+};
+
+/* --bytes' items, read once the options are (the last --bytes holds): at most BENCH_MAX_BYTES
+ * per rank, far beyond memory, so that products stay in 64 bits. */
+static const struct util_cli_opt bytes_items = {
+    .name = "bytes", .parse = util_cli_counts, DEST(bytes), .max = BENCH_MAX_BYTES,
+    .items = MAX_ITEMS, .err = "{opt} must be byte counts up to 1Ti, e.g. 64Ki,16Mi ({arg})"};
+
+#undef DEST
+
+static const struct util_cli command_line = {
+    .opts = options,
+    .col = 24,
+    .unknown = "unknown option ({arg}); see --help",
+    .unexpected = "unexpected argument ({arg}); see --help",
+};
+/* clang-format on */
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: mpirun -np P sortex-xbench [options]\n"
+               "\n"
+               "Times every exchange back-end on the same synthetic count matrices, skewed ones\n"
+               "included, and checks every element that arrives, byte for byte. One CSV row per\n"
+               "pattern, volume and back-end, after '# key: value' lines describing the machine.\n"
+               "\n"
+               "options (default in brackets):\n");
+    util_cli_help(f, &command_line);
+    fprintf(f, "\n"
+               "Times: per repetition the slowest rank's, barrier to barrier; t_med, t_min, t_max\n"
+               "over repetitions; t_fast_med the median of the fastest rank's. Back-ends run\n"
+               "interleaved (A B C A B C ...) on buffers allocated once, on huge pages, "
+               "pre-touched.\n"
+               "ratio_med: the median over repetitions of the time over alltoallv's in the same\n"
+               "repetition (empty when alltoallv is not run).\n"
+               "\n"
+               "exit codes: 0 every exchange delivered exactly what was sent; 1 some did not\n"
+               "            (valid=0 rows); 2 usage error; 3 runtime failure (memory, MPI,\n"
+               "            a back-end)\n");
+}
+
+/* Parses argv; prints and returns UTIL_EUSAGE on any mistake, UTIL_CLI_DONE after --help and
+ * the like. @quiet: print nothing on stdout (the other ranks parse only after rank 0
+ * succeeded, so that their lists parse without messages). */
 static int parse(int argc, char **argv, struct cli *cli, int quiet)
 {
-    static const struct option longopts[] = {
-        {"exchange", required_argument, NULL, 'x'},
-        {"patterns", required_argument, NULL, 'p'},
-        {"bytes", required_argument, NULL, 'b'},
-        {"reps", required_argument, NULL, 'r'},
-        {"warmup", required_argument, NULL, 'w'},
-        {"threads", required_argument, NULL, 't'},
-        {"seed", required_argument, NULL, OPT_SEED},
-        {"output", required_argument, NULL, 'o'},
-        {"note", required_argument, NULL, OPT_NOTE},
-        {"matrix", required_argument, NULL, 'm'},
-        {"print-matrix", no_argument, NULL, OPT_PRINT_MATRIX},
-        {"ranks", required_argument, NULL, OPT_RANKS},
-        {"counts", required_argument, NULL, OPT_COUNTS},
-        {"record-size", required_argument, NULL, OPT_RECORD_SIZE},
-        {"verbose", no_argument, NULL, 'v'},
-        {"help", no_argument, NULL, 'h'},
-        {"version", no_argument, NULL, 'V'},
-        {NULL, 0, NULL, 0},
-    };
-    int c, rc = UTIL_OK;
     cli->reps = 5;
     cli->warmup = 1;
     cli->threads = 1;
     cli->seed = 1;
     cli->record_size = sizeof(uint64_t);
-    opterr = 0;
-#define CHECK(call)                                                                                \
-    do {                                                                                           \
-        if ((rc = (call)) != UTIL_OK) {                                                            \
-            return rc;                                                                             \
-        }                                                                                          \
-    } while (0)
-#define BAD(...) return quiet ? UTIL_EUSAGE : util_error(__VA_ARGS__)
-    const char *backends = "all", *patterns = "all", *bytes = "64Ki,1Mi,16Mi";
-    char opt[8]; /* an unknown short option, for the error line */
-    while ((c = getopt_long(argc, argv, ":x:p:b:r:w:t:o:m:vhV", longopts, NULL)) != -1) {
-        switch (c) {
-        case 'x':
-            if (strcmp(optarg, "help") == 0) {
-                if (!quiet) {
-                    exchange_print_help(stdout);
-                }
-                cli->done = 1;
-                return UTIL_OK;
-            }
-            backends = optarg;
-            break;
-        case 'p':
-            if (strcmp(optarg, "help") == 0) {
-                if (!quiet) {
-                    sim_pattern_print_help(stdout);
-                }
-                cli->done = 1;
-                return UTIL_OK;
-            }
-            patterns = optarg;
-            break;
-        case 'b':
-            bytes = optarg;
-            break;
-        case 'r':
-            if (util_parse_int(optarg, 1, 100000, &cli->reps) != UTIL_OK) {
-                BAD("--reps must be an integer from 1 to 100000 (%s)", optarg);
-            }
-            break;
-        case 'w':
-            if (util_parse_int(optarg, 0, 1000, &cli->warmup) != UTIL_OK) {
-                BAD("--warmup must be an integer from 0 to 1000 (%s)", optarg);
-            }
-            break;
-        case 't':
-            if (util_parse_int(optarg, 1, 4096, &cli->threads) != UTIL_OK) {
-                BAD("--threads must be an integer from 1 to 4096 (%s)", optarg);
-            }
-            break;
-        case OPT_SEED:
-            if (util_parse_count(optarg, &cli->seed) != UTIL_OK) {
-                BAD("--seed must be a non-negative integer (%s)", optarg);
-            }
-            break;
-        case 'o':
-            cli->output = optarg;
-            break;
-        case OPT_NOTE:
-            if (strchr(optarg, '=') == NULL || optarg[0] == '=' || strchr(optarg, '\n')) {
-                BAD("--note must be KEY=VALUE on one line (%s)", optarg);
-            }
-            if (cli->nnotes == MAX_ITEMS) {
-                BAD("at most %d --note options (%s)", MAX_ITEMS, optarg);
-            }
-            cli->notes[cli->nnotes++] = optarg;
-            break;
-        case 'm':
-            if ((size_t)snprintf(cli->matrix_file, sizeof(cli->matrix_file), "file:%s", optarg) >=
-                sizeof(cli->matrix_file)) {
-                BAD("--matrix needs a file name of at most %d bytes (%s)", SIM_PATH_MAX - 1,
-                    optarg);
-            }
-            patterns = cli->matrix_file;
-            break;
-        case OPT_PRINT_MATRIX:
-            cli->print_matrix = 1;
-            break;
-        case OPT_RANKS:
-            if (util_parse_int(optarg, 1, 65536, &cli->ranks) != UTIL_OK) {
-                BAD("--ranks must be an integer from 1 to 65536 (%s)", optarg);
-            }
-            break;
-        case OPT_COUNTS:
-            if (strcmp(optarg, "exchanged") != 0 && strcmp(optarg, "given") != 0) {
-                BAD("--counts must be exchanged or given (%s)", optarg);
-            }
-            cli->counts_given = strcmp(optarg, "given") == 0;
-            /* Said in the header too, as a note: the rows differ from exchanged ones. */
-            if (cli->counts_given && cli->nnotes < MAX_ITEMS) {
-                cli->notes[cli->nnotes++] = "counts=given";
-            }
-            break;
-        case OPT_RECORD_SIZE:
-            if (util_parse_int(optarg, 1, (long)UTIL_RECORD_MAX, &cli->record_size) != UTIL_OK) {
-                BAD("--record-size must be an integer from 1 to %d (%s)", (int)UTIL_RECORD_MAX,
-                    optarg);
-            }
-            /* Said in the header too, as a note: the rows count other elements than keys. */
-            if (cli->record_size != (long)sizeof(uint64_t) && cli->nnotes < MAX_ITEMS) {
-                (void)snprintf(cli->record_note, sizeof(cli->record_note), "record_size=%ld",
-                               cli->record_size);
-                cli->notes[cli->nnotes++] = cli->record_note;
-            }
-            break;
-        case 'v':
-            cli->verbose = 1;
-            break;
-        case 'h':
-            if (!quiet) {
-                usage(stdout);
-            }
-            cli->done = 1;
-            return UTIL_OK;
-        case 'V':
-            if (!quiet) {
-                util_print_version(stdout);
-            }
-            cli->done = 1;
-            return UTIL_OK;
-        case ':':
-            BAD("option needs a value (%s)", argv[optind - 1]);
-        default:
-            BAD("unknown option (%s); see --help", util_bad_option(argv, opt, sizeof(opt)));
-        }
+    cli->backends_text = "all";
+    cli->patterns_text = "all";
+    cli->bytes_text = BYTES_DEFAULT;
+    int rc = util_cli_parse(&command_line, argc, argv, cli, quiet);
+    if (rc == UTIL_OK) {
+        rc = parse_backends(cli->backends_text, cli);
     }
-    if (optind < argc) {
-        BAD("unexpected argument (%s); see --help", argv[optind]);
+    if (rc == UTIL_OK) {
+        rc = parse_patterns(cli->patterns_text, cli);
     }
-    CHECK(parse_backends(backends, cli));
-    CHECK(parse_patterns(patterns, cli));
-    CHECK(parse_bytes(bytes, cli));
-    if (!quiet && cli->output != NULL && util_check_output(cli->output) != UTIL_OK) {
-        return UTIL_EUSAGE; /* util_check_output printed the reason */
+    if (rc == UTIL_OK) {
+        rc = util_cli_counts(&bytes_items, cli->bytes_text, cli, quiet);
     }
-#undef BAD
-#undef CHECK
-    return UTIL_OK;
+    if (rc == UTIL_OK && !quiet && cli->output != NULL) {
+        rc = util_check_output(cli->output); /* prints the reason */
+    }
+    return rc;
 }
 
 /* --print-matrix: every selected pattern's count matrix as CSV (pattern,param,src,c0,c1,...). */
@@ -363,7 +339,7 @@ static int print_matrices(const struct cli *cli, int P, FILE *out)
     for (int i = 0; i < cli->nspecs; i++) {
         struct sim_spec spec = cli->specs[i];
         spec.ranks = P;
-        spec.keys = cli->bytes[0] / (uint64_t)cli->record_size;
+        spec.keys = cli->bytes.v[0] / (uint64_t)cli->record_size;
         spec.seed = cli->seed;
         int err = sim_spec_matrix(&spec, m); /* reports its own failure */
         if (err != UTIL_OK) {
@@ -430,13 +406,11 @@ int main(int argc, char **argv)
     int pre = parse(argc, argv, &cli, 1);
     util_report_release(false);
     util_report_defer(false);
-    if (pre == UTIL_OK && cli.done) {
-        optind = 0; /* getopt starts over */
+    if (pre == UTIL_CLI_DONE) {
         memset(&cli, 0, sizeof(cli));
         (void)parse(argc, argv, &cli, util_launch_rank() != 0);
         return UTIL_EXIT_OK;
     }
-    optind = 0;
     memset(&cli, 0, sizeof(cli));
     if (MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) {
         util_error("MPI_Init failed");
@@ -450,7 +424,8 @@ int main(int argc, char **argv)
     if (err == UTIL_OK && rank != 0) {
         err = parse(argc, argv, &cli, 1);
     }
-    if (err != UTIL_OK || cli.done) {
+    if (err != UTIL_OK) {
+        err = err == UTIL_CLI_DONE ? UTIL_OK : err; /* --help and the like: exit 0 */
         goto done;
     }
 
@@ -478,8 +453,8 @@ int main(int argc, char **argv)
             .nbackends = cli.nbackends,
             .specs = cli.specs,
             .nspecs = cli.nspecs,
-            .bytes = cli.bytes,
-            .nbytes = cli.nbytes,
+            .bytes = cli.bytes.v,
+            .nbytes = cli.bytes.n,
             .record_size = (size_t)cli.record_size,
             .reps = (int)cli.reps,
             .warmup = (int)cli.warmup,

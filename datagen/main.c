@@ -3,111 +3,19 @@
  * checks them and calls datagen_write(); turns library error codes into exit codes.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "datagen/datagen.h"
+#include "util/cli.h"
 #include "util/format.h"
 #include "util/temp.h"
 #include "util/util.h"
 
 /* Files at least this large show progress by themselves when stderr is a terminal. */
 #define AUTO_PROGRESS_BYTES ((uint64_t)64 << 20)
-#define MAX_THREADS         4096
-
-/* Long-only options get values above the character range. */
-enum {
-    OPT_SEED = 256,
-    OPT_RANKS,
-    OPT_PROGRESS,
-    OPT_LIST,
-    OPT_PARAM, /* OPT_PARAM + enum datagen_param: the distribution parameters */
-};
-
-static const struct option long_options[] = {
-    {"dist", required_argument, NULL, 'd'},
-    {"n", required_argument, NULL, 'n'},
-    {"output", required_argument, NULL, 'o'},
-    {"seed", required_argument, NULL, OPT_SEED},
-    {"ranks", required_argument, NULL, OPT_RANKS},
-    {"threads", required_argument, NULL, 't'},
-    {"progress", no_argument, NULL, OPT_PROGRESS},
-    UTIL_FORMAT_LONG_OPTIONS,
-    {"groups", required_argument, NULL, OPT_PARAM + DATAGEN_P_GROUPS},
-    {"blocks", required_argument, NULL, OPT_PARAM + DATAGEN_P_BLOCKS},
-    {"samples", required_argument, NULL, OPT_PARAM + DATAGEN_P_SAMPLES},
-    {"fraction", required_argument, NULL, OPT_PARAM + DATAGEN_P_FRACTION},
-    {"unique", required_argument, NULL, OPT_PARAM + DATAGEN_P_UNIQUE},
-    {"exponent", required_argument, NULL, OPT_PARAM + DATAGEN_P_EXPONENT},
-    {"domain", required_argument, NULL, OPT_PARAM + DATAGEN_P_DOMAIN},
-    {"prefix", required_argument, NULL, OPT_PARAM + DATAGEN_P_PREFIX},
-    {"max-key", required_argument, NULL, OPT_PARAM + DATAGEN_P_MAX_KEY},
-    {"start", required_argument, NULL, OPT_PARAM + DATAGEN_P_START},
-    {"list", no_argument, NULL, OPT_LIST},
-    {"help", no_argument, NULL, 'h'},
-    {"version", no_argument, NULL, 'V'},
-    {NULL, 0, NULL, 0},
-};
-
-static void usage(FILE *out)
-{
-    fprintf(out,
-            "usage: %s --dist NAME --n COUNT [options] -o FILE\n"
-            "       %s --list | --help | --version\n"
-            "\n"
-            "Writes COUNT records (no header) drawn from a distribution: raw little-endian\n"
-            "64-bit keys by default, or records of a byte-key format (--format gensort, or a\n"
-            "layout --record-size R --key-offset O --key-size K) whose keys follow the\n"
-            "distribution and whose payloads differ between records. The file is P rank\n"
-            "slices back to back: slice i holds records floor(i n/P) to floor((i+1) n/P) - 1,\n"
-            "the part rank i of a P-rank sort reads. The gensort family writes gensort 1.5's\n"
-            "records (the Sort Benchmark's generator by Chris Nyberg) byte for byte and\n"
-            "implies --format gensort. The same options give the same bytes, whatever\n"
-            "--threads.\n"
-            "\n"
-            "options:\n"
-            "  -d, --dist NAME     distribution (required); --list shows them all\n"
-            "  -n, --n COUNT       number of records, at least 1 (required); K, M, G, T are\n"
-            "                      powers of ten (10M = 10^7), Ki, Mi, Gi, Ti powers of two\n"
-            "                      (1Mi = 2^20), 1e8 style exponents work too\n"
-            "  -o, --output FILE   output file (required); written under a temporary name\n"
-            "                      and renamed at the end, never left half-written\n"
-            "      --seed S        seed, a decimal 64-bit number (default 0)\n"
-            "      --ranks P       rank slices the recipes are defined for (default 4)\n"
-            "  -t, --threads T     OpenMP threads (default: OMP_NUM_THREADS or all cores)\n"
-            "      --progress      show progress on stderr (default: only when stderr is a\n"
-            "                      terminal and the file is at least 64 MiB)\n",
-            util_progname(), util_progname());
-    util_format_usage(out, 22);
-    fprintf(out,
-            "                      (numbers are generated in u64 order and mapped so that a\n"
-            "                      sort as that type sees the same order; datagen/README.md\n"
-            "                      defines the records of byte-key formats)\n"
-            "distribution parameters (rejected by distributions that do not use them):\n"
-            "      --groups G      ggroup: ranks per group, 1..P (default 2)\n"
-            "      --blocks R      rd: blocks per rank and value range 0..R-1 (default 32)\n"
-            "      --samples S     wr: samples per rank of the attacked regular sampling,\n"
-            "                      1..n/P (default P)\n"
-            "      --fraction F    nearly: fraction of keys moved by swaps, 0..1 (default 0.01)\n"
-            "      --unique K      few: number of distinct values (default 16)\n"
-            "      --exponent S    zipf: exponent, > 0 (default 1)\n"
-            "      --domain D      zipf: number of values, up to 2^53 (default 2^20)\n"
-            "      --prefix B      radix: shared top bytes, 1..7 (default 4)\n"
-            "      --max-key M     npb: MAX_KEY (default: 2^11, 2^16, 2^19, 2^21, 2^23, 2^27\n"
-            "                      for n = 2^16, 2^20, 2^23, 2^25, 2^27, 2^31, else 2^19)\n"
-            "      --start N       the gensort family: the first record number, gensort's -b,\n"
-            "                      0..2^64-1 (default 0)\n"
-            "  -l, --list          list the distributions with their parameters and recipes\n"
-            "  -h, --help          this help\n"
-            "  -V, --version       version, commit, MPI library and allocator\n"
-            "\n"
-            "exit codes: 0 written; 2 usage error (bad option or value, missing or unwritable\n"
-            "output directory; nothing is written); 3 runtime failure (a full disk, a write\n"
-            "error, out of memory; the temporary file is removed)\n");
-}
 
 /* The default of one parameter as --list shows it. */
 static void param_default(enum datagen_param param, const struct datagen_params *d, char *buf,
@@ -209,163 +117,212 @@ static void list(FILE *out)
     }
 }
 
-/* A plain decimal uint64 (the seed): digits only, no sign, no overflow. */
-static int parse_u64(const char *s, uint64_t *out)
-{
-    if (s == NULL || *s < '0' || *s > '9') {
-        return UTIL_EUSAGE;
-    }
-    char *end = NULL;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno == ERANGE || *end != '\0') {
-        return UTIL_EUSAGE;
-    }
-    *out = (uint64_t)v;
-    return UTIL_OK;
-}
-
-/* A count option: util_parse_count() syntax, at least @least. */
-static int parse_count_opt(const char *name, const char *s, uint64_t least, uint64_t *out)
-{
-    if (util_parse_count(s, out) != UTIL_OK) {
-        return util_error("--%s needs a count such as 1000, 1e6, 10M or 1Mi (%s)", name, s);
-    }
-    if (*out < least) {
-        return util_error("--%s must be at least %llu (%s)", name, (unsigned long long)least, s);
-    }
-    return UTIL_OK;
-}
-
-/* One distribution parameter from the command line into @p. */
-static int parse_param(enum datagen_param param, const char *s, struct datagen_params *p)
-{
-    const char *name = datagen_param_name(param);
-    switch (param) {
-    case DATAGEN_P_GROUPS:
-        return parse_count_opt(name, s, 1, &p->groups);
-    case DATAGEN_P_BLOCKS:
-        return parse_count_opt(name, s, 1, &p->blocks);
-    case DATAGEN_P_SAMPLES:
-        return parse_count_opt(name, s, 1, &p->samples);
-    case DATAGEN_P_UNIQUE:
-        return parse_count_opt(name, s, 1, &p->unique);
-    case DATAGEN_P_DOMAIN:
-        return parse_count_opt(name, s, 1, &p->domain);
-    case DATAGEN_P_PREFIX:
-        return parse_count_opt(name, s, 1, &p->prefix);
-    case DATAGEN_P_MAX_KEY:
-        return parse_count_opt(name, s, 1, &p->max_key);
-    case DATAGEN_P_START:
-        if (util_parse_count(s, &p->start) != UTIL_OK) {
-            return util_error("--start needs a record number in 0..2^64-1 (%s)", s);
-        }
-        return UTIL_OK;
-    case DATAGEN_P_FRACTION:
-        if (util_parse_double(s, 0.0, 1.0, &p->fraction) != UTIL_OK) {
-            return util_error("--fraction needs a number in [0, 1] (%s)", s);
-        }
-        return UTIL_OK;
-    case DATAGEN_P_EXPONENT:
-        if (util_parse_double(s, 1e-300, 64.0, &p->exponent) != UTIL_OK) {
-            return util_error("--exponent needs a number in (0, 64] (%s)", s);
-        }
-        return UTIL_OK;
-    default:
-        return util_error("unknown parameter (%d)", (int)param);
-    }
-}
-
-/* What the command line asked for besides the parameters. */
+/* What the command line asks for. */
 struct cli {
+    struct datagen_params p;
     const char *dist;
     const char *output;
-    bool have_n;
+    int have_n;
     bool progress;
     long threads;
-    unsigned given; /* DATAGEN_PARAM_BIT()s of the parameters on the command line */
+    unsigned given;                 /* DATAGEN_PARAM_BIT()s of the parameters on the command line */
     struct util_format_args format; /* --format, --record-size, --key-offset, --key-size */
 };
 
-/* Parses argv into @p and @cli. Returns 0, UTIL_EUSAGE (reported), or 1 when done (--help,
- * --list, --version). */
-static int parse_args(int argc, char **argv, struct datagen_params *p, struct cli *cli)
+/* --seed S: a plain decimal uint64, digits only, no sign, no suffix, no overflow. */
+static int parse_seed(const struct util_cli_opt *opt, const char *arg, void *dest, bool quiet)
 {
-    int c;
-    opterr = 0; /* our own one-line messages */
-    char opt[8]; /* an unknown short option, for the error line */
-    while ((c = getopt_long(argc, argv, ":d:n:o:t:lhV", long_options, NULL)) != -1) {
-        int rc = UTIL_OK;
-        switch (c) {
-        case 'd':
-            cli->dist = optarg;
-            break;
-        case 'n':
-            rc = util_parse_count(optarg, &p->n);
-            if (rc != UTIL_OK) {
-                rc = util_error("--n needs a count such as 1000, 1e6, 10M or 1Mi (%s)", optarg);
-            }
-            cli->have_n = true;
-            break;
-        case 'o':
-            cli->output = optarg;
-            break;
-        case OPT_SEED:
-            if (parse_u64(optarg, &p->seed) != UTIL_OK) {
-                rc = util_error("--seed needs a decimal number in 0..2^64-1 (%s)", optarg);
-            }
-            break;
-        case OPT_RANKS:
-            rc = parse_count_opt("ranks", optarg, 1, &p->ranks);
-            break;
-        case 't':
-            if (util_parse_int(optarg, 1, MAX_THREADS, &cli->threads) != UTIL_OK) {
-                rc = util_error("--threads needs a number in 1..%d (%s)", MAX_THREADS, optarg);
-            }
-            break;
-        case OPT_PROGRESS:
-            cli->progress = true;
-            break;
-        case 'l':
-        case OPT_LIST:
-            list(stdout);
-            return 1;
-        case 'h':
-            usage(stdout);
-            return 1;
-        case 'V':
-            util_print_version(stdout);
-            return 1;
-        case ':':
-            rc = util_error("option needs a value (%s)", argv[optind - 1]);
-            break;
-        case '?':
-            rc = util_error("unknown option (%s)", util_bad_option(argv, opt, sizeof(opt)));
-            break;
-        default:
-            if (util_format_is_option(c)) {
-                rc = util_format_option(&cli->format, c, optarg);
-            } else if (c >= OPT_PARAM && c < OPT_PARAM + DATAGEN_P_COUNT) {
-                rc = parse_param((enum datagen_param)(c - OPT_PARAM), optarg, p);
-                cli->given |= DATAGEN_PARAM_BIT(c - OPT_PARAM);
-            } else {
-                rc = util_error("unhandled option (%d)", c);
-            }
-            break;
-        }
-        if (rc != UTIL_OK) {
-            return rc;
-        }
+    struct cli *cli = dest;
+    char *end = NULL;
+    (void)quiet;
+    errno = 0;
+    unsigned long long v = *arg >= '0' && *arg <= '9' ? strtoull(arg, &end, 10) : 0;
+    if (end == NULL || errno == ERANGE || *end != '\0') {
+        return util_cli_error(opt, arg, "{opt} needs a decimal number in 0..2^64-1 ({arg})");
     }
-    if (optind < argc) {
-        return util_error("unexpected argument (%s)", argv[optind]);
+    cli->p.seed = (uint64_t)v;
+    return UTIL_OK;
+}
+
+/* A count option: util_parse_count() syntax, at least the row's min; the two mistakes have
+ * lines of their own. */
+static int count_at_least(const struct util_cli_opt *opt, const char *arg, uint64_t *out)
+{
+    if (util_parse_count(arg, out) != UTIL_OK) {
+        return util_cli_error(opt, arg,
+                              "{opt} needs a count such as 1000, 1e6, 10M or 1Mi ({arg})");
+    }
+    if (*out < opt->min) {
+        return util_cli_error(opt, arg, "{opt} must be at least {min} ({arg})");
     }
     return UTIL_OK;
 }
 
-/* The checks that need the whole command line: required options, parameters that apply. */
-static int check_cli(struct datagen_params *p, struct cli *cli)
+/* --ranks P. */
+static int parse_ranks(const struct util_cli_opt *opt, const char *arg, void *dest, bool quiet)
 {
+    (void)quiet;
+    return count_at_least(opt, arg, &((struct cli *)dest)->p.ranks);
+}
+
+/* One distribution parameter (the row's name is the parameter's) into the parameters. */
+static int parse_param(const struct util_cli_opt *opt, const char *arg, void *dest, bool quiet)
+{
+    struct cli *cli = dest;
+    struct datagen_params *p = &cli->p;
+    int k = 0;
+    (void)quiet;
+    while (k < DATAGEN_P_COUNT && strcmp(datagen_param_name((enum datagen_param)k), opt->name)) {
+        k++;
+    }
+    cli->given |= DATAGEN_PARAM_BIT(k);
+    switch ((enum datagen_param)k) {
+    case DATAGEN_P_GROUPS:
+        return count_at_least(opt, arg, &p->groups);
+    case DATAGEN_P_BLOCKS:
+        return count_at_least(opt, arg, &p->blocks);
+    case DATAGEN_P_SAMPLES:
+        return count_at_least(opt, arg, &p->samples);
+    case DATAGEN_P_UNIQUE:
+        return count_at_least(opt, arg, &p->unique);
+    case DATAGEN_P_DOMAIN:
+        return count_at_least(opt, arg, &p->domain);
+    case DATAGEN_P_PREFIX:
+        return count_at_least(opt, arg, &p->prefix);
+    case DATAGEN_P_MAX_KEY:
+        return count_at_least(opt, arg, &p->max_key);
+    case DATAGEN_P_START:
+        return util_cli_get_count(opt, arg, &p->start);
+    case DATAGEN_P_FRACTION:
+        return util_cli_get_double(opt, arg, &p->fraction);
+    case DATAGEN_P_EXPONENT:
+        return util_cli_get_double(opt, arg, &p->exponent);
+    default:
+        return util_error("unknown parameter (%s)", opt->name);
+    }
+}
+
+static void usage(FILE *out);
+
+#define DEST(field)  UTIL_CLI_DEST(struct cli, field)
+#define GIVEN(field) UTIL_CLI_GIVEN(struct cli, field)
+
+/* A distribution parameter: its row. */
+#define PARAM(pname, argname, ...)                                                                 \
+    {                                                                                              \
+        .name = pname, .arg = argname, .parse = parse_param, __VA_ARGS__                           \
+    }
+
+/* The options, in the order --help gives them. */
+/* clang-format off */
+static const struct util_cli_opt options[] = {
+    {.name = "dist", .key = 'd', .arg = "NAME",
+     .help = "distribution (required); --list shows them all", .parse = util_cli_str,
+     DEST(dist)},
+    /* Any count: whether a file may hold it is datagen_check()'s. */
+    {.name = "n", .key = 'n', .arg = "COUNT",
+     .help = "number of records, at least 1 (required); K, M, G, T are\n"
+             "powers of ten (10M = 10^7), Ki, Mi, Gi, Ti powers of two\n"
+             "(1Mi = 2^20), 1e8 style exponents work too",
+     .parse = util_cli_count, DEST(p.n), .max = UINT64_MAX,
+     .err = "{opt} needs a count such as 1000, 1e6, 10M or 1Mi ({arg})", GIVEN(have_n)},
+    {.name = "output", .key = 'o', .arg = "FILE",
+     .help = "output file (required); written under a temporary name\n"
+             "and renamed at the end, never left half-written",
+     .parse = util_cli_str, DEST(output)},
+    {.name = "seed", .arg = "S", .def = "0",
+     .help = "seed, a decimal 64-bit number (default {def})", .parse = parse_seed},
+    {.name = "ranks", .arg = "P", .def = "4",
+     .help = "rank slices the recipes are defined for (default {def})", .parse = parse_ranks,
+     .min = 1},
+    UTIL_CLI_THREADS(struct cli, threads, "T", .def = "OMP_NUM_THREADS or all cores",
+                     .help = "OpenMP threads (default: {def})",
+                     .err = "{opt} needs a number in {min}..{max} ({arg})"),
+    {.name = "progress",
+     .help = "show progress on stderr (default: only when stderr is a\n"
+             "terminal and the file is at least 64 MiB)",
+     .parse = util_cli_flag, DEST(progress)},
+    UTIL_FORMAT_ROWS(struct cli, format),
+    {.flags = UTIL_CLI_NOTE,
+     .help = "(numbers are generated in u64 order and mapped so that a\n"
+             "sort as that type sees the same order; datagen/README.md\n"
+             "defines the records of byte-key formats)"},
+    UTIL_CLI_TEXT("distribution parameters (rejected by distributions that do not use them):"),
+    PARAM("groups", "G", .def = "2", .help = "ggroup: ranks per group, 1..P (default {def})",
+          .min = 1),
+    PARAM("blocks", "R", .def = "32",
+          .help = "rd: blocks per rank and value range 0..R-1 (default {def})", .min = 1),
+    PARAM("samples", "S", .def = "P",
+          .help = "wr: samples per rank of the attacked regular sampling,\n1..n/P (default {def})",
+          .min = 1),
+    PARAM("fraction", "F", .def = "0.01",
+          .help = "nearly: fraction of keys moved by swaps, 0..1 (default {def})", .fmin = 0.0,
+          .fmax = 1.0, .err = "{opt} needs a number in [0, 1] ({arg})"),
+    PARAM("unique", "K", .def = "16", .help = "few: number of distinct values (default {def})",
+          .min = 1),
+    PARAM("exponent", "S", .def = "1", .help = "zipf: exponent, > 0 (default {def})",
+          .fmin = 1e-300, .fmax = 64.0, .err = "{opt} needs a number in (0, 64] ({arg})"),
+    PARAM("domain", "D", .def = "2^20",
+          .help = "zipf: number of values, up to 2^53 (default {def})", .min = 1),
+    PARAM("prefix", "B", .def = "4", .help = "radix: shared top bytes, 1..7 (default {def})",
+          .min = 1),
+    PARAM("max-key", "M", .def = "2^11, 2^16, 2^19, 2^21, 2^23, 2^27\n"
+                                "for n = 2^16, 2^20, 2^23, 2^25, 2^27, 2^31, else 2^19",
+          .help = "npb: MAX_KEY (default: {def})", .min = 1),
+    PARAM("start", "N", .def = "0",
+          .help = "the gensort family: the first record number, gensort's -b,\n"
+                  "0..2^64-1 (default {def})",
+          .max = UINT64_MAX, .err = "{opt} needs a record number in 0..2^64-1 ({arg})"),
+    {.name = "list", .key = 'l',
+     .help = "list the distributions with their parameters and recipes", .parse = util_cli_print,
+     .print = list},
+    UTIL_CLI_HELP(usage, "this help"),
+    UTIL_CLI_VERSION("version, commit, MPI library and allocator"),
+    {0},
+};
+/* clang-format on */
+
+#undef PARAM
+#undef GIVEN
+#undef DEST
+
+static const struct util_cli command_line = {
+    .opts = options,
+    .col = 22,
+    .unknown = "unknown option ({arg})",
+    .unexpected = "unexpected argument ({arg})",
+};
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: %s --dist NAME --n COUNT [options] -o FILE\n"
+            "       %s --list | --help | --version\n"
+            "\n"
+            "Writes COUNT records (no header) drawn from a distribution: raw little-endian\n"
+            "64-bit keys by default, or records of a byte-key format (--format gensort, or a\n"
+            "layout --record-size R --key-offset O --key-size K) whose keys follow the\n"
+            "distribution and whose payloads differ between records. The file is P rank\n"
+            "slices back to back: slice i holds records floor(i n/P) to floor((i+1) n/P) - 1,\n"
+            "the part rank i of a P-rank sort reads. The gensort family writes gensort 1.5's\n"
+            "records (the Sort Benchmark's generator by Chris Nyberg) byte for byte and\n"
+            "implies --format gensort. The same options give the same bytes, whatever\n"
+            "--threads.\n"
+            "\n"
+            "options:\n",
+            util_progname(), util_progname());
+    util_cli_help(out, &command_line);
+    fprintf(out,
+            "\n"
+            "exit codes: 0 written; 2 usage error (bad option or value, missing or unwritable\n"
+            "output directory; nothing is written); 3 runtime failure (a full disk, a write\n"
+            "error, out of memory; the temporary file is removed)\n");
+}
+
+/* The checks that need the whole command line: required options, parameters that apply. */
+static int check_cli(struct cli *cli)
+{
+    struct datagen_params *p = &cli->p;
     if (cli->dist == NULL) {
         return util_error("no distribution given (--dist NAME; --list shows them)");
     }
@@ -400,18 +357,18 @@ static int check_cli(struct datagen_params *p, struct cli *cli)
 
 int main(int argc, char **argv)
 {
-    struct datagen_params p;
-    struct cli cli = {NULL, NULL, false, false, 0, 0, {0}};
+    struct cli cli = {0};
     util_set_progname("sortex-gen");
     util_check_stdout_at_exit();
-    datagen_params_init(&p);
+    datagen_params_init(&cli.p);
+    util_format_args_init(&cli.format);
 
-    int rc = parse_args(argc, argv, &p, &cli);
-    if (rc == 1) {
+    int rc = util_cli_parse(&command_line, argc, argv, &cli, false);
+    if (rc == UTIL_CLI_DONE) {
         return UTIL_EXIT_OK;
     }
     if (rc == UTIL_OK) {
-        rc = check_cli(&p, &cli);
+        rc = check_cli(&cli);
     }
     if (rc != UTIL_OK) {
         return util_exit_code(rc);
@@ -420,9 +377,9 @@ int main(int argc, char **argv)
     util_temp_signals();
     struct datagen_write_opts opts = {
         (int)cli.threads,
-        cli.progress ||
-            (isatty(STDERR_FILENO) && p.n * datagen_format(&p)->record_size >= AUTO_PROGRESS_BYTES),
+        cli.progress || (isatty(STDERR_FILENO) &&
+                         cli.p.n * datagen_format(&cli.p)->record_size >= AUTO_PROGRESS_BYTES),
     };
-    rc = datagen_write(&p, cli.output, &opts);
+    rc = datagen_write(&cli.p, cli.output, &opts);
     return util_exit_code(rc);
 }

@@ -78,113 +78,141 @@ static void progress_show(struct progress *pr, uint64_t bytes, bool final)
     fflush(stderr);
 }
 
+/* One file being written: what its threads share. */
+struct write_job {
+    const struct datagen_params *p;
+    int fd, threads;
+    size_t rsize;
+    uint64_t block_recs; /* records a block */
+    uint64_t blocks;
+    uint64_t done;    /* records written */
+    int first_errno;  /* errno of the first failed write or close */
+    int alloc_failed; /* 1: a thread could not get its buffer; 2: nor its scratch */
+    struct progress pr;
+};
+
+/* Block b, generated into this thread's @buf and written at its offset; skipped after a
+ * failure. Thread 0 shows the progress. */
+static void write_block(struct write_job *w, uint64_t b, unsigned char *buf)
+{
+    const struct datagen_params *p = w->p;
+    int failed, no_buf;
+#pragma omp atomic read
+    failed = w->first_errno;
+#pragma omp atomic read
+    no_buf = w->alloc_failed;
+    if (failed != 0 || no_buf != 0 || buf == NULL) {
+        return;
+    }
+    uint64_t first = b * w->block_recs;
+    uint64_t c = p->n - first < w->block_recs ? p->n - first : w->block_recs;
+    if (datagen_fill_records(p, first, c, buf) != UTIL_OK) {
+#pragma omp atomic write
+        w->alloc_failed = 2; /* a key distribution's scratch buffer (reported) */
+        return;
+    }
+    int e = write_all(w->fd, buf, c * w->rsize, (off_t)(first * w->rsize));
+    if (e != 0) {
+        /* Keep the first errno; later ones are usually consequences of it. */
+#pragma omp critical(datagen_write_error)
+        {
+            int cur;
+#pragma omp atomic read
+            cur = w->first_errno;
+            if (cur == 0) {
+#pragma omp atomic write
+                w->first_errno = e;
+            }
+        }
+    }
+    uint64_t now_done;
+#pragma omp atomic capture
+    now_done = w->done += c;
+    if (omp_get_thread_num() == 0) {
+        progress_show(&w->pr, now_done * w->rsize, false);
+    }
+}
+
+/* Generate and write the blocks; after a failure the remaining blocks are skipped. */
+static void write_blocks(struct write_job *w)
+{
+#pragma omp parallel num_threads(w->threads)
+    {
+        unsigned char *buf = util_alloc_big((size_t)w->block_recs * w->rsize);
+        if (buf == NULL) {
+#pragma omp atomic write
+            w->alloc_failed = 1;
+        }
+#pragma omp for schedule(dynamic, 1)
+        for (uint64_t b = 0; b < w->blocks; b++) {
+            write_block(w, b, buf);
+        }
+        util_free_big(buf);
+    }
+}
+
+/* Close (a late write error may surface here), then rename or clean up; the final progress
+ * line after success (@bytes written). Frees @tmp. */
+static int write_close(struct write_job *w, char *tmp, const char *path, uint64_t bytes)
+{
+    if (close(w->fd) != 0 && w->first_errno == 0) {
+        w->first_errno = errno;
+    }
+    int rc = UTIL_OK;
+    if (w->pr.tty && w->pr.shown) {
+        fputc('\n', stderr); /* end the rewritten progress line before any other line */
+    }
+    if (w->alloc_failed == 2) {
+        rc = UTIL_ENOMEM;
+    } else if (w->alloc_failed) {
+        rc = util_fail(UTIL_ENOMEM, "out of memory for the write buffers (%d threads)", w->threads);
+    } else if (w->first_errno != 0) {
+        rc = util_fail(UTIL_EIO, "cannot write output: %s (%s)", strerror(w->first_errno), path);
+    }
+    if (rc != UTIL_OK) {
+        (void)util_temp_remove(tmp);
+    } else if ((w->first_errno = util_temp_commit(tmp, path)) != 0) {
+        rc = util_fail(UTIL_EIO, "cannot rename the output into place: %s (%s)",
+                       util_temp_strerror(w->first_errno), path);
+    }
+    util_free(tmp);
+    if (rc == UTIL_OK) {
+        progress_show(&w->pr, bytes, true);
+    }
+    return rc;
+}
+
 int datagen_write(const struct datagen_params *p, const char *path,
                   const struct datagen_write_opts *opts)
 {
     static const struct datagen_write_opts defaults = {0, false};
     opts = opts != NULL ? opts : &defaults;
-    int threads = opts->threads > 0 ? opts->threads : omp_get_max_threads();
+    struct write_job w = {.p = p};
+    w.threads = opts->threads > 0 ? opts->threads : omp_get_max_threads();
     char *tmp = NULL;
-    int fd = util_temp_create(path, &tmp);
-    if (fd < 0) {
+    w.fd = util_temp_create(path, &tmp);
+    if (w.fd < 0) {
         /* util_check_output() found the directory writable: a failure here is the file
          * system's (no inode left, read-only now), a runtime failure. */
         return util_fail(UTIL_EIO, "cannot create output: %s (%s)", strerror(errno), path);
     }
 
     /* Refuse up front what cannot fit, rather than filling the file system first. */
-    const size_t rsize = datagen_format(p)->record_size;
-    const uint64_t block_recs = WRITE_BLOCK_BYTES / rsize > 0 ? WRITE_BLOCK_BYTES / rsize : 1;
-    uint64_t bytes = p->n * rsize, avail = 0;
-    if (util_temp_space(fd, bytes, &avail) != 0) {
-        (void)close(fd);
+    w.rsize = datagen_format(p)->record_size;
+    w.block_recs = WRITE_BLOCK_BYTES / w.rsize > 0 ? WRITE_BLOCK_BYTES / w.rsize : 1;
+    uint64_t bytes = p->n * w.rsize, avail = 0;
+    if (util_temp_space(w.fd, bytes, &avail) != 0) {
+        (void)close(w.fd);
         (void)util_temp_remove(tmp);
         util_free(tmp);
         return util_fail(UTIL_EIO, "not enough free space for %llu bytes, %llu available (%s)",
                          (unsigned long long)bytes, (unsigned long long)avail, path);
     }
 
-    struct progress pr = {opts->progress, isatty(STDERR_FILENO) == 1, false, util_now(), 0.0,
-                          bytes};
-    pr.last = pr.start;
-    uint64_t blocks = (p->n + block_recs - 1) / block_recs;
-    uint64_t done = 0;
-    int first_errno = 0;  /* errno of the first failed write or close */
-    int alloc_failed = 0; /* 1: a thread could not get its buffer; 2: nor its scratch */
-
-    /* Generate and write the blocks; after a failure the remaining blocks are skipped. */
-#pragma omp parallel num_threads(threads)
-    {
-        unsigned char *buf = util_alloc_big((size_t)block_recs * rsize);
-        if (buf == NULL) {
-#pragma omp atomic write
-            alloc_failed = 1;
-        }
-#pragma omp for schedule(dynamic, 1)
-        for (uint64_t b = 0; b < blocks; b++) {
-            int failed, no_buf;
-#pragma omp atomic read
-            failed = first_errno;
-#pragma omp atomic read
-            no_buf = alloc_failed;
-            if (failed != 0 || no_buf != 0 || buf == NULL) {
-                continue;
-            }
-            uint64_t first = b * block_recs;
-            uint64_t c = p->n - first < block_recs ? p->n - first : block_recs;
-            if (datagen_fill_records(p, first, c, buf) != UTIL_OK) {
-#pragma omp atomic write
-                alloc_failed = 2; /* a key distribution's scratch buffer (reported) */
-                continue;
-            }
-            int e = write_all(fd, buf, c * rsize, (off_t)(first * rsize));
-            if (e != 0) {
-                /* Keep the first errno; later ones are usually consequences of it. */
-#pragma omp critical(datagen_write_error)
-                {
-                    int cur;
-#pragma omp atomic read
-                    cur = first_errno;
-                    if (cur == 0) {
-#pragma omp atomic write
-                        first_errno = e;
-                    }
-                }
-            }
-            uint64_t now_done;
-#pragma omp atomic capture
-            now_done = done += c;
-            if (omp_get_thread_num() == 0) {
-                progress_show(&pr, now_done * rsize, false);
-            }
-        }
-        util_free_big(buf);
-    }
-
-    /* Close (a late write error may surface here), then rename or clean up. */
-    if (close(fd) != 0 && first_errno == 0) {
-        first_errno = errno;
-    }
-    int rc = UTIL_OK;
-    if (pr.tty && pr.shown) {
-        fputc('\n', stderr); /* end the rewritten progress line before any other line */
-    }
-    if (alloc_failed == 2) {
-        rc = UTIL_ENOMEM;
-    } else if (alloc_failed) {
-        rc = util_fail(UTIL_ENOMEM, "out of memory for the write buffers (%d threads)", threads);
-    } else if (first_errno != 0) {
-        rc = util_fail(UTIL_EIO, "cannot write output: %s (%s)", strerror(first_errno), path);
-    }
-    if (rc != UTIL_OK) {
-        (void)util_temp_remove(tmp);
-    } else if ((first_errno = util_temp_commit(tmp, path)) != 0) {
-        rc = util_fail(UTIL_EIO, "cannot rename the output into place: %s (%s)",
-                       util_temp_strerror(first_errno), path);
-    }
-    util_free(tmp);
-    if (rc == UTIL_OK) {
-        progress_show(&pr, bytes, true);
-    }
-    return rc;
+    w.pr = (struct progress){opts->progress, isatty(STDERR_FILENO) == 1, false, util_now(), 0.0,
+                             bytes};
+    w.pr.last = w.pr.start;
+    w.blocks = (p->n + w.block_recs - 1) / w.block_recs;
+    write_blocks(&w);
+    return write_close(&w, tmp, path, bytes);
 }

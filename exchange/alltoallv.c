@@ -72,85 +72,75 @@ static int exchange_chunked(const struct exchange_args *a, const uint64_t *sdisp
     return err;
 }
 
-static int alltoallv_run(const struct exchange_args *a)
+/* 1. Counts, unless the caller knows them; then the displacements on both sides, in elements,
+ * and the elements this rank sends (*sent) and receives (*recvd). */
+static int alltoallv_counts(const struct exchange_args *a, int rank, int size, uint64_t *sdispl,
+                            uint64_t *rdispl, uint64_t *sent, uint64_t *recvd)
 {
-    int rank, size, err = UTIL_OK;
-    double t0 = util_now();
-    void *drain = NULL;
-    MPI_Request *req = NULL;
-    MPI_Comm_rank(a->comm, &rank);
-    MPI_Comm_size(a->comm, &size);
-    struct exchange_stats *st = a->stats;
-    memset(st, 0, sizeof(*st));
-    if ((err = exchange_check_args(a, rank)) != UTIL_OK) {
-        return err;
+    if (!a->recv_counts_known && MPI_Alltoall(a->send_counts, 1, MPI_UINT64_T, a->recv_counts, 1,
+                                              MPI_UINT64_T, a->comm) != MPI_SUCCESS) {
+        return util_fail(UTIL_EMPI, "rank %d: exchange: MPI_Alltoall of counts failed", rank);
     }
+    *sent = exchange_displs(a->send_counts, size, sdispl);
+    *recvd = exchange_displs(a->recv_counts, size, rdispl);
+    return UTIL_OK;
+}
+
+/* The int-count path: one MPI_Alltoallv of the elements as bytes, its byte counts and
+ * displacements in ibuf ([4 * size] ints). */
+static int alltoallv_ints(const struct exchange_args *a, const uint64_t *sdispl,
+                          const uint64_t *rdispl, int *ibuf, int rank, int size)
+{
     const uint64_t e = a->elem_size;
-
-    uint64_t *sdispl = util_malloc(2 * (size_t)size * sizeof(uint64_t));
-    int *ibuf = util_malloc(4 * (size_t)size * sizeof(int));
-    if (sdispl == NULL || ibuf == NULL) {
-        exchange_abort_midway(a->comm, rank, "out of memory for bookkeeping");
+    int *sc = ibuf, *sd = ibuf + size, *rc = ibuf + 2 * size, *rd = ibuf + 3 * size;
+    for (int p = 0; p < size; p++) {
+        sc[p] = (int)(a->send_counts[p] * e);
+        sd[p] = (int)(sdispl[p] * e);
+        rc[p] = (int)(a->recv_counts[p] * e);
+        rd[p] = (int)(rdispl[p] * e);
     }
-    uint64_t *rdispl = sdispl + size;
-
-    /* 1. Counts, unless the caller knows them. */
-    if (!a->recv_counts_known &&
-        MPI_Alltoall(a->send_counts, 1, MPI_UINT64_T, a->recv_counts, 1, MPI_UINT64_T, a->comm) !=
-            MPI_SUCCESS) {
-        err = util_fail(UTIL_EMPI, "rank %d: exchange: MPI_Alltoall of counts failed", rank);
-        goto fail;
+    if (MPI_Alltoallv(a->send, sc, sd, MPI_BYTE, a->recv, rc, rd, MPI_BYTE, a->comm) !=
+        MPI_SUCCESS) {
+        return util_fail(UTIL_EMPI, "rank %d: exchange: MPI_Alltoallv failed", rank);
     }
-    uint64_t sent = exchange_displs(a->send_counts, size, sdispl);
-    uint64_t recvd = exchange_displs(a->recv_counts, size, rdispl);
-    /* Refused or not, take part (into a buffer thrown away after), so no peer waits. */
-    struct exchange_args to = *a;
-    int refused = UTIL_OK;
-    to.recv = exchange_recv_target(a, recvd, rank, &drain, &refused);
-    if (to.recv == NULL) {
-        err = refused;
-        goto fail;
-    }
-    a = &to;
+    return UTIL_OK;
+}
 
-    /* 2. Elements: one MPI_Alltoallv when every byte count and displacement fits the int
-     * limit, else chunks; the ranks agree on which, and on having room for the chunks'
-     * requests, before any element moves. */
+/* 2. Elements: one MPI_Alltoallv when every byte count and displacement fits the int
+ * limit, else chunks; the ranks agree on which, and on having room for the chunks'
+ * requests, before any element moves. *fits says which path ran. */
+static int alltoallv_elements(const struct exchange_args *a, const uint64_t *sdispl,
+                              const uint64_t *rdispl, uint64_t sent, uint64_t recvd, int *ibuf,
+                              int rank, int size, int *fits)
+{
+    int err = UTIL_OK;
+    const uint64_t e = a->elem_size;
     uint64_t limit = exchange_int_limit(), chunk = exchange_chunk_bytes(a->elem_size);
     uint64_t nreq = chunked_requests(a, chunk, rank, size);
-    req = util_malloc((nreq ? nreq : 1) * sizeof(*req));
+    MPI_Request *req = util_malloc((nreq ? nreq : 1) * sizeof(*req));
     if (req == NULL) {
         err = util_fail(UTIL_ENOMEM, "rank %d: exchange: out of memory for %llu requests", rank,
                         (unsigned long long)nreq);
     }
     int agreed[2] = {sent <= limit / e && recvd <= limit / e, req != NULL};
     MPI_Allreduce(MPI_IN_PLACE, agreed, 2, MPI_INT, MPI_MIN, a->comm);
-    int fits = agreed[0];
+    *fits = agreed[0];
     if (!agreed[1]) {
         err = err != UTIL_OK ? err : UTIL_ENOMEM; /* reported by the rank that failed */
-        goto fail;
-    }
-    if (fits) {
-        int *sc = ibuf, *sd = ibuf + size, *rc = ibuf + 2 * size, *rd = ibuf + 3 * size;
-        for (int p = 0; p < size; p++) {
-            sc[p] = (int)(a->send_counts[p] * e);
-            sd[p] = (int)(sdispl[p] * e);
-            rc[p] = (int)(a->recv_counts[p] * e);
-            rd[p] = (int)(rdispl[p] * e);
-        }
-        if (MPI_Alltoallv(a->send, sc, sd, MPI_BYTE, a->recv, rc, rd, MPI_BYTE, a->comm) !=
-            MPI_SUCCESS) {
-            err = util_fail(UTIL_EMPI, "rank %d: exchange: MPI_Alltoallv failed", rank);
-            goto fail;
-        }
+    } else if (*fits) {
+        err = alltoallv_ints(a, sdispl, rdispl, ibuf, rank, size);
     } else {
         err = exchange_chunked(a, sdispl, rdispl, chunk, rank, size, req);
-        if (err != UTIL_OK) {
-            goto fail;
-        }
     }
+    util_free(req);
+    return err;
+}
 
-    /* Stats: what crossed between ranks, the own block excluded. */
+/* Stats: what crossed between ranks, the own block excluded. */
+static void alltoallv_stats(const struct exchange_args *a, int rank, int size, int fits,
+                            struct exchange_stats *st)
+{
+    const uint64_t e = a->elem_size;
     for (int p = 0; p < size; p++) {
         if (p == rank) {
             continue;
@@ -163,11 +153,52 @@ static int alltoallv_run(const struct exchange_args *a)
     }
     st->rounds = 1;
     exchange_stats_extra(st, "chunked", fits ? 0.0 : 1.0);
+}
+
+static int alltoallv_run(const struct exchange_args *a)
+{
+    int rank, size, err = UTIL_OK;
+    double t0 = util_now();
+    void *drain = NULL;
+    MPI_Comm_rank(a->comm, &rank);
+    MPI_Comm_size(a->comm, &size);
+    struct exchange_stats *st = a->stats;
+    memset(st, 0, sizeof(*st));
+    if ((err = exchange_check_args(a, rank)) != UTIL_OK) {
+        return err;
+    }
+
+    uint64_t *sdispl = util_malloc(2 * (size_t)size * sizeof(uint64_t));
+    int *ibuf = util_malloc(4 * (size_t)size * sizeof(int));
+    if (sdispl == NULL || ibuf == NULL) {
+        exchange_abort_midway(a->comm, rank, "out of memory for bookkeeping");
+    }
+    uint64_t *rdispl = sdispl + size;
+
+    uint64_t sent = 0, recvd = 0;
+    if ((err = alltoallv_counts(a, rank, size, sdispl, rdispl, &sent, &recvd)) != UTIL_OK) {
+        goto fail;
+    }
+    /* Refused or not, take part (into a buffer thrown away after), so no peer waits. */
+    struct exchange_args to = *a;
+    int refused = UTIL_OK;
+    to.recv = exchange_recv_target(a, recvd, rank, &drain, &refused);
+    if (to.recv == NULL) {
+        err = refused;
+        goto fail;
+    }
+    a = &to;
+
+    int fits;
+    err = alltoallv_elements(a, sdispl, rdispl, sent, recvd, ibuf, rank, size, &fits);
+    if (err != UTIL_OK) {
+        goto fail;
+    }
+    alltoallv_stats(a, rank, size, fits, st);
     err = refused;
 fail:
     st->seconds = util_now() - t0;
     util_free(drain);
-    util_free(req);
     util_free(sdispl);
     util_free(ibuf);
     return err;
@@ -184,6 +215,9 @@ static int model_linear(const struct exchange_model_case *c, struct exchange_mod
     int err = exchange_model_rounds_init(&w, c, r);
     if (err != UTIL_OK) {
         return err;
+    }
+    if (!c->counts_known) {
+        exchange_model_rounds_collective(&w, sizeof(uint64_t)); /* MPI_Alltoall of the counts */
     }
     for (int i = 0; i < p; i++) {
         for (int j = 0; j < p; j++) {
@@ -213,12 +247,16 @@ static int equal_linear(const struct exchange_model_equal *e, struct exchange_mo
     uint64_t p = (uint64_t)e->p;
     if (p > 1) {
         exchange_model_equal_rounds(e, 1, p - 1, (p - 1) * e->block, e->block, r);
+        exchange_model_equal_extras(e, !e->counts_known, sizeof(uint64_t), 0, 0, r);
     }
     return UTIL_OK;
 }
 
 static int equal_ompi_pairwise(const struct exchange_model_equal *e, struct exchange_model_result *r)
 {
+    if (e->p > 1) {
+        exchange_model_equal_extras(e, !e->counts_known, sizeof(uint64_t), 0, 0, r);
+    }
     return exchange_model_shift_equal(e, r, 0);
 }
 

@@ -426,8 +426,9 @@ void exchange_bundle_release(struct bundle_scratch *s)
 
 /* ---- the cost model ------------------------------------------------------------------------- */
 
-void exchange_bundle_cost_add(struct exchange_bundle_cost *b, uint64_t bytes)
+void exchange_bundle_cost_add(struct exchange_bundle_cost *b, uint64_t bytes, uint64_t eager)
 {
+    b->over += eager > 0 && bytes > eager;
     b->bytes += bytes;
     b->pieces++;
     b->full += bytes > 0;
@@ -455,16 +456,32 @@ static uint64_t first_chunks(uint64_t b, uint64_t elem_bytes, uint64_t *largest)
     return b / chunk + 1; /* whole chunks, then the shorter last one, empty or not */
 }
 
+/* Of the messages cost_first() charges for a first message of @b bytes, those beyond
+ * @rndv_limit bytes (0: none). */
+static uint64_t first_chunks_over(uint64_t b, uint64_t elem_bytes, uint64_t rndv_limit)
+{
+    uint64_t limit = exchange_chunk_bytes(elem_bytes), eager = eager_bytes();
+    uint64_t chunk = exchange_bundle_first_chunk(b, eager < limit ? eager : 0, limit);
+    if (rndv_limit == 0) {
+        return 0;
+    }
+    return (chunk > rndv_limit ? b / chunk : 0) + (b % chunk > rndv_limit);
+}
+
 void exchange_bundle_cost_equal(uint64_t pieces, uint64_t piece_bytes, uint64_t elem_bytes,
-                                uint64_t *msgs, uint64_t *bytes, uint64_t *largest)
+                                uint64_t rndv_limit, uint64_t *msgs, uint64_t *bytes,
+                                uint64_t *largest, uint64_t *rndv)
 {
     uint64_t header = BUNDLE_HEADER_BYTES(pieces), payload = pieces * piece_bytes;
     *bytes = header + payload;
     if (exchange_bundle_packs(payload, util_knob_u64(UTIL_KNOB_SCATTER_MIN))) {
         *msgs = first_chunks(header + payload, elem_bytes, largest);
+        *rndv = first_chunks_over(header + payload, elem_bytes, rndv_limit);
     } else {
         *msgs = first_chunks(header, elem_bytes, largest) + (piece_bytes > 0 ? pieces : 0);
         *largest = exchange_model_max(*largest, piece_bytes);
+        *rndv = first_chunks_over(header, elem_bytes, rndv_limit) +
+                (rndv_limit > 0 && piece_bytes > rndv_limit ? pieces : 0);
     }
 }
 
@@ -474,12 +491,16 @@ void exchange_bundle_cost_send(struct exchange_model_rounds *w, int src, int dst
     uint64_t header = BUNDLE_HEADER_BYTES(b->pieces); /* one count per piece */
     if (exchange_bundle_packs(b->bytes, util_knob_u64(UTIL_KNOB_SCATTER_MIN))) {
         cost_first(w, src, dst, header + b->bytes);
+        /* Packed: the sender copies the pieces in, the receiver copies them out. */
+        exchange_model_rounds_copy(w, src, b->bytes);
+        exchange_model_rounds_copy(w, dst, b->bytes);
     } else {
         cost_first(w, src, dst, header);
         /* The pieces as messages of their own: their bytes and start-ups at once. */
         w->sent[src] += b->bytes;
         w->recv[dst] += b->bytes;
         w->msgs[src] += b->full;
+        w->rndv[src] += b->over;
         w->total_msgs[src] += b->full;
         w->r->bytes_moved += b->bytes;
         w->r->max_message = exchange_model_max(w->r->max_message, b->largest);

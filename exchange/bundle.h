@@ -227,10 +227,12 @@ void exchange_bundle_release(struct bundle_scratch *s);
  * follow the case's element size (exchange_chunk_bytes()). */
 struct exchange_bundle_cost {
     uint64_t bytes, pieces, full, largest;
+    uint64_t over; /* pieces beyond the eager limit they were added against */
 };
 
-/** Adds a piece of @bytes to the bundle @b. */
-void exchange_bundle_cost_add(struct exchange_bundle_cost *b, uint64_t bytes);
+/** Adds a piece of @bytes to the bundle @b; @eager is the machine's eager limit (the walk's
+ * w->eager; 0: none), for the pieces that would travel scattered by a rendezvous. */
+void exchange_bundle_cost_add(struct exchange_bundle_cost *b, uint64_t bytes, uint64_t eager);
 
 /**
  * Prices bundle @b from @src to @dst in the current round of @w as exchange_bundle_send() sends
@@ -243,10 +245,12 @@ void exchange_bundle_cost_send(struct exchange_model_rounds *w, int src, int dst
 
 /**
  * What exchange_bundle_cost_send() charges for a bundle of @pieces pieces of @piece_bytes each,
- * elements of @elem_bytes: its messages, its bytes (header included) and its largest message.
+ * elements of @elem_bytes: its messages, its bytes (header included), its largest message and
+ * how many of its messages exceed @rndv_limit bytes (the machine's eager limit; 0: none).
  * For the equal-blocks models, where every bundle of a round looks alike.
  */
 void exchange_bundle_cost_equal(uint64_t pieces, uint64_t piece_bytes, uint64_t elem_bytes,
-                                uint64_t *msgs, uint64_t *bytes, uint64_t *largest);
+                                uint64_t rndv_limit, uint64_t *msgs, uint64_t *bytes,
+                                uint64_t *largest, uint64_t *rndv);
 
 #endif

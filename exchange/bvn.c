@@ -15,6 +15,96 @@
 
 /* ---- orienting odd edges ------------------------------------------------------------------ */
 
+/* The odd-multiplicity graph of a P x P matrix while it is oriented: edge e joins u and v when
+ * m[u][v] + m[v][u] is odd; the adjacency of u is adj_v/adj_e[ab[u] .. ab[u + 1]), fill[u]
+ * first where the next neighbour goes, then where u's scan for an unused edge is; rem[u] counts
+ * u's edges not yet oriented, used[e] marks an oriented edge, tail[e] where it leaves. */
+struct odd_graph {
+    uint32_t p;
+    uint64_t *ab, *fill, *rem, *adj_e;
+    uint32_t *adj_v, *tail;
+    uint8_t *used;
+};
+
+/* Degrees in the odd-multiplicity graph, as offsets in ab; sets fill to them and rem to the
+ * degrees. Returns the number of edges. */
+static uint64_t odd_degrees(struct odd_graph *g, const uint64_t *m)
+{
+    uint64_t p = g->p, *ab = g->ab, ne = 0;
+    for (uint64_t u = 0; u < p; u++) {
+        for (uint64_t v = u + 1; v < p; v++) {
+            if ((m[u * p + v] + m[v * p + u]) % 2 == 1) {
+                ab[u + 1]++;
+                ab[v + 1]++;
+                ne++;
+            }
+        }
+    }
+    for (uint32_t u = 0; u < g->p; u++) {
+        ab[u + 1] += ab[u];
+        g->fill[u] = ab[u];
+        g->rem[u] = ab[u + 1] - ab[u];
+    }
+    return ne;
+}
+
+/* Then its adjacency in neighbour order, the edges numbered as they are met. */
+static void odd_adjacency(struct odd_graph *g, const uint64_t *m)
+{
+    uint64_t p = g->p, *fill = g->fill, ne = 0;
+    for (uint64_t u = 0; u < p; u++) {
+        for (uint64_t v = u + 1; v < p; v++) {
+            if ((m[u * p + v] + m[v * p + u]) % 2 == 1) {
+                g->adj_v[fill[u]] = (uint32_t)v;
+                g->adj_e[fill[u]++] = ne;
+                g->adj_v[fill[v]] = (uint32_t)u;
+                g->adj_e[fill[v]++] = ne++;
+            }
+        }
+    }
+}
+
+/* One walk from s: follows unused edges, orienting each away from where the walk stands, until
+ * it reaches a PE with none left. */
+static void odd_walk(struct odd_graph *g, uint32_t s)
+{
+    uint64_t *fill = g->fill;
+    uint32_t x = s;
+    for (;;) {
+        while (fill[x] < g->ab[x + 1] && g->used[g->adj_e[fill[x]]]) {
+            fill[x]++;
+        }
+        if (fill[x] == g->ab[x + 1]) {
+            break;
+        }
+        uint64_t e = g->adj_e[fill[x]];
+        uint32_t y = g->adj_v[fill[x]];
+        g->used[e] = 1;
+        g->tail[e] = x;
+        g->rem[x]--;
+        g->rem[y]--;
+        x = y;
+    }
+}
+
+/* Walks: first from odd PEs (open walks), then from any PE (closed walks). */
+static void odd_walks(struct odd_graph *g)
+{
+    for (uint32_t u = 0; u < g->p; u++) {
+        g->fill[u] = g->ab[u]; /* now: scan position */
+    }
+    for (int pass = 0; pass < 2; pass++) {
+        for (uint32_t s = 0; s < g->p; s++) {
+            while (pass == 0 ? g->rem[s] % 2 == 1 : g->rem[s] > 0) {
+                odd_walk(g, s);
+                if (pass == 0) {
+                    break; /* s is even now */
+                }
+            }
+        }
+    }
+}
+
 /*
  * The orientation (sched.h §2.1 of the h-relation paper joins odd-degree vertices by dummy
  * edges and follows Euler tours): equivalently, walks are started first at vertices of odd
@@ -25,96 +115,42 @@
 int exchange_bvn_orient_odd(uint32_t p, const uint64_t *m, uint64_t **ab_out, uint32_t **adj_v_out,
                             uint64_t **adj_e_out, uint32_t **tail_out)
 {
-    uint64_t *ab = util_calloc((size_t)p + 1, sizeof(*ab));
-    uint64_t *fill = util_calloc((size_t)p + 1, sizeof(*fill));
-    uint64_t *rem = util_calloc((size_t)p + 1, sizeof(*rem));
-    uint32_t *adj_v = NULL, *tail = NULL;
-    uint64_t *adj_e = NULL;
-    uint8_t *used = NULL;
+    struct odd_graph g = {.p = p};
+    g.ab = util_calloc((size_t)p + 1, sizeof(*g.ab));
+    g.fill = util_calloc((size_t)p + 1, sizeof(*g.fill));
+    g.rem = util_calloc((size_t)p + 1, sizeof(*g.rem));
     int rc = UTIL_ENOMEM;
-    if (ab == NULL || fill == NULL || rem == NULL) {
+    if (g.ab == NULL || g.fill == NULL || g.rem == NULL) {
         goto fail;
     }
     /* Degrees in the odd-multiplicity graph, then its adjacency in neighbour order. */
-    uint64_t ne = 0;
-    for (uint64_t u = 0; u < p; u++) {
-        for (uint64_t v = u + 1; v < p; v++) {
-            if ((m[u * p + v] + m[v * p + u]) % 2 == 1) {
-                ab[u + 1]++;
-                ab[v + 1]++;
-                ne++;
-            }
-        }
-    }
-    for (uint32_t u = 0; u < p; u++) {
-        ab[u + 1] += ab[u];
-        fill[u] = ab[u];
-        rem[u] = ab[u + 1] - ab[u];
-    }
-    adj_v = util_malloc((size_t)(2 * ne + 1) * sizeof(*adj_v));
-    adj_e = util_malloc((size_t)(2 * ne + 1) * sizeof(*adj_e));
-    tail = util_malloc((size_t)(ne + 1) * sizeof(*tail));
-    used = util_calloc((size_t)ne + 1, 1);
-    if (adj_v == NULL || adj_e == NULL || tail == NULL || used == NULL) {
+    uint64_t ne = odd_degrees(&g, m);
+    g.adj_v = util_malloc((size_t)(2 * ne + 1) * sizeof(*g.adj_v));
+    g.adj_e = util_malloc((size_t)(2 * ne + 1) * sizeof(*g.adj_e));
+    g.tail = util_malloc((size_t)(ne + 1) * sizeof(*g.tail));
+    g.used = util_calloc((size_t)ne + 1, 1);
+    if (g.adj_v == NULL || g.adj_e == NULL || g.tail == NULL || g.used == NULL) {
         goto fail;
     }
-    ne = 0;
-    for (uint64_t u = 0; u < p; u++) {
-        for (uint64_t v = u + 1; v < p; v++) {
-            if ((m[u * p + v] + m[v * p + u]) % 2 == 1) {
-                adj_v[fill[u]] = (uint32_t)v;
-                adj_e[fill[u]++] = ne;
-                adj_v[fill[v]] = (uint32_t)u;
-                adj_e[fill[v]++] = ne++;
-            }
-        }
-    }
-    /* Walks: first from odd PEs (open walks), then from any PE (closed walks). */
-    for (uint32_t u = 0; u < p; u++) {
-        fill[u] = ab[u]; /* now: scan position */
-    }
-    for (int pass = 0; pass < 2; pass++) {
-        for (uint32_t s = 0; s < p; s++) {
-            while (pass == 0 ? rem[s] % 2 == 1 : rem[s] > 0) {
-                uint32_t x = s;
-                for (;;) {
-                    while (fill[x] < ab[x + 1] && used[adj_e[fill[x]]]) {
-                        fill[x]++;
-                    }
-                    if (fill[x] == ab[x + 1]) {
-                        break;
-                    }
-                    uint64_t e = adj_e[fill[x]];
-                    uint32_t y = adj_v[fill[x]];
-                    used[e] = 1;
-                    tail[e] = x;
-                    rem[x]--;
-                    rem[y]--;
-                    x = y;
-                }
-                if (pass == 0) {
-                    break; /* s is even now */
-                }
-            }
-        }
-    }
-    *ab_out = ab;
-    *adj_v_out = adj_v;
-    *adj_e_out = adj_e;
-    *tail_out = tail;
-    ab = NULL;
-    adj_v = NULL;
-    adj_e = NULL;
-    tail = NULL;
+    odd_adjacency(&g, m);
+    odd_walks(&g);
+    *ab_out = g.ab;
+    *adj_v_out = g.adj_v;
+    *adj_e_out = g.adj_e;
+    *tail_out = g.tail;
+    g.ab = NULL;
+    g.adj_v = NULL;
+    g.adj_e = NULL;
+    g.tail = NULL;
     rc = UTIL_OK;
 fail:
-    util_free(ab);
-    util_free(fill);
-    util_free(rem);
-    util_free(adj_v);
-    util_free(adj_e);
-    util_free(tail);
-    util_free(used);
+    util_free(g.ab);
+    util_free(g.fill);
+    util_free(g.rem);
+    util_free(g.adj_v);
+    util_free(g.adj_e);
+    util_free(g.tail);
+    util_free(g.used);
     return rc;
 }
 
@@ -148,23 +184,11 @@ static int padding_cmp(const void *a, const void *b)
     return x->u != y->u ? (x->u < y->u ? -1 : 1) : x->v < y->v ? -1 : x->v > y->v;
 }
 
-int exchange_bvn_build(struct exchange_bvn *g, uint32_t nreal, uint32_t n,
-                       exchange_bvn_row_fn *row, void *arg)
+/* Pass 1: row and column sums, the number of real entries and c. Reads the nreal real rows
+ * into w; returns the number of real entries. */
+static uint64_t build_sums(struct exchange_bvn *g, uint32_t nreal, exchange_bvn_row_fn *row,
+                           void *arg, uint64_t *w, uint64_t *rows, uint64_t *cols)
 {
-    uint64_t *rows = NULL, *cols = NULL, *w = NULL;
-    struct padding *pads = NULL;
-    size_t np = 0;
-    int rc = UTIL_ENOMEM;
-    memset(g, 0, sizeof(*g));
-    g->n = n;
-    rows = util_calloc(n, sizeof(*rows));
-    cols = util_calloc(n, sizeof(*cols));
-    w = util_calloc((size_t)nreal + 1, sizeof(*w));
-    pads = util_malloc((2 * (size_t)n + 1) * sizeof(*pads));
-    if (rows == NULL || cols == NULL || w == NULL || pads == NULL) {
-        goto fail;
-    }
-    /* Pass 1: row and column sums, the number of real entries and c. */
     uint64_t nnz = 0;
     for (uint32_t u = 0; u < nreal; u++) {
         row(arg, u, w);
@@ -174,11 +198,20 @@ int exchange_bvn_build(struct exchange_bvn *g, uint32_t nreal, uint32_t n,
             nnz += w[v] != 0;
         }
     }
-    for (uint32_t u = 0; u < n; u++) {
+    for (uint32_t u = 0; u < g->n; u++) {
         g->c = rows[u] > g->c ? rows[u] : g->c;
         g->c = cols[u] > g->c ? cols[u] : g->c;
     }
-    /* Padding: staircase over the deficits (equal totals); the virtual rows go first. */
+    return nnz;
+}
+
+/* Padding: staircase over the deficits (equal totals); the virtual rows go first. Fills pads
+ * (sorted by row, then column) and returns how many. */
+static size_t build_padding(struct exchange_bvn *g, uint32_t nreal, uint64_t *rows, uint64_t *cols,
+                            struct padding *pads)
+{
+    uint32_t n = g->n;
+    size_t np = 0;
     for (uint32_t i = 0, v = 0; i < n && v < n;) {
         uint32_t u = i < n - nreal ? nreal + i : i - (n - nreal);
         uint64_t du = g->c - rows[u], dv = g->c - cols[v];
@@ -196,8 +229,13 @@ int exchange_bvn_build(struct exchange_bvn *g, uint32_t nreal, uint32_t n,
         cols[v] += x;
     }
     qsort(pads, np, sizeof(*pads), padding_cmp);
-    /* Pass 2: the rows, real and padded entries merged in column order. */
-    size_t cap = (size_t)(nnz + np + 1);
+    return np;
+}
+
+/* The graph's arrays, for cap entries; returns false when one is missing. */
+static bool build_alloc(struct exchange_bvn *g, size_t cap)
+{
+    uint32_t n = g->n;
     g->rb = util_malloc(((size_t)n + 1) * sizeof(*g->rb));
     g->re = util_malloc(((size_t)n + 1) * sizeof(*g->re));
     g->col = util_malloc(cap * sizeof(*g->col));
@@ -210,11 +248,16 @@ int exchange_bvn_build(struct exchange_bvn *g, uint32_t nreal, uint32_t n,
     g->spos = util_malloc(((size_t)n + 1) * sizeof(*g->spos));
     g->sent = util_malloc(((size_t)n + 1) * sizeof(*g->sent));
     g->la = util_malloc(((size_t)n + 1) * sizeof(*g->la));
-    if (g->rb == NULL || g->re == NULL || g->col == NULL || g->real == NULL || g->pad == NULL ||
-        g->ml == NULL || g->mr == NULL || g->vis == NULL || g->su == NULL || g->spos == NULL ||
-        g->sent == NULL || g->la == NULL) {
-        goto fail;
-    }
+    return !(g->rb == NULL || g->re == NULL || g->col == NULL || g->real == NULL ||
+             g->pad == NULL || g->ml == NULL || g->mr == NULL || g->vis == NULL || g->su == NULL ||
+             g->spos == NULL || g->sent == NULL || g->la == NULL);
+}
+
+/* Pass 2: the rows, real and padded entries merged in column order; every vertex unmatched. */
+static void build_rows(struct exchange_bvn *g, uint32_t nreal, exchange_bvn_row_fn *row, void *arg,
+                       uint64_t *w, const struct padding *pads, size_t np)
+{
+    uint32_t n = g->n;
     uint64_t ne = 0;
     size_t k = 0;
     for (uint32_t u = 0; u < n; u++) {
@@ -236,6 +279,29 @@ int exchange_bvn_build(struct exchange_bvn *g, uint32_t nreal, uint32_t n,
         g->mr[u] = EXCHANGE_BVN_NONE;
     }
     g->rb[n] = ne;
+}
+
+int exchange_bvn_build(struct exchange_bvn *g, uint32_t nreal, uint32_t n,
+                       exchange_bvn_row_fn *row, void *arg)
+{
+    uint64_t *rows = NULL, *cols = NULL, *w = NULL;
+    struct padding *pads = NULL;
+    int rc = UTIL_ENOMEM;
+    memset(g, 0, sizeof(*g));
+    g->n = n;
+    rows = util_calloc(n, sizeof(*rows));
+    cols = util_calloc(n, sizeof(*cols));
+    w = util_calloc((size_t)nreal + 1, sizeof(*w));
+    pads = util_malloc((2 * (size_t)n + 1) * sizeof(*pads));
+    if (rows == NULL || cols == NULL || w == NULL || pads == NULL) {
+        goto fail;
+    }
+    uint64_t nnz = build_sums(g, nreal, row, arg, w, rows, cols);
+    size_t np = build_padding(g, nreal, rows, cols, pads);
+    if (!build_alloc(g, (size_t)(nnz + np + 1))) {
+        goto fail;
+    }
+    build_rows(g, nreal, row, arg, w, pads, np);
     rc = UTIL_OK;
 fail:
     util_free(rows);

@@ -91,15 +91,16 @@ typedef int exchange_run_fn(const struct exchange_args *args);
  * rank). The scheduled back-ends (direct, forward, fullduplex) are replayed from the very
  * schedule exchange/sched.h builds for them, at the packet size their run would choose.
  *
- * What every model leaves out, alike: the exchange of counts before the data moves, local
- * copies (packing, regrouping, forwarding buffers), and contention inside the network.
+ * That closed form (the result's seconds) leaves out the exchange of counts before the data
+ * moves, local copies (packing, regrouping, forwarding buffers), ranks sharing a node's cores
+ * and links, and contention inside the network. The prediction (the result's predicted) adds
+ * them from the machine the case names (exchange/machine.h): every walk also counts the
+ * start-ups, bytes and copies on its critical path as the machine shares its cores and links
+ * (path_startups, path_bytes, copy_bytes, sync_rounds), and the machine prices those with its
+ * constants and the model's fitted factors.
  */
 
-/** The machine every model prices for unless told otherwise: the alpha (seconds a message
- * start-up) and beta (seconds a byte) that sortex-sched --ping-pong measured between two ranks
- * over shared memory on a project machine (medians of 11 runs). */
-#define EXCHANGE_MODEL_ALPHA 3.6e-7
-#define EXCHANGE_MODEL_BETA 3.8e-10
+struct exchange_machine;
 
 /** Largest P the models accept (the matrix has P^2 entries; 4096 is 128 MiB of counts). */
 #define EXCHANGE_MODEL_MAX_P 4096
@@ -117,6 +118,10 @@ struct exchange_model_case {
     double alpha;          /* seconds per message start-up */
     double beta;           /* seconds per byte */
     int validate;          /* 1: check every schedule built with exchange_sched_validate() */
+    const struct exchange_machine *machine; /* what predicted prices with; NULL: the closed
+                            * form alone (full duplex, one rank a node, no copies) */
+    int counts_known;      /* 1: the receive counts are handed to the back-end (the sort);
+                            * 0: it learns them itself (sortex-xbench's default), a round more */
 
     /* Derived by exchange_model_case_init(). */
     int packet_fixed;      /* 1: packet_bytes was asked for, and every scheduled model uses it;
@@ -171,6 +176,18 @@ struct exchange_model_result {
     double async_seconds;  /* the same transfers without rounds: each starts when both ends are
                             * free (point-to-point back-ends); NAN for the others */
     double sched_seconds;  /* measured time to compute the schedule; NAN when none is computed */
+    /* The critical path as the case's machine shares cores and links (exchange/machine.h): */
+    double path_startups;  /* start-ups: per round the busiest rank's, or the node's over its
+                            * cores when that is more; the exchange of counts included */
+    double path_bytes;     /* bytes: per round the busiest rank's (sent and received combined by
+                            * the duplex share), or its node's, when more */
+    double copy_bytes;     /* bytes copied locally by the busiest rank, or its node over its
+                            * cores (the own block, packing and unpacking) */
+    double path_rndv;      /* messages beyond the machine's eager limit, counted as path_startups
+                            * are: each takes a rendezvous, a second start-up */
+    double sync_rounds;    /* rounds that synchronise ranks (collectives, rounds of messages) */
+    double cache_share;    /* the share of the node's buffers its last-level cache holds */
+    double predicted;      /* seconds: those priced by the machine; NAN without a machine */
     char detail[192];      /* model-specific figures, "key=value" separated by ';' (may be "") */
 };
 
@@ -189,6 +206,8 @@ struct exchange_model_equal {
     uint64_t block;      /* bytes from every rank to every other */
     uint64_t elem_bytes; /* bytes per element the back-ends deal in */
     double alpha, beta;
+    const struct exchange_machine *machine; /* as in struct exchange_model_case */
+    int counts_known;
 };
 
 /** Prices @e into @r (initialised by exchange_model_run_equal()). Returns 0, or UTIL_EUSAGE

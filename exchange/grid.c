@@ -34,6 +34,7 @@
 #include "exchange/tags.h"
 #include "exchange/topo.h"
 #include "util/alloc.h"
+#include "util/knobs.h"
 #include "util/util.h"
 
 /* This back-end, defined at the end: its address names its kept scratch (exchange/arena.h). */
@@ -343,7 +344,7 @@ static void grid_phase(struct exchange_model_rounds *w, const struct topo_grid *
             if (acc[peer].pieces == 0) {
                 touched[nt++] = peer;
             }
-            exchange_bundle_cost_add(&acc[peer], w->c->bytes[(size_t)s * p + d]);
+            exchange_bundle_cost_add(&acc[peer], w->c->bytes[(size_t)s * p + d], w->eager);
         }
         for (int k = 0; k < nt; k++) {
             int peer = touched[k];
@@ -388,14 +389,22 @@ static int equal_grid(const struct exchange_model_equal *e, struct exchange_mode
     if (g.last != g.cols) {
         return UTIL_EUSAGE;
     }
+    uint64_t copy = 0;
     for (int phase = 1; phase <= 2 && e->p > 1; phase++) {
         uint64_t peers = (uint64_t)(phase == 1 ? g.cols : g.rows) - 1;
-        uint64_t pieces = (uint64_t)(phase == 1 ? g.rows : g.cols), msgs, bytes, largest;
-        exchange_bundle_cost_equal(pieces, e->block, e->elem_bytes, &msgs, &bytes, &largest);
+        uint64_t pieces = (uint64_t)(phase == 1 ? g.rows : g.cols), msgs, bytes, largest, rndv;
+        exchange_bundle_cost_equal(pieces, e->block, e->elem_bytes, exchange_model_equal_eager(e),
+                                   &msgs, &bytes, &largest, &rndv);
         if (peers > 0) {
-            exchange_model_equal_rounds(e, 1, peers * msgs, peers * bytes, largest, r);
+            exchange_model_equal_rounds_rndv(e, 1, peers * msgs, peers * rndv, peers * bytes,
+                                             largest, r);
+        }
+        /* Packed bundles are copied in by their sender and out by their receiver. */
+        if (exchange_bundle_packs(pieces * e->block, util_knob_u64(UTIL_KNOB_SCATTER_MIN))) {
+            copy += 2 * peers * pieces * e->block;
         }
     }
+    exchange_model_equal_extras(e, 0, 0, 0, copy, r);
     exchange_model_detail(r, "grid=%dx%d", g.rows, g.cols);
     return UTIL_OK;
 }

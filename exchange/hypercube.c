@@ -35,6 +35,7 @@
 #include "exchange/tags.h"
 #include "exchange/topo.h"
 #include "util/alloc.h"
+#include "util/knobs.h"
 #include "util/util.h"
 
 /* This back-end, defined at the end: its address names its kept scratch (exchange/arena.h). */
@@ -369,7 +370,7 @@ static int model_hypercube(const struct exchange_model_case *c, struct exchange_
     if (p > q) {
         for (int e = q; e < p; e++) {
             for (size_t d = 0; d < n; d++) {
-                exchange_bundle_cost_add(&acc[0], c->bytes[(size_t)e * n + d]);
+                exchange_bundle_cost_add(&acc[0], c->bytes[(size_t)e * n + d], w.eager);
             }
             exchange_bundle_cost_send(&w, e, e - q, &acc[0]);
         }
@@ -383,7 +384,8 @@ static int model_hypercube(const struct exchange_model_case *c, struct exchange_
             for (size_t d = 0; d < n; d++) {
                 int b = topo_cube_node((int)d, q);
                 if (((a ^ b) & bit) != 0) {
-                    exchange_bundle_cost_add(&acc[(a & ~mask) | (b & mask)], c->bytes[s * n + d]);
+                    exchange_bundle_cost_add(&acc[(a & ~mask) | (b & mask)], c->bytes[s * n + d],
+                                             w.eager);
                 }
             }
         }
@@ -397,7 +399,7 @@ static int model_hypercube(const struct exchange_model_case *c, struct exchange_
     if (p > q) {
         for (int e = q; e < p; e++) {
             for (size_t s = 0; s < n; s++) {
-                exchange_bundle_cost_add(&acc[0], c->bytes[s * n + (size_t)e]);
+                exchange_bundle_cost_add(&acc[0], c->bytes[s * n + (size_t)e], w.eager);
             }
             exchange_bundle_cost_send(&w, e - q, e, &acc[0]);
         }
@@ -420,12 +422,16 @@ static int equal_hypercube(const struct exchange_model_equal *e, struct exchange
     if ((1 << dim) != e->p) {
         return UTIL_EUSAGE;
     }
-    uint64_t msgs, bytes, largest;
-    exchange_bundle_cost_equal((uint64_t)e->p / 2, e->block, e->elem_bytes, &msgs, &bytes,
-                               &largest);
+    uint64_t msgs, bytes, largest, rndv;
+    exchange_bundle_cost_equal((uint64_t)e->p / 2, e->block, e->elem_bytes,
+                               exchange_model_equal_eager(e), &msgs, &bytes, &largest, &rndv);
     if (dim > 0) {
-        exchange_model_equal_rounds(e, (uint64_t)dim, msgs, bytes, largest, r);
+        exchange_model_equal_rounds_rndv(e, (uint64_t)dim, msgs, rndv, bytes, largest, r);
     }
+    /* Packed bundles are copied in by their sender and out by their receiver. */
+    uint64_t payload = (uint64_t)e->p / 2 * e->block;
+    int packs = exchange_bundle_packs(payload, util_knob_u64(UTIL_KNOB_SCATTER_MIN));
+    exchange_model_equal_extras(e, 0, 0, 0, packs ? 2 * (uint64_t)dim * payload : 0, r);
     exchange_model_detail(r, "cube_dim=%d", dim);
     return UTIL_OK;
 }

@@ -160,6 +160,22 @@ static int shift_run(const struct exchange_args *a)
 
 /* ---- the models ------------------------------------------------------------------------------ */
 
+/* Whether the run posts every round at once for case @c (rounds_async() as the model sees it:
+ * SORTEX_ROUNDS, else the largest piece and the machine's crowding). */
+static int rounds_posted(const struct exchange_model_case *c)
+{
+    uint64_t force = util_knob_u64(UTIL_KNOB_ROUNDS), largest = 0;
+    if (force != 0) {
+        return force == 2;
+    }
+    for (int i = 0; i < c->p; i++) {
+        for (int j = 0; j < c->p; j++) {
+            largest = i != j ? exchange_model_max(largest, c->bytes[(size_t)i * c->p + j]) : largest;
+        }
+    }
+    return exchange_model_posted(c, largest);
+}
+
 /*
  * Shift rounds (Birkeland and Sørevik §3.1, exchange/topo.h): in round k = 1..P-1 rank i sends to i
  * + k and receives from i - k (mod P). Open MPI's pairwise alltoallv (@skip_empty 0) sends every
@@ -176,6 +192,12 @@ int exchange_model_shift_rounds(const struct exchange_model_case *c,
         return err;
     }
     w.priced_async = 1;
+    /* The shift back-end posts its rounds at once as exchange_post_all() says; Open MPI's
+     * pairwise waits for each. */
+    w.posted = skip_empty && rounds_posted(c);
+    if (!c->counts_known) {
+        exchange_model_rounds_collective(&w, sizeof(uint64_t)); /* MPI_Alltoall of the counts */
+    }
     for (int k = 1; k < p; k++) {
         for (int i = 0; i < p; i++) {
             int j = topo_shift_to(k, i, p);
@@ -196,17 +218,32 @@ int exchange_model_shift_rounds(const struct exchange_model_case *c,
     return UTIL_OK;
 }
 
+/* rounds_posted() for equal blocks: the pieces are the block. */
+static int equal_posted(const struct exchange_model_equal *e)
+{
+    uint64_t force = util_knob_u64(UTIL_KNOB_ROUNDS);
+    return force != 0 ? force == 2 : exchange_model_equal_posted(e, e->block);
+}
+
 int exchange_model_shift_equal(const struct exchange_model_equal *e,
                                struct exchange_model_result *r, int skip_empty)
 {
     if (e->p > 1 && (e->block > 0 || !skip_empty)) {
-        exchange_model_equal_rounds(e, (uint64_t)e->p - 1, 1, e->block, e->block, r);
+        uint64_t rounds = (uint64_t)e->p - 1;
+        exchange_model_equal_rounds(e, rounds, 1, e->block, e->block, r);
+        /* Rounds posted at once synchronise once (exchange_model_shift_rounds()). */
+        if (skip_empty && equal_posted(e)) {
+            r->sync_rounds -= (double)(rounds - 1);
+        }
     }
     return UTIL_OK;
 }
 
 static int equal_shift(const struct exchange_model_equal *e, struct exchange_model_result *r)
 {
+    if (e->p > 1) {
+        exchange_model_equal_extras(e, !e->counts_known, sizeof(uint64_t), 0, 0, r);
+    }
     return exchange_model_shift_equal(e, r, 1);
 }
 
@@ -221,6 +258,18 @@ static int equal_factor(const struct exchange_model_equal *e, struct exchange_mo
         r->seconds += (double)rounds * (e->alpha + e->beta * (double)e->block);
         r->bytes_moved += p * (p - 1) * e->block;
         r->max_message = exchange_model_max(r->max_message, e->block);
+        /* The critical path: a block a busy rank a round; with odd P one rank idles. */
+        struct exchange_model_result x = {0};
+        uint64_t eager = exchange_model_equal_eager(e);
+        exchange_model_equal_units(e, (double)rounds, 1, eager > 0 && e->block > eager,
+                                   (double)e->block, (double)(p - (p % 2)), &x);
+        r->path_startups += x.path_startups;
+        r->path_rndv += x.path_rndv;
+        r->path_bytes += x.path_bytes;
+        r->sync_rounds += equal_posted(e) ? 1 : x.sync_rounds;
+    }
+    if (e->p > 1) {
+        exchange_model_equal_extras(e, !e->counts_known, sizeof(uint64_t), 0, 0, r);
     }
     return UTIL_OK;
 }
@@ -242,6 +291,10 @@ static int model_factor(const struct exchange_model_case *c, struct exchange_mod
         return err;
     }
     w.priced_async = 1;
+    w.posted = rounds_posted(c);
+    if (!c->counts_known && p > 1) {
+        exchange_model_rounds_collective(&w, sizeof(uint64_t)); /* MPI_Alltoall of the counts */
+    }
     for (int i = 0; i < nrounds; i++) {
         for (int j = 0; j < p; j++) {
             int q = topo_factor_partner(i, j, p);

@@ -1,4 +1,11 @@
-/* exchange/registry.c: the table of exchange back-ends (see exchange.h). */
+/*
+ * exchange/registry.c: the table of exchange back-ends and what they share (see exchange.h):
+ * lookup by name, the list for --exchange help and error lines, the int limit of one MPI call
+ * and the chunks it cuts messages into, the checks of the arguments every run makes, the
+ * receive buffer of a rank whose room is too small (it still takes part, so no peer waits), the
+ * abort of a back-end that cannot go on once its peers are committed, and whether to post every
+ * round at once.
+ */
 #include "exchange/exchange.h"
 
 #include <omp.h>
@@ -32,6 +39,7 @@ EXCHANGE_BACKENDS(DECLARE)
 static const struct exchange_ops *const registry[] = {EXCHANGE_BACKENDS(ENTRY) NULL};
 #undef ENTRY
 
+/* The back-end called @name, or NULL (a linear search: the table is short). */
 const struct exchange_ops *exchange_find(const char *name)
 {
     for (size_t i = 0; registry[i] != NULL; i++) {
@@ -47,6 +55,7 @@ const struct exchange_ops *const *exchange_list(void)
     return registry;
 }
 
+/* "alltoallv, direct, ...": the names for an error line, cut at @cap. */
 void exchange_names(char *buf, size_t cap)
 {
     size_t used = 0;
@@ -68,11 +77,13 @@ void exchange_print_help(FILE *out)
     }
 }
 
+/* INT_MAX, or the lower SORTEX_INT_LIMIT the tests set to take the large-message paths. */
 uint64_t exchange_int_limit(void)
 {
     return util_knob_u64(UTIL_KNOB_INT_LIMIT);
 }
 
+/* The int limit rounded down to whole elements (an element never straddles two chunks). */
 uint64_t exchange_chunk_bytes(size_t elem_size)
 {
     uint64_t limit = exchange_int_limit(), e = elem_size > 0 ? elem_size : 1;
@@ -89,6 +100,8 @@ int exchange_check_args(const struct exchange_args *args, int rank)
     return UTIL_OK;
 }
 
+/* The caller's buffer when it holds @need elements; otherwise a scratch buffer the back-end
+ * receives into and throws away (the error is set, the exchange goes on to its end). */
 void *exchange_recv_target(const struct exchange_args *args, uint64_t need, int rank, void **drain,
                            int *err)
 {
@@ -104,6 +117,7 @@ void *exchange_recv_target(const struct exchange_args *args, uint64_t need, int 
     return *drain;
 }
 
+/* One line, then MPI_Abort: returning would leave the peers waiting on this rank. */
 void exchange_abort_midway(MPI_Comm comm, int rank, const char *what)
 {
     util_fail(UTIL_ENOMEM, "rank %d: exchange: %s; peers may be waiting on this rank, so the "

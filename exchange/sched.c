@@ -207,13 +207,84 @@ static int bad(char *why, size_t whylen, const char *fmt, ...)
     return UTIL_EUSAGE;
 }
 
+/* One transfer of step t (index k, the step lasting dur units): indices, lengths and the hop's
+ * endpoints, and the piece within its message. */
+static int check_xfer(const struct exchange_sched *s, const uint64_t *m,
+                      const struct exchange_sched_xfer *x, uint64_t t, uint64_t k, uint64_t dur,
+                      char *why, size_t whylen)
+{
+    uint64_t p = (uint64_t)s->p;
+    /* Indices, lengths and the hop's endpoints. */
+    if (x->src >= p || x->dst >= p || x->msg_src >= p || x->msg_dst >= p || x->src == x->dst ||
+        x->msg_src == x->msg_dst) {
+        return bad(why, whylen, "step %" PRIu64 ": transfer %" PRIu64 " has bad PEs", t, k);
+    }
+    if (x->step != t || x->len == 0 || x->len > dur || x->hop >= EXCHANGE_SCHED_HOP_COUNT) {
+        return bad(why, whylen,
+                   "step %" PRIu64 ": transfer %" PRIu64 " has a bad step, length or hop", t, k);
+    }
+    /* Direct: source to destination; hop 1 leaves the source, hop 2 reaches the end. */
+    bool from = x->src == x->msg_src, to = x->dst == x->msg_dst;
+    bool ok = x->hop == EXCHANGE_SCHED_DIRECT ? from && to
+              : x->hop == EXCHANGE_SCHED_HOP1 ? from && !to
+                                              : to && !from;
+    if (!ok) {
+        return bad(why, whylen, "step %" PRIu64 ": %u->%u does not fit hop %u of message %u->%u", t,
+                   x->src, x->dst, x->hop, x->msg_src, x->msg_dst);
+    }
+    if (x->off + x->len < x->off ||
+        x->off + x->len > m[(uint64_t)x->msg_src * p + x->msg_dst] * EXCHANGE_SCHED_UNITS) {
+        return bad(why, whylen,
+                   "step %" PRIu64 ": piece [%" PRIu64 ",+%" PRIu64 ") lies outside message %u->%u",
+                   t, x->off, x->len, x->msg_src, x->msg_dst);
+    }
+    return UTIL_OK;
+}
+
+/* Ports: one send and one receive per PE and step, never both when half-duplex. Stamps the
+ * transfer's ends with step t + 1 in sent_at and recv_at. */
+static int check_ports(const struct exchange_sched *s, const struct exchange_sched_xfer *x,
+                       uint64_t t, uint64_t *sent_at, uint64_t *recv_at, char *why, size_t whylen)
+{
+    bool half = s->model == EXCHANGE_SCHED_HALF_DUPLEX;
+    if (sent_at[x->src] == t + 1 || recv_at[x->dst] == t + 1 ||
+        (half && (recv_at[x->src] == t + 1 || sent_at[x->dst] == t + 1))) {
+        return bad(why, whylen, "step %" PRIu64 ": PE %u or PE %u is busy twice (%s-duplex)", t,
+                   x->src, x->dst, half ? "half" : "full");
+    }
+    sent_at[x->src] = t + 1;
+    recv_at[x->dst] = t + 1;
+    return UTIL_OK;
+}
+
+/* Update what forwarders hold after step t, transfers [b, e) (sends free, receives fill). */
+static int check_held(const struct exchange_sched *s, uint64_t t, uint64_t b, uint64_t e,
+                      uint32_t *held, char *why, size_t whylen)
+{
+    for (uint64_t k = b; k < e; k++) {
+        const struct exchange_sched_xfer *x = &s->xfers[k];
+        if (x->hop == EXCHANGE_SCHED_HOP2) {
+            held[x->src]--;
+        }
+    }
+    for (uint64_t k = b; k < e; k++) {
+        const struct exchange_sched_xfer *x = &s->xfers[k];
+        if (x->hop == EXCHANGE_SCHED_HOP1 && ++held[x->dst] > 1) {
+            return bad(why, whylen, "step %" PRIu64 ": PE %u holds two pieces in transit", t,
+                       x->dst);
+        }
+    }
+    return UTIL_OK;
+}
+
 /* Shapes, indices and per-step port use; fills the delivered and first-hop piece lists. */
 static int check_steps(const struct exchange_sched *s, const uint64_t *m, struct vpiece *dl,
-                       size_t *ndl, struct vpiece *h1, size_t *nh1, struct vpiece *h2,
-                       size_t *nh2, uint64_t *sent_at, uint64_t *recv_at, uint32_t *held,
-                       char *why, size_t whylen)
+                       size_t *ndl, struct vpiece *h1, size_t *nh1, struct vpiece *h2, size_t *nh2,
+                       uint64_t *sent_at, uint64_t *recv_at, uint32_t *held, char *why,
+                       size_t whylen)
 {
-    uint64_t p = (uint64_t)s->p, length = 0, fwd_max = 0;
+    uint64_t length = 0, fwd_max = 0;
+    int rc;
     if (s->step_begin[0] != 0 || s->step_begin[s->nsteps] != s->nxfers) {
         return bad(why, whylen, "step offsets do not span the %" PRIu64 " transfers", s->nxfers);
     }
@@ -225,43 +296,10 @@ static int check_steps(const struct exchange_sched *s, const uint64_t *m, struct
         length += dur;
         for (uint64_t k = b; k < e; k++) {
             const struct exchange_sched_xfer *x = &s->xfers[k];
-            /* Indices, lengths and the hop's endpoints. */
-            if (x->src >= p || x->dst >= p || x->msg_src >= p || x->msg_dst >= p ||
-                x->src == x->dst || x->msg_src == x->msg_dst) {
-                return bad(why, whylen, "step %" PRIu64 ": transfer %" PRIu64 " has bad PEs", t, k);
+            if ((rc = check_xfer(s, m, x, t, k, dur, why, whylen)) != UTIL_OK ||
+                (rc = check_ports(s, x, t, sent_at, recv_at, why, whylen)) != UTIL_OK) {
+                return rc;
             }
-            if (x->step != t || x->len == 0 || x->len > dur || x->hop >= EXCHANGE_SCHED_HOP_COUNT) {
-                return bad(why, whylen,
-                           "step %" PRIu64 ": transfer %" PRIu64 " has a bad step, length or hop",
-                           t, k);
-            }
-            /* Direct: source to destination; hop 1 leaves the source, hop 2 reaches the end. */
-            bool from = x->src == x->msg_src, to = x->dst == x->msg_dst;
-            bool ok = x->hop == EXCHANGE_SCHED_DIRECT ? from && to
-                      : x->hop == EXCHANGE_SCHED_HOP1 ? from && !to
-                                                      : to && !from;
-            if (!ok) {
-                return bad(why, whylen,
-                           "step %" PRIu64 ": %u->%u does not fit hop %u of message %u->%u", t,
-                           x->src, x->dst, x->hop, x->msg_src, x->msg_dst);
-            }
-            if (x->off + x->len < x->off ||
-                x->off + x->len > m[(uint64_t)x->msg_src * p + x->msg_dst] * EXCHANGE_SCHED_UNITS) {
-                return bad(why, whylen,
-                           "step %" PRIu64 ": piece [%" PRIu64 ",+%" PRIu64
-                           ") lies outside message %u->%u",
-                           t, x->off, x->len, x->msg_src, x->msg_dst);
-            }
-            /* Ports: one send and one receive per PE and step, never both when half-duplex. */
-            bool half = s->model == EXCHANGE_SCHED_HALF_DUPLEX;
-            if (sent_at[x->src] == t + 1 || recv_at[x->dst] == t + 1 ||
-                (half && (recv_at[x->src] == t + 1 || sent_at[x->dst] == t + 1))) {
-                return bad(why, whylen,
-                           "step %" PRIu64 ": PE %u or PE %u is busy twice (%s-duplex)", t,
-                           x->src, x->dst, half ? "half" : "full");
-            }
-            sent_at[x->src] = t + 1;
-            recv_at[x->dst] = t + 1;
             /* Pieces in transit: a forwarder receives one, then passes it on. */
             struct vpiece v = {x->msg_src, x->msg_dst, x->off, x->len, t, 0};
             if (x->hop == EXCHANGE_SCHED_HOP1) {
@@ -280,19 +318,8 @@ static int check_steps(const struct exchange_sched *s, const uint64_t *m, struct
                 dl[(*ndl)++] = v;
             }
         }
-        /* Update what forwarders hold after the step (sends free, receives fill). */
-        for (uint64_t k = b; k < e; k++) {
-            const struct exchange_sched_xfer *x = &s->xfers[k];
-            if (x->hop == EXCHANGE_SCHED_HOP2) {
-                held[x->src]--;
-            }
-        }
-        for (uint64_t k = b; k < e; k++) {
-            const struct exchange_sched_xfer *x = &s->xfers[k];
-            if (x->hop == EXCHANGE_SCHED_HOP1 && ++held[x->dst] > 1) {
-                return bad(why, whylen, "step %" PRIu64 ": PE %u holds two pieces in transit", t,
-                           x->dst);
-            }
+        if ((rc = check_held(s, t, b, e, held, why, whylen)) != UTIL_OK) {
+            return rc;
         }
     }
     if (length != s->length) {

@@ -449,11 +449,10 @@ static int model_scheduled(const struct exchange_model_case *c, struct exchange_
     const struct exchange_sched_algo *algo = be->algo;
     const char *name = algo->name;
     struct exchange_sched *s = NULL;
-    uint64_t *sends = NULL;
-    struct exchange_model_async as = {NULL, NULL};
+    struct exchange_model_rounds w;
     struct exchange_model_case own = {0};
     size_t n = (size_t)c->p;
-    int err;
+    int err, walking = 0;
     /* Without a packet size asked for, at the one this back-end would choose. */
     int own_rule = !c->packet_fixed && be->target_h != EXCHANGE_SCHED_TARGET_H;
     uint64_t psize = own_rule
@@ -467,6 +466,8 @@ static int model_scheduled(const struct exchange_model_case *c, struct exchange_
         own.alpha = c->alpha;
         own.beta = c->beta;
         own.validate = c->validate;
+        own.machine = c->machine;
+        own.counts_known = c->counts_known;
         c = &own;
         r->packet_bytes = c->packet_bytes;
         r->h = c->h;
@@ -483,15 +484,28 @@ static int model_scheduled(const struct exchange_model_case *c, struct exchange_
             goto fail;
         }
     }
-    sends = util_calloc(n, sizeof(*sends));
-    if (sends == NULL || exchange_model_async_init(&as, c->p) != UTIL_OK) {
-        err = util_fail(UTIL_ENOMEM, "out of memory (%s model, P = %d)", name, c->p);
+    if ((err = exchange_model_rounds_init(&w, c, r)) != UTIL_OK) {
         goto fail;
     }
-    /* Walk the steps: the largest piece of each, every piece's bytes, who sends how often. */
+    walking = 1;
+    w.priced_async = 1;
+    /* Steps posted all at once synchronise once (lookahead(): small pieces or a crowded node),
+     * else each step waits for an earlier one. */
+    uint64_t largest = 0;
+    for (uint64_t k = 0; k < s->nxfers; k++) {
+        const struct exchange_sched_xfer *x = &s->xfers[k];
+        uint64_t off, len;
+        exchange_sched_bytes(c->bytes[(size_t)x->msg_src * n + x->msg_dst], c->packet_bytes,
+                             x->off, x->len, &off, &len);
+        largest = exchange_model_max(largest, len);
+    }
+    uint64_t forced = util_knob_u64(UTIL_KNOB_SCHED_LOOKAHEAD);
+    w.posted = forced != 0 ? 0 : exchange_model_posted(c, largest);
+    /* Every rank all-gathers the rows of counts (and two words: joining, target h), always. */
+    exchange_model_rounds_collective(&w, ((uint64_t)c->p + 2) * sizeof(uint64_t));
+    /* Walk the steps: each a round of its pieces (a step with nothing to send costs nothing). */
     uint64_t fwd_bytes = 0;
     for (uint64_t t = 0; t < s->nsteps; t++) {
-        uint64_t big = 0, any = 0;
         for (uint64_t k = s->step_begin[t]; k < s->step_begin[t + 1]; k++) {
             const struct exchange_sched_xfer *x = &s->xfers[k];
             uint64_t off, len;
@@ -500,25 +514,18 @@ static int model_scheduled(const struct exchange_model_case *c, struct exchange_
             if (len == 0) {
                 continue;
             }
-            any = 1;
-            big = exchange_model_max(big, len);
-            sends[x->src]++;
-            r->bytes_moved += len;
+            exchange_model_rounds_msg(&w, (int)x->src, (int)x->dst, len);
             fwd_bytes += x->hop == EXCHANGE_SCHED_HOP1 ? len : 0;
-            exchange_model_async_xfer(&as, (int)x->src, (int)x->dst,
+            exchange_model_async_xfer(&w.async, (int)x->src, (int)x->dst,
                                       c->alpha + c->beta * (double)len);
         }
         for (uint64_t k = s->step_begin[t]; k < s->step_begin[t + 1]; k++) {
-            exchange_model_async_commit(&as, (int)s->xfers[k].src, (int)s->xfers[k].dst);
+            exchange_model_async_commit(&w.async, (int)s->xfers[k].src, (int)s->xfers[k].dst);
         }
-        if (any) {
-            r->seconds += c->alpha + c->beta * (double)big;
-            r->max_message = exchange_model_max(r->max_message, big);
-        }
+        exchange_model_rounds_close(&w);
     }
-    for (size_t i = 0; i < n; i++) {
-        r->startups = exchange_model_max(r->startups, sends[i]);
-    }
+    exchange_model_rounds_free(&w);
+    walking = 0;
     r->rounds = s->nsteps;
     r->steps = (double)s->length / EXCHANGE_SCHED_UNITS;
     r->bound = algo->bound(c->p, c->h, c->send_max, c->recv_max);
@@ -529,11 +536,10 @@ static int model_scheduled(const struct exchange_model_case *c, struct exchange_
         exchange_model_detail(r, "packet_bytes=%llu", (unsigned long long)r->packet_bytes);
         exchange_model_detail(r, "h_packets=%llu", (unsigned long long)r->h);
     }
-    r->async_seconds = exchange_model_async_done(&as, c->p);
-    as.ready = NULL;
 fail:
-    util_free(as.ready);
-    util_free(sends);
+    if (walking) {
+        exchange_model_rounds_discard(&w);
+    }
     exchange_sched_free(s);
     exchange_model_case_free(&own);
     return err;
@@ -577,6 +583,9 @@ static int equal_fullduplex(const struct exchange_model_equal *e, struct exchang
 {
     if (util_knob_u64(UTIL_KNOB_SCHED_JOIN) == 0) {
         return UTIL_EUSAGE; /* pieces cut into packets: left to the walk */
+    }
+    if (e->p > 1) { /* the all-gather of the rows of counts, always */
+        exchange_model_equal_extras(e, 1, ((uint64_t)e->p + 2) * sizeof(uint64_t), 0, 0, r);
     }
     return exchange_model_shift_equal(e, r, 1);
 }

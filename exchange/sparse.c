@@ -128,7 +128,8 @@ done:
 /* ---- the model ----------------------------------------------------------------------------- */
 
 /* Every non-empty piece at once: one round, the busiest rank's start-ups (its non-empty pieces)
- * and volume; asynchronously, each transfer when both ends are free. */
+ * and volume, after the counts' MPI_Alltoall unless the caller knew them; asynchronously, each
+ * transfer when both ends are free. */
 static int model_sparse(const struct exchange_model_case *c, struct exchange_model_result *r)
 {
     int p = c->p;
@@ -138,6 +139,9 @@ static int model_sparse(const struct exchange_model_case *c, struct exchange_mod
         return err;
     }
     w.priced_async = 1;
+    if (!c->counts_known) {
+        exchange_model_rounds_collective(&w, sizeof(uint64_t)); /* MPI_Alltoall of the counts */
+    }
     for (int i = 0; i < p; i++) {
         for (int j = 0; j < p; j++) {
             uint64_t b = c->bytes[(size_t)i * p + j];
@@ -161,6 +165,7 @@ static int equal_sparse(const struct exchange_model_equal *e, struct exchange_mo
     uint64_t p = (uint64_t)e->p;
     if (p > 1 && e->block > 0) {
         exchange_model_equal_rounds(e, 1, p - 1, (p - 1) * e->block, e->block, r);
+        exchange_model_equal_extras(e, !e->counts_known, sizeof(uint64_t), 0, 0, r);
     }
     return UTIL_OK;
 }

@@ -467,158 +467,241 @@ static void step_set(struct transpose_step *st, const uint64_t *matrix, uint64_t
     exchange_transpose_plan_set(&st->plan, st->part);
 }
 
-static int transpose_run(const struct exchange_args *a)
-{
-    int rank, p, err = UTIL_OK;
-    double t0 = util_now();
-    struct transpose_step step[2] = {{0}, {0}};
-    struct transpose_tally tally = {0};
-    char *scratch = NULL;
-    size_t scratch_bytes = 0;
-    int fresh = 0; /* the scratch is new: its pages are not faulted in yet */
-    MPI_Comm_rank(a->comm, &rank);
-    MPI_Comm_size(a->comm, &p);
-    struct exchange_stats *st = a->stats;
-    memset(st, 0, sizeof(*st));
-    if ((err = exchange_check_args(a, rank)) != UTIL_OK) {
-        return err;
-    }
-    int threads = a->threads > 0 ? a->threads : 1;
-    const size_t e = a->elem_size;
-    const char *send = a->send;
-    char *recv = a->recv;
+/* The state of one transpose_run: its arguments, the two steps the pipeline alternates, the
+ * small buffers, the scratch, and what the steps add up to. */
+struct transpose_job {
+    const struct exchange_args *a;
+    int rank, p, threads;
+    size_t e;
+    struct transpose_step step[2];
+    struct transpose_tally tally;
+    uint64_t *all; /* every rank's row, then the other small buffers (transpose_open()) */
+    uint64_t *matrix, *sdispl, *rdispl, *srun, *rrun, *row;
+    uint64_t agreed[3]; /* {ok, int limit, step size}, agreed by the ranks */
+    uint64_t steps;     /* steps of the pipeline, 0 for one rank */
+    uint64_t buf;       /* elements of each of the three scratch buffers */
+    char *scratch, *sbuf, *rbuf[2];
+    size_t scratch_bytes;
+    int fresh;          /* the scratch is new: its pages are not faulted in yet */
+    uint64_t in_stride; /* stride of the blocks holding the current step's round 1 */
+};
 
+/* Set-up: allocates the small buffers and the two steps' plans, agrees with the other ranks on
+ * success, the int limit and the step size, and lays the small buffers out. */
+static int transpose_open(struct transpose_job *j)
+{
+    int p = j->p, rank = j->rank, err;
     /* Small buffers in one block: every rank's row (its counts, then its receive capacity); the
      * count matrix; two steps' matrices and the first key of each of their pieces; the send
      * and receive displacements; a step's run offsets on both sides; this rank's row. The ranks
      * agree on success and on the int limit and step size before the first collective that
      * needs them. */
     size_t pp = (size_t)p * (size_t)p;
-    uint64_t *all = util_malloc(((size_t)p * ((size_t)p + 1) + 5 * pp + 5 * (size_t)p + 1) *
-                                sizeof(uint64_t));
-    int ok = exchange_transpose_plan_init(&step[0].plan, p, rank, e) == UTIL_OK;
-    ok = exchange_transpose_plan_init(&step[1].plan, p, rank, e) == UTIL_OK && ok && all != NULL;
-    uint64_t agreed[3] = {(uint64_t)ok, exchange_int_limit(),
-                          util_knob_u64(UTIL_KNOB_TRANSPOSE_STEP)};
-    if ((err = agree(a->comm, rank, agreed)) != UTIL_OK) {
-        goto fail;
+    j->all =
+        util_malloc(((size_t)p * ((size_t)p + 1) + 5 * pp + 5 * (size_t)p + 1) * sizeof(uint64_t));
+    int ok = exchange_transpose_plan_init(&j->step[0].plan, p, rank, j->e) == UTIL_OK;
+    ok = exchange_transpose_plan_init(&j->step[1].plan, p, rank, j->e) == UTIL_OK && ok &&
+         j->all != NULL;
+    j->agreed[0] = (uint64_t)ok;
+    j->agreed[1] = exchange_int_limit();
+    j->agreed[2] = util_knob_u64(UTIL_KNOB_TRANSPOSE_STEP);
+    if ((err = agree(j->a->comm, rank, j->agreed)) != UTIL_OK) {
+        return err;
     }
-    if (!agreed[0]) {
-        err = ok ? UTIL_ENOMEM : util_fail(UTIL_ENOMEM, "rank %d: exchange: out of memory", rank);
-        goto fail;
+    if (!j->agreed[0]) {
+        return ok ? UTIL_ENOMEM : util_fail(UTIL_ENOMEM, "rank %d: exchange: out of memory", rank);
     }
-    uint64_t *matrix = all + (size_t)p * ((size_t)p + 1);
-    step[0].part = matrix + pp;
-    step[0].first = step[0].part + pp;
-    step[1].part = step[0].first + pp;
-    step[1].first = step[1].part + pp;
-    uint64_t *sdispl = step[1].first + pp, *rdispl = sdispl + p, *srun = rdispl + p;
-    uint64_t *rrun = srun + p, *row = rrun + p;
+    j->matrix = j->all + (size_t)p * ((size_t)p + 1);
+    j->step[0].part = j->matrix + pp;
+    j->step[0].first = j->step[0].part + pp;
+    j->step[1].part = j->step[0].first + pp;
+    j->step[1].first = j->step[1].part + pp;
+    j->sdispl = j->step[1].first + pp;
+    j->rdispl = j->sdispl + p;
+    j->srun = j->rdispl + p;
+    j->rrun = j->srun + p;
+    j->row = j->rrun + p;
+    return UTIL_OK;
+}
 
-    /* 0. The count matrix, and what every rank receives. */
-    if ((err = gather_counts(a, p, rank, row, all, matrix)) != UTIL_OK) {
-        goto fail;
+/* 0. The count matrix, and what every rank receives. */
+static int transpose_counts(struct transpose_job *j)
+{
+    const struct exchange_args *a = j->a;
+    int p = j->p, err;
+    if ((err = gather_counts(a, p, j->rank, j->row, j->all, j->matrix)) != UTIL_OK) {
+        return err;
     }
     for (int s = 0; s < p; s++) {
-        a->recv_counts[s] = matrix[(size_t)s * p + rank];
+        a->recv_counts[s] = j->matrix[(size_t)s * p + j->rank];
     }
-    exchange_displs(a->send_counts, p, sdispl);
-    exchange_displs(a->recv_counts, p, rdispl);
+    exchange_displs(a->send_counts, p, j->sdispl);
+    exchange_displs(a->recv_counts, p, j->rdispl);
+    return UTIL_OK;
+}
 
-    /* The steps, and scratch for them: three buffers (one to send, two to receive) of P blocks
-     * of two bins each, in elements. A step's runs are at most a key longer than 1/steps of the
-     * whole ones,
-     * so its rows and columns are at most P longer than 1/steps of n_max and h, and its bins
-     * at most the bound of that. */
-    exchange_transpose_plan_set(&step[0].plan, matrix);
-    uint64_t most = step[0].plan.n_max > step[0].plan.h ? step[0].plan.n_max : step[0].plan.h;
-    uint64_t steps = p > 1 ? exchange_transpose_steps(step[0].plan.n_max, step[0].plan.h,
-                                                      step_elems(agreed[2], agreed[1], e, p))
-                           : 0;
-    uint64_t step_most = steps > 0 && most / steps + (uint64_t)p < most ? most / steps + (uint64_t)p
-                                                                        : most;
-    uint64_t buf = 2 * (uint64_t)p * exchange_transpose_bound(step_most, p);
-    if (steps > 0) {
-        scratch = exchange_arena_take(&exchange_transpose, 3 * buf * e, &scratch_bytes, &fresh);
-        ok = scratch != NULL;
+/* The steps, and scratch for them: three buffers (one to send, two to receive) of P blocks
+ * of two bins each, in elements. A step's runs are at most a key longer than 1/steps of the
+ * whole ones, so its rows and columns are at most P longer than 1/steps of n_max and h, and its
+ * bins at most the bound of that. The ranks agree that every one got its scratch. */
+static int transpose_scratch(struct transpose_job *j)
+{
+    int p = j->p, rank = j->rank, err;
+    size_t e = j->e;
+    struct exchange_transpose_plan *whole = &j->step[0].plan;
+    exchange_transpose_plan_set(whole, j->matrix);
+    uint64_t most = whole->n_max > whole->h ? whole->n_max : whole->h;
+    j->steps = p > 1 ? exchange_transpose_steps(whole->n_max, whole->h,
+                                                step_elems(j->agreed[2], j->agreed[1], e, p))
+                     : 0;
+    uint64_t step_most =
+        j->steps > 0 && most / j->steps + (uint64_t)p < most ? most / j->steps + (uint64_t)p : most;
+    j->buf = 2 * (uint64_t)p * exchange_transpose_bound(step_most, p);
+    int ok = 1; /* the set-up's, which every rank agreed on */
+    if (j->steps > 0) {
+        j->scratch =
+            exchange_arena_take(&exchange_transpose, 3 * j->buf * e, &j->scratch_bytes, &j->fresh);
+        ok = j->scratch != NULL;
     }
-    agreed[0] = (uint64_t)ok;
-    if (p > 1 && (err = agree(a->comm, rank, agreed)) != UTIL_OK) {
-        goto fail;
+    j->agreed[0] = (uint64_t)ok;
+    if (p > 1 && (err = agree(j->a->comm, rank, j->agreed)) != UTIL_OK) {
+        return err;
     }
-    if (!agreed[0]) {
-        err = ok ? UTIL_ENOMEM
-                 : util_fail(UTIL_ENOMEM, "rank %d: exchange: out of memory for %llu scratch bytes",
-                             rank, (unsigned long long)(3 * buf * e));
-        goto fail;
+    if (!j->agreed[0]) {
+        return ok ? UTIL_ENOMEM
+                  : util_fail(UTIL_ENOMEM,
+                              "rank %d: exchange: out of memory for %llu scratch bytes", rank,
+                              (unsigned long long)(3 * j->buf * e));
     }
+    return UTIL_OK;
+}
 
-    if (p == 1) {
-        /* One rank: the exchange is a copy. */
-        copy_bytes(recv, send, a->send_counts[0] * e, threads);
-    }
+/* Faults new scratch and the receive buffer in, and places the send and receive buffers in the
+ * scratch. */
+static void transpose_pretouch(struct transpose_job *j)
+{
+    int p = j->p;
+    size_t e = j->e;
     /* Fault new scratch and the receive buffer in here, all at once: single-copy transfers into
      * untouched pages fault them inside the kernel's copy (measured several times slower), and
      * faults taken during the unpacks hold up every step's synchronisation. Kept scratch
      * (exchange/arena.h) is faulted in already. */
-    uint64_t received = rdispl[p - 1] + a->recv_counts[p - 1];
-    util_pretouch(scratch, steps > 0 && fresh ? 3 * buf * e : 0, threads);
-    util_pretouch(recv, steps > 0 ? received * e : 0, threads);
-    char *sbuf = scratch, *rbuf[2] = {scratch + buf * e, scratch + 2 * buf * e};
+    uint64_t received = j->rdispl[p - 1] + j->a->recv_counts[p - 1];
+    util_pretouch(j->scratch, j->steps > 0 && j->fresh ? 3 * j->buf * e : 0, j->threads);
+    util_pretouch(j->a->recv, j->steps > 0 ? received * e : 0, j->threads);
+    j->sbuf = j->scratch;
+    j->rbuf[0] = j->scratch + j->buf * e;
+    j->rbuf[1] = j->scratch + 2 * j->buf * e;
+}
+
+/* Deals this rank's pieces of step @st into the send buffer, blocks of @stride elements: its
+ * runs start at the step's first element of each of this rank's runs. */
+static void pipeline_deal(struct transpose_job *j, const struct transpose_step *st, uint64_t stride)
+{
+    int p = j->p;
+    for (int d = 0; d < p; d++) {
+        j->srun[d] = j->sdispl[d] + st->first[(size_t)j->rank * p + d];
+    }
+    exchange_transpose_deal(&st->plan, j->a->send, j->srun, j->sbuf, stride, j->threads);
+}
+
+/* First round 1 of step 0 alone. */
+static int pipeline_first(struct transpose_job *j)
+{
+    int err;
+    step_set(&j->step[0], j->matrix, 0, j->steps);
+    j->in_stride = j->step[0].plan.block1;
+    pipeline_deal(j, &j->step[0], j->in_stride);
+    if ((err = transpose_round(j->sbuf, j->rbuf[0], j->in_stride, j->e, j->rank, j->a->comm)) !=
+        UTIL_OK) {
+        return err;
+    }
+    tally_call(&j->tally, j->in_stride);
+    return UTIL_OK;
+}
+
+/* Step k of the pipeline: regroups step k's round 1 behind the deal of step k+1, sends both in
+ * one MPI_Alltoall, and unpacks step k's round 2 into the receive buffer. */
+static int pipeline_step(struct transpose_job *j, uint64_t k)
+{
+    int p = j->p, rank = j->rank, err;
+    size_t e = j->e;
+    struct transpose_step *cur = &j->step[k % 2], *next = &j->step[(k + 1) % 2];
+    char *in = j->rbuf[k % 2], *out = j->rbuf[(k + 1) % 2];
+    /* The next step's deal goes first in every block, this step's regroup after it. */
+    uint64_t b1 = 0;
+    if (k + 1 < j->steps) {
+        step_set(next, j->matrix, k + 1, j->steps);
+        b1 = next->plan.block1;
+    }
+    uint64_t block = b1 + cur->plan.block2;
+    assert(block * (uint64_t)p <= j->buf);
+    exchange_transpose_regroup(&cur->plan, in, j->in_stride, j->sbuf + b1 * e, block, j->threads);
+    if (k + 1 < j->steps) {
+        pipeline_deal(j, next, block);
+    }
+    if ((err = transpose_round(j->sbuf, out, block, e, rank, j->a->comm)) != UTIL_OK) {
+        return err;
+    }
+    tally_call(&j->tally, block);
+    for (int s = 0; s < p; s++) {
+        j->rrun[s] = j->rdispl[s] + cur->first[(size_t)s * p + rank];
+    }
+    exchange_transpose_unpack(&cur->plan, out + b1 * e, block, j->a->recv, j->rrun, j->threads);
+    tally_step(&j->tally, &cur->plan);
+    j->in_stride = block;
+    return UTIL_OK;
+}
+
+/* Tear-down: keeps the scratch for the next exchange, frees the plans and the small buffers. */
+static void transpose_close(struct transpose_job *j)
+{
+    exchange_arena_give(j->scratch, j->scratch_bytes); /* kept for the next exchange */
+    exchange_arena_end(&exchange_transpose);
+    exchange_transpose_plan_free(&j->step[0].plan);
+    exchange_transpose_plan_free(&j->step[1].plan);
+    util_free(j->all);
+}
+
+static int transpose_run(const struct exchange_args *a)
+{
+    double t0 = util_now();
+    struct transpose_job j = {.a = a};
+    MPI_Comm_rank(a->comm, &j.rank);
+    MPI_Comm_size(a->comm, &j.p);
+    struct exchange_stats *st = a->stats;
+    memset(st, 0, sizeof(*st));
+    int err = exchange_check_args(a, j.rank);
+    if (err != UTIL_OK) {
+        return err;
+    }
+    j.threads = a->threads > 0 ? a->threads : 1;
+    j.e = a->elem_size;
+    if ((err = transpose_open(&j)) != UTIL_OK || (err = transpose_counts(&j)) != UTIL_OK ||
+        (err = transpose_scratch(&j)) != UTIL_OK) {
+        goto fail;
+    }
+    if (j.p == 1) {
+        /* One rank: the exchange is a copy. */
+        copy_bytes(a->recv, a->send, a->send_counts[0] * j.e, j.threads);
+    }
+    transpose_pretouch(&j);
 
     /* The pipeline: one MPI_Alltoall per step carries round 2 of step k and round 1 of step
      * k+1 side by side (block r to rank r: bin r of step k+1's deal, then bin r of step k's
-     * regroup), so the steps cost one synchronisation each. First round 1 of step 0 alone. */
-    uint64_t in_stride = 0; /* stride of the blocks holding the current step's round 1 */
-    if (steps > 0) {
-        step_set(&step[0], matrix, 0, steps);
-        for (int j = 0; j < p; j++) {
-            srun[j] = sdispl[j] + step[0].first[(size_t)rank * p + j];
-        }
-        in_stride = step[0].plan.block1;
-        exchange_transpose_deal(&step[0].plan, send, srun, sbuf, in_stride, threads);
-        if ((err = transpose_round(sbuf, rbuf[0], in_stride, e, rank, a->comm)) != UTIL_OK) {
+     * regroup), so the steps cost one synchronisation each. */
+    if (j.steps > 0 && (err = pipeline_first(&j)) != UTIL_OK) {
+        goto fail;
+    }
+    for (uint64_t k = 0; k < j.steps; k++) {
+        if ((err = pipeline_step(&j, k)) != UTIL_OK) {
             goto fail;
         }
-        tally_call(&tally, in_stride);
     }
-    for (uint64_t k = 0; k < steps; k++) {
-        struct transpose_step *cur = &step[k % 2], *next = &step[(k + 1) % 2];
-        char *in = rbuf[k % 2], *out = rbuf[(k + 1) % 2];
-        /* The next step's deal goes first in every block, this step's regroup after it. */
-        uint64_t b1 = 0;
-        if (k + 1 < steps) {
-            step_set(next, matrix, k + 1, steps);
-            b1 = next->plan.block1;
-        }
-        uint64_t block = b1 + cur->plan.block2;
-        assert(block * (uint64_t)p <= buf);
-        exchange_transpose_regroup(&cur->plan, in, in_stride, sbuf + b1 * e, block, threads);
-        if (k + 1 < steps) {
-            for (int j = 0; j < p; j++) {
-                srun[j] = sdispl[j] + next->first[(size_t)rank * p + j];
-            }
-            exchange_transpose_deal(&next->plan, send, srun, sbuf, block, threads);
-        }
-        if ((err = transpose_round(sbuf, out, block, e, rank, a->comm)) != UTIL_OK) {
-            goto fail;
-        }
-        tally_call(&tally, block);
-        for (int s = 0; s < p; s++) {
-            rrun[s] = rdispl[s] + cur->first[(size_t)s * p + rank];
-        }
-        exchange_transpose_unpack(&cur->plan, out + b1 * e, block, recv, rrun, threads);
-        tally_step(&tally, &cur->plan);
-        in_stride = block;
-    }
-    transpose_stats(&tally, p, steps, e, st);
+    transpose_stats(&j.tally, j.p, j.steps, j.e, st);
 fail:
     st->seconds = util_now() - t0;
-    exchange_arena_give(scratch, scratch_bytes); /* kept for the next exchange */
-    exchange_arena_end(&exchange_transpose);
-    exchange_transpose_plan_free(&step[0].plan);
-    exchange_transpose_plan_free(&step[1].plan);
-    util_free(all);
+    transpose_close(&j);
     return err;
 }
 
@@ -671,10 +754,13 @@ static uint64_t largest_bin(const uint64_t *c, size_t stride, int p, int s0, uin
 /*
  * Transpose: round 1 sends bin b of every rank to rank b, round 2 bin j to rank j, both as
  * MPI_Alltoall with one block size (exchange_transpose_bound() of n_max and of h, the largest
- * row and column sums in elements, own block included). The
- * largest bins actually dealt are reported beside the blocks; they never exceed them.
- * Modelled without the back-end's pipelining into cache-sized steps (each step is the same
- * scheme on a slice, with its own padding and two more start-ups).
+ * row and column sums in elements, own block included). The largest bins actually dealt are
+ * reported beside the blocks; they never exceed them. The closed form prices the two rounds
+ * whole; the critical path follows the run: the all-gather of the counts and the two
+ * agreements first, then the pipeline of steps (one MPI_Alltoall each, steps + 1 in all, the
+ * same bytes as the two rounds but P - 1 start-ups and a synchronisation a step), and the three
+ * local copies of every element: the deal reads the send buffer, the regroup moves round 1's
+ * blocks, the unpack writes the receive buffer.
  */
 static int model_transpose(const struct exchange_model_case *c, struct exchange_model_result *r)
 {
@@ -682,9 +768,17 @@ static int model_transpose(const struct exchange_model_case *c, struct exchange_
     size_t n = (size_t)p;
     uint64_t e = c->elem_bytes, pp = (uint64_t)p;
     int64_t *diff = util_malloc((n + 1) * sizeof(*diff));
-    if (diff == NULL) {
-        return util_fail(UTIL_ENOMEM, "out of memory (transpose model, P = %d)", p);
+    uint64_t *rows = util_malloc(2 * n * sizeof(*rows));
+    struct exchange_model_rounds w;
+    int err = diff != NULL && rows != NULL ? exchange_model_rounds_init(&w, c, r) : UTIL_ENOMEM;
+    if (err != UTIL_OK) {
+        util_free(diff);
+        util_free(rows);
+        return err == UTIL_ENOMEM && (diff == NULL || rows == NULL)
+                   ? util_fail(UTIL_ENOMEM, "out of memory (transpose model, P = %d)", p)
+                   : err;
     }
+    uint64_t *cols = rows + n;
     /* n_max, h and all elements, own blocks included (the back-end deals them too). */
     uint64_t n_max = 0, h = 0, all = 0, own = 0, bin1 = 0, bin2 = 0;
     for (size_t i = 0; i < n; i++) {
@@ -699,6 +793,8 @@ static int model_transpose(const struct exchange_model_case *c, struct exchange_
             own += exchange_transpose_share(elems(c->bytes[j * n + i], e), (int)j, (int)i, (int)i,
                                             p);
         }
+        rows[i] = row;
+        cols[i] = col;
         all += row;
         n_max = exchange_model_max(n_max, row);
         h = exchange_model_max(h, col);
@@ -707,19 +803,39 @@ static int model_transpose(const struct exchange_model_case *c, struct exchange_
     }
     util_free(diff);
     uint64_t block1 = exchange_transpose_bound(n_max, p), block2 = exchange_transpose_bound(h, p);
-    r->steps = 0;
     if (p > 1) {
+        /* The all-gather of every rank's counts and capacity, and the two agreements. */
+        exchange_model_rounds_collective(&w, (pp + 1) * sizeof(uint64_t));
+        r->sync_rounds += 2;
         /* Two MPI_Alltoall rounds, P-1 blocks out and in per rank, padding included. */
         for (int k = 0; k < 2; k++) {
             uint64_t blk = (k == 0 ? block1 : block2) * e;
-            r->rounds++;
-            r->seconds += c->alpha * (double)(p - 1) + c->beta * (double)(pp - 1) * (double)blk;
-            r->steps += (double)(pp - 1) * (double)blk / (double)c->packet_bytes;
-            r->bytes_moved += pp * (pp - 1) * blk;
-            r->max_message = exchange_model_max(r->max_message, blk);
+            for (int i = 0; i < p; i++) {
+                for (int j = 0; j < p; j++) {
+                    if (i != j) {
+                        exchange_model_rounds_msg(&w, i, j, blk);
+                    }
+                }
+            }
+            exchange_model_rounds_close(&w);
         }
-        r->startups = 2 * (pp - 1);
+        /* The pipeline's further steps: P - 1 start-ups and a synchronisation each. */
+        uint64_t steps = exchange_transpose_steps(
+            n_max, h, step_elems(util_knob_u64(UTIL_KNOB_TRANSPOSE_STEP), exchange_int_limit(),
+                                 (size_t)e, p));
+        double per_step = w.shm ? fmax((double)(pp - 1), (double)(pp * (pp - 1)) / w.share)
+                                : (double)(pp - 1);
+        r->path_startups += steps > 1 ? (double)(steps - 1) * per_step : 0;
+        r->sync_rounds += steps > 1 ? (double)(steps - 1) : 0;
+        /* The three copies: the deal of the row, the regroup of round 1's blocks, the unpack
+         * of the column (they replace the own block's copy). */
+        for (size_t i = 0; i < n; i++) {
+            w.copy[i] = (rows[i] + pp * block1 + cols[i]) * e;
+        }
     }
+    exchange_model_rounds_free(&w);
+    util_free(rows);
+    r->startups = p > 1 ? 2 * (pp - 1) : 0;
     uint64_t cross = 2 * all - own;
     exchange_model_detail(r, "bin1=%llu", (unsigned long long)bin1);
     exchange_model_detail(r, "block1=%llu", (unsigned long long)block1);
@@ -737,8 +853,22 @@ static int equal_transpose(const struct exchange_model_equal *e, struct exchange
 {
     uint64_t p = (uint64_t)e->p, el = e->elem_bytes ? e->elem_bytes : 1;
     if (p > 1) {
-        uint64_t blk = exchange_transpose_bound(p * (e->block / el), e->p) * el;
+        uint64_t n = p * (e->block / el), blk = exchange_transpose_bound(n, e->p) * el;
         exchange_model_equal_rounds(e, 2, p - 1, (p - 1) * blk, blk, r);
+        /* As the walk: the counts' all-gather, two agreements, the pipeline's further steps
+         * (start-ups and synchronisations alone), the three copies (the own block's counted by
+         * the extras once). */
+        uint64_t steps = exchange_transpose_steps(
+            n, n, step_elems(util_knob_u64(UTIL_KNOB_TRANSPOSE_STEP), exchange_int_limit(),
+                             (size_t)el, e->p));
+        struct exchange_model_result x = {0};
+        if (steps > 1) {
+            exchange_model_equal_rounds(e, steps - 1, p - 1, 0, 0, &x);
+        }
+        r->path_startups += x.path_startups;
+        r->sync_rounds += x.sync_rounds;
+        exchange_model_equal_extras(e, 1, (p + 1) * sizeof(uint64_t), 2,
+                                    2 * n * el + p * blk - e->block, r);
     }
     return UTIL_OK;
 }

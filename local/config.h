@@ -80,7 +80,9 @@
  * Finishing P sorted runs of records: local_merge_record_runs() is faster than
  * local_record_sort() of the concatenation up to this many runs, slower beyond, at one thread
  * and at two alike: every thread's part of the merge meets all P runs, so unlike the keys'
- * rule this one does not scale with the threads (sort/finish.c gives the measurement).
+ * rule this one does not scale with the threads. `sortex-localsort --format gensort --n 1e7
+ * --runs P --threads 2 --algo sortex,merge` (records at the sort's stride): the merge 1.9x to
+ * 4.4x faster at P = 2 to 8, 1.4x at 24, slower from 32 on (0.70 s against 0.54 s).
  */
 #define LOCAL_RECORD_MERGE_RUNS 24
 

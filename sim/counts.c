@@ -188,101 +188,143 @@ static int exact_targets(const struct slices *sl, uint64_t n, struct sort_tuple 
     return UTIL_OK;
 }
 
-int sim_sort_counts(const struct datagen_params *dp, double epsilon, uint64_t oversample,
-                    enum sortex_balance balance, int threads, uint64_t *counts)
+/* One simulated sort: all n keys, where the P ranks' slices lie in them, the sample and the
+ * splitters. */
+struct counts_job {
+    const struct datagen_params *dp;
+    uint64_t n, p;
+    int threads;
+    int regular;    /* --balance sample: splitters from the sample */
+    uint64_t total; /* the sample's size T, with regular */
+    uint64_t *keys, *scratch;
+    uint64_t *begin; /* [P + 1] where each rank's slice starts in keys */
+    struct sort_tuple *sample, *split;
+    uint64_t t; /* samples taken */
+};
+
+/* The keys, a slice's sort scratch, the sample, the slices' bounds and the splitters. */
+static int counts_alloc(struct counts_job *j)
 {
-    uint64_t n = dp->n, p = dp->ranks;
-    uint64_t *keys = NULL, *scratch = NULL;
-    struct sort_tuple *sample = NULL, *split = NULL;
-    int err = UTIL_OK;
-    threads = threads > 0 ? threads : 1;
-    uint64_t slice_max = 0;
+    uint64_t n = j->n, p = j->p, slice_max = 0;
     for (uint64_t r = 0; r < p; r++) {
         uint64_t m = datagen_slice_begin(n, p, r + 1) - datagen_slice_begin(n, p, r);
         slice_max = m > slice_max ? m : slice_max;
     }
+    j->keys = util_alloc_big(n * sizeof(uint64_t));
+    j->scratch = util_malloc((slice_max ? slice_max : 1) * sizeof(uint64_t));
+    j->sample = util_malloc((size_t)(j->total < n ? j->total + p : n + 1) * sizeof(*j->sample));
+    j->begin = util_malloc(((size_t)p + 1) * sizeof(uint64_t));
+    j->split = util_malloc((size_t)p * sizeof(*j->split));
+    if (j->keys == NULL || j->scratch == NULL || j->sample == NULL || j->split == NULL ||
+        j->begin == NULL) {
+        return util_fail(UTIL_ENOMEM, "out of memory for %llu keys and their sample",
+                         (unsigned long long)n);
+    }
+    return UTIL_OK;
+}
+
+/* Read and local sort of rank r: its slice, generated as the file holds it, sorted; then its
+ * sample. */
+static int counts_slice(struct counts_job *j, uint64_t r)
+{
+    uint64_t n = j->n, p = j->p, *keys = j->keys;
+    uint64_t b = datagen_slice_begin(n, p, r), m = datagen_slice_begin(n, p, r + 1) - b;
+    int err;
+    if ((err = datagen_fill_threads(j->dp, b, m, keys + b, j->threads)) != UTIL_OK ||
+        (err = local_sort(keys + b, j->scratch, (size_t)m, j->threads)) != UTIL_OK) {
+        return err;
+    }
+    j->begin[r] = b;
+    j->begin[r + 1] = b + m;
+    /* Sample: this rank's share of T, at the centres of equal gaps. */
+    uint64_t sr = j->regular ? sort_sample_count(j->total, m, n) : 0;
+    for (uint64_t k = 0; k < sr; k++) {
+        uint64_t idx = sort_sample_index(k, sr, m);
+        j->sample[j->t].key = keys[b + idx];
+        j->sample[j->t].pos = b + idx;
+        j->t++;
+    }
+    return UTIL_OK;
+}
+
+/* Splitters at regular ranks of the sorted sample. */
+static void counts_sample_splitters(struct counts_job *j)
+{
+    uint64_t p = j->p, t = j->t;
+    qsort(j->sample, (size_t)t, sizeof(*j->sample), sort_tuple_cmp);
+    for (uint64_t k = 1; k < p && j->regular; k++) {
+        if (t == 0) {
+            j->split[k - 1] = (struct sort_tuple){UINT64_MAX, UINT64_MAX};
+        } else {
+            j->split[k - 1] = j->sample[sort_splitter_index((int)k, t, (int)p)];
+        }
+    }
+}
+
+/* Buckets: every rank cuts its sorted keys at the splitters, into counts[r * P + j]. */
+static void counts_buckets(const struct counts_job *j, uint64_t *counts)
+{
+    uint64_t n = j->n, p = j->p;
+    const struct sort_tuple *split = j->split;
+    for (uint64_t r = 0; r < p; r++) {
+        uint64_t b = datagen_slice_begin(n, p, r), m = datagen_slice_begin(n, p, r + 1) - b;
+        uint64_t prev = 0;
+        for (uint64_t d = 0; d < p; d++) {
+            uint64_t next =
+                d + 1 < p ? sort_bucket_boundary(j->keys + b, m, b, split[d].key, split[d].pos) : m;
+            next = next < prev ? prev : next;
+            counts[r * p + d] = next - prev;
+            prev = next;
+        }
+    }
+}
+
+int sim_sort_counts(const struct datagen_params *dp, double epsilon, uint64_t oversample,
+                    enum sortex_balance balance, int threads, uint64_t *counts)
+{
+    struct counts_job j = {.dp = dp, .n = dp->n, .p = dp->ranks};
+    uint64_t n = j.n, p = j.p;
+    int err = UTIL_OK;
+    j.threads = threads > 0 ? threads : 1;
     /* The sample size, and the sort's own refusal of too many samples. */
     uint64_t s = oversample;
     if (s == 0) {
         s = sort_default_oversample((int)p, epsilon > 0 ? epsilon : 0.1);
     }
-    uint64_t total = 0;
     balance = sort_balance_resolve(balance, (int)p, epsilon > 0 ? epsilon : 0.1, oversample);
-    int regular = balance == SORTEX_BALANCE_SAMPLE;
-    if (regular && sort_sample_total(s, (int)p, &total) != UTIL_OK) {
+    j.regular = balance == SORTEX_BALANCE_SAMPLE;
+    if (j.regular && sort_sample_total(s, (int)p, &j.total) != UTIL_OK) {
         return util_error("the sort would refuse %llu samples (--oversample %llu with P = %llu)",
                           (unsigned long long)s * p, (unsigned long long)s,
                           (unsigned long long)p);
     }
-    keys = util_alloc_big(n * sizeof(uint64_t));
-    scratch = util_malloc((slice_max ? slice_max : 1) * sizeof(uint64_t));
-    sample = util_malloc((size_t)(total < n ? total + p : n + 1) * sizeof(*sample));
-    uint64_t *begin = util_malloc(((size_t)p + 1) * sizeof(uint64_t));
-    split = util_malloc((size_t)p * sizeof(*split));
-    if (keys == NULL || scratch == NULL || sample == NULL || split == NULL || begin == NULL) {
-        err = util_fail(UTIL_ENOMEM, "out of memory for %llu keys and their sample",
-                        (unsigned long long)n);
+    if ((err = counts_alloc(&j)) != UTIL_OK) {
         goto fail;
     }
-    /* Read and local sort: every rank's slice, generated as the file holds it, sorted. */
-    uint64_t t = 0;
     for (uint64_t r = 0; r < p && err == UTIL_OK; r++) {
-        uint64_t b = datagen_slice_begin(n, p, r), m = datagen_slice_begin(n, p, r + 1) - b;
-        if ((err = datagen_fill_threads(dp, b, m, keys + b, threads)) != UTIL_OK ||
-            (err = local_sort(keys + b, scratch, (size_t)m, threads)) != UTIL_OK) {
-            break;
-        }
-        begin[r] = b;
-        begin[r + 1] = b + m;
-        /* Sample: this rank's share of T, at the centres of equal gaps. */
-        uint64_t sr = regular ? sort_sample_count(total, m, n) : 0;
-        for (uint64_t k = 0; k < sr; k++) {
-            uint64_t idx = sort_sample_index(k, sr, m);
-            sample[t].key = keys[b + idx];
-            sample[t].pos = b + idx;
-            t++;
-        }
+        err = counts_slice(&j, r);
     }
     if (err != UTIL_OK) {
         goto fail;
     }
-    if (!regular && p > 1) {
+    if (!j.regular && p > 1) {
         /* The histogram rounds, or beyond the replay's reach the targets they aim at. */
-        struct slices sl = {keys, begin, (int)p};
+        struct slices sl = {j.keys, j.begin, (int)p};
         uint64_t tol = sort_split_tolerance(n, (int)p, epsilon > 0 ? epsilon : 0.1,
                                               balance == SORTEX_BALANCE_EXACT);
-        err = p <= SIM_REPLAY_MAX_P ? replay_histogram(&sl, n, tol, split)
-                                    : exact_targets(&sl, n, split);
+        err = p <= SIM_REPLAY_MAX_P ? replay_histogram(&sl, n, tol, j.split)
+                                    : exact_targets(&sl, n, j.split);
         if (err != UTIL_OK) {
             goto fail;
         }
     }
-    /* Splitters at regular ranks of the sorted sample. */
-    qsort(sample, (size_t)t, sizeof(*sample), sort_tuple_cmp);
-    for (uint64_t j = 1; j < p && regular; j++) {
-        if (t == 0) {
-            split[j - 1] = (struct sort_tuple){UINT64_MAX, UINT64_MAX};
-        } else {
-            split[j - 1] = sample[sort_splitter_index((int)j, t, (int)p)];
-        }
-    }
-    /* Buckets: every rank cuts its sorted keys at the splitters. */
-    for (uint64_t r = 0; r < p; r++) {
-        uint64_t b = datagen_slice_begin(n, p, r), m = datagen_slice_begin(n, p, r + 1) - b;
-        uint64_t prev = 0;
-        for (uint64_t j = 0; j < p; j++) {
-            uint64_t next =
-                j + 1 < p ? sort_bucket_boundary(keys + b, m, b, split[j].key, split[j].pos) : m;
-            next = next < prev ? prev : next;
-            counts[r * p + j] = next - prev;
-            prev = next;
-        }
-    }
+    counts_sample_splitters(&j);
+    counts_buckets(&j, counts);
 fail:
-    util_free_big(keys);
-    util_free(scratch);
-    util_free(sample);
-    util_free(split);
-    util_free(begin);
+    util_free_big(j.keys);
+    util_free(j.scratch);
+    util_free(j.sample);
+    util_free(j.split);
+    util_free(j.begin);
     return err;
 }

@@ -56,14 +56,21 @@ static double round_exchange(const struct sim_sort_case *sc, const struct sim_ma
     if (sc->p < 2) {
         return 0;
     }
-    struct exchange_model_equal e = {sc->p, (uint64_t)(chunk * (double)sc->elem / sc->p),
-                                     sc->elem, m->alpha, m->beta};
+    int extrapolated;
+    struct exchange_machine ex = sim_exchange_machine(sc, m, &extrapolated);
+    struct exchange_model_equal e = {.p = sc->p,
+                                     .block = (uint64_t)(chunk * (double)sc->elem / sc->p),
+                                     .elem_bytes = sc->elem,
+                                     .alpha = m->alpha,
+                                     .beta = m->beta,
+                                     .machine = &ex,
+                                     .counts_known = 1};
     struct exchange_model_result r;
     const struct exchange_ops *b = sc->backend;
     for (int i = 0; b != NULL && b->models[i] != NULL; i++) {
         if (b->models[i]->equal != NULL &&
             exchange_model_run_equal(b->models[i], &e, &r) == UTIL_OK) {
-            return r.seconds;
+            return isfinite(r.predicted) ? r.predicted : r.seconds;
         }
     }
     /* No closed form: the alpha-beta of one all-to-all of the round's bytes. */

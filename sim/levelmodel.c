@@ -168,21 +168,39 @@ out:
 
 /* ---- the exchange ---------------------------------------------------------------------------- */
 
-/* Prices back-end @b on the byte matrix of @gs ranks into *@secs (NAN when its model cannot). */
+/* The machine a group of @gs consecutive ranks exchanges on, as sim_exchange_machine() has it
+ * for a sort of gs ranks: one node's constants stand for the network when the group spans
+ * nodes (*@extrapolated). */
+static struct exchange_machine group_machine(const struct ctx *cx, int gs, int *extrapolated)
+{
+    struct sim_sort_case g = *cx->sc;
+    g.p = gs;
+    g.ranks_per_node = g.ranks_per_node > gs ? gs : g.ranks_per_node;
+    return sim_exchange_machine(&g, cx->m, extrapolated);
+}
+
+/* Prices back-end @b on the byte matrix of @gs ranks into *@secs (NAN when its model cannot),
+ * on the group's machine, the counts known (the level's count messages gave them), as
+ * sim_sort_exchange() prices one level's. */
 static void price_matrix(const struct ctx *cx, int gs, const uint64_t *bytes,
                          const struct exchange_ops *b, double *secs, char *note, size_t cap)
 {
     struct exchange_model_case c;
     struct exchange_model_result r;
+    int extrapolated;
+    struct exchange_machine ex = group_machine(cx, gs, &extrapolated);
     memset(&c, 0, sizeof(c));
     *secs = NAN;
     if (exchange_model_case_init(&c, gs, bytes, cx->sc->elem, 0) == UTIL_OK) {
         c.alpha = cx->m->alpha;
         c.beta = cx->m->beta;
+        c.machine = &ex;
+        c.counts_known = 1;
         if (exchange_model_run(b->models[0], &c, &r) == UTIL_OK) {
-            *secs = r.seconds;
-            (void)snprintf(note, cap, "%s model, %llu rounds", b->models[0]->name,
-                           (unsigned long long)r.rounds);
+            *secs = r.predicted;
+            (void)snprintf(note, cap, "%s model, %llu rounds%s", b->models[0]->name,
+                           (unsigned long long)r.rounds,
+                           extrapolated ? "; one node's constants for the network" : "");
         }
     }
     exchange_model_case_free(&c);
@@ -194,8 +212,15 @@ static void price_closed(const struct ctx *cx, int gs, uint64_t msgs, double vol
                          const struct exchange_ops *b, double *secs, char *note, size_t cap)
 {
     struct exchange_model_result r;
-    struct exchange_model_equal eq = {gs, (uint64_t)(vol / fmax(1, gs - 1)), cx->sc->elem,
-                                      cx->m->alpha, cx->m->beta};
+    int extrapolated;
+    struct exchange_machine ex = group_machine(cx, gs, &extrapolated);
+    struct exchange_model_equal eq = {.p = gs,
+                                      .block = (uint64_t)(vol / fmax(1, gs - 1)),
+                                      .elem_bytes = cx->sc->elem,
+                                      .alpha = cx->m->alpha,
+                                      .beta = cx->m->beta,
+                                      .machine = &ex,
+                                      .counts_known = 1};
     const char *form = "equal blocks over the group";
     if (b == cx->sparse && !last) {
         /* The non-empty pieces alone: as equal blocks among msgs + 1 ranks. */
@@ -205,7 +230,7 @@ static void price_closed(const struct ctx *cx, int gs, uint64_t msgs, double vol
     }
     *secs = NAN;
     if (exchange_model_run_equal(b->models[0], &eq, &r) == UTIL_OK) {
-        *secs = r.seconds;
+        *secs = r.predicted;
         (void)snprintf(note, cap, "%s model, %s", b->models[0]->name, form);
     } else {
         (void)snprintf(note, cap, "%s: no equal-blocks form beyond %d ranks", b->name,
@@ -214,9 +239,10 @@ static void price_closed(const struct ctx *cx, int gs, uint64_t msgs, double vol
 }
 
 /* The level's exchange in group @g: its matrix @bytes (NULL: the closed forms, with @msgs and
- * @vol), the back-end the sort would run, priced into @lv. */
+ * @vol), the back-end the sort would run, priced into @lv. The machine's price holds the own
+ * block's copy and the ranks sharing a node's cores. */
 static void exchange_cost(const struct ctx *cx, const struct group *g, const uint64_t *bytes,
-                          uint64_t msgs, double vol, double own, int last, struct sim_level *lv)
+                          uint64_t msgs, double vol, int last, struct sim_level *lv)
 {
     const struct exchange_ops *const *list = exchange_list();
     const struct exchange_ops *ran = cx->sc->backend;
@@ -243,8 +269,6 @@ static void exchange_cost(const struct ctx *cx, const struct group *g, const uin
             price_closed(cx, g->gs, msgs, vol, last, ran, &secs, best_note, sizeof(best_note));
         }
     }
-    secs += own / cx->m->copy_bps;
-    secs *= cx->sc->ranks_per_node > 1 ? cx->share : 1.0;
     /* The level's figure is its slowest group's (a group not modelled makes it unknown). */
     if (lv->exchange == NULL || isnan(secs) || (!isnan(lv->seconds[3]) && secs > lv->seconds[3])) {
         lv->seconds[3] = secs;
@@ -312,7 +336,7 @@ static int group_level(const struct ctx *cx, const struct group *g, int k, int l
         }
     }
     uint64_t msgs = 0, runs = 0;
-    double recv_max = 0, sent_max = 0, own = 0;
+    double recv_max = 0, sent_max = 0;
     uint64_t *bytes = NULL, *total = util_calloc((size_t)k, sizeof(uint64_t));
     if (total == NULL) {
         err = util_fail(UTIL_ENOMEM, "out of memory");
@@ -369,7 +393,6 @@ static int group_level(const struct ctx *cx, const struct group *g, int k, int l
             runs = nr > runs ? nr : runs;
             sent_max = fmax(sent_max, sv);
             recv_max = fmax(recv_max, rv);
-            own = fmax(own, (double)send[(size_t)r * gs + r] * E);
         }
         /* The next level's holdings: receiver i of group j takes its range of the group's
          * sequence, blocks h[r][c] (c in j) in sender order, each sorted by destination. */
@@ -444,7 +467,6 @@ static int group_level(const struct ctx *cx, const struct group *g, int k, int l
         runs = last ? (uint64_t)gs : msgs + 1;
         sent_max = per * (gs - 1.0) / gs;
         recv_max = per;
-        own = per / (last ? gs : k) * E;
         util_free(counts);
         if (!last) {
             int s = sort_level_first(1, gs, k) - sort_level_first(0, gs, k);
@@ -459,7 +481,7 @@ static int group_level(const struct ctx *cx, const struct group *g, int k, int l
         last ? m->alpha * steps(gs) + m->beta * 8.0 * gs * steps(gs) / 2
              : 2 * (m->alpha * 2 * steps(gs) + m->beta * 16.0 * k) + m->alpha * (double)msgs;
     lv->seconds[2] = fmax(lv->seconds[2], bucket);
-    exchange_cost(cx, g, bytes, msgs, sent_max * E, own, last, lv);
+    exchange_cost(cx, g, bytes, msgs, sent_max * E, last, lv);
     /* Finish: the merge, and the next communicator (all-reduces over the new group). */
     double fin = finish_cost(cx, recv_max, (double)runs);
     if (!last) {

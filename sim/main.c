@@ -6,7 +6,7 @@
  * largest message, the alpha-beta time and the time the scheduler took. No MPI is initialised,
  * except by --ping-pong (sim/pingpong.c), which measures alpha and beta between two ranks.
  */
-#include <getopt.h>
+#include <math.h>
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,42 +14,18 @@
 
 #include "datagen/datagen.h"
 #include "exchange/exchange.h"
+#include "exchange/machine.h"
 #include "exchange/sched.h"
 #include "sim/sim.h"
 #include "sim/sortmodel.h"
+#include "sort/names.h"
 #include "util/alloc.h"
+#include "util/cli.h"
 #include "util/format.h"
 #include "util/util.h"
 
-/*
- * Defaults of --alpha and --beta: the medians of 11 runs of `mpirun -np 2 sortex-sched
- * --ping-pong` on the project machine (Open MPI's shared memory with single-copy transfers):
- * alpha the one-way time of an 8-byte message, beta that of a 64 MiB message less alpha, per
- * byte. The spread of the runs is in the commit that set them.
- */
-#define ALPHA_DEFAULT EXCHANGE_MODEL_ALPHA /* seconds per start-up */
-#define BETA_DEFAULT EXCHANGE_MODEL_BETA   /* seconds per byte: 2.6 GB/s */
 #define VOLUME_DEFAULT ((uint64_t)1 << 20)
 #define MAX_ALGOS      32
-
-/* Long-only options get values above the character range. */
-enum {
-    OPT_UNIT = 256,
-    OPT_BALANCE,
-    OPT_SEED,
-    OPT_VOLUME,
-    OPT_EPSILON,
-    OPT_OVERSAMPLE,
-    OPT_ALPHA,
-    OPT_BETA,
-    OPT_PACKET,
-    OPT_TARGET_H,
-    OPT_CSV,
-    OPT_PRINT_MATRIX,
-    OPT_NO_VALIDATE,
-    OPT_PING_PONG,
-    OPT_RECORD_SIZE,
-};
 
 /* Synthetic patterns the simulator names differently from the benchmark's registry. */
 static const struct {
@@ -61,109 +37,22 @@ static const struct {
 
 struct cli {
     const char *matrix, *dist, *pattern;
-    int bytes_unit;       /* --unit bytes */
-    uint64_t record_size; /* --record-size: bytes per element the back-ends move [8] */
+    const char *algos_text; /* --algos, read once the input is known */
+    int bytes_unit;         /* --unit bytes */
+    uint64_t record_size;   /* --record-size: bytes per element the back-ends move [8] */
     uint64_t n, volume, seed, oversample, packet, target_h;
-    int balance, balance_set; /* --balance, as enum sortex_balance */
-    int seed_set, volume_set, n_set, record_set;
+    int balance; /* --balance, as enum sortex_balance */
+    int balance_set, seed_set, volume_set, n_set, record_set;
     long ranks, threads;
     double epsilon, alpha, beta;
-    int csv, print_matrix, validate;
+    int csv, print_matrix, no_validate;
     const char *ping_pong; /* non-NULL: measure; the large message size ("" = default) */
+    const char *machine;   /* --machine FILE */
+    const char *calibrate; /* non-NULL: --calibrate; its scratch directory ("" = default) */
     const struct exchange_model *algos[MAX_ALGOS];
     const struct exchange_ops *backend[MAX_ALGOS]; /* the back-end each models */
     int nalgos;
-    int done; /* --help, --version or a 'help' list: exit 0 */
 };
-
-static void usage(FILE *f)
-{
-    fprintf(f,
-            "usage: sortex-sched (--matrix FILE | --dist NAME --n N --ranks P |\n"
-            "                     --pattern NAME[:PARAM] --ranks P) [options]\n"
-            "       mpirun -np 2 sortex-sched --ping-pong[=BYTES]\n"
-            "\n"
-            "Models every exchange back-end on one P x P count matrix without running MPI:\n"
-            "rounds, steps of the h-relation schedules against h and their bounds, bytes moved,\n"
-            "largest message, an alpha-beta time, and the time the scheduler itself took.\n"
-            "\n"
-            "input (exactly one):\n"
-            "  -m, --matrix FILE      P lines of P non-negative integers, comma separated\n"
-            "                         (row i: what rank i sends to each rank); lines starting\n"
-            "                         with '#' and blank lines are skipped; P <= %d\n"
-            "      --unit keys|bytes  what the --matrix counts are [keys: 8 bytes each, or\n"
-            "                         records of --record-size bytes]\n"
-            "      --record-size R    the back-ends move elements of R bytes, 1..%d, as a\n"
-            "                         sort of R-byte records does (transpose deals and the\n"
-            "                         schedules cut packets in whole records); the counts of\n"
-            "                         every input are then records, --volume is rounded down\n"
-            "                         to whole records; not with --unit bytes [8: keys]\n"
-            "  -d, --dist NAME        the keys a P-rank sortex run would exchange on this\n"
-            "                         datagen input (generated, sorted, sampled and bucketed\n"
-            "                         as the sort does; all n keys are held in memory);\n"
-            "                         needs --n and --ranks; sortex-gen --list names them\n"
-            "  -n, --n N              keys of the --dist input (K M G powers of ten, Ki Mi Gi\n"
-            "                         of two)\n"
-            "  -e, --epsilon E        the sort's imbalance bound, 0.001..10 [0.1]\n"
-            "      --balance MODE     the sort's splitter selection: auto, eps, exact or sample\n"
-            "                         [auto: sample up to 1 MiB of samples a rank, else eps];\n"
-            "                         eps and exact replay the sort's histogram rounds draw for\n"
-            "                         draw up to 1024 ranks (beyond, the exact targets)\n"
-            "  -s, --oversample S     the sort's samples per bucket of --balance sample (which it\n"
-            "                         implies) [max(256, ceil((P+1)/E))]\n"
-            "  -p, --pattern NAME     a synthetic matrix, NAME or NAME:PARAM; 'help' lists them\n"
-            "                         (aliases: permutation = staggered, lowerbound = oddcycle,\n"
-            "                         the 3-cycle lower-bound instance of the h-relation paper)\n"
-            "      --volume BYTES     bytes every rank sends with --pattern, own block included\n"
-            "                         (rounded down to whole keys or records) [1Mi]\n"
-            "  -P, --ranks P          ranks, 1..%d (--dist, --pattern)\n"
-            "      --seed S           seed of --dist [0] or --pattern [1]\n"
-            "\n"
-            "options (default in brackets):\n"
-            "  -a, --algos LIST       models, comma separated, or 'all' [all]; a back-end's\n"
-            "                         name (alltoallv) selects all of its models; 'help' lists\n"
-            "      --alpha SECONDS    start-up time per message [%.1e, measured here]\n"
-            "      --beta SECONDS     time per byte [%.1e = 1/(%.1f GB/s), measured here]\n"
-            "      --packet BYTES     packet size of direct, forward and fullduplex [their\n"
-            "                         back-ends' rule: h bytes / %d (forward: / %d), at\n"
-            "                         least 64 KiB, rounded up to 40 bytes, or to 5 lcm(R, 8)\n"
-            "                         bytes for records of R bytes]\n"
-            "      --target-h H       the back-ends' rule with h bytes / H instead, for all\n"
-            "                         three, 1..2^20, as SORTEX_SCHED_TARGET_H=H makes\n"
-            "                         a sort do (fine packets: the paper's bounds)\n"
-            "      --csv              one CSV row per model instead of the table\n"
-            "      --print-matrix     print the count matrix (CSV, as --matrix reads it) and exit\n"
-            "      --no-validate      do not check the schedules with the validator\n"
-            "  -t, --threads T        threads generating and sorting the --dist input [all]\n"
-            "      --ping-pong[=BYTES]  under mpirun -np 2: measure alpha (8-byte one-way\n"
-            "                         latency) and beta (one-way time per byte of a BYTES\n"
-            "                         message, default 64Mi) and print them\n"
-            "  -h, --help             this help\n"
-            "  -V, --version          version, commit and MPI library\n"
-            "\n"
-            "alpha and beta: measured on this machine between 2 ranks (Open MPI vader shared\n"
-            "memory, `mpirun -np 2 sortex-sched --ping-pong`, medians of 11 runs on a shared\n"
-            "machine): alpha %.2f us, beta %.2f ns/B (%.1f GB/s).\n"
-            "\n"
-            "columns: rounds (communication rounds; the steps of a schedule), msgs (the most\n"
-            "messages one rank sends), steps (packet steps of the scheduled back-ends' packet\n"
-            "size, fractional for the round-based models; 'half' duplex: a rank sends or\n"
-            "receives one packet per step, 'full': one of each), steps/h (h: the most packets\n"
-            "one rank sends plus receives), bound (the schedule's guarantee), moved (bytes on\n"
-            "links, forwarding, padding and headers included), largest (message), model (the\n"
-            "alpha-beta time: every round costs alpha x the busiest rank's start-ups + beta x\n"
-            "the most bytes one rank sends or receives in it), async (the same transfers\n"
-            "without rounds: each starts when both its ends are free, as point-to-point\n"
-            "back-ends run), sched (the measured time to build the schedule). The exchange of\n"
-            "counts and local copies are not modelled.\n"
-            "\n"
-            "exit codes: 0 success; 2 usage error (bad option or value, unreadable or malformed\n"
-            "            matrix); 3 runtime failure (out of memory, an invalid schedule, MPI)\n",
-            EXCHANGE_MODEL_MAX_P, (int)UTIL_RECORD_MAX, EXCHANGE_MODEL_MAX_P, ALPHA_DEFAULT,
-            BETA_DEFAULT, 1e-9 / BETA_DEFAULT, EXCHANGE_SCHED_TARGET_H,
-            EXCHANGE_SCHED_TARGET_H_FORWARD, ALPHA_DEFAULT * 1e6, BETA_DEFAULT * 1e9,
-            1e-9 / BETA_DEFAULT);
-}
 
 /* Whether a model of back-end @b has the back-end's own name (every one-model back-end's does;
  * alltoallv's two models are named after Open MPI's algorithms). */
@@ -265,194 +154,251 @@ static int parse_algos(const char *text, struct cli *cli)
     return UTIL_OK;
 }
 
-/* The options and their combinations; prints one line and returns UTIL_EUSAGE on a mistake. */
+/* --pattern NAME[:PARAM], or 'help' (lists them and exits). */
+static int parse_pattern(const struct util_cli_opt *opt, const char *arg, void *dest, bool quiet)
+{
+    (void)opt;
+    (void)quiet;
+    if (strcmp(arg, "help") == 0) {
+        print_patterns(stdout);
+        return UTIL_CLI_DONE;
+    }
+    ((struct cli *)dest)->pattern = arg;
+    return UTIL_OK;
+}
+
+/* --algos LIST, or 'help' (lists them and exits); the list is read once the input is known. */
+static int parse_algos_opt(const struct util_cli_opt *opt, const char *arg, void *dest, bool quiet)
+{
+    (void)opt;
+    (void)quiet;
+    if (strcmp(arg, "help") == 0) {
+        print_algos(stdout);
+        return UTIL_CLI_DONE;
+    }
+    ((struct cli *)dest)->algos_text = arg;
+    return UTIL_OK;
+}
+
+/* --unit: what the --matrix counts are. */
+static const struct util_name units[] = {{"keys", 0}, {"bytes", 1}, {NULL, 0}};
+
+/* The default --help states for --packet, derived from the back-ends' rule by usage(). */
+static char packet_def[256];
+
+static void usage(FILE *f);
+
+#define DEST(field)  UTIL_CLI_DEST(struct cli, field)
+#define GIVEN(field) UTIL_CLI_GIVEN(struct cli, field)
+
+/* The options, in the order --help gives them: the input, then the rest. */
+/* clang-format off */
+static const struct util_cli_opt options[] = {
+    UTIL_CLI_TEXT("input (exactly one):"),
+    {.name = "matrix", .key = 'm', .arg = "FILE",
+     .help = "P lines of P non-negative integers, comma separated\n"
+             "(row i: what rank i sends to each rank); lines starting\n"
+             "with '#' and blank lines are skipped; P <= {max}",
+     .parse = util_cli_str, DEST(matrix), .max = EXCHANGE_MODEL_MAX_P},
+    {.name = "unit", .arg = "keys|bytes",
+     .def = "keys: 8 bytes each, or\nrecords of --record-size bytes",
+     .help = "what the --matrix counts are [{def}]", .parse = util_cli_enum, DEST(bytes_unit),
+     .names = units},
+    {.name = "record-size", .arg = "R", .def = "8: keys",
+     .help = "the back-ends move elements of R bytes, {min}..{max}, as a\n"
+             "sort of R-byte records does (transpose deals and the\n"
+             "schedules cut packets in whole records); the counts of\n"
+             "every input are then records, --volume is rounded down\n"
+             "to whole records; not with --unit bytes [{def}]",
+     .parse = util_cli_int, DEST(record_size), .min = 1, .max = UTIL_RECORD_MAX,
+     GIVEN(record_set)},
+    {.name = "dist", .key = 'd', .arg = "NAME",
+     .help = "the keys a P-rank sortex run would exchange on this\n"
+             "datagen input (generated, sorted, sampled and bucketed\n"
+             "as the sort does; all n keys are held in memory);\n"
+             "needs --n and --ranks; sortex-gen --list names them",
+     .parse = util_cli_str, DEST(dist)},
+    {.name = "n", .key = 'n', .arg = "N",
+     .help = "keys of the --dist input (K M G powers of ten, Ki Mi Gi\nof two)",
+     .parse = util_cli_count, DEST(n), .min = 1, .max = DATAGEN_MAX_N,
+     .err = "{opt} must be a key count from 1 to 2^60 ({arg})", GIVEN(n_set)},
+    {.name = "epsilon", .key = 'e', .arg = "E", .def = "0.1",
+     .help = "the sort's imbalance bound, {fmin}..{fmax} [{def}]", .parse = util_cli_double,
+     DEST(epsilon), .fmin = 0.001, .fmax = 10},
+    {.name = "balance", .arg = "MODE",
+     .def = "auto: sample up to 1 MiB of samples a rank, else eps",
+     .help = "the sort's splitter selection: {names}\n"
+             "[{def}];\n"
+             "eps and exact replay the sort's histogram rounds draw for\n"
+             "draw up to 1024 ranks (beyond, the exact targets)",
+     .parse = util_cli_enum, DEST(balance), .names = sort_balance_names, GIVEN(balance_set)},
+    {.name = "oversample", .key = 's', .arg = "S", .def = "max(256, ceil((P+1)/E))",
+     .help = "the sort's samples per bucket of --balance sample (which it\nimplies) [{def}]",
+     .parse = util_cli_int, DEST(oversample), .min = 1, .max = 1000000},
+    {.name = "pattern", .key = 'p', .arg = "NAME",
+     .help = "a synthetic matrix, NAME or NAME:PARAM; 'help' lists them\n"
+             "(aliases: permutation = staggered, lowerbound = oddcycle,\n"
+             "the 3-cycle lower-bound instance of the h-relation paper)",
+     .parse = parse_pattern},
+    {.name = "volume", .arg = "BYTES", .def = "1Mi",
+     .help = "bytes every rank sends with --pattern, own block included\n"
+             "(rounded down to whole keys or records) [{def}]",
+     .parse = util_cli_count, DEST(volume), .max = (uint64_t)1 << 50,
+     .err = "{opt} must be a byte count up to 1Pi, e.g. 1Mi ({arg})", GIVEN(volume_set)},
+    {.name = "ranks", .key = 'P', .arg = "P", .help = "ranks, {min}..{max} (--dist, --pattern)",
+     .parse = util_cli_int, DEST(ranks), .min = 1, .max = EXCHANGE_MODEL_MAX_P},
+    {.name = "seed", .arg = "S", .help = "seed of --dist [0] or --pattern [1]",
+     .parse = util_cli_count, DEST(seed), .max = UINT64_MAX,
+     .err = "{opt} must be a non-negative integer ({arg})", GIVEN(seed_set)},
+    UTIL_CLI_TEXT("\noptions (default in brackets):"),
+    {.name = "algos", .key = 'a', .arg = "LIST", .def = "all",
+     .help = "models, comma separated, or 'all' [{def}]; a back-end's\n"
+             "name (alltoallv) selects all of its models; 'help' lists",
+     .parse = parse_algos_opt},
+    {.name = "machine", .arg = "FILE",
+     .def = "$SORTEX_MACHINE, else ~/.config/sortex/machine.txt,\n"
+            "else built-in: a project machine's, and the table says so",
+     .help = "the machine's constants, as --calibrate writes them\n[{def}]",
+     .parse = util_cli_str, DEST(machine)},
+    {.name = "alpha", .arg = "SECONDS", .def = "the machine's",
+     .help = "start-up time per message [{def}]", .parse = util_cli_double,
+     DEST(alpha), .fmin = 0, .fmax = 1e3,
+     .err = "{opt} must be seconds from {fmin} to {fmax} ({arg})"},
+    {.name = "beta", .arg = "SECONDS", .def = "the machine's",
+     .help = "time per byte [{def}]", .parse = util_cli_double, DEST(beta),
+     .fmin = 0, .fmax = 1, .err = "{opt} must be seconds per byte from {fmin} to {fmax} ({arg})"},
+    {.name = "packet", .arg = "BYTES", .def = packet_def,
+     .help = "packet size of direct, forward and fullduplex [{def}]", .parse = util_cli_count,
+     DEST(packet), .min = 1, .max = (uint64_t)1 << 40,
+     .err = "{opt} must be a byte count from 1 to 1Ti ({arg})"},
+    {.name = "target-h", .arg = "H",
+     .help = "the back-ends' rule with h bytes / H instead, for all\n"
+             "three, 1..2^20, as SORTEX_SCHED_TARGET_H=H makes\n"
+             "a sort do (fine packets: the paper's bounds)",
+     .parse = util_cli_int, DEST(target_h), .min = 1, .max = EXCHANGE_SCHED_TARGET_H_MAX},
+    {.name = "csv", .help = "one CSV row per model instead of the table", .parse = util_cli_flag,
+     DEST(csv)},
+    {.name = "print-matrix",
+     .help = "print the count matrix (CSV, as --matrix reads it) and exit",
+     .parse = util_cli_flag, DEST(print_matrix)},
+    {.name = "no-validate", .help = "do not check the schedules with the validator",
+     .parse = util_cli_flag, DEST(no_validate)},
+    UTIL_CLI_THREADS(struct cli, threads, "T", .def = "all",
+                     .help = "threads generating and sorting the --dist input [{def}]"),
+    {.name = "calibrate", .arg = "DIR", .flags = UTIL_CLI_OPTIONAL,
+     .help = "under mpirun on the nodes to model: measure this machine\n"
+             "(start-ups, bytes, copies, synchronisation, caches, cores;\n"
+             "the whole-sort model's compute constants, scratch in DIR\n"
+             "[/tmp]) and print it as a machine file (a minute or less)",
+     .parse = util_cli_str, DEST(calibrate)},
+    {.name = "ping-pong", .arg = "BYTES", .flags = UTIL_CLI_OPTIONAL,
+     .help = "under mpirun -np 2: measure alpha (8-byte one-way\n"
+             "latency) and beta (one-way time per byte of a BYTES\n"
+             "message, default 64Mi) and print them",
+     .parse = util_cli_str, DEST(ping_pong)},
+    UTIL_CLI_HELP(usage, "this help"),
+    UTIL_CLI_VERSION("version, commit and MPI library"),
+    {0},
+};
+/* clang-format on */
+
+#undef GIVEN
+#undef DEST
+
+static const struct util_cli command_line = {
+    .opts = options,
+    .col = 25,
+    .unknown = "unknown option ({arg}); see --help",
+    .unexpected = "unexpected argument ({arg}); see --help",
+};
+
+static void usage(FILE *f)
+{
+    (void)snprintf(packet_def, sizeof(packet_def),
+                   "their\nback-ends' rule: h bytes / %d (forward: / %d), at\n"
+                   "least 64 KiB, rounded up to 40 bytes, or to 5 lcm(R, 8)\n"
+                   "bytes for records of R bytes",
+                   EXCHANGE_SCHED_TARGET_H, EXCHANGE_SCHED_TARGET_H_FORWARD);
+    fprintf(f, "usage: sortex-sched (--matrix FILE | --dist NAME --n N --ranks P |\n"
+               "                     --pattern NAME[:PARAM] --ranks P) [options]\n"
+               "       mpirun -np 2 sortex-sched --ping-pong[=BYTES]\n"
+               "       mpirun -np P sortex-sched --calibrate[=DIR] > machine.txt\n"
+               "\n"
+               "Models every exchange back-end on one P x P count matrix without running MPI:\n"
+               "rounds, steps of the h-relation schedules against h and their bounds, bytes "
+               "moved,\n"
+               "largest message, an alpha-beta time, and the time the scheduler itself took.\n"
+               "\n");
+    util_cli_help(f, &command_line);
+    fprintf(f,
+            "\n"
+            "The machine: every prediction rests on one machine file (--machine); without\n"
+            "one, on the built-in constants of a project machine (one node, 2 cores, Open MPI\n"
+            "shared memory), which the table's head names. Measure yours: run\n"
+            "`mpirun -np P sortex-sched --calibrate > machine.txt` with the ranks and nodes\n"
+            "you sort on, then give --machine machine.txt, or put it in ~/.config/sortex/,\n"
+            "where sortex --exchange auto finds it too.\n"
+            "\n"
+            "--matrix and --pattern are priced as sortex-xbench times them by default (each\n"
+            "back-end learns the counts itself); --dist as the sort runs (counts handed over).\n"
+            "\n"
+            "columns: rounds (communication rounds; the steps of a schedule), msgs (the most\n"
+            "messages one rank sends), steps (packet steps of the scheduled back-ends' packet\n"
+            "size, fractional for the round-based models; 'half' duplex: a rank sends or\n"
+            "receives one packet per step, 'full': one of each), steps/h (h: the most packets\n"
+            "one rank sends plus receives), bound (the schedule's guarantee), moved (bytes on\n"
+            "links, forwarding, padding and headers included), largest (message), predicted\n"
+            "(the machine's price: start-ups, bytes, local copies and synchronisations on the\n"
+            "critical path, ranks sharing a node's cores or links, each term times the\n"
+            "back-end's fitted factor; what --exchange auto compares), model (the\n"
+            "alpha-beta time: every round costs alpha x the busiest rank's start-ups + beta x\n"
+            "the most bytes one rank sends or receives in it), async (the same transfers\n"
+            "without rounds: each starts when both its ends are free, as point-to-point\n"
+            "back-ends run), sched (the measured time to build the schedule). model and async\n"
+            "leave out the exchange of counts, local copies and shared cores.\n"
+            "\n"
+            "exit codes: 0 success; 2 usage error (bad option or value, unreadable or malformed\n"
+            "            matrix); 3 runtime failure (out of memory, an invalid schedule, MPI)\n");
+}
+
+/* The options that belong to one input, and --algos; one line and UTIL_EUSAGE on a mistake. */
+static int check_input_options(struct cli *cli)
+{
+    if (cli->pattern == NULL && cli->volume_set) {
+        return util_error("--volume applies to --pattern only (%llu)",
+                          (unsigned long long)cli->volume);
+    }
+    if (cli->matrix == NULL && cli->bytes_unit) {
+        return util_error("--unit applies to --matrix only (bytes)");
+    }
+    if (cli->bytes_unit && cli->record_set) {
+        return util_error("--record-size counts records, not --unit bytes (%llu)",
+                          (unsigned long long)cli->record_size);
+    }
+    if (cli->matrix != NULL && cli->seed_set) {
+        return util_error("--seed does not apply to --matrix (%llu)",
+                          (unsigned long long)cli->seed);
+    }
+    if (cli->pattern != NULL && !cli->seed_set) {
+        cli->seed = 1; /* the exchange benchmark's default, so both see the same matrices */
+    }
+    return parse_algos(cli->algos_text, cli);
+}
+
+/* The options and their combinations; prints one line and returns UTIL_EUSAGE on a mistake,
+ * UTIL_CLI_DONE after --help and the like. */
 static int parse(int argc, char **argv, struct cli *cli)
 {
-    static const struct option longopts[] = {
-        {"matrix", required_argument, NULL, 'm'},
-        {"unit", required_argument, NULL, OPT_UNIT},
-        {"dist", required_argument, NULL, 'd'},
-        {"n", required_argument, NULL, 'n'},
-        {"epsilon", required_argument, NULL, 'e'},
-        {"oversample", required_argument, NULL, 's'},
-        {"balance", required_argument, NULL, OPT_BALANCE},
-        {"pattern", required_argument, NULL, 'p'},
-        {"volume", required_argument, NULL, OPT_VOLUME},
-        {"ranks", required_argument, NULL, 'P'},
-        {"seed", required_argument, NULL, OPT_SEED},
-        {"algos", required_argument, NULL, 'a'},
-        {"alpha", required_argument, NULL, OPT_ALPHA},
-        {"beta", required_argument, NULL, OPT_BETA},
-        {"packet", required_argument, NULL, OPT_PACKET},
-        {"target-h", required_argument, NULL, OPT_TARGET_H},
-        {"csv", no_argument, NULL, OPT_CSV},
-        {"print-matrix", no_argument, NULL, OPT_PRINT_MATRIX},
-        {"no-validate", no_argument, NULL, OPT_NO_VALIDATE},
-        {"threads", required_argument, NULL, 't'},
-        {"ping-pong", optional_argument, NULL, OPT_PING_PONG},
-        {"record-size", required_argument, NULL, OPT_RECORD_SIZE},
-        {"help", no_argument, NULL, 'h'},
-        {"version", no_argument, NULL, 'V'},
-        {NULL, 0, NULL, 0},
-    };
-    const char *algos = "all";
-    long v;
-    int c;
-    cli->alpha = ALPHA_DEFAULT;
-    cli->beta = BETA_DEFAULT;
+    cli->algos_text = "all";
+    cli->alpha = NAN; /* the machine's */
+    cli->beta = NAN;
     cli->volume = VOLUME_DEFAULT;
     cli->record_size = sizeof(uint64_t);
-    cli->validate = 1;
-    opterr = 0;
-    char opt[8]; /* an unknown short option, for the error line */
-    while ((c = getopt_long(argc, argv, ":m:d:n:e:s:p:P:a:t:hV", longopts, NULL)) != -1) {
-        switch (c) {
-        case 'm':
-            cli->matrix = optarg;
-            break;
-        case OPT_UNIT:
-            if (strcmp(optarg, "keys") != 0 && strcmp(optarg, "bytes") != 0) {
-                return util_error("--unit must be keys or bytes (%s)", optarg);
-            }
-            cli->bytes_unit = strcmp(optarg, "bytes") == 0;
-            break;
-        case 'd':
-            cli->dist = optarg;
-            break;
-        case 'n':
-            if (util_parse_count(optarg, &cli->n) != UTIL_OK || cli->n < 1 ||
-                cli->n > DATAGEN_MAX_N) {
-                return util_error("--n must be a key count from 1 to 2^60 (%s)", optarg);
-            }
-            cli->n_set = 1;
-            break;
-        case 'e':
-            if (util_parse_double(optarg, 0.001, 10, &cli->epsilon) != UTIL_OK) {
-                return util_error("--epsilon must be a number from 0.001 to 10 (%s)", optarg);
-            }
-            break;
-        case 's':
-            if (util_parse_int(optarg, 1, 1000000, &v) != UTIL_OK) {
-                return util_error("--oversample must be an integer from 1 to 1000000 (%s)", optarg);
-            }
-            cli->oversample = (uint64_t)v;
-            break;
-        case OPT_BALANCE:
-            if (strcmp(optarg, "auto") == 0) {
-                cli->balance = SORTEX_BALANCE_AUTO;
-            } else if (strcmp(optarg, "eps") == 0) {
-                cli->balance = SORTEX_BALANCE_EPS;
-            } else if (strcmp(optarg, "exact") == 0) {
-                cli->balance = SORTEX_BALANCE_EXACT;
-            } else if (strcmp(optarg, "sample") == 0) {
-                cli->balance = SORTEX_BALANCE_SAMPLE;
-            } else {
-                return util_error("--balance must be auto, eps, exact or sample (%s)", optarg);
-            }
-            cli->balance_set = 1;
-            break;
-        case 'p':
-            if (strcmp(optarg, "help") == 0) {
-                print_patterns(stdout);
-                cli->done = 1;
-                return UTIL_OK;
-            }
-            cli->pattern = optarg;
-            break;
-        case OPT_VOLUME:
-            if (util_parse_count(optarg, &cli->volume) != UTIL_OK ||
-                cli->volume > ((uint64_t)1 << 50)) {
-                return util_error("--volume must be a byte count up to 1Pi, e.g. 1Mi (%s)", optarg);
-            }
-            cli->volume_set = 1;
-            break;
-        case 'P':
-            if (util_parse_int(optarg, 1, EXCHANGE_MODEL_MAX_P, &cli->ranks) != UTIL_OK) {
-                return util_error("--ranks must be an integer from 1 to %d (%s)",
-                                  EXCHANGE_MODEL_MAX_P, optarg);
-            }
-            break;
-        case OPT_SEED:
-            if (util_parse_count(optarg, &cli->seed) != UTIL_OK) {
-                return util_error("--seed must be a non-negative integer (%s)", optarg);
-            }
-            cli->seed_set = 1;
-            break;
-        case 'a':
-            if (strcmp(optarg, "help") == 0) {
-                print_algos(stdout);
-                cli->done = 1;
-                return UTIL_OK;
-            }
-            algos = optarg;
-            break;
-        case OPT_ALPHA:
-            if (util_parse_double(optarg, 0, 1e3, &cli->alpha) != UTIL_OK) {
-                return util_error("--alpha must be seconds from 0 to 1000 (%s)", optarg);
-            }
-            break;
-        case OPT_BETA:
-            if (util_parse_double(optarg, 0, 1, &cli->beta) != UTIL_OK) {
-                return util_error("--beta must be seconds per byte from 0 to 1 (%s)", optarg);
-            }
-            break;
-        case OPT_PACKET:
-            if (util_parse_count(optarg, &cli->packet) != UTIL_OK || cli->packet < 1 ||
-                cli->packet > ((uint64_t)1 << 40)) {
-                return util_error("--packet must be a byte count from 1 to 1Ti (%s)", optarg);
-            }
-            break;
-        case OPT_TARGET_H:
-            if (util_parse_int(optarg, 1, EXCHANGE_SCHED_TARGET_H_MAX, &v) != UTIL_OK) {
-                return util_error("--target-h must be an integer from 1 to %d (%s)",
-                                  EXCHANGE_SCHED_TARGET_H_MAX, optarg);
-            }
-            cli->target_h = (uint64_t)v;
-            break;
-        case OPT_CSV:
-            cli->csv = 1;
-            break;
-        case OPT_PRINT_MATRIX:
-            cli->print_matrix = 1;
-            break;
-        case OPT_NO_VALIDATE:
-            cli->validate = 0;
-            break;
-        case 't':
-            if (util_parse_int(optarg, 1, 4096, &cli->threads) != UTIL_OK) {
-                return util_error("--threads must be an integer from 1 to 4096 (%s)", optarg);
-            }
-            break;
-        case OPT_PING_PONG:
-            cli->ping_pong = optarg != NULL ? optarg : "";
-            break;
-        case OPT_RECORD_SIZE:
-            if (util_parse_int(optarg, 1, (long)UTIL_RECORD_MAX, &v) != UTIL_OK) {
-                return util_error("--record-size must be an integer from 1 to %d (%s)",
-                                  (int)UTIL_RECORD_MAX, optarg);
-            }
-            cli->record_size = (uint64_t)v;
-            cli->record_set = 1;
-            break;
-        case 'h':
-            usage(stdout);
-            cli->done = 1;
-            return UTIL_OK;
-        case 'V':
-            util_print_version(stdout);
-            cli->done = 1;
-            return UTIL_OK;
-        case ':':
-            return util_error("option needs a value (%s)", argv[optind - 1]);
-        default:
-            return util_error("unknown option (%s); see --help",
-                              util_bad_option(argv, opt, sizeof(opt)));
-        }
+    int err = util_cli_parse(&command_line, argc, argv, cli, false);
+    if (err != UTIL_OK) {
+        return err;
     }
-    if (optind < argc) {
-        return util_error("unexpected argument (%s); see --help", argv[optind]);
-    }
-    if (cli->ping_pong != NULL) {
+    if (cli->ping_pong != NULL || cli->calibrate != NULL) {
         return UTIL_OK; /* measures; every other option is ignored */
     }
     if (cli->packet > 0 && cli->target_h > 0) {
@@ -475,8 +421,8 @@ static int parse(int argc, char **argv, struct cli *cli)
     if (cli->dist != NULL && !cli->n_set) {
         return util_error("--dist needs --n (%s)", cli->dist);
     }
-    if (cli->dist == NULL && (cli->n_set || cli->epsilon > 0 || cli->oversample > 0 ||
-                              cli->balance_set)) {
+    if (cli->dist == NULL &&
+        (cli->n_set || cli->epsilon > 0 || cli->oversample > 0 || cli->balance_set)) {
         return util_error("--n, --epsilon, --balance and --oversample apply to --dist only (%s)",
                           cli->matrix ? cli->matrix : cli->pattern);
     }
@@ -487,25 +433,7 @@ static int parse(int argc, char **argv, struct cli *cli)
         return util_error("--oversample applies to --balance sample only (%llu)",
                           (unsigned long long)cli->oversample);
     }
-    if (cli->pattern == NULL && cli->volume_set) {
-        return util_error("--volume applies to --pattern only (%llu)",
-                          (unsigned long long)cli->volume);
-    }
-    if (cli->matrix == NULL && cli->bytes_unit) {
-        return util_error("--unit applies to --matrix only (bytes)");
-    }
-    if (cli->bytes_unit && cli->record_set) {
-        return util_error("--record-size counts records, not --unit bytes (%llu)",
-                          (unsigned long long)cli->record_size);
-    }
-    if (cli->matrix != NULL && cli->seed_set) {
-        return util_error("--seed does not apply to --matrix (%llu)",
-                          (unsigned long long)cli->seed);
-    }
-    if (cli->pattern != NULL && !cli->seed_set) {
-        cli->seed = 1; /* the exchange benchmark's default, so both see the same matrices */
-    }
-    return parse_algos(algos, cli);
+    return check_input_options(cli);
 }
 
 /* ---- the inputs -------------------------------------------------------------------------- */
@@ -581,6 +509,74 @@ static int build_counts(const struct cli *cli, uint64_t **m, int *p, char *label
     return UTIL_OK;
 }
 
+/* ---- the models ------------------------------------------------------------------------- */
+
+/* Runs every model of --algos on the P x P count matrix @counts (keys, records, or bytes for
+ * --unit bytes) and prints one line each, under @label. */
+static int run_models(const struct cli *cli, uint64_t *counts, int p, const char *label)
+{
+    int unit_bytes = cli->bytes_unit;
+    uint64_t elem = unit_bytes ? 1 : cli->record_size;
+    struct exchange_model_case mc;
+    memset(&mc, 0, sizeof(mc));
+    int err = UTIL_OK;
+
+    /* Bytes for the models: keys are 8 bytes each, records --record-size. */
+    size_t nn = (size_t)p * (size_t)p;
+    uint64_t *bytes = unit_bytes ? counts : util_malloc(nn * sizeof(*bytes));
+    if (bytes == NULL) {
+        return util_fail(UTIL_ENOMEM, "out of memory for a %d x %d matrix", p, p);
+    }
+    for (size_t k = 0; !unit_bytes && k < nn; k++) {
+        if (counts[k] > UINT64_MAX / elem) {
+            err = util_error("a count is too large to be %s (%llu)",
+                             elem == sizeof(uint64_t) ? "keys" : "records",
+                             (unsigned long long)counts[k]);
+            goto done;
+        }
+        bytes[k] = counts[k] * elem;
+    }
+    uint64_t packet = cli->target_h > 0 ? exchange_model_packet_bytes(p, bytes, elem, cli->target_h)
+                                        : cli->packet;
+    if ((err = exchange_model_case_init(&mc, p, bytes, elem, packet)) != UTIL_OK) {
+        goto done;
+    }
+    static struct exchange_machine machine;
+    if ((err = sim_machine_setup(&machine, cli->machine, cli->alpha, cli->beta, &mc)) != UTIL_OK) {
+        goto done;
+    }
+    mc.validate = !cli->no_validate;
+    mc.counts_known = cli->dist != NULL; /* a sort hands its counts; sortex-xbench's default not */
+
+    /* One line per model. */
+    if (cli->csv) {
+        printf("%s\n", sim_report_columns);
+    } else {
+        sim_report_table_head(stdout, label, &mc, cli->algos, cli->nalgos);
+    }
+    struct exchange_model_result res[MAX_ALGOS];
+    for (int a = 0; a < cli->nalgos && err == UTIL_OK; a++) {
+        if ((err = exchange_model_run(cli->algos[a], &mc, &res[a])) != UTIL_OK) {
+            break;
+        }
+        if (cli->csv) {
+            sim_report_csv_row(stdout, label, &mc, cli->backend[a], &res[a]);
+        } else {
+            sim_report_table_row(stdout, &res[a]);
+        }
+        fflush(stdout);
+    }
+    if (err == UTIL_OK && !cli->csv) {
+        sim_report_details(stdout, res, cli->nalgos);
+    }
+done:
+    if (bytes != counts) {
+        util_free(bytes);
+    }
+    exchange_model_case_free(&mc);
+    return err;
+}
+
 /* ---- main -------------------------------------------------------------------------------- */
 
 int main(int argc, char **argv)
@@ -594,22 +590,21 @@ int main(int argc, char **argv)
         }
     }
     int err = parse(argc, argv, &cli);
-    if (err != UTIL_OK || cli.done) {
-        return util_exit_code(err);
+    if (err != UTIL_OK) {
+        return err == UTIL_CLI_DONE ? UTIL_EXIT_OK : util_exit_code(err);
     }
     if (cli.ping_pong != NULL) {
         return util_exit_code(sim_ping_pong(cli.ping_pong, &argc, &argv));
     }
-    uint64_t *counts = NULL, *bytes = NULL;
-    struct exchange_model_case mc;
-    memset(&mc, 0, sizeof(mc));
+    if (cli.calibrate != NULL) {
+        return util_exit_code(sim_calibrate(cli.calibrate, &argc, &argv));
+    }
+    uint64_t *counts = NULL;
     char label[256];
     int p = 0;
     if ((err = build_counts(&cli, &counts, &p, label, sizeof(label))) != UTIL_OK) {
-        goto done;
+        return util_exit_code(err);
     }
-    int unit_bytes = cli.bytes_unit;
-    uint64_t elem = unit_bytes ? 1 : cli.record_size;
     if (cli.record_size != sizeof(uint64_t)) {
         /* Records: said in the label, so that rows of other sizes are told apart. */
         size_t used = strlen(label);
@@ -621,63 +616,12 @@ int main(int argc, char **argv)
         (void)snprintf(unit, sizeof(unit), "records of %llu bytes",
                        (unsigned long long)cli.record_size);
         sim_matrix_print(stdout, label, counts, p,
-                         unit_bytes                 ? "bytes"
-                         : elem == sizeof(uint64_t) ? "keys"
-                                                    : unit);
-        goto done;
-    }
-
-    /* Bytes for the models: keys are 8 bytes each, records --record-size. */
-    size_t nn = (size_t)p * (size_t)p;
-    bytes = unit_bytes ? counts : util_malloc(nn * sizeof(*bytes));
-    if (bytes == NULL) {
-        err = util_fail(UTIL_ENOMEM, "out of memory for a %d x %d matrix", p, p);
-        goto done;
-    }
-    for (size_t k = 0; !unit_bytes && k < nn; k++) {
-        if (counts[k] > UINT64_MAX / elem) {
-            err = util_error("a count is too large to be %s (%llu)",
-                             elem == sizeof(uint64_t) ? "keys" : "records",
-                             (unsigned long long)counts[k]);
-            goto done;
-        }
-        bytes[k] = counts[k] * elem;
-    }
-    uint64_t packet =
-        cli.target_h > 0 ? exchange_model_packet_bytes(p, bytes, elem, cli.target_h) : cli.packet;
-    if ((err = exchange_model_case_init(&mc, p, bytes, elem, packet)) != UTIL_OK) {
-        goto done;
-    }
-    mc.alpha = cli.alpha;
-    mc.beta = cli.beta;
-    mc.validate = cli.validate;
-
-    /* One line per model. */
-    if (cli.csv) {
-        printf("%s\n", sim_report_columns);
+                         cli.bytes_unit                        ? "bytes"
+                         : cli.record_size == sizeof(uint64_t) ? "keys"
+                                                               : unit);
     } else {
-        sim_report_table_head(stdout, label, &mc, cli.algos, cli.nalgos);
-    }
-    struct exchange_model_result res[MAX_ALGOS];
-    for (int a = 0; a < cli.nalgos && err == UTIL_OK; a++) {
-        if ((err = exchange_model_run(cli.algos[a], &mc, &res[a])) != UTIL_OK) {
-            break;
-        }
-        if (cli.csv) {
-            sim_report_csv_row(stdout, label, &mc, cli.backend[a], &res[a]);
-        } else {
-            sim_report_table_row(stdout, &res[a]);
-        }
-        fflush(stdout);
-    }
-    if (err == UTIL_OK && !cli.csv) {
-        sim_report_details(stdout, res, cli.nalgos);
-    }
-done:
-    if (bytes != counts) {
-        util_free(bytes);
+        err = run_models(&cli, counts, p, label);
     }
     util_free(counts);
-    exchange_model_case_free(&mc);
     return util_exit_code(err); /* a failed write to stdout: util_check_stdout_at_exit() */
 }

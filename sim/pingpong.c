@@ -18,23 +18,28 @@ static int dbl_cmp(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Median one-way time of @bytes between ranks 0 and 1: @trials trials of @reps round trips. */
-static double ping_pong_time(char *buf, int bytes, int trials, int reps, int rank)
+double sim_ping_pong_time(MPI_Comm comm, char *buf, int bytes, int trials, int reps, int both)
 {
     double t[64];
+    int rank;
+    MPI_Comm_rank(comm, &rank);
+    trials = trials < 64 ? trials : 64;
     for (int k = 0; k < trials; k++) {
-        MPI_Barrier(MPI_COMM_WORLD);
+        MPI_Barrier(comm);
         double t0 = MPI_Wtime();
         for (int i = 0; i < reps; i++) {
-            if (rank == 0) {
-                MPI_Send(buf, bytes, MPI_BYTE, 1, 0, MPI_COMM_WORLD);
-                MPI_Recv(buf, bytes, MPI_BYTE, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            if (both) { /* both ways at once: one exchange each */
+                MPI_Sendrecv_replace(buf, bytes, MPI_BYTE, 1 - rank, 0, 1 - rank, 0, comm,
+                                     MPI_STATUS_IGNORE);
+            } else if (rank == 0) {
+                MPI_Send(buf, bytes, MPI_BYTE, 1, 0, comm);
+                MPI_Recv(buf, bytes, MPI_BYTE, 1, 0, comm, MPI_STATUS_IGNORE);
             } else {
-                MPI_Recv(buf, bytes, MPI_BYTE, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-                MPI_Send(buf, bytes, MPI_BYTE, 0, 0, MPI_COMM_WORLD);
+                MPI_Recv(buf, bytes, MPI_BYTE, 0, 0, comm, MPI_STATUS_IGNORE);
+                MPI_Send(buf, bytes, MPI_BYTE, 0, 0, comm);
             }
         }
-        t[k] = (MPI_Wtime() - t0) / (2.0 * reps);
+        t[k] = (MPI_Wtime() - t0) / ((both ? 1.0 : 2.0) * reps);
     }
     qsort(t, (size_t)trials, sizeof(double), dbl_cmp);
     return t[trials / 2];
@@ -63,10 +68,10 @@ int sim_ping_pong(const char *size_text, int *argc, char ***argv)
                         (unsigned long long)big);
     } else {
         memset(buf, 1, (size_t)big);
-        (void)ping_pong_time(buf, 8, 3, 100, rank); /* warm-up */
-        double lat = ping_pong_time(buf, 8, 31, 2000, rank);
+        (void)sim_ping_pong_time(MPI_COMM_WORLD, buf, 8, 3, 100, 0); /* warm-up */
+        double lat = sim_ping_pong_time(MPI_COMM_WORLD, buf, 8, 31, 2000, 0);
         int reps = big >= ((uint64_t)16 << 20) ? 4 : 20;
-        double tb = ping_pong_time(buf, (int)big, 11, reps, rank);
+        double tb = sim_ping_pong_time(MPI_COMM_WORLD, buf, (int)big, 11, reps, 0);
         double beta = (tb - lat) / (double)big;
         if (rank == 0) {
             printf("alpha %.3e s   one-way latency of 8 bytes (median of 31 trials)\n", lat);

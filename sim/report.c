@@ -7,6 +7,7 @@
 #include <math.h>
 #include <stdio.h>
 
+#include "exchange/machine.h"
 #include "exchange/sched.h"
 #include "util/util.h"
 
@@ -69,8 +70,8 @@ static void csv_num(FILE *f, double x, char style, int prec)
 const char sim_report_columns[] =
     "input,p,packet_bytes,h_packets,h_bytes,total_bytes,algo,backend,duplex,rounds,startups,"
     "steps,steps_per_h,bound_steps,bytes_moved,max_message,model_seconds,async_seconds,sched_"
-    "seconds,alpha,"
-    "beta,detail";
+    "seconds,predicted_seconds,path_startups,path_rndv,path_bytes,copy_bytes,sync_rounds,cache_share,"
+    "alpha,beta,detail";
 
 void sim_report_csv_row(FILE *f, const char *label, const struct exchange_model_case *c,
                         const struct exchange_ops *backend, const struct exchange_model_result *r)
@@ -89,6 +90,13 @@ void sim_report_csv_row(FILE *f, const char *label, const struct exchange_model_
     csv_num(f, r->seconds, 'e', 6);
     csv_num(f, r->async_seconds, 'e', 6);
     csv_num(f, r->sched_seconds, 'e', 6);
+    csv_num(f, r->predicted, 'e', 6);
+    csv_num(f, r->path_startups, 'g', 10);
+    csv_num(f, r->path_rndv, 'g', 10);
+    csv_num(f, r->path_bytes, 'g', 12);
+    csv_num(f, r->copy_bytes, 'g', 12);
+    csv_num(f, r->sync_rounds, 'g', 10);
+    csv_num(f, r->cache_share, 'f', 4);
     fprintf(f, ",%.6e,%.6e,%s\n", c->alpha, c->beta, r->detail);
 }
 
@@ -111,23 +119,57 @@ void sim_report_table_head(FILE *f, const char *label, const struct exchange_mod
                     m->name, (unsigned long long)m->target_h);
         }
     }
-    fprintf(f, "model   alpha = %.3g us per start-up, beta = %.3g ns/B (%.2f GB/s)\n\n",
-            c->alpha * 1e6, c->beta * 1e9, c->beta > 0 ? 1e-9 / c->beta : 0.0);
-    fprintf(f, "%-19s %-4s %6s %6s %9s %7s %9s %10s %10s %10s %10s %10s\n", "algorithm", "dupl",
-            "rounds", "msgs", "steps", "steps/h", "bound", "moved", "largest", "model", "async",
-            "sched");
+    if (c->machine != NULL) {
+        sim_report_machine(f, c->machine, c->p, c->alpha, c->beta);
+    } else {
+        fprintf(f, "model   alpha = %.3g us per start-up, beta = %.3g ns/B (%.2f GB/s)\n",
+                c->alpha * 1e6, c->beta * 1e9, c->beta > 0 ? 1e-9 / c->beta : 0.0);
+    }
+    fprintf(f, "\n%-19s %-4s %6s %6s %9s %7s %9s %10s %10s %10s %10s %10s %10s\n", "algorithm",
+            "dupl", "rounds", "msgs", "steps", "steps/h", "bound", "moved", "largest",
+            "predicted", "model", "async", "sched");
+}
+
+void sim_report_machine(FILE *f, const struct exchange_machine *m, int p, double alpha,
+                        double beta)
+{
+    char what[512];
+    exchange_machine_describe(m, what, sizeof(what));
+    fprintf(f, "machine %s\n", what);
+    fprintf(f, "        alpha %.3g us a start-up, beta %.3g ns/B (%.2f GB/s; %.3g ns/B within its "
+               "%.0f MiB cache), copies %.3g ns/B, %s\n",
+            alpha * 1e6, beta * 1e9, beta > 0 ? 1e-9 / beta : 0.0, m->beta_cache * 1e9,
+            m->llc_bytes / 1048576.0, m->copy * 1e9,
+            m->shm ? "the ranks on one node" : "a network");
+    if (m->shm) {
+        fprintf(f, "        of %d cores%s\n", m->cores,
+                p > m->cores ? ", fewer than the ranks: every round waits for the ranks' turns"
+                             : "");
+    } else {
+        fprintf(f, "        %d rank(s) a node, %s duplex links\n", m->ranks_per_node,
+                m->duplex >= 0.5 ? "half" : "full");
+    }
+    if (m->source == EXCHANGE_MACHINE_BUILTIN) {
+        fprintf(f, "        not your machine: measure it with `mpirun -np P sortex-sched "
+                   "--calibrate > machine.txt`\n"
+                   "        on the nodes you run on, then give --machine machine.txt (or put it "
+                   "in ~/.config/sortex/)\n");
+    }
+    fprintf(f, "        predicted: the machine's price of start-ups, bytes, copies and waits on "
+               "the critical path; model: the alpha-beta time of the rounds alone\n");
 }
 
 void sim_report_table_row(FILE *f, const struct exchange_model_result *r)
 {
-    char s1[32], s2[32], s3[32], s4[32], s5[32], s6[32], s7[32], s8[32];
+    char s1[32], s2[32], s3[32], s4[32], s5[32], s6[32], s7[32], s8[32], s9[32];
     double per_h = r->h > 0 ? r->steps / (double)r->h : NAN;
-    fprintf(f, "%-19s %-4s %6llu %6llu %9s %7s %9s %10s %10s %10s %10s %10s\n", r->algo, r->duplex,
-            (unsigned long long)r->rounds, (unsigned long long)r->startups,
+    fprintf(f, "%-19s %-4s %6llu %6llu %9s %7s %9s %10s %10s %10s %10s %10s %10s\n", r->algo,
+            r->duplex, (unsigned long long)r->rounds, (unsigned long long)r->startups,
             fmt_num(r->steps, 1, s1, sizeof(s1)), fmt_num(per_h, 3, s2, sizeof(s2)),
             fmt_num(r->bound, 1, s3, sizeof(s3)), fmt_bytes(r->bytes_moved, s4, sizeof(s4)),
-            fmt_bytes(r->max_message, s5, sizeof(s5)), fmt_secs(r->seconds, s6, sizeof(s6)),
-            fmt_secs(r->async_seconds, s7, sizeof(s7)), fmt_secs(r->sched_seconds, s8, sizeof(s8)));
+            fmt_bytes(r->max_message, s5, sizeof(s5)), fmt_secs(r->predicted, s9, sizeof(s9)),
+            fmt_secs(r->seconds, s6, sizeof(s6)), fmt_secs(r->async_seconds, s7, sizeof(s7)),
+            fmt_secs(r->sched_seconds, s8, sizeof(s8)));
 }
 
 void sim_report_details(FILE *f, const struct exchange_model_result *r, int n)

@@ -20,6 +20,7 @@
 #ifndef SORTEX_SIM_H
 #define SORTEX_SIM_H
 
+#include <mpi.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -143,6 +144,8 @@ int sim_sort_counts(const struct datagen_params *dp, double epsilon, uint64_t ov
 
 /* ---- reports of sortex-sched ------------------------------------------------------------ */
 
+struct exchange_machine;
+
 /** The CSV header line of sim_report_csv_row() (no trailing newline). */
 extern const char sim_report_columns[];
 
@@ -155,11 +158,23 @@ void sim_report_csv_row(FILE *f, const char *label, const struct exchange_model_
 void sim_report_table_head(FILE *f, const char *label, const struct exchange_model_case *c,
                            const struct exchange_model *const *models, int n);
 
+/** The machine lines of the table's head: which constants @m holds, whose machine they are, how
+ * its ranks share cores or links at @p ranks, and how to measure one's own; @alpha and @beta
+ * as the case prices them. */
+void sim_report_machine(FILE *f, const struct exchange_machine *m, int p, double alpha,
+                        double beta);
+
 /** One table row for result @r. */
 void sim_report_table_row(FILE *f, const struct exchange_model_result *r);
 
 /** The model-specific figures under the table, one line per result with any. */
 void sim_report_details(FILE *f, const struct exchange_model_result *r, int n);
+
+/**
+ * The median time of @bytes between ranks 0 and 1 of @comm (two ranks): @trials trials of @reps
+ * round trips, one way each (@both 0), or of @reps exchanges both ways at once (@both 1).
+ */
+double sim_ping_pong_time(MPI_Comm comm, char *buf, int bytes, int trials, int reps, int both);
 
 /**
  * Under mpirun -np 2: measures alpha (the median one-way time of an 8-byte message) and beta
@@ -168,6 +183,27 @@ void sim_report_details(FILE *f, const struct exchange_model_result *r, int n);
  * 0, UTIL_EUSAGE (one line: a bad size, not 2 ranks), UTIL_ENOMEM or UTIL_EMPI.
  */
 int sim_ping_pong(const char *size_text, int *argc, char ***argv);
+
+/* ---- the machine ------------------------------------------------------------------------ */
+
+
+/**
+ * Loads the machine sortex-sched prices with into @m (exchange_machine_load(): @path, else
+ * SORTEX_MACHINE, else the user's file, else the built-in constants) and points @c at it, with
+ * @c's alpha and beta the machine's unless @alpha or @beta (NAN: not given) say otherwise.
+ * Returns 0 or UTIL_EUSAGE (one line: the file cannot be read or is malformed).
+ */
+int sim_machine_setup(struct exchange_machine *m, const char *path, double alpha, double beta,
+                      struct exchange_model_case *c);
+
+/**
+ * sortex-sched --calibrate, under mpirun: measures the machine the ranks run on (start-up and
+ * byte costs between ranks 0 and 1, the duplex share, the synchronisation of all ranks, the
+ * copies, the caches and cores; the whole-sort model's compute constants on rank 0, scratch
+ * files in @dir, "" for /tmp) and prints it as a machine file on rank 0's standard output.
+ * Initialises and finalises MPI itself. Returns 0, UTIL_ENOMEM, UTIL_EIO or UTIL_EMPI.
+ */
+int sim_calibrate(const char *dir, int *argc, char ***argv);
 
 #ifdef __cplusplus
 }

@@ -59,8 +59,6 @@ struct machine_field {
 
 #define FIELD(f, what) {#f, offsetof(struct sim_machine, f), what}
 static const struct machine_field fields[] = {
-    FIELD(alpha, "seconds a message start-up (sortex-sched --ping-pong)"),
-    FIELD(beta, "seconds a byte on a link (sortex-sched --ping-pong)"),
     FIELD(sort_ns_small, "local sort, one thread, uniform keys: ns a key at 2^20 keys"),
     FIELD(sort_ns_large, "the same at 2^24 keys"),
     FIELD(sort_speedup, "the local sort with two threads over one, at 2^24 keys"),
@@ -81,8 +79,6 @@ void sim_machine_default(struct sim_machine *m)
     /* Measured by sortex-sched --sort --calibrate and --ping-pong on a project machine (AMD
      * EPYC, 2 cores, L2 1 MiB, Open MPI 4.1 shared memory); results/sched/sort-model.md. */
     *m = (struct sim_machine){
-        .alpha = EXCHANGE_MODEL_ALPHA,
-        .beta = EXCHANGE_MODEL_BETA,
         .sort_ns_small = 3.7,
         .sort_ns_large = 5.2,
         .sort_speedup = 1.9,
@@ -95,50 +91,97 @@ void sim_machine_default(struct sim_machine *m)
         .copy_bps = 11e9,
         .read_bps = 4e9,
         .write_bps = 2e9,
-        .cores = 2,
     };
+    exchange_machine_default(&m->ex);
+    m->alpha = m->ex.alpha;
+    m->beta = m->ex.beta;
+    m->cores = m->ex.cores;
 }
 
 void sim_machine_print(FILE *f, const struct sim_machine *m)
 {
+    struct exchange_machine ex = m->ex;
+    ex.alpha = m->alpha;
+    ex.beta = m->beta;
+    ex.cores = m->cores;
+    exchange_machine_print(f, &ex);
+    fprintf(f, "# ---- the whole sort's compute and file constants (sortex-sched --sort)\n");
     for (size_t i = 0; i < NFIELDS; i++) {
         fprintf(f, "# %s\n%s %.6g\n", fields[i].what, fields[i].name,
                 *(const double *)((const char *)m + fields[i].offset));
     }
-    fprintf(f, "# cores a node has\ncores %d\n", m->cores);
+}
+
+int sim_machine_line(void *ctx, const char *name, const char *value, const char *path, int no)
+{
+    struct sim_machine *m = ctx;
+    char *end;
+    double v = strtod(value, &end);
+    size_t i = 0;
+    while (i < NFIELDS && strcmp(fields[i].name, name) != 0) {
+        i++;
+    }
+    if (i == NFIELDS) {
+        return util_error("unknown constant in the machine file (%s:%d: %s)", path, no, name);
+    }
+    if (end == value || *(end + strspn(end, " \t")) != '\0' || !(v >= 0) || isinf(v)) {
+        return util_error("bad line in the machine file (%s:%d)", path, no);
+    }
+    if (m != NULL) {
+        *(double *)((char *)m + fields[i].offset) = v;
+    }
+    return UTIL_OK;
+}
+
+int sim_machine_load(struct sim_machine *m, const char *path)
+{
+    m->ex.alpha = m->alpha;
+    m->ex.beta = m->beta;
+    m->ex.cores = m->cores;
+    struct exchange_machine ex;
+    int err = exchange_machine_load_with(&ex, path, sim_machine_line, m);
+    if (err == UTIL_OK) {
+        m->ex = ex;
+        m->alpha = ex.alpha;
+        m->beta = ex.beta;
+        m->cores = ex.cores;
+    }
+    return err;
+}
+
+void sim_machine_head(FILE *f, const struct sim_machine *m, int max_p, int rpn)
+{
+    char what[600];
+    exchange_machine_describe(&m->ex, what, sizeof(what));
+    fprintf(f, "machine %s\n", what);
+    fprintf(f, "        alpha %.3g us, beta %.3g ns/B (%.2f GB/s), %s; file read %.2f GB/s and "
+               "write %.2f GB/s a process\n",
+            m->alpha * 1e6, m->beta * 1e9, m->beta > 0 ? 1e-9 / m->beta : 0.0,
+            m->ex.shm ? "links between ranks on one node" : "a network's links",
+            m->read_bps / 1e9, m->write_bps / 1e9);
+    if (m->ex.shm && max_p > rpn) {
+        fprintf(f, "        measured on one node: beyond %d ranks its alpha and beta stand for a "
+                   "network they never crossed, and every rank reads and writes at one "
+                   "process's page-cache rate, which a shared file system will not give %d "
+                   "ranks\n",
+                rpn, max_p);
+    }
+    if (m->ex.source == EXCHANGE_MACHINE_BUILTIN || (m->ex.shm && max_p > rpn)) {
+        fprintf(f, "        measure the machine you will sort on: `mpirun -np P sortex-sched "
+                   "--calibrate > machine.txt` across its nodes, then --machine machine.txt\n");
+    }
+    fprintf(f, "\n");
 }
 
 int sim_machine_read(struct sim_machine *m, const char *path)
 {
-    FILE *f = fopen(path, "r");
-    if (f == NULL) {
-        return util_error("cannot read the machine file (%s: %s)", path, strerror(errno));
-    }
-    char line[256], name[64];
-    double v;
-    int no = 0, err = UTIL_OK;
-    while (err == UTIL_OK && fgets(line, sizeof(line), f) != NULL) {
-        no++;
-        if (line[0] == '#' || line[strspn(line, " \t\r\n")] == '\0') {
-            continue;
-        }
-        if (sscanf(line, "%63s %lf", name, &v) != 2 || !(v >= 0) || isinf(v)) {
-            err = util_error("bad line in the machine file (%s:%d)", path, no);
-            break;
-        }
-        size_t i = 0;
-        while (i < NFIELDS && strcmp(fields[i].name, name) != 0) {
-            i++;
-        }
-        if (i < NFIELDS) {
-            *(double *)((char *)m + fields[i].offset) = v;
-        } else if (strcmp(name, "cores") == 0 && v >= 1 && v <= 1e6) {
-            m->cores = (int)v;
-        } else {
-            err = util_error("unknown constant in the machine file (%s:%d: %s)", path, no, name);
-        }
-    }
-    fclose(f);
+    m->ex.alpha = m->alpha;
+    m->ex.beta = m->beta;
+    m->ex.cores = m->cores;
+    int err = exchange_machine_read(&m->ex, path, sim_machine_line, m);
+    m->alpha = m->ex.alpha;
+    m->beta = m->ex.beta;
+    m->cores = m->ex.cores;
     return err;
 }
 
@@ -290,6 +333,7 @@ int sim_machine_calibrate(struct sim_machine *m, const char *dir)
     m->copy_bps = (double)(big * sizeof(uint64_t)) / (util_now() - t0);
     err = time_io(dir, a, big * sizeof(uint64_t), &m->write_bps, &m->read_bps);
     m->cores = (int)sysconf(_SC_NPROCESSORS_ONLN);
+    m->ex.cores = m->cores;
 done:
     util_free_big(a);
     util_free_big(b);
@@ -408,42 +452,68 @@ static void set(struct sim_phase *ph, double secs, double bytes, double net, con
     (void)snprintf(ph->note, sizeof(ph->note), "%s", note);
 }
 
+/*
+ * The machine the exchange of @sc is priced on: m->ex with m's alpha and beta. A machine of one
+ * node (links shm) stands for the network when the P ranks do not fit one node of
+ * ranks_per_node: its constants then price P / ranks_per_node nodes of that many ranks each,
+ * which *@extrapolated says, for the note.
+ */
+struct exchange_machine sim_exchange_machine(const struct sim_sort_case *sc,
+                                             const struct sim_machine *m, int *extrapolated)
+{
+    struct exchange_machine ex = m->ex;
+    ex.alpha = m->alpha;
+    ex.beta = m->beta;
+    ex.cores = m->cores;
+    *extrapolated = ex.shm && sc->ranks_per_node < sc->p;
+    if (*extrapolated) {
+        ex.shm = 0;
+        ex.ranks_per_node = sc->ranks_per_node;
+    }
+    return ex;
+}
+
 int sim_sort_exchange(const struct sim_sort_case *sc, const struct sim_machine *m,
                       const struct exchange_ops *b, struct sim_phase *out)
 {
-    int p = sc->p, err = UTIL_OK;
-    double own = (double)sc->per_rank / p * (double)sc->elem; /* the own block, copied */
+    int p = sc->p, err = UTIL_OK, extrapolated;
     if (p == 1) {
         set(out, 0, 0, 0, "one rank: nothing moves");
         return UTIL_OK;
     }
+    struct exchange_machine ex = sim_exchange_machine(sc, m, &extrapolated);
+    const char *whose = extrapolated ? "; one node's constants for the network" : "";
     /* Equal blocks (uniform keys) from P alone where the back-end's model has that form:
      * beyond the matrix models' P, and from 1024 ranks on, where walks grow slow. */
     int equal = sc->matrix->pattern == sim_pattern_find("bucket");
     if (equal && (p > EXCHANGE_MODEL_MAX_P || p >= 1024)) {
-        struct exchange_model_equal eq = {p, sc->per_rank / (uint64_t)p * sc->elem, sc->elem,
-                                          m->alpha, m->beta};
+        struct exchange_model_equal eq = {p,        sc->per_rank / (uint64_t)p * sc->elem,
+                                          sc->elem, m->alpha,
+                                          m->beta,  &ex,
+                                          1};
         struct exchange_model_result r;
         if (exchange_model_run_equal(b->models[0], &eq, &r) == UTIL_OK) {
             char note[96];
-            (void)snprintf(note, sizeof(note), "%s model (equal blocks), %llu rounds",
-                           b->models[0]->name, (unsigned long long)r.rounds);
+            (void)snprintf(note, sizeof(note), "%s model (equal blocks), %llu rounds%s",
+                           b->models[0]->name, (unsigned long long)r.rounds, whose);
             double moved = (double)r.bytes_moved / p;
-            set(out, r.seconds + own / m->copy_bps, 0, moved, note);
+            set(out, r.predicted, 0, moved, note);
             return UTIL_OK;
         }
     }
     if (p > EXCHANGE_MODEL_MAX_P) {
         /* No P x P matrix fits: a pattern is taken as equal blocks of its mean (a sort's
          * volume a rank, spread over the ranks), the one form every P has. */
-        struct exchange_model_equal eq = {p, sc->per_rank / (uint64_t)p * sc->elem, sc->elem,
-                                          m->alpha, m->beta};
+        struct exchange_model_equal eq = {p,        sc->per_rank / (uint64_t)p * sc->elem,
+                                          sc->elem, m->alpha,
+                                          m->beta,  &ex,
+                                          1};
         struct exchange_model_result r;
         if (!equal && exchange_model_run_equal(b->models[0], &eq, &r) == UTIL_OK) {
             char note[96];
-            (void)snprintf(note, sizeof(note), "%s model, equal blocks of the pattern's mean",
-                           b->models[0]->name);
-            set(out, r.seconds + own / m->copy_bps, 0, (double)r.bytes_moved / p, note);
+            (void)snprintf(note, sizeof(note), "%s model, equal blocks of the pattern's mean%s",
+                           b->models[0]->name, whose);
+            set(out, r.predicted, 0, (double)r.bytes_moved / p, note);
             return UTIL_OK;
         }
         set(out, NAN, 0, 0, "no equal-blocks form, beyond the matrix models' P");
@@ -473,6 +543,8 @@ int sim_sort_exchange(const struct sim_sort_case *sc, const struct sim_machine *
     }
     c.alpha = m->alpha;
     c.beta = m->beta;
+    c.machine = &ex;
+    c.counts_known = 1; /* the bucket phase's all-to-all gave them */
     if ((err = exchange_model_run(b->models[0], &c, &r)) != UTIL_OK) {
         goto out;
     }
@@ -487,9 +559,9 @@ int sim_sort_exchange(const struct sim_sort_case *sc, const struct sim_machine *
     }
     double moved = (double)r.bytes_moved / p;
     char note[96];
-    (void)snprintf(note, sizeof(note), "%s model, %llu rounds", b->models[0]->name,
-                   (unsigned long long)r.rounds);
-    set(out, r.seconds + own / m->copy_bps, 0, moved > row_max ? moved : (double)row_max, note);
+    (void)snprintf(note, sizeof(note), "%s model, %llu rounds%s", b->models[0]->name,
+                   (unsigned long long)r.rounds, whose);
+    set(out, r.predicted, 0, moved > row_max ? moved : (double)row_max, note);
 out:
     exchange_model_case_free(&c);
     util_free(counts);
@@ -599,8 +671,7 @@ int sim_sort_model(const struct sim_sort_case *sc, const struct sim_machine *m,
     if ((err = sim_sort_exchange(sc, m, sc->backend, &ph[SIM_ROW_EXCHANGE])) != UTIL_OK) {
         return err;
     }
-    /* Ranks sharing cores share the copies of an exchange over shared memory as well. */
-    ph[SIM_ROW_EXCHANGE].seconds *= sc->ranks_per_node > 1 ? share : 1.0;
+    /* The exchange model shares the node's cores among its ranks itself. */
     ph[SIM_ROW_EXCHANGE].rank_bytes = (uint64_t)buffers;
 
     double out_n = fmin(output_bound(sc, s), n);

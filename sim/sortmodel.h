@@ -18,14 +18,16 @@
 #include <stdio.h>
 
 #include "exchange/exchange.h"
+#include "exchange/machine.h"
 #include "sim/sim.h"
 #include "sort/sortex.h"
 
 /** What the model knows about the machine; sim_machine_default() holds figures measured on a
- * project machine, sim_machine_calibrate() measures them where it runs. */
+ * project machine, sim_machine_calibrate() measures them where it runs. One file holds them
+ * and the exchange models' machine (exchange/machine.h), which ex keeps. */
 struct sim_machine {
-    double alpha;          /* seconds per message start-up */
-    double beta;           /* seconds per byte on a link */
+    double alpha;          /* seconds per message start-up (the collectives; ex.alpha as read) */
+    double beta;           /* seconds per byte on a link (ex.beta as read) */
     double sort_ns_small;  /* local sort, one thread, uniform keys: ns a key at 2^20 keys */
     double sort_ns_large;  /* ... and at 2^24 keys (log-linear between and beyond) */
     double sort_speedup;   /* the local sort with two threads, over one */
@@ -40,6 +42,7 @@ struct sim_machine {
     double read_bps;       /* reading the input file, bytes a second per rank */
     double write_bps;      /* writing the output file, bytes a second per rank */
     int cores;             /* cores a node has: more ranks x threads share them */
+    struct exchange_machine ex; /* the exchange models' machine, from the same file */
 };
 
 /** The constants measured on a project machine (2 cores; see results/sched/sort-model.md). */
@@ -52,11 +55,33 @@ void sim_machine_default(struct sim_machine *m);
  */
 int sim_machine_calibrate(struct sim_machine *m, const char *dir);
 
-/** Reads "name value" lines (as sim_machine_print() writes them) into @m; unknown names are an
- * error. Returns 0 or UTIL_EUSAGE (one line naming the file and line). */
+/** Reads "name value" lines (as sim_machine_print() writes them) into @m, the exchange
+ * constants into m->ex; unknown names are an error. Returns 0 or UTIL_EUSAGE (one line naming
+ * the file and line). */
 int sim_machine_read(struct sim_machine *m, const char *path);
 
-/** Writes @m as "name value" lines, with a comment line per constant. */
+/** A machine file's line that is not an exchange constant (exchange_machine_other_fn): one of
+ * the compute constants, stored into the struct sim_machine @ctx (NULL: only checked), else an
+ * error naming the file and line. Returns 0 or UTIL_EUSAGE. */
+int sim_machine_line(void *ctx, const char *name, const char *value, const char *path, int no);
+
+/**
+ * The machine sortex-sched --sort prices with: the built-in constants, over which the file @path
+ * (when given), else SORTEX_MACHINE's, else the user's (exchange_machine_load()) is read, the
+ * exchange constants into m->ex, the compute constants into @m. Returns 0 or UTIL_EUSAGE (one
+ * line).
+ */
+int sim_machine_load(struct sim_machine *m, const char *path);
+
+/**
+ * What the predictions for up to @max_p ranks, @rpn a node, stand on, printed above the tables:
+ * whose machine the constants are, which of them a cluster would change (the network's, and the
+ * file rates of one process on the page cache), and how to measure one's own.
+ */
+void sim_machine_head(FILE *f, const struct sim_machine *m, int max_p, int rpn);
+
+/** Writes @m as "name value" lines, with a comment line per constant: the exchange machine
+ * (m->ex with m's alpha and beta), then the compute constants. */
 void sim_machine_print(FILE *f, const struct sim_machine *m);
 
 /** One sort to model. */
@@ -176,6 +201,14 @@ void sim_level_print(FILE *f, const struct sim_sort_result *res, int csv, int p,
  * @buffers bytes of element buffers. */
 void sim_sort_fixed_rows(const struct sim_sort_case *sc, const struct sim_machine *m,
                          double buffers, struct sim_sort_result *out);
+
+/**
+ * The machine the exchange of @sc is priced on: m->ex with m's alpha, beta and cores. A machine
+ * of one node stands for the network when the P ranks do not fit one node of ranks_per_node:
+ * its constants then price P / ranks_per_node nodes, which *@extrapolated says.
+ */
+struct exchange_machine sim_exchange_machine(const struct sim_sort_case *sc,
+                                             const struct sim_machine *m, int *extrapolated);
 
 /**
  * The exchange phase alone for back-end @b (its first model), as sim_sort_model() prices it:

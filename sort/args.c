@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "sort/internal.h"
+#include "sort/names.h"
 #include "util/util.h"
 
 /* What must agree, one word each. The format takes four: its kind and its bytes. */
@@ -66,9 +67,6 @@ static const char *const word_names[W_COUNT] = {
     [W_EXTERNAL] = "cfg.external",
     [W_LEVELS] = "cfg.levels",
 };
-
-static const char *const balance_names[SORTEX_BALANCE_COUNT] = {"auto", "eps", "exact", "sample"};
-static const char *const io_names[SORTEX_IO_COUNT] = {"mpiio", "root", "rootv"};
 
 /* The format's kind: byte keys are their bytes (gensort and its layout are the same format);
  * numbers are which number (u64 and NULL the same). */
@@ -258,7 +256,7 @@ static void describe(const struct sort_args *a, enum word w, char *buf, size_t c
                                           : exchange_list()[exchange_index(cfg->exchange)]->name);
         break;
     case W_BALANCE:
-        (void)snprintf(buf, cap, "%s", balance_names[cfg->balance]);
+        (void)snprintf(buf, cap, "%s", util_name_of(sort_balance_names, (int)cfg->balance));
         break;
     case W_EPSILON:
         (void)snprintf(buf, cap, "%g", cfg->epsilon > 0 ? cfg->epsilon : 0.1);
@@ -267,7 +265,7 @@ static void describe(const struct sort_args *a, enum word w, char *buf, size_t c
         (void)snprintf(buf, cap, "%llu", (unsigned long long)cfg->oversample);
         break;
     case W_IO:
-        (void)snprintf(buf, cap, "%s", io_names[cfg->io]);
+        (void)snprintf(buf, cap, "%s", util_name_of(sort_io_names, (int)cfg->io));
         break;
     case W_EXTERNAL:
         (void)snprintf(buf, cap, "%d", (int)cfg->external);

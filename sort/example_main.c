@@ -10,14 +10,15 @@
  * Prints "ok: ..." on rank 0 and exits 0; exits 1 when the check fails, 2 on a usage error, 3
  * when the sort fails.
  */
-#include <getopt.h>
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "exchange/exchange.h"
+#include "sort/names.h"
 #include "sort/sortex.h"
+#include "util/cli.h"
 #include "util/util.h"
 
 /* A 64-bit mixer (the splitmix64 finaliser): keys from positions, and the checksum's hash. */
@@ -38,6 +39,66 @@ static uint64_t checksum(const uint64_t *k, uint64_t n)
     return s;
 }
 
+struct cli {
+    uint64_t per_rank, seed;
+    int one;
+    struct sortex_config cfg;
+};
+
+/* --exchange NAME: a back-end of the registry, or 'help' (lists them and exits). */
+static int parse_exchange(const struct util_cli_opt *opt, const char *arg, void *dest, bool quiet)
+{
+    struct cli *cli = dest;
+    char names[256];
+    (void)opt;
+    if (strcmp(arg, "help") == 0) {
+        if (!quiet) {
+            exchange_print_help(stdout);
+        }
+        return UTIL_CLI_DONE;
+    }
+    if ((cli->cfg.exchange = exchange_find(arg)) == NULL) {
+        exchange_names(names, sizeof(names));
+        return util_error("unknown exchange back-end (%s); valid: %s", arg, names);
+    }
+    return UTIL_OK;
+}
+
+static void usage(FILE *f);
+
+#define DEST(field) UTIL_CLI_DEST(struct cli, field)
+
+/* The options, in the order --help gives them. */
+/* clang-format off */
+static const struct util_cli_opt options[] = {
+    {.name = "n", .key = 'n', .arg = "N", .def = "100000",
+     .help = "keys per rank; rank r makes N + r of them [{def}]", .parse = util_cli_count,
+     DEST(per_rank), .max = (uint64_t)1 << 32,
+     .err = "{opt} must be a count up to 2^32 keys per rank ({arg})"},
+    {.name = "seed", .key = 's', .arg = "S", .def = "1", .help = "seed of the keys [{def}]",
+     .parse = util_cli_count, DEST(seed), .max = UINT64_MAX,
+     .err = "{opt} must be a non-negative integer ({arg})"},
+    {.name = "one", .def = "off", .help = "rank 0 holds all P*N keys, the others none [{def}]",
+     .parse = util_cli_flag, DEST(one)},
+    {.name = "exchange", .key = 'x', .arg = "NAME", .def = "alltoallv",
+     .help = "exchange back-end [{def}]; 'help' lists them", .parse = parse_exchange},
+    {.name = "levels", .arg = "L", .def = "auto", .help = "levels of the sort, {names} [{def}]",
+     .parse = util_cli_enum, DEST(cfg.levels), .names = sort_levels_names},
+    UTIL_CLI_HELP(usage, "this help"),
+    UTIL_CLI_VERSION("version, commit and MPI library"),
+    {0},
+};
+/* clang-format on */
+
+#undef DEST
+
+static const struct util_cli command_line = {
+    .opts = options,
+    .col = 23,
+    .unknown = "unknown option ({arg}); see --help",
+    .unexpected = "unexpected argument ({arg}); see --help",
+};
+
 static void usage(FILE *f)
 {
     fprintf(f, "usage: mpirun -np P sortex-example [options]\n"
@@ -45,95 +106,27 @@ static void usage(FILE *f)
                "Sorts random keys in memory with sortex_sort() and checks the result: every\n"
                "slice in order, the slices in rank order, the same keys as before.\n"
                "\n"
-               "options (default in brackets):\n"
-               "  -n, --n N            keys per rank; rank r makes N + r of them [100000]\n"
-               "  -s, --seed S         seed of the keys [1]\n"
-               "      --one            rank 0 holds all P*N keys, the others none [off]\n"
-               "  -x, --exchange NAME  exchange back-end [alltoallv]; 'help' lists them\n"
-               "      --levels L       levels of the sort, 1..4, 0 = auto [0]\n"
-               "  -h, --help           this help\n"
-               "  -V, --version        version, commit and MPI library\n"
-               "\n"
+               "options (default in brackets):\n");
+    util_cli_help(f, &command_line);
+    fprintf(f, "\n"
                "exit codes: 0 sorted and checked; 1 the check failed; 2 usage error;\n"
                "            3 the sort failed\n");
 }
 
-struct cli {
-    uint64_t per_rank, seed;
-    int one;
-    struct sortex_config cfg;
-};
-
-/* Parses argv (every rank does; only rank 0 prints). Returns 0, 1 when done (--help,
- * --version, --exchange help), or UTIL_EUSAGE. */
-static int parse(int argc, char **argv, struct cli *cli, int quiet)
+/* Parses argv (every rank does; only rank 0 prints: the others hold their error lines back
+ * and drop them). Returns 0, UTIL_CLI_DONE (--help, --version, --exchange help), or
+ * UTIL_EUSAGE. */
+static int parse(int argc, char **argv, struct cli *cli, bool quiet)
 {
-    static const struct option longopts[] = {
-        {"n", required_argument, NULL, 'n'},        {"seed", required_argument, NULL, 's'},
-        {"one", no_argument, NULL, 'o'},            {"exchange", required_argument, NULL, 'x'},
-        {"help", no_argument, NULL, 'h'},           {"version", no_argument, NULL, 'V'},
-        {"levels", required_argument, NULL, 'L'},   {NULL, 0, NULL, 0},
-    };
-    char opt[8], names[256];
-    long lv;
-    int c;
-    opterr = 0;
-#define BAD(...) return quiet ? UTIL_EUSAGE : util_error(__VA_ARGS__)
-    while ((c = getopt_long(argc, argv, ":n:s:x:hV", longopts, NULL)) != -1) {
-        switch (c) {
-        case 'n':
-            if (util_parse_count(optarg, &cli->per_rank) != UTIL_OK ||
-                cli->per_rank > ((uint64_t)1 << 32)) {
-                BAD("--n must be a count up to 2^32 keys per rank (%s)", optarg);
-            }
-            break;
-        case 's':
-            if (util_parse_count(optarg, &cli->seed) != UTIL_OK) {
-                BAD("--seed must be a non-negative integer (%s)", optarg);
-            }
-            break;
-        case 'o':
-            cli->one = 1;
-            break;
-        case 'x':
-            if (strcmp(optarg, "help") == 0) {
-                if (!quiet) {
-                    exchange_print_help(stdout);
-                }
-                return 1;
-            }
-            if ((cli->cfg.exchange = exchange_find(optarg)) == NULL) {
-                exchange_names(names, sizeof(names));
-                BAD("unknown exchange back-end (%s); valid: %s", optarg, names);
-            }
-            break;
-        case 'L':
-            if (util_parse_int(optarg, 0, SORTEX_LEVELS_MAX, &lv) != UTIL_OK) {
-                BAD("--levels must be 0 (auto) to %d (%s)", SORTEX_LEVELS_MAX, optarg);
-            }
-            cli->cfg.levels = (int)lv;
-            break;
-        case 'h':
-            if (!quiet) {
-                usage(stdout);
-            }
-            return 1;
-        case 'V':
-            if (!quiet) {
-                util_print_version(stdout);
-            }
-            return 1;
-        case ':':
-            BAD("option needs a value (%s)", argv[optind - 1]);
-        default:
-            BAD("unknown option (%s); see --help", util_bad_option(argv, opt, sizeof(opt)));
-        }
+    if (quiet) {
+        util_report_defer(true);
     }
-    if (optind < argc) {
-        BAD("unexpected argument (%s); see --help", argv[optind]);
+    int rc = util_cli_parse(&command_line, argc, argv, cli, quiet);
+    if (quiet) {
+        util_report_release(false);
+        util_report_defer(false);
     }
-#undef BAD
-    return UTIL_OK;
+    return rc;
 }
 
 int main(int argc, char **argv)
@@ -149,12 +142,12 @@ int main(int argc, char **argv)
     int rc = parse(argc, argv, &cli, rank != 0);
     if (rc != UTIL_OK) {
         MPI_Finalize();
-        return rc == 1 ? UTIL_EXIT_OK : UTIL_EXIT_USAGE;
+        return rc == UTIL_CLI_DONE ? UTIL_EXIT_OK : UTIL_EXIT_USAGE;
     }
 
     /* This rank's keys: a few distinct values mixed with random ones, so ties matter. */
-    uint64_t n = cli.one ? (rank == 0 ? cli.per_rank * (uint64_t)size : 0)
-                         : cli.per_rank + (uint64_t)rank;
+    uint64_t n =
+        cli.one ? (rank == 0 ? cli.per_rank * (uint64_t)size : 0) : cli.per_rank + (uint64_t)rank;
     uint64_t *keys = sortex_alloc_keys(n);
     if (keys == NULL) {
         fprintf(stderr, "sortex-example: error: rank %d: out of memory\n", rank);

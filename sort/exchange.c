@@ -15,6 +15,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "exchange/machine.h"
 #include "sort/internal.h"
 #include "util/alloc.h"
 #include "util/knobs.h"
@@ -141,15 +142,15 @@ done:
     return err;
 }
 
-/* Seconds back-end @b's first model predicts for the byte matrix @bytes (NAN when it cannot
- * tell), with the machine of SORTEX_MODEL_ALPHA and SORTEX_MODEL_BETA. */
+/* Seconds back-end @b's first model predicts for the case @mc on its machine (NAN when it
+ * cannot tell). */
 static double price(const struct exchange_model_case *mc, const struct exchange_ops *b)
 {
     struct exchange_model_result r;
     if (exchange_model_run(b->models[0], mc, &r) != UTIL_OK) {
         return NAN;
     }
-    return r.seconds;
+    return r.predicted;
 }
 
 /*
@@ -172,15 +173,26 @@ static int predict(struct sort_job *job, int all, int *pick, double *seconds)
         return err;
     }
     struct exchange_model_case mc;
+    struct exchange_machine machine;
     memset(&mc, 0, sizeof(mc));
+    /* The machine file (SORTEX_MACHINE, else the user's, else the built-in constants, which
+     * -v and --stats then name); one that cannot be read leaves the built-in constants, with
+     * a warning: pricing only picks a back-end, and any of them sorts correctly. */
+    if (exchange_machine_load_quiet(&machine, NULL) != UTIL_OK) {
+        util_warn("the machine file %s cannot be read or is malformed (sortex-sched --machine %s "
+                  "says where): the exchange is priced with built-in constants",
+                  machine.path, machine.path);
+    }
     if (exchange_model_case_init(&mc, job->size, bytes, job->rsize, 0) ==
         UTIL_OK) {
+        mc.machine = &machine;
+        mc.counts_known = 1; /* the bucket phase's all-to-all gave them */
         mc.alpha = util_knob(UTIL_KNOB_MODEL_ALPHA)->valid
                        ? 1e-9 * (double)util_knob_u64(UTIL_KNOB_MODEL_ALPHA)
-                       : EXCHANGE_MODEL_ALPHA;
+                       : machine.alpha;
         mc.beta = util_knob(UTIL_KNOB_MODEL_BETA)->valid
                       ? 1e-12 * (double)util_knob_u64(UTIL_KNOB_MODEL_BETA)
-                      : EXCHANGE_MODEL_BETA;
+                      : machine.beta;
         for (int b = 0; all && list[b] != NULL; b++) {
             double t = price(&mc, list[b]);
             if (!isnan(t) && (isnan(*seconds) || t < *seconds)) {
@@ -201,9 +213,11 @@ static int predict(struct sort_job *job, int all, int *pick, double *seconds)
  * --exchange auto: every registered back-end's first cost model prices this sort's exchange
  * (predict()), and the cheapest runs; rank 0 broadcasts its choice, so every rank runs the same
  * back-end; beyond AUTO_MAX_P ranks the default runs (sparse at a level that is not the
- * last). With levels, each level's group prices
- * its own exchange on its communicator and *@predicted adds up over the levels in the stats. The machine is alpha and beta
- * (SORTEX_MODEL_ALPHA, SORTEX_MODEL_BETA), which sortex-sched --ping-pong measures.
+ * last). With levels, each level's group prices its own exchange on its communicator and
+ * *@predicted adds up over the levels in the stats. The machine is rank 0's machine file
+ * (exchange_machine_load(): SORTEX_MACHINE, else ~/.config/sortex/machine.txt, else built-in
+ * constants), which sortex-sched --calibrate writes; SORTEX_MODEL_ALPHA and SORTEX_MODEL_BETA
+ * override its alpha and beta.
  */
 static int pick_auto(struct sort_job *job, double *predicted)
 {

@@ -548,6 +548,7 @@ static int split_bucket(struct ext *x, struct ext_store *s, uint64_t b, uint64_t
     }
     /* The pass-2 buffers give their room to the split's and come back after. */
     free_pass2(x);
+    util_release();
     struct ext_store sub;
     err = ext_store_open(&sub, job->rank, x->dirs, x->ndirs, x->rsize, 0, x->aio);
     uint64_t chunk = x->mem / 12 / x->rsize;
@@ -568,6 +569,7 @@ static int split_bucket(struct ext *x, struct ext_store *s, uint64_t b, uint64_t
     job->stats->temp_bytes += sub.temp_bytes;
     if (err == UTIL_OK) {
         punch(s, b);
+        util_release();
         err = alloc_pass2(x) == UTIL_OK
                   ? UTIL_OK
                   : util_fail(UTIL_ENOMEM, "rank %d: external: out of memory", job->rank);
@@ -800,6 +802,8 @@ static int phase_sort_buckets(struct sort_job *job)
         mine += x->store.b[b].n;
     }
     sort_progress_measure(job, mine * x->rsize, "bytes", 0);
+    /* Pass 1's buffers go back to the system before pass 2 takes its own (util_release). */
+    util_release();
     x->first = util_malloc(x->rsize);
     x->last = util_malloc(x->rsize);
     int err = x->first && x->last && alloc_pass2(x) == UTIL_OK

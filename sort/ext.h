@@ -37,6 +37,8 @@ struct ext_splitters {
                            big-endian (zero padded) */
     uint64_t *pos;      /* [nb - 1] the splitters' positions */
     unsigned char *key; /* records: [nb - 1][ksize] the whole keys; NULL for numbers */
+    uint32_t *lut;      /* [2^b + 1] the search's table over the first words' top b bits */
+    unsigned lut_shift; /* 64 - b */
 };
 
 /** Frees what a splitter set holds (the struct itself is the caller's). */

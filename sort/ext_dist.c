@@ -35,6 +35,7 @@ struct dist {
     struct util_aio_req *rreq[2]; /* the reads in flight into rbuf[i] */
     uint64_t rreqs[2], rcap;
     uint32_t *ids;
+    int map;            /* the keys go to their order's encoding as they are read */
     unsigned char *sbuf;
     uint64_t *counts;   /* [nb] this round's elements a bucket */
     uint64_t *start;    /* [nb + 1] where each bucket starts in sbuf */
@@ -261,6 +262,120 @@ static void dist_free(struct dist *d)
     util_free(d->cur_off);
 }
 
+/* The pass's buffers: the reads', the classification's and, with the exchange, the exchange's;
+ * with the exchange the ranks agree that every one got them. */
+static int dist_alloc(struct dist *d)
+{
+    struct sort_job *job = d->job;
+    const uint64_t nb = d->sp->nb;
+    const size_t p = (size_t)job->size;
+    int err = UTIL_OK;
+    for (int i = 0; i < 2; i++) {
+        d->rbuf[i] = util_alloc_big(d->chunk * d->rsize);
+        d->rreq[i] = util_calloc(d->rcap, sizeof(struct util_aio_req));
+    }
+    d->ids = util_alloc_big(d->chunk * sizeof(uint32_t));
+    d->sbuf = util_alloc_big(d->chunk * d->rsize);
+    d->counts = util_calloc(nb, sizeof(uint64_t));
+    d->start = util_calloc(nb + 1, sizeof(uint64_t));
+    int ok = d->rbuf[0] && d->rbuf[1] && d->rreq[0] && d->rreq[1] && d->ids && d->sbuf &&
+             d->counts && d->start;
+    if (d->exchange) {
+        d->rrecv = util_alloc_big(d->recv_cap * d->rsize);
+        d->stage = util_alloc_big(d->recv_cap * d->rsize);
+        d->recv_bc = util_calloc(p * d->q, sizeof(uint64_t));
+        d->send_n = util_calloc(2 * p, sizeof(uint64_t));
+        d->recv_n = util_calloc(2 * p, sizeof(uint64_t));
+        d->sent = util_calloc(p, sizeof(uint64_t));
+        d->got = util_calloc(p, sizeof(uint64_t));
+        d->cur_b = util_calloc(p, sizeof(uint64_t));
+        d->cur_off = util_calloc(p, sizeof(uint64_t));
+        ok = ok && d->rrecv && d->stage && d->recv_bc && d->send_n && d->recv_n && d->sent &&
+             d->got && d->cur_b && d->cur_off;
+    }
+    if (!ok) {
+        err = util_fail(UTIL_ENOMEM,
+                        "rank %d: external: out of memory for the distribution's "
+                        "buffers",
+                        job->rank);
+    }
+    if (d->exchange) {
+        err = sort_agree(job, err);
+    }
+    return err;
+}
+
+/* Waits for the read of chunk c (into buffer c & 1) and queues the next of this rank's @mine
+ * chunks into the other buffer. */
+static int dist_read(struct dist *d, uint64_t c, uint64_t mine)
+{
+    struct sort_job *job = d->job;
+    int i = (int)(c & 1), err = UTIL_OK;
+    int e = wait_read(d, i);
+    if (e != 0) {
+        err = util_fail(UTIL_EIO, "rank %d: external: read: %s (%s)", job->rank,
+                        e == EIO ? "the input changed while it was read: it ended early"
+                                 : strerror(e),
+                        d->src->fd >= 0 ? job->in_path : "a temporary file");
+    }
+    if (err == UTIL_OK && c + 1 < mine) {
+        err = start_read(d, c + 1, i ^ 1);
+    }
+    return err;
+}
+
+/* The chunk at @e (@n elements, the first at index @first of the source): its checksum for
+ * --check, its keys in their order's encoding, classified and grouped by bucket. */
+static void dist_classify(struct dist *d, unsigned char *e, uint64_t n, uint64_t first,
+                          uint64_t *check)
+{
+    struct sort_job *job = d->job;
+    if (check != NULL) {
+        add_checksum(d, e, n, check);
+    }
+    if (d->map) {
+        job->cfg->format->to_ordered((uint64_t *)(void *)e, n);
+    }
+    ext_classify(d->sp, job->fmt, d->rsize, e, n, d->src->pos0 + first, d->ids, d->counts,
+                 job->threads);
+    group(d, e, n);
+    if (d->exchange) {
+        sort_progress_add(job, n * d->rsize); /* pass 1 counts the input read */
+    }
+}
+
+/* Round c of the pass: this rank's chunk c (none past its @mine chunks) read, classified and
+ * grouped; then the exchange of the buckets (collective), or their append to this rank's own. */
+static int dist_round(struct dist *d, uint64_t c, uint64_t mine, uint64_t *check)
+{
+    struct sort_job *job = d->job;
+    const struct ext_source *src = d->src;
+    int err = UTIL_OK;
+    uint64_t first = c * d->chunk;
+    uint64_t n = c < mine ? (src->n - first < d->chunk ? src->n - first : d->chunk) : 0;
+    if (n > 0) {
+        err = dist_read(d, c, mine);
+    }
+    memset(d->counts, 0, d->sp->nb * sizeof(uint64_t));
+    if (err == UTIL_OK && n > 0) {
+        dist_classify(d, d->rbuf[c & 1], n, first, check);
+    }
+    if (d->exchange) {
+        err = sort_agree(job, err);
+        if (err != UTIL_OK) {
+            return err; /* every rank leaves together */
+        }
+        err = exchange_round(d);
+    } else {
+        for (uint64_t b = 0; b < d->sp->nb && err == UTIL_OK; b++) {
+            err = ext_store_append(d->dst, job->rank, b, d->sbuf + d->start[b] * d->rsize,
+                                   d->counts[b], 0);
+        }
+    }
+    sort_stall_at(job, "read-chunk"); /* the tests' slow read */
+    return err;
+}
+
 int ext_distribute(struct sort_job *job, const struct ext_source *src, const struct ext_splitters *sp,
                    struct ext_store *dst, const struct ext_dist_room *room, int exchange,
                    uint64_t *check)
@@ -276,40 +391,11 @@ int ext_distribute(struct sort_job *job, const struct ext_source *src, const str
     d.exchange = exchange;
     d.q = exchange ? sp->nb / (uint64_t)job->size : sp->nb;
     d.recv_cap = room->recv_cap > 0 ? room->recv_cap : 1;
-    const size_t p = (size_t)job->size;
     /* Read requests: one for a file; a bucket's read of a chunk may take many. */
     d.rcap = src->fd >= 0 ? 1 : ext_store_requests(src->store, src->bucket);
-    int err = UTIL_OK;
-    for (int i = 0; i < 2; i++) {
-        d.rbuf[i] = util_alloc_big(d.chunk * d.rsize);
-        d.rreq[i] = util_calloc(d.rcap, sizeof(struct util_aio_req));
-    }
-    d.ids = util_alloc_big(d.chunk * sizeof(uint32_t));
-    d.sbuf = util_alloc_big(d.chunk * d.rsize);
-    d.counts = util_calloc(sp->nb, sizeof(uint64_t));
-    d.start = util_calloc(sp->nb + 1, sizeof(uint64_t));
-    int ok = d.rbuf[0] && d.rbuf[1] && d.rreq[0] && d.rreq[1] && d.ids && d.sbuf && d.counts &&
-             d.start;
-    if (exchange) {
-        d.rrecv = util_alloc_big(d.recv_cap * d.rsize);
-        d.stage = util_alloc_big(d.recv_cap * d.rsize);
-        d.recv_bc = util_calloc(p * d.q, sizeof(uint64_t));
-        d.send_n = util_calloc(2 * p, sizeof(uint64_t));
-        d.recv_n = util_calloc(2 * p, sizeof(uint64_t));
-        d.sent = util_calloc(p, sizeof(uint64_t));
-        d.got = util_calloc(p, sizeof(uint64_t));
-        d.cur_b = util_calloc(p, sizeof(uint64_t));
-        d.cur_off = util_calloc(p, sizeof(uint64_t));
-        ok = ok && d.rrecv && d.stage && d.recv_bc && d.send_n && d.recv_n && d.sent && d.got &&
-             d.cur_b && d.cur_off;
-    }
-    if (!ok) {
-        err = util_fail(UTIL_ENOMEM, "rank %d: external: out of memory for the distribution's "
-                                     "buffers", job->rank);
-    }
-    if (exchange) {
-        err = sort_agree(job, err);
-    }
+    const struct util_format *kt = job->cfg->format;
+    d.map = src->fd >= 0 && job->fmt == NULL && kt != NULL && kt->to_ordered != NULL;
+    int err = dist_alloc(&d);
     if (err != UTIL_OK) {
         dist_free(&d);
         return err;
@@ -318,56 +404,11 @@ int ext_distribute(struct sort_job *job, const struct ext_source *src, const str
     if (exchange) {
         MPI_Allreduce(MPI_IN_PLACE, &rounds, 1, MPI_UINT64_T, MPI_MAX, job->comm);
     }
-    const struct util_format *kt = job->cfg->format;
-    const int map = src->fd >= 0 && job->fmt == NULL && kt != NULL && kt->to_ordered != NULL;
     if (mine > 0) {
         err = start_read(&d, 0, 0);
     }
     for (uint64_t c = 0; c < rounds && err == UTIL_OK; c++) {
-        int i = (int)(c & 1);
-        uint64_t first = c * d.chunk;
-        uint64_t n = c < mine ? (src->n - first < d.chunk ? src->n - first : d.chunk) : 0;
-        if (err == UTIL_OK && n > 0) {
-            int e = wait_read(&d, i);
-            if (e != 0) {
-                err = util_fail(UTIL_EIO, "rank %d: external: read: %s (%s)", job->rank,
-                                e == EIO ? "the input changed while it was read: it ended early"
-                                         : strerror(e),
-                                src->fd >= 0 ? job->in_path : "a temporary file");
-            }
-            if (err == UTIL_OK && c + 1 < mine) {
-                err = start_read(&d, c + 1, i ^ 1);
-            }
-        }
-        memset(d.counts, 0, sp->nb * sizeof(uint64_t));
-        if (err == UTIL_OK && n > 0) {
-            unsigned char *e = d.rbuf[i];
-            if (check != NULL) {
-                add_checksum(&d, e, n, check);
-            }
-            if (map) {
-                kt->to_ordered((uint64_t *)(void *)e, n);
-            }
-            ext_classify(sp, job->fmt, d.rsize, e, n, src->pos0 + first, d.ids, d.counts,
-                         job->threads);
-            group(&d, e, n);
-            if (exchange) {
-                sort_progress_add(job, n * d.rsize); /* pass 1 counts the input read */
-            }
-        }
-        if (exchange) {
-            err = sort_agree(job, err);
-            if (err != UTIL_OK) {
-                break; /* every rank leaves together */
-            }
-            err = exchange_round(&d);
-        } else {
-            for (uint64_t b = 0; b < sp->nb && err == UTIL_OK; b++) {
-                err = ext_store_append(dst, job->rank, b, d.sbuf + d.start[b] * d.rsize,
-                                       d.counts[b], 0);
-            }
-        }
-        sort_stall_at(job, "read-chunk"); /* the tests' slow read */
+        err = dist_round(&d, c, mine, check);
     }
     /* A read still in flight (after a failure) must end before its buffer goes. */
     (void)wait_read(&d, 0);

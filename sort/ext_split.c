@@ -29,6 +29,7 @@
 
 void ext_splitters_free(struct ext_splitters *s)
 {
+    util_free(s->lut);
     util_free(s->prefix);
     util_free(s->pos);
     util_free(s->key);
@@ -70,6 +71,38 @@ static void make_blob(const struct util_format *fmt, const void *e, uint64_t pos
     sort_blob_make(b, (const unsigned char *)e + fmt->key_offset, fmt->key_size, pos);
 }
 
+/*
+ * The classification's table: for the top b bits of a first word, where the splitters whose
+ * first words share them begin (lut[i] = splitters whose first word is below i << (64 - b)),
+ * so that the search covers lut[i] .. lut[i + 1], a splitter or two on most inputs, instead of
+ * log2(nb) steps. b is log2(nb) + 3, 8 to 16 bits: at most 256 KiB of table, which an L2 holds.
+ */
+static int build_lut(struct ext_splitters *s)
+{
+    uint64_t m = s->nb - 1;
+    unsigned bits = 3;
+    while (bits < 16 && ((uint64_t)1 << (bits - 3)) < m) {
+        bits++;
+    }
+    bits = bits < 8 ? 8 : bits;
+    s->lut_shift = 64 - bits;
+    size_t n = ((size_t)1 << bits) + 1;
+    s->lut = util_malloc(n * sizeof(uint32_t));
+    if (s->lut == NULL) {
+        ext_splitters_free(s);
+        return UTIL_ENOMEM;
+    }
+    uint64_t j = 0;
+    for (size_t i = 0; i < n; i++) {
+        /* The first splitter whose first word is at or above i << shift (all, past the end). */
+        while (j < m && i < n - 1 && (s->prefix[j] >> s->lut_shift) < i) {
+            j++;
+        }
+        s->lut[i] = (uint32_t)(i == n - 1 ? m : j);
+    }
+    return UTIL_OK;
+}
+
 /* Sorts @t samples and takes the nb - 1 splitters at ranks floor(j t / nb). */
 static int pick(uint64_t *blobs, uint64_t t, size_t ksize, uint64_t nb, struct ext_splitters *s)
 {
@@ -109,7 +142,7 @@ static int pick(uint64_t *blobs, uint64_t t, size_t ksize, uint64_t nb, struct e
             s->pos[j - 1] = b[words - 1];
         }
     }
-    return UTIL_OK;
+    return build_lut(s);
 }
 
 /* @k distinct-enough random indices in [0, n), ascending (drawn with replacement, sorted). */
@@ -255,17 +288,18 @@ int ext_splitters_local(const struct sort_job *job, ext_read_fn *read, void *arg
 static inline uint64_t bucket_of(const struct ext_splitters *s, uint64_t pfx,
                                  const unsigned char *key, uint64_t pos)
 {
-    const uint64_t m = s->nb - 1;
     const uint64_t *a = s->prefix;
-    /* hi = splitters whose first word is <= pfx: a branch-free upper bound. */
-    const uint64_t *b = a;
-    uint64_t len = m;
+    /* hi = splitters whose first word is <= pfx: a branch-free upper bound, within the range
+     * the table gives for pfx's top bits (usually a splitter or two, or none). */
+    uint64_t top = pfx >> s->lut_shift;
+    const uint64_t *b = a + s->lut[top];
+    uint64_t len = s->lut[top + 1] - s->lut[top];
     while (len > 1) {
         uint64_t half = len / 2;
         b = b[half] <= pfx ? b + half : b;
         len -= half;
     }
-    uint64_t hi = (uint64_t)(b - a) + (m > 0 && *b <= pfx);
+    uint64_t hi = (uint64_t)(b - a) + (len > 0 && *b <= pfx);
     if (hi == 0 || a[hi - 1] != pfx) {
         return hi; /* no splitter shares the first word: all those below are smaller */
     }

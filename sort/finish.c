@@ -4,22 +4,18 @@
  * b with a as scratch.
  * One rank has nothing to finish: its locally sorted elements in a are the result.
  *
- * Keys: the merge was measured faster up to LOCAL_MERGE_RUNS_PER_THREAD runs per thread
- * (local/local.h).
+ * Which one: the merge up to LOCAL_MERGE_RUNS_PER_THREAD runs a thread for keys, up to
+ * LOCAL_RECORD_MERGE_RUNS runs for records whatever the threads (every thread's part of a
+ * record merge meets all P runs, so that rule does not scale with the threads), the re-sort
+ * beyond: the crossovers of `sortex-localsort --runs P` (--format gensort for records) in
+ * results/localsort, which local/config.h states with the figures.
  *
  * Records: the runs arrive by source rank, each in input order (the local sort is stable and
  * every back-end keeps the order within a bucket), so both ways keep equal keys in (rank,
  * position) order, the input order: the merge gives ties to the lower run, the re-sort is
  * stable. The merge copies each record once from its run to its place; the re-sort makes a
  * tuple per record, sorts the tuples and permutes the records, so it reads every key twice
- * and every record once in random order. Measured with `sortex-localsort --format gensort
- * --n 1e7 --runs P --threads 2 --algo sortex,merge --reps 7` (records at the sort's 104-byte
- * stride; medians, the 2 cores shared with other work): the merge took 0.10-0.28 s for P = 2
- * to 8 against 0.19-0.61 s for the re-sort (1.9x to 4.4x faster), 0.36 s against 0.64 s at
- * P = 16, 0.46 s against 0.63 s at 24, and lost from 32 on (0.70 s against 0.54 s; at 64,
- * 0.92 s against 0.58 s): the merge costs a tree level per doubling of P, the re-sort hardly
- * depends on P. One thread crossed between 24 and 28 runs as well. So records merge up to
- * LOCAL_RECORD_MERGE_RUNS (24) runs, whatever the threads, and re-sort beyond.
+ * and every record once in random order.
  */
 #include "sort/internal.h"
 #include "util/alloc.h"

@@ -1,5 +1,5 @@
 /*
- * sort/read.c: phase 1, every rank reads its contiguous slice with collective MPI-IO.
+ * sort/io_read.c: phase 1, every rank reads its contiguous slice with collective MPI-IO.
  *
  * Rank r reads keys [r n/P, (r+1) n/P), so n = 0, n < P and n not divisible by P all work
  * (some ranks read nothing). MPI counts are int: the read is issued in chunks of at most 2^24

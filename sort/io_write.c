@@ -1,5 +1,5 @@
 /*
- * sort/write.c: phase 8, every rank writes its slice at its global offset (an exclusive scan of
+ * sort/io_write.c: phase 8, every rank writes its slice at its global offset (an exclusive scan of
  * the slice sizes) with collective MPI-IO into a temporary file beside the output; the output
  * name appears, by an atomic rename on rank 0, only after every rank has succeeded.
  *

@@ -45,6 +45,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "exchange/machine.h"
 #include "sort/internal.h"
 #include "util/alloc.h"
 #include "util/knobs.h"
@@ -82,14 +83,26 @@ void sort_levels_choose_job(struct sort_job *job)
     memset(st->levels_price, 0, sizeof(st->levels_price));
     if (asked == 0) {
         /* auto: the regular sample is a one-level selection; else the model's choice, on the
-         * machine --exchange auto prices with (SORTEX_MODEL_ALPHA, SORTEX_MODEL_BETA). */
+         * machine --exchange auto prices with: rank 0's machine file, SORTEX_MODEL_ALPHA and
+         * SORTEX_MODEL_BETA over it, broadcast so that every rank runs the same L. Up to
+         * SORT_LEVELS_ONE_P ranks one level runs unpriced, and nothing is read. */
         struct sort_level_machine m;
         sort_level_machine_default(&m);
-        if (util_knob(UTIL_KNOB_MODEL_ALPHA)->valid) {
-            m.alpha = 1e-9 * (double)util_knob_u64(UTIL_KNOB_MODEL_ALPHA);
-        }
-        if (util_knob(UTIL_KNOB_MODEL_BETA)->valid) {
-            m.beta = 1e-12 * (double)util_knob_u64(UTIL_KNOB_MODEL_BETA);
+        if (job->balance != SORTEX_BALANCE_SAMPLE && job->size > SORT_LEVELS_ONE_P) {
+            double ab[2] = {m.alpha, m.beta};
+            if (job->rank == 0) {
+                struct exchange_machine ex;
+                (void)exchange_machine_load_quiet(&ex, NULL); /* the built-in one if unusable */
+                ab[0] = util_knob(UTIL_KNOB_MODEL_ALPHA)->valid
+                            ? 1e-9 * (double)util_knob_u64(UTIL_KNOB_MODEL_ALPHA)
+                            : ex.alpha;
+                ab[1] = util_knob(UTIL_KNOB_MODEL_BETA)->valid
+                            ? 1e-12 * (double)util_knob_u64(UTIL_KNOB_MODEL_BETA)
+                            : ex.beta;
+            }
+            MPI_Bcast(ab, 2, MPI_DOUBLE, 0, job->comm);
+            m.alpha = ab[0];
+            m.beta = ab[1];
         }
         l = job->balance == SORTEX_BALANCE_SAMPLE
                 ? 1

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "exchange/machine.h"
 #include "local/local.h"
 #include "sort/rules.h"
 #include "util/util.h"
@@ -442,10 +443,13 @@ int sort_level_deal(uint64_t x, uint64_t c, uint64_t total, int s, uint64_t *cou
 
 void sort_level_machine_default(struct sort_level_machine *m)
 {
-    /* sim_machine_default()'s figures (sim/sortmodel.c), in seconds. */
+    /* sim_machine_default()'s figures (sim/sortmodel.c), in seconds; alpha and beta the
+     * built-in machine's (exchange/machine.c), as sim_machine_default() takes them. */
+    struct exchange_machine ex;
+    exchange_machine_default(&ex);
     *m = (struct sort_level_machine){
-        .alpha = 3.6e-7,
-        .beta = 3.8e-10,
+        .alpha = ex.alpha,
+        .beta = ex.beta,
         .probe = 4.0e-9,
         .merge = 1.2e-9,
         .merge_log = 0.6e-9,

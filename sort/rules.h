@@ -313,7 +313,7 @@ struct sort_level_machine {
 };
 
 /** The machine the sort prices levels with unless told otherwise: the whole-sort model's
- * defaults (sim/sortmodel.c), alpha and beta those of exchange/exchange.h. */
+ * defaults (sim/sortmodel.c), alpha and beta the built-in machine's (exchange/machine.h). */
 void sort_level_machine_default(struct sort_level_machine *m);
 
 /**

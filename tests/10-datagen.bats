@@ -11,11 +11,8 @@ setup() {
 }
 
 teardown() {
-    if [[ -n ${SMALL:-} ]] && mountpoint -q "$SMALL"; then
-        umount "$SMALL"
-    fi
+    unmount_small
 }
-
 
 # check_keys FILE P < PYTHON: runs the Python code on stdin with the keys of FILE loaded:
 # k (all keys), n, P, begin[i] (slice starts, floor(i n/P)), slices[i], and bucket(x), the
@@ -248,13 +245,11 @@ PY
 }
 
 @test "wr drives regular sampling to its worst-case bucket m + P(m/s - 1)" {
-    run -0 "$SORTEX_BUILD/tests/test_datagen_wr"
-    assert_line "PASS: 0 failure(s)"
+    run_unit test_datagen_wr
 }
 
 @test "the library fills any range, with any threads, exactly as the file holds it" {
-    run -0 "$SORTEX_BUILD/tests/test_datagen"
-    assert_line "PASS: 0 failure(s)"
+    run_unit test_datagen
 }
 
 @test "--type i64 writes the u64 order with the sign bit flipped" {
@@ -357,9 +352,7 @@ name in it passes the file system's limit ($long)"
     assert_equal "${#stderr_lines[@]}" 1
     [[ ${stderr_lines[0]} == "sortex-gen: error: not enough free space for 8000000000000000000 bytes, "* ]]
     assert_dir_holds ""
-    SMALL=$BATS_TEST_TMPDIR/small
-    mkdir -p "$SMALL"
-    mount -t tmpfs -o size=256k tmpfs "$SMALL" 2>/dev/null || skip "cannot mount a tmpfs here"
+    mount_small 256k
     run -3 --separate-stderr "$GEN" --dist uniform --n 1M -o "$SMALL/out.bin"
     assert_equal "${#stderr_lines[@]}" 1
     [[ ${stderr_lines[0]} == "sortex-gen: error: not enough free space for 8000000 bytes, "* ]]

@@ -190,17 +190,10 @@ key_at() {
     gen_sorted s.bin 1000 21
     cp s.bin in.bin
     # At verify-read the verifier has checked and opened its files, and holds before reading.
-    SORTEX_STALL=verify-read:0:2 "$VERIFY" s.bin --input in.bin >v.out 2>v.err &
-    local pid=$! rc=0
-    for _ in $(seq 100); do
-        grep -q 'stalling' v.err && break
-        sleep 0.05
-    done
-    run -0 grep -c 'sortex-verify: rank 0 pid [0-9]* stalling 2 s in verify-read' v.err
-    truncate -s 800 in.bin
-    wait "$pid" || rc=$?
+    stall_then 'run -0 grep -c "sortex-verify: rank 0 pid [0-9]* stalling 2 s in verify-read" "$log"
+        truncate -s 800 in.bin' verify-read:0:2 "$VERIFY" s.bin --input in.bin
     assert_equal "$rc" 3
-    run -0 grep -v stalling v.err
+    run -0 grep -v stalling "$log"
     assert_output "sortex-verify: error: input shrank while being read (in.bin)"
 }
 
@@ -330,6 +323,5 @@ key_at() {
 }
 
 @test "the checksum kernels match libxxhash and combine across splits (C unit test)" {
-    run -0 "$SORTEX_BUILD/tests/test_verify"
-    assert_output "test_verify: all passed"
+    run_unit test_verify
 }

@@ -188,10 +188,7 @@ assert d["verdict"] == "invalid", d
         local args=${c%%|*} want=${c#*|}
         echo "case: $args"
         read -ra argv <<<"$args"
-        run -2 --separate-stderr "$VERIFY" "${argv[@]}"
-        assert_equal "${#stderr_lines[@]}" 1
-        assert_equal "${stderr_lines[0]}" "sortex-verify: error: $want"
-        assert_output ""
+        refused sortex-verify "$want" "$VERIFY" "${argv[@]}"
     done
     # A named format with layout flags that agree is that format; the key defaults to its own.
     run -1 "$VERIFY" "$TESTDATA/bin-0-1000.dat" --format gensort --record-size 100

@@ -53,11 +53,14 @@ csv_header() {
     local opt
     for opt in --matrix --unit --dist --n --epsilon --balance --oversample --pattern --volume --ranks \
         --seed --algos --alpha --beta --packet --target-h --csv --print-matrix --no-validate --threads \
-        --ping-pong --record-size --help --version; do
+        --ping-pong --record-size --machine --calibrate --help --version; do
         assert_output --partial -- "$opt"
     done
-    assert_output --regexp -- '--alpha SECONDS .*\[[0-9.]+e-[0-9]+, measured here\]'
-    assert_output --regexp -- '--beta SECONDS .*\[[0-9.]+e-[0-9]+ = 1/\([0-9.]+ GB/s\), measured here\]'
+    assert_output --regexp -- '--alpha SECONDS .*\[the machine.s\]'
+    assert_output --regexp -- '--beta SECONDS .*\[the machine.s\]'
+    assert_output --regexp -- '--machine FILE .*\$SORTEX_MACHINE.*~/.config/sortex/machine.txt'
+    assert_output --regexp -- '-P, --ranks P +ranks, 1\.\.4096 '
+    assert_output --regexp -- '--record-size R .* 1\.\.65536,'
     assert_output --regexp 'exit codes: 0 .* 2 usage error'
     assert_output --partial '3 runtime failure'
     run -0 "$SCHED" --version
@@ -534,4 +537,126 @@ PY
     assert_success
     assert_line --regexp '^alpha [0-9.]+e[-+][0-9]+ s '
     assert_line --regexp '^--alpha [0-9.e+-]+ --beta [0-9.e+-]+$'
+}
+
+# sched_home ARGS...: sortex-sched with no machine file of the user's or the environment's
+# (HOME in this test's directory), so that the built-in machine is the one found.
+sched_home() {
+    env -u SORTEX_MACHINE -u XDG_CONFIG_HOME HOME="$BATS_TEST_TMPDIR/home" "$SCHED" "$@"
+}
+
+@test "the table names the machine it prices with, and the built-in one whose it is and how to measure one's own" {
+    run -0 sched_home --pattern onehot:50 --ranks 4 --volume 16Mi
+    assert_line --regexp '^machine built-in constants of a project machine: one node, .*2 cores'
+    assert_line --regexp 'not your machine: measure it with `mpirun -np P sortex-sched --calibrate > machine.txt`'
+    assert_line --regexp 'then give --machine machine.txt'
+    assert_line --regexp '^algorithm .* predicted +model +async +sched$'
+    # Every model predicts a time, on the critical path the CSV shows.
+    run -0 sched_home --pattern onehot:50 --ranks 4 --volume 16Mi --csv
+    csv_all 'num(r["predicted_seconds"]) > 0' 'num(r["path_startups"]) > 0' \
+        'num(r["path_bytes"]) >= int(r["h_bytes"]) / 2' 'num(r["copy_bytes"]) > 0' \
+        'num(r["sync_rounds"]) >= 1' '0 <= num(r["cache_share"]) <= 1'
+}
+
+@test "--machine, SORTEX_MACHINE and ~/.config/sortex/machine.txt are looked for in that order" {
+    local home=$BATS_TEST_TMPDIR/home p
+    mkdir -p "$home/.config/sortex"
+    printf 'origin the home file\nalpha 3e-6\n' >"$home/.config/sortex/machine.txt"
+    printf 'origin the env file\nalpha 2e-6\n' >"$BATS_TEST_TMPDIR/env.txt"
+    printf 'origin the given file\nalpha 1e-6\n' >"$BATS_TEST_TMPDIR/given.txt"
+    p=(--pattern bucket --ranks 2 --volume 1Ki --algos alltoallv-linear)
+    run -0 env -u XDG_CONFIG_HOME HOME="$home" SORTEX_MACHINE="$BATS_TEST_TMPDIR/env.txt" \
+        "$SCHED" "${p[@]}" --machine "$BATS_TEST_TMPDIR/given.txt"
+    assert_line --regexp "^machine the file given .*given.txt \(the given file\)$"
+    assert_line --regexp '^ +alpha 1 us a start-up'
+    run -0 env -u XDG_CONFIG_HOME HOME="$home" SORTEX_MACHINE="$BATS_TEST_TMPDIR/env.txt" \
+        "$SCHED" "${p[@]}"
+    assert_line --regexp "^machine the file SORTEX_MACHINE names .*env.txt \(the env file\)$"
+    run -0 env -u XDG_CONFIG_HOME -u SORTEX_MACHINE HOME="$home" "$SCHED" "${p[@]}"
+    assert_line --regexp "^machine the user's machine file .*/.config/sortex/machine.txt \(the home file\)$"
+    assert_line --regexp '^ +alpha 3 us a start-up'
+    # --alpha overrides the file's, and the prediction follows it.
+    run -0 env -u XDG_CONFIG_HOME -u SORTEX_MACHINE HOME="$home" "$SCHED" "${p[@]}" --csv
+    local slow=$output
+    run -0 env -u XDG_CONFIG_HOME -u SORTEX_MACHINE HOME="$home" "$SCHED" "${p[@]}" --csv \
+        --alpha 1e-9
+    python3 -c 'import csv, io, sys
+a, b = (float(list(csv.DictReader(io.StringIO(t)))[0]["predicted_seconds"]) for t in sys.argv[1:])
+assert a > b > 0, (a, b)' "$slow" "$output"
+}
+
+@test "a machine file that cannot be read or is malformed is one error line and exit 2" {
+    local bad
+    for bad in 'alpha' 'alpha fast' 'alpha -1' 'cores 2.5' 'shm 3' 'nosuch 1' \
+        'factor shift 1 1' 'factor shift 1 1 1 -2'; do
+        printf '%s\n' "$bad" >"$BATS_TEST_TMPDIR/m.txt"
+        run --separate-stderr "$SCHED" --machine "$BATS_TEST_TMPDIR/m.txt" --pattern bucket \
+            --ranks 2
+        [[ $status -eq 2 && -z $output && $(wc -l <<<"$stderr") -eq 1 &&
+            $stderr == "sortex-sched: error: "*"m.txt:1"* ]] ||
+            fail "'$bad': exit $status, stdout '$output', stderr '$stderr'"
+    done
+    run --separate-stderr "$SCHED" --machine "$BATS_TEST_TMPDIR/none.txt" --pattern bucket --ranks 2
+    assert_failure 2
+    assert_equal "$stderr" "sortex-sched: error: cannot read the machine file ($BATS_TEST_TMPDIR/none.txt: No such file or directory)"
+}
+
+@test "the built-in machine is the fit committed in results/xmodel/machine.txt" {
+    local m=$BATS_TEST_TMPDIR/x
+    run -0 sched_home --pattern random --ranks 5 --volume 3Mi --csv
+    cut -d, -f7,20 <<<"$output" >"$m.builtin"
+    run -0 sched_home --machine "$TOP/results/xmodel/machine.txt" --pattern random --ranks 5 \
+        --volume 3Mi --csv
+    cut -d, -f7,20 <<<"$output" >"$m.file"
+    [[ $(wc -l <"$m.file") -eq 11 ]] || fail "expected ten models: $(cat "$m.file")"
+    diff "$m.builtin" "$m.file" || fail "the built-in machine differs from the committed fit"
+}
+
+@test "the prediction prices what the closed form leaves out: copies, crowded nodes, half duplex" {
+    # Everything on the diagonal: nothing crosses a link, yet every rank copies its block.
+    printf '1048576,0\n0,1048576\n' >"$BATS_TEST_TMPDIR/own.csv"
+    run -0 sched_home --matrix "$BATS_TEST_TMPDIR/own.csv" --csv --algos pairwise
+    csv_all 'num(r["model_seconds"]) == 0' 'num(r["predicted_seconds"]) > 0' \
+        'num(r["copy_bytes"]) == 8 * 1048576'
+    # Equal blocks on one node of 2 cores: 8 ranks share them, so a rank's bytes cost 4 times
+    # what they would alone (and the counts' exchange a few hundred bytes more), while the
+    # closed form sees one rank.
+    run -0 sched_home --pattern bucket --ranks 8 --volume 64Mi --csv --algos alltoallv-linear
+    csv_all 'abs(num(r["path_bytes"]) - 4 * num(r["h_bytes"]) / 2) <= 1024'
+    # Half-duplex links add a rank's receives to its sends; full-duplex ones take the larger.
+    printf 'origin net\nshm 0\nduplex 1\nllc_bytes 0\n' >"$BATS_TEST_TMPDIR/half.txt"
+    printf 'origin net\nshm 0\nduplex 0\nllc_bytes 0\n' >"$BATS_TEST_TMPDIR/full.txt"
+    run -0 sched_home --machine "$BATS_TEST_TMPDIR/half.txt" --pattern bucket --ranks 4 \
+        --volume 4Mi --csv --algos alltoallv-linear
+    local half=$output
+    run -0 sched_home --machine "$BATS_TEST_TMPDIR/full.txt" --pattern bucket --ranks 4 \
+        --volume 4Mi --csv --algos alltoallv-linear
+    python3 -c 'import csv, io, sys
+h, f = (list(csv.DictReader(io.StringIO(t)))[0] for t in sys.argv[1:])
+hb, fb, h2 = float(h["path_bytes"]), float(f["path_bytes"]), float(f["h_bytes"])
+assert hb == 2 * fb and abs(hb - h2) <= 1024, (h, f)  # the counts: a few bytes more
+assert float(h["predicted_seconds"]) > float(f["predicted_seconds"]), (h, f)' "$half" "$output"
+}
+
+@test "--calibrate under mpirun writes a machine file sortex-sched reads back" {
+    run_mpi 2 "$SCHED" --calibrate="$BATS_TEST_TMPDIR"
+    assert_success
+    printf '%s\n' "$output" >"$BATS_TEST_TMPDIR/m.txt"
+    python3 - "$BATS_TEST_TMPDIR/m.txt" <<'PY'
+import sys
+v = {}
+for line in open(sys.argv[1]):
+    if line.strip() and not line.startswith("#"):
+        k, _, x = line.strip().partition(" ")
+        v.setdefault(k, x)
+assert v["origin"].startswith("sortex-sched --calibrate, "), v["origin"]
+assert "2 ranks on 1 node(s)" in v["origin"], v["origin"]
+for k in ("alpha", "beta", "beta_cache", "copy", "copy_cache", "sort_ns_small", "read_bps"):
+    assert float(v[k]) > 0, (k, v[k])
+assert v["shm"] == "1" and int(v["cores"]) >= 1 and 0 <= float(v["duplex"]) <= 1, v
+PY
+    [[ $? -eq 0 ]] || fail "calibration file: $(cat "$BATS_TEST_TMPDIR/m.txt")"
+    run -0 "$SCHED" --machine "$BATS_TEST_TMPDIR/m.txt" --pattern bucket --ranks 2
+    assert_line --regexp '^machine the file given .*m.txt \(sortex-sched --calibrate, '
+    run -0 "$SCHED" --sort --machine "$BATS_TEST_TMPDIR/m.txt" --ranks 2 --n-per-rank 1M --csv
 }

@@ -117,6 +117,42 @@ PY
     done
 }
 
+@test "sortex --exchange auto prices with the machine file it finds, names it, and warns when it cannot" {
+    local in home=$BATS_TEST_TMPDIR/home out=$BATS_TEST_TMPDIR/out.bin
+    in=$(gen_input zipf 100003 3)
+    mkdir -p "$home/.config/sortex"
+    # No file: the built-in constants, named in -v and --stats.
+    run --separate-stderr mpi 3 env -u SORTEX_MACHINE -u XDG_CONFIG_HOME HOME="$home" \
+        "$SORTEX" -i "$in" -o "$out" -x auto -v --stats "$BATS_TEST_TMPDIR/s.json"
+    assert_success
+    assert_regex "$stderr" "\(auto: its model predicted [0-9.]+ ms, the least, on built-in constants of a project machine: .*measure yours with sortex-sched --calibrate\)"
+    python3 -c 'import json, sys; d = json.load(open(sys.argv[1]))
+assert d["exchange_machine"].startswith("built-in constants"), d["exchange_machine"]' \
+        "$BATS_TEST_TMPDIR/s.json"
+    # The user's file, and SORTEX_MACHINE before it; predictions follow their constants.
+    printf 'origin the home file\nalpha 1e-3\n' >"$home/.config/sortex/machine.txt"
+    run --separate-stderr mpi 3 env -u SORTEX_MACHINE -u XDG_CONFIG_HOME HOME="$home" \
+        "$SORTEX" -i "$in" -o "$out" -x auto -v --stats "$BATS_TEST_TMPDIR/h.json"
+    assert_success
+    assert_regex "$stderr" "on the user's machine file .*/.config/sortex/machine.txt \(the home file\)\)"
+    printf 'origin the env file\nalpha 1e-9\n' >"$BATS_TEST_TMPDIR/env.txt"
+    run --separate-stderr mpi 3 env -u XDG_CONFIG_HOME HOME="$home" \
+        SORTEX_MACHINE="$BATS_TEST_TMPDIR/env.txt" "$SORTEX" -i "$in" -o "$out" -x auto -v \
+        --stats "$BATS_TEST_TMPDIR/e.json"
+    assert_success
+    assert_regex "$stderr" "on the file SORTEX_MACHINE names .*env.txt \(the env file\)\)"
+    python3 -c 'import json, sys; h, e = (json.load(open(f)) for f in sys.argv[1:])
+assert h["exchange_predicted_s"] > e["exchange_predicted_s"] > 0, (h, e)' \
+        "$BATS_TEST_TMPDIR/h.json" "$BATS_TEST_TMPDIR/e.json"
+    # A file that cannot be read: one warning, the built-in constants, and the sort goes on.
+    run --separate-stderr mpi 3 env SORTEX_MACHINE="$BATS_TEST_TMPDIR/none.txt" "$SORTEX" \
+        -i "$in" -o "$out" -x auto
+    assert_success
+    assert_equal "$stderr" "sortex: warning: the machine file $BATS_TEST_TMPDIR/none.txt cannot be read or is malformed (sortex-sched --machine $BATS_TEST_TMPDIR/none.txt says where): the exchange is priced with built-in constants"
+    run "$VERIFY" "$out" --input "$in"
+    assert_success
+}
+
 @test "--progress estimates a running exchange from its back-end's model" {
     local in
     in=$(gen_input uniform 100003 3)
@@ -126,4 +162,22 @@ PY
     assert_regex "$stderr" "exchange +[0-9.]+ s \.\.\.  (about [0-9]+% \(estimated|longer than the [0-9.]+ s estimated)"
     run "$VERIFY" "$BATS_TEST_TMPDIR/out.bin" --input "$in"
     assert_success
+}
+
+@test "--sort says what its predictions stand on, and when one node's constants price a cluster" {
+    run -0 env -u SORTEX_MACHINE -u XDG_CONFIG_HOME HOME="$BATS_TEST_TMPDIR" "$SCHED" --sort \
+        --ranks 4096 --n-per-rank 1M --exchange alltoallv
+    assert_line --index 0 --regexp '^machine built-in constants of a project machine: one node'
+    assert_line --regexp 'beyond [0-9]+ ranks its alpha and beta stand for a network they never crossed'
+    assert_line --regexp "one process's page-cache rate, which a shared file system will not give 4096 ranks"
+    assert_line --regexp 'measure the machine you will sort on: `mpirun -np P sortex-sched --calibrate > machine.txt`'
+    assert_line --regexp "^  exchange .*one node's constants for the network$"
+    # A network's file (as --calibrate writes across nodes) prices it without the caveat.
+    printf 'origin a cluster\nshm 0\nranks_per_node 2\nalpha 2e-6\nbeta 1e-10\n' \
+        >"$BATS_TEST_TMPDIR/net.txt"
+    run -0 "$SCHED" --sort --machine "$BATS_TEST_TMPDIR/net.txt" --ranks 4096 --n-per-rank 1M \
+        --exchange alltoallv
+    assert_line --index 0 --regexp '^machine the file given .*net.txt \(a cluster\)$'
+    refute_output --partial "never crossed"
+    refute_output --partial "one node's constants for the network"
 }

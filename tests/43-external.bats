@@ -10,9 +10,7 @@ load helper
 ODD_LAYOUT="--record-size 13 --key-offset 3 --key-size 5"
 
 teardown() {
-    if [[ -n ${SMALL:-} ]] && mountpoint -q "$SMALL"; then
-        umount "$SMALL"
-    fi
+    unmount_small
 }
 
 # ext_case NP BACKEND DIST N LIMIT [options]: sort_case in external mode (the stats say so,
@@ -24,13 +22,6 @@ ext_case() {
         "$@" || return 1
     [[ $(stat_field 'd["external"]') == True ]] ||
         { echo "not external: P=$np $backend $dist $n" >&2; return 1; }
-}
-
-# no_temp_left: neither the output's temporary file nor any of the external sort's.
-no_temp_left() {
-    local left
-    left=$(find "$BATS_TEST_TMPDIR" -name '*sortex-tmp*' -o -name '.sortex-ext.*')
-    [[ -z $left ]] || { echo "left behind: $left" >&2; return 1; }
 }
 
 @test "every back-end sorts externally at 1, 2, 3 and 5 ranks, u64 keys" {
@@ -117,9 +108,7 @@ PY
     assert_equal "$status" 2
     assert_regex "$stderr" "^sortex: error: rank [0-9]: temporary directory does not exist"
     assert_file_not_exists "$out"
-    SMALL=$BATS_TEST_TMPDIR/small
-    mkdir -p "$SMALL"
-    mount -t tmpfs -o size=1m tmpfs "$SMALL" 2>/dev/null || skip "cannot mount a tmpfs here"
+    mount_small 1m
     run --separate-stderr mpi 2 -q "$SORTEX" --input "$in" --output "$out" --mem-limit 1Mi \
         --temp-dir "$SMALL"
     assert_equal "$status" 3
@@ -139,31 +128,55 @@ PY
 }
 
 @test "a signal in either pass leaves no temporary file and no output" {
-    local in point out=$BATS_TEST_TMPDIR/o.bin job log=$BATS_TEST_TMPDIR/job.log
+    local in point out=$BATS_TEST_TMPDIR/o.bin
     in=$(gen_input uniform 600011 3)
     for point in read-chunk sort-bucket; do
-        : >"$log"
-        SORTEX_STALL=$point:1:30 mpi 3 -q "$SORTEX" --input "$in" --output "$out" \
-            --mem-limit 1Mi --temp-dir "$BATS_TEST_TMPDIR" 2>"$log" &
-        job=$!
-        for _ in $(seq 200); do
-            grep -q stalling "$log" && break
-            sleep 0.05
-        done
-        grep -q stalling "$log"
-        # The stalled rank's parent is this job's mpirun.
-        local rank_pid state
-        rank_pid=$(grep -oP 'pid \K[0-9]+' "$log" | head -n 1)
-        kill -TERM "$(ps -o ppid= -p "$rank_pid" | tr -d ' ')"
-        local rc=0
-        wait "$job" || rc=$?
+        # The signal goes to every rank of this job (the children of the stalled rank's parent,
+        # mpirun): each removes what it made and dies of it. Through mpirun the test would race
+        # mpirun's SIGKILL a second later on a busy machine (the README's "Output safety").
+        local ranks
+        # shellcheck disable=SC2016 # expanded by stall_then's eval
+        stall_then 'ranks=$(pgrep -P "$mpirun_pid" | tr "\n" " "); kill -TERM $ranks' \
+            "$point:1:30" mpi 3 -q "$SORTEX" --input "$in" \
+            --output "$out" --mem-limit 1Mi --temp-dir "$BATS_TEST_TMPDIR"
+        [[ -n $ranks ]]
+        # shellcheck disable=SC2086 # one pid a word
+        wait_gone $ranks
         [[ $rc -ne 0 ]]
-        for _ in $(seq 200); do
-            state=$(ps -o stat= -p "$rank_pid" 2>/dev/null || true)
-            [[ -z $state || $state == Z* ]] && break
-            sleep 0.05
-        done
         assert_file_not_exists "$out"
         no_temp_left
     done
+}
+
+@test "signed and floating keys, two temporary directories, --sync, and no or few keys sort externally" {
+    local fmt np in out=$BATS_TEST_TMPDIR/o.bin t2=$BATS_TEST_TMPDIR/t2
+    mkdir -p "$t2"
+    for fmt in i64 f64; do
+        in=$BATS_TEST_TMPDIR/in-$fmt.bin
+        "$GEN" --dist uniform --n 300007 --format "$fmt" -o "$in" >/dev/null
+        run -0 mpi 3 "$SORTEX" --input "$in" --output "$out" --format "$fmt" --mem-limit 512Ki \
+            --temp-dir "$BATS_TEST_TMPDIR" --temp-dir "$t2" --sync --check
+        run -0 "$VERIFY" "$out" --input "$in" --format "$fmt"
+    done
+    : >"$BATS_TEST_TMPDIR/empty.bin"
+    "$GEN" --dist uniform --n 2 -o "$BATS_TEST_TMPDIR/two.bin" >/dev/null
+    for in in "$BATS_TEST_TMPDIR/empty.bin" "$BATS_TEST_TMPDIR/two.bin"; do
+        for np in 1 3; do
+            run -0 mpi "$np" "$SORTEX" --input "$in" --output "$out" --external always --check
+            run -0 "$VERIFY" "$out" --input "$in"
+        done
+    done
+    no_temp_left
+    assert_equal "$(ls -A "$t2")" ""
+}
+
+@test "--check proves the external sort's output too, and fails one made out of order" {
+    local in out=$BATS_TEST_TMPDIR/o.bin
+    in=$(gen_input uniform 300007 3)
+    SORTEX_CORRUPT=order:1 run --separate-stderr mpi 3 -q "$SORTEX" --input "$in" \
+        --output "$out" --mem-limit 512Ki --check
+    assert_equal "$status" 3
+    assert_regex "$stderr" "^sortex: error: rank 1: check: the output is out of order"
+    assert_file_not_exists "$out"
+    no_temp_left
 }

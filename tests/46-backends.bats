@@ -21,44 +21,9 @@ PS=(1 2 3 4 5 6 7 8)
 # and two of these in turn (the product walked, not multiplied).
 ESIZES=(1 13 100)
 
-# keys_file KIND N P: the path of an input from sortex-gen (helper.bash's gen_input, cached for
-# the test file):
-#   uniform  random 64-bit keys
-#   equal    every key the same (sortex-gen's zero)
-#   narrow   rank r's slice in one value bucket, staggered: every rank sends (nearly) all its
-#            keys to one other rank (sortex-gen's staggered)
-#   few      a few distinct values (sortex-gen's few)
-keys_file() {
-    local kind=$1 n=$2 p=$3 dist
-    case $kind in
-    uniform | few) dist=$kind ;;
-    equal) dist=zero ;;
-    narrow) dist=staggered ;;
-    *) echo "keys_file: unknown kind $kind" >&2; return 1 ;;
-    esac
-    gen_input "$dist" "$n" "$p"
-}
-
-# sort_with NP BACKEND IN [sortex options...]: sorts IN on NP ranks into
-# $BATS_TEST_TMPDIR/out-BACKEND.bin, stats in stats-BACKEND.json; prints the log on failure.
-sort_with() {
-    local np=$1 backend=$2 in=$3
-    shift 3
-    local out=$BATS_TEST_TMPDIR/out-$backend.bin
-    rm -f "$out"
-    if ! mpi "$np" "$SORTEX" --input "$in" --output "$out" --exchange "$backend" \
-        --stats "$BATS_TEST_TMPDIR/stats-$backend.json" "$@" >"$BATS_TEST_TMPDIR/log" 2>&1; then
-        echo "sort failed: P=$np exchange=$backend input=$in $*" >&2
-        cat "$BATS_TEST_TMPDIR/log" >&2
-        return 1
-    fi
-}
-
-# verified OUT IN: sortex-verify says OUT is IN sorted (order, count, permutation checksum).
-verified() {
-    "$VERIFY" "$1" --input "$2" >"$BATS_TEST_TMPDIR/verify.log" 2>&1 ||
-        { echo "not IN sorted: $1 ($2)" >&2; cat "$BATS_TEST_TMPDIR/verify.log" >&2; return 1; }
-}
+# The inputs come from sortex-gen (helper.bash's gen_input, cached for the test file): uniform
+# (random 64-bit keys), zero (every key the same), staggered (rank r's slice in one value bucket:
+# every rank sends nearly all its keys to one other rank) and few (a few distinct values).
 
 # same_as_alltoallv NP IN [sortex options...]: sorts IN with alltoallv, verifies that output
 # against IN, then sorts IN with each of BACKENDS and fails naming every back-end whose output
@@ -90,17 +55,13 @@ reference() {
     echo "$in"
 }
 
-# stat_of BACKEND EXPR: a value from that back-end's last stats file: a python expression on
-# d (the whole file) and e (its exchange_stats).
+# stat_of BACKEND EXPR: stat_field EXPR on that back-end's last stats file (sort_with's).
 stat_of() {
-    python3 -c "import json,sys; d=json.load(open(sys.argv[1])); e=d['exchange_stats']; print($2)" \
-        "$BATS_TEST_TMPDIR/stats-$1.json"
+    stat_field "$2" "$BATS_TEST_TMPDIR/stats-$1.json"
 }
 
 @test "the schedules pair every PE once, route every grid pair and fold the hypercube up to P=64" {
-    run "$SORTEX_BUILD/tests/test_backends"
-    assert_success
-    assert_output --partial "ok: 1-factor, shift, grid and hypercube schedules"
+    run_unit test_backends factor shift grid cube
 }
 
 @test "exchange/ includes nothing above util/, and only sim/ and bench/ include sim/" {
@@ -113,15 +74,11 @@ stat_of() {
 }
 
 @test "every registered back-end has a run and a cost model that prices a matrix" {
-    run "$SORTEX_BUILD/tests/test_backends"
-    assert_success
-    assert_output --partial "ok: every registered back-end has a run and a cost model"
+    run_unit test_backends registry
 }
 
 @test "the equal-blocks cost forms price bucket matrices exactly as the models' walks do" {
-    run "$SORTEX_BUILD/tests/test_backends"
-    assert_success
-    assert_output --partial "ok: the equal-blocks forms price bucket matrices as the walks do"
+    run_unit test_backends equal
 }
 
 @test "every back-end delivers alltoallv's exact layout, byte for byte, elements of 1 to 100 bytes, at P = 1..8" {
@@ -132,11 +89,11 @@ stat_of() {
     local np i=0 sizes
     for np in "${PS[@]}"; do
         sizes=8,${ESIZES[$((i % 3))]},${ESIZES[$(((i + 1) % 3))]}
-        run mpi "$np" "$SORTEX_BUILD/tests/test_backends_mpi" -e "$sizes"
-        assert_success
-        refute_output --partial FAIL
-        # An "ok" line for every back-end at every size.
-        [[ $(grep -c '^ok ' <<<"$output") -eq $((3 * (${#BACKENDS[@]} + 1))) ]] ||
+        run_unit -np "$np" test_backends_mpi sizes="$sizes"
+        # Every back-end passed, at every size.
+        assert_line --regexp "^test_backends_mpi: $((${#BACKENDS[@]} + 1)) ran, 0 failed"
+        [[ $(grep -cE "^[a-z0-9_-]+: P=$np, [0-9]+-byte elements" <<<"$output") -eq \
+            $((3 * (${#BACKENDS[@]} + 1))) ]] ||
             fail "not every back-end at every size ($sizes) at P=$np: $output"
         i=$((i + 1))
     done
@@ -146,54 +103,38 @@ stat_of() {
     # SORTEX_INT_LIMIT counts bytes: 8000 is 1000 keys.
     local np
     for np in 3 4 7 8; do
-        SORTEX_INT_LIMIT=8000 run mpi "$np" "$SORTEX_BUILD/tests/test_backends_mpi" \
-            "${BACKENDS[@]}"
-        assert_success
+        SORTEX_INT_LIMIT=8000 run_unit -np "$np" test_backends_mpi "${BACKENDS[@]}"
     done
     for np in 2 5 6 8; do
-        SORTEX_SCATTER_MIN=0 run mpi "$np" "$SORTEX_BUILD/tests/test_backends_mpi" grid hypercube
-        assert_success
+        SORTEX_SCATTER_MIN=0 run_unit -np "$np" test_backends_mpi grid hypercube
     done
-    SORTEX_INT_LIMIT=56 SORTEX_SCATTER_MIN=0 run mpi 5 "$SORTEX_BUILD/tests/test_backends_mpi" \
-        "${BACKENDS[@]}"
-    assert_success
+    SORTEX_INT_LIMIT=56 SORTEX_SCATTER_MIN=0 run_unit -np 5 test_backends_mpi "${BACKENDS[@]}"
     # Short first messages cut into eager chunks of 8 keys: alone, under a limit they share with
     # messages cut at the limit, and under a limit below them (no eager cut at all).
     for np in 3 8; do
-        SORTEX_EAGER_BYTES=64 run mpi "$np" "$SORTEX_BUILD/tests/test_backends_mpi" grid hypercube
-        assert_success
+        SORTEX_EAGER_BYTES=64 run_unit -np "$np" test_backends_mpi grid hypercube
     done
-    SORTEX_EAGER_BYTES=64 SORTEX_INT_LIMIT=160 run mpi 5 "$SORTEX_BUILD/tests/test_backends_mpi" \
-        grid hypercube
-    assert_success
-    SORTEX_EAGER_BYTES=64 SORTEX_INT_LIMIT=40 run mpi 6 "$SORTEX_BUILD/tests/test_backends_mpi" \
-        grid hypercube
-    assert_success
+    SORTEX_EAGER_BYTES=64 SORTEX_INT_LIMIT=160 run_unit -np 5 test_backends_mpi grid hypercube
+    SORTEX_EAGER_BYTES=64 SORTEX_INT_LIMIT=40 run_unit -np 6 test_backends_mpi grid hypercube
     # Scheduled steps one or two at a time (taken only with a core per rank and large pieces,
     # so forced here) as well as all at once.
     for np in 3 5; do
         for w in 1 2; do
-            SORTEX_SCHED_LOOKAHEAD=$w run mpi "$np" "$SORTEX_BUILD/tests/test_backends_mpi" \
-                direct forward fullduplex
-            assert_success
+            SORTEX_SCHED_LOOKAHEAD=$w run_unit -np "$np" test_backends_mpi direct forward fullduplex
         done
     done
     # Forwarded pieces through a ring that holds one at a time, so every piece waits for the
     # last one to be delivered: with every step in flight and one step at a time.
     for np in 5 7; do
         for w in "" 1; do
-            SORTEX_FWD_RING_BYTES=1 SORTEX_SCHED_LOOKAHEAD=$w run mpi "$np" \
-                "$SORTEX_BUILD/tests/test_backends_mpi" forward
-            assert_success
+            SORTEX_FWD_RING_BYTES=1 SORTEX_SCHED_LOOKAHEAD=$w run_unit -np "$np" \
+                test_backends_mpi forward
         done
     done
     # Blocking rounds (taken only with a core per rank, so forced here) and posted ones.
     for np in 3 8; do
-        SORTEX_ROUNDS=sync SORTEX_INT_LIMIT=8000 run mpi "$np" \
-            "$SORTEX_BUILD/tests/test_backends_mpi" pairwise shift
-        assert_success
-        SORTEX_ROUNDS=async run mpi "$np" "$SORTEX_BUILD/tests/test_backends_mpi" pairwise shift
-        assert_success
+        SORTEX_ROUNDS=sync SORTEX_INT_LIMIT=8000 run_unit -np "$np" test_backends_mpi pairwise shift
+        SORTEX_ROUNDS=async run_unit -np "$np" test_backends_mpi pairwise shift
     done
 }
 
@@ -206,50 +147,42 @@ stat_of() {
     for b in "${BACKENDS[@]}"; do
         [[ $b == transpose ]] || others+=("$b")
     done
-    SORTEX_INT_LIMIT=1000 run mpi 4 "$SORTEX_BUILD/tests/test_backends_mpi" -e 13,100 \
-        "${others[@]}"
-    assert_success
-    SORTEX_INT_LIMIT=1000 run mpi 7 "$SORTEX_BUILD/tests/test_backends_mpi" -e 13 \
-        "${BACKENDS[@]}"
-    assert_success
-    SORTEX_INT_LIMIT=8000 run mpi 7 "$SORTEX_BUILD/tests/test_backends_mpi" -e 100 transpose
-    assert_success
+    SORTEX_INT_LIMIT=1000 run_unit -np 4 test_backends_mpi sizes=13,100 "${others[@]}"
+    SORTEX_INT_LIMIT=1000 run_unit -np 7 test_backends_mpi sizes=13 "${BACKENDS[@]}"
+    SORTEX_INT_LIMIT=8000 run_unit -np 7 test_backends_mpi sizes=100 transpose
     # A limit below the element: chunks of 96 bytes cut every 100-byte element in two, and the
     # receiver puts it together again (transpose never cuts one, so it does not take part).
-    SORTEX_INT_LIMIT=96 run mpi 3 "$SORTEX_BUILD/tests/test_backends_mpi" -e 100 "${others[@]}"
-    assert_success
-    SORTEX_INT_LIMIT=96 SORTEX_SCATTER_MIN=0 run mpi 5 "$SORTEX_BUILD/tests/test_backends_mpi" \
-        -e 100 grid hypercube
-    assert_success
+    SORTEX_INT_LIMIT=96 run_unit -np 3 test_backends_mpi sizes=100 "${others[@]}"
+    SORTEX_INT_LIMIT=96 SORTEX_SCATTER_MIN=0 run_unit -np 5 test_backends_mpi \
+        sizes=100 grid hypercube
     # Eager first chunks beside limit-cut messages of odd-sized elements.
-    SORTEX_EAGER_BYTES=64 SORTEX_INT_LIMIT=150 run mpi 5 "$SORTEX_BUILD/tests/test_backends_mpi" \
-        -e 13,100 grid hypercube
-    assert_success
+    SORTEX_EAGER_BYTES=64 SORTEX_INT_LIMIT=150 run_unit -np 5 test_backends_mpi \
+        sizes=13,100 grid hypercube
 }
 
 @test "with the int limit lowered to 1000 keys every back-end chunks and still matches alltoallv" {
-    SORTEX_INT_LIMIT=8000 same_as_alltoallv 4 "$(keys_file uniform 100003 4)"
+    SORTEX_INT_LIMIT=8000 same_as_alltoallv 4 "$(gen_input uniform 100003 4)"
     run stat_of pairwise 'e["chunked"]'
     assert_output "1"
     # Chunking shows as more messages than pieces: at least n/1000 in all.
     run stat_of grid 'e["messages"] >= 100003 // 1000'
     assert_output "True"
-    SORTEX_INT_LIMIT=8000 same_as_alltoallv 7 "$(keys_file narrow 100003 7)"
-    SORTEX_INT_LIMIT=8000 same_as_alltoallv 3 "$(keys_file equal 20000 3)"
+    SORTEX_INT_LIMIT=8000 same_as_alltoallv 7 "$(gen_input staggered 100003 7)"
+    SORTEX_INT_LIMIT=8000 same_as_alltoallv 3 "$(gen_input zero 20000 3)"
 }
 
 @test "with every bundle scattered and with blocking rounds every back-end matches alltoallv" {
     local np
     for np in 3 5 8; do
-        SORTEX_SCATTER_MIN=0 same_as_alltoallv "$np" "$(keys_file uniform 100003 "$np")"
+        SORTEX_SCATTER_MIN=0 same_as_alltoallv "$np" "$(gen_input uniform 100003 "$np")"
         run stat_of hypercube 'e["scattered_bundles"] > 0'
         assert_output "True"
     done
-    SORTEX_ROUNDS=sync same_as_alltoallv 7 "$(keys_file narrow 2000000 7)"
+    SORTEX_ROUNDS=sync same_as_alltoallv 7 "$(gen_input staggered 2000000 7)"
 }
 
 @test "the stats show each schedule's rounds and the volume it forwards" {
-    same_as_alltoallv 8 "$(keys_file uniform 100003 8)"
+    same_as_alltoallv 8 "$(gen_input uniform 100003 8)"
     local sent
     sent=$(stat_of alltoallv 'e["bytes_sent"]')
     # Direct schedules: P-1 rounds, the same bytes as alltoallv.
@@ -264,7 +197,7 @@ stat_of() {
     run stat_of hypercube 'e["rounds"], e["cube_dim"], e["bytes_sent"] > '"$sent"
     assert_output "3 3 True"
     # Odd P: the 1-factor takes P rounds; the hypercube folds 5 = 4 + 1 in two extra rounds.
-    same_as_alltoallv 5 "$(keys_file uniform 100003 5)"
+    same_as_alltoallv 5 "$(gen_input uniform 100003 5)"
     run stat_of pairwise 'e["rounds"]'
     assert_output "5"
     run stat_of hypercube 'e["rounds"], e["folded_ranks"]'

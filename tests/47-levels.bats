@@ -25,10 +25,7 @@ levels_case() {
 }
 
 @test "the levels' groups, targets and deal hold against brute force, and replayed sorts are stable" {
-    run "$SORTEX_BUILD/tests/test_levels"
-    assert_success
-    assert_output --partial "replay: 480 sorts stable and exact"
-    assert_output --partial "test_levels: all passed"
+    run_unit test_levels groups deal targets replay
 }
 
 @test "2 and 3 levels sort every format with every back-end at 4, 8, 9 and 16 ranks, as one level does" {
@@ -171,7 +168,7 @@ PY
         run --separate-stderr mpi 2 -q "$SORTEX" --input "$in" --output "$BATS_TEST_TMPDIR/o.bin" \
             --levels "$bad"
         assert_equal "$status" 2
-        assert_regex "$stderr" "--levels must be auto or from 1 to 4"
+        assert_regex "$stderr" "--levels must be auto, 1, 2, 3 or 4"
     done
     run --separate-stderr mpi 2 -q "$SORTEX" --input "$in" --output "$BATS_TEST_TMPDIR/o.bin" \
         --levels 2 --balance sample

@@ -8,23 +8,18 @@ bats_require_minimum_version 1.5.0
 load helper
 
 setup() {
-    IN=$BATS_TEST_TMPDIR/in.bin
-    OUT=$BATS_TEST_TMPDIR/out.bin
-    python3 -c "import os; open('$IN', 'wb').write(os.urandom(8 * 5000))"
-    SUM=$(checksum "$IN")
+    setup_input 5000
 }
 
-# expect_usage_error PATTERN SORTEX-ARGS...: exit 2, exactly one stderr line matching PATTERN.
+# expect_usage_error PATTERN SORTEX-ARGS...: exit 2, exactly one stderr line matching PATTERN,
+# nothing written.
 expect_usage_error() {
     local pattern=$1
     shift
-    run --separate-stderr timeout 60 mpirun -q -np 3 --oversubscribe --bind-to none "$SORTEX" "$@"
+    run --separate-stderr mpi 3 -q "$SORTEX" "$@"
     assert_equal "$status" 2
-    assert_equal "$(printf '%s\n' "$stderr" | grep -c .)" 1
-    assert_regex "$stderr" "^sortex: error: .*$pattern"
-    assert_file_not_exists "$OUT"
-    assert_equal "$(checksum "$IN")" "$SUM"
-    [[ -z $(find "$BATS_TEST_TMPDIR" -name '*.sortex-tmp.*') ]]
+    one_error_line "$pattern"
+    nothing_written
 }
 
 @test "a missing input is refused and named" {
@@ -56,7 +51,7 @@ expect_usage_error() {
 
 @test "an output equal to the input is refused and the input kept" {
     OUT=$IN
-    run --separate-stderr timeout 60 mpirun -q -np 3 --oversubscribe "$SORTEX" --input "$IN" --output "$IN"
+    run --separate-stderr mpi 3 -q "$SORTEX" --input "$IN" --output "$IN"
     assert_equal "$status" 2
     assert_regex "$stderr" "output is the input"
     assert_equal "$(checksum "$IN")" "$SUM"
@@ -64,8 +59,7 @@ expect_usage_error() {
 
 @test "an output that is a hard link to the input is refused" {
     ln "$IN" "$BATS_TEST_TMPDIR/link.bin"
-    run --separate-stderr timeout 60 mpirun -q -np 2 --oversubscribe "$SORTEX" --input "$IN" \
-        --output "$BATS_TEST_TMPDIR/link.bin"
+    run --separate-stderr mpi 2 -q "$SORTEX" --input "$IN" --output "$BATS_TEST_TMPDIR/link.bin"
     assert_equal "$status" 2
     assert_regex "$stderr" "output is the input"
     assert_equal "$(checksum "$IN")" "$SUM"
@@ -75,21 +69,18 @@ expect_usage_error() {
     local target=$BATS_TEST_TMPDIR/target.bin
     echo keep >"$target"
     ln -s "$target" "$BATS_TEST_TMPDIR/link.bin"
-    run --separate-stderr timeout 60 mpirun -q -np 3 --oversubscribe "$SORTEX" --input "$IN" \
-        --output "$BATS_TEST_TMPDIR/link.bin"
+    run --separate-stderr mpi 3 -q "$SORTEX" --input "$IN" --output "$BATS_TEST_TMPDIR/link.bin"
     assert_equal "$status" 2
     assert_regex "$stderr" "^sortex: error: output is a symbolic link; name its target"
     assert_link_exists "$BATS_TEST_TMPDIR/link.bin"
     assert_equal "$(cat "$target")" keep
     mkfifo "$BATS_TEST_TMPDIR/fifo"
-    run --separate-stderr timeout 60 mpirun -q -np 2 --oversubscribe "$SORTEX" --input "$IN" \
-        --output "$BATS_TEST_TMPDIR/fifo"
+    run --separate-stderr mpi 2 -q "$SORTEX" --input "$IN" --output "$BATS_TEST_TMPDIR/fifo"
     assert_equal "$status" 2
     assert_regex "$stderr" "^sortex: error: output exists and is not a regular file"
     assert_fifo_exists "$BATS_TEST_TMPDIR/fifo"
     # As root a rename over /dev/null would replace the device with a data file.
-    run --separate-stderr timeout 60 mpirun -q -np 2 --oversubscribe "$SORTEX" --input "$IN" \
-        --output /dev/null
+    run --separate-stderr mpi 2 -q "$SORTEX" --input "$IN" --output /dev/null
     assert_equal "$status" 2
     assert_character_exists /dev/null
     assert_equal "$(checksum "$IN")" "$SUM"
@@ -169,14 +160,11 @@ expect_usage_error() {
     # Each case of the unit program on every rank, on rank 0 only and on the last rank only: the
     # same code everywhere, one error line for the job, valid calls still sorting correctly; a
     # crash, a hang (the timeout) or a rank returning otherwise fails it.
-    local unit=$SORTEX_BUILD/tests/test_args_mpi np ncases
-    [[ -x $unit ]] || fail "missing $unit (run make unit)"
-    ncases=$("$unit" --list | wc -l)
+    local np ncases
+    ncases=$("$SORTEX_BUILD/tests/test_args_mpi" --list | wc -l)
     [[ $ncases -ge 100 ]] || fail "only $ncases cases listed"
     for np in 1 2 3 4; do
-        run_mpi "$np" "$unit" "$BATS_TEST_TMPDIR"
-        assert_success
-        refute_output --partial "FAIL"
+        run_unit -np "$np" test_args_mpi dir="$BATS_TEST_TMPDIR"
         # Every listed case ran: "ok", or "skip" for what one rank cannot do.
         assert_equal "$(grep -cE '^(ok|skip) ' <<<"$output")" "$ncases"
         assert_line "ok sort/keys-null"

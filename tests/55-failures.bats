@@ -1,29 +1,17 @@
 #!/usr/bin/env bats
-# Failures while sorting: injected in every phase, a full filesystem, a rank killed mid-run,
-# a memory limit. Every case: non-zero exit, no file under the output name, no temporary file
-# left behind, the input unchanged.
+# Failures while sorting: injected in every phase and on every rank, a full filesystem, a rank
+# killed mid-run, a memory limit. Every case: non-zero exit, one error line where it is told, no
+# file under the output name, no temporary file left behind, the input unchanged.
 # bats serial
 bats_require_minimum_version 1.5.0
 load helper
 
 setup() {
-    IN=$BATS_TEST_TMPDIR/in.bin
-    OUT=$BATS_TEST_TMPDIR/out.bin
-    python3 -c "import os; open('$IN', 'wb').write(os.urandom(8 * 100003))"
-    SUM=$(checksum "$IN")
+    setup_input 100003
 }
 
 teardown() {
-    if [[ -n ${SMALL:-} ]] && mountpoint -q "$SMALL"; then
-        umount "$SMALL"
-    fi
-}
-
-# nothing_written DIR: no output, no temporary file, the input as it was.
-nothing_written() {
-    assert_file_not_exists "$OUT"
-    [[ -z $(find "${1:-$BATS_TEST_TMPDIR}" -name '*.sortex-tmp.*') ]]
-    assert_equal "$(checksum "$IN")" "$SUM"
+    unmount_small
 }
 
 @test "a failure in any phase on any rank fails the job and writes nothing" {
@@ -37,10 +25,27 @@ nothing_written() {
     done
 }
 
+@test "one failure on every rank gives one error line" {
+    run --separate-stderr mpi 3 -q "$SORTEX" --input "$IN" --output "$OUT" --mem-limit 1 \
+        --external never
+    assert_equal "$status" 3
+    one_error_line "rank 0: key buffers of [0-9]+ bytes exceed --mem-limit"
+    nothing_written
+    run --separate-stderr mpi 3 -q "$SORTEX" --input "$IN" --output "$OUT" --mem-limit 1
+    assert_equal "$status" 3
+    one_error_line "rank 0: external: a memory of 1 bytes cannot hold the buffers"
+    nothing_written
+    local phase
+    for phase in read local_sort exchange write; do
+        SORTEX_FAIL=$phase run --separate-stderr mpi 4 -q "$SORTEX" --input "$IN" --output "$OUT"
+        assert_equal "$status" 3
+        one_error_line "rank 0: $phase: injected failure"
+        nothing_written
+    done
+}
+
 @test "a full filesystem fails the write cleanly and removes the temporary file" {
-    SMALL=$BATS_TEST_TMPDIR/small
-    mkdir -p "$SMALL"
-    mount -t tmpfs -o size=256k tmpfs "$SMALL" 2>/dev/null || skip "cannot mount a tmpfs here"
+    mount_small 256k
     OUT=$SMALL/out.bin
     run --separate-stderr mpi 3 -q "$SORTEX" --input "$IN" --output "$OUT"
     assert_equal "$status" 3
@@ -49,19 +54,10 @@ nothing_written() {
 }
 
 @test "killing one rank mid-exchange ends the whole job within seconds, with no output" {
-    local log=$BATS_TEST_TMPDIR/job.log pid start
-    SORTEX_STALL=exchange:1:60 mpi 3 "$SORTEX" --input "$IN" --output "$OUT" >"$log" 2>&1 &
-    local job=$!
-    for _ in $(seq 100); do
-        pid=$(grep -oP 'rank 1 pid \K[0-9]+' "$log" || true)
-        [[ -n $pid ]] && break
-        sleep 0.1
-    done
-    [[ -n $pid ]]
-    start=$(date +%s)
-    kill -9 "$pid"
-    local rc=0
-    wait "$job" || rc=$?
+    local start
+    # Rank 1 stalls in the exchange, the only rank that does: it is the one killed.
+    stall_then 'start=$(date +%s); kill -9 "$rank_pid"' exchange:1:60 mpi 3 "$SORTEX" \
+        --input "$IN" --output "$OUT"
     [[ $rc -ne 0 ]]
     (($(date +%s) - start <= 10))
     nothing_written

@@ -54,14 +54,15 @@ PY
     assert_output --partial "verdict:   valid"
 }
 
-# threads_of CMD...: runs a 2-rank-or-less sort through CMD (a launcher prefix) and prints the
-# thread count the stats file records.
+# threads_of NP [CMD...]: sorts on NP ranks (mpi), the job started under CMD (env, taskset: a
+# command that runs its arguments), and prints the thread count the stats file records.
 threads_of() {
-    local in out
+    local np=$1 in out
+    shift
     in=$(gen_input uniform 100000 1)
     out=$BATS_TEST_TMPDIR/out.bin
-    "$@" "$SORTEX" --input "$in" --output "$out" --stats "$BATS_TEST_TMPDIR/t.json" \
-        >/dev/null 2>&1 || return 1
+    "$@" bash -c 'mpi "$@"' mpi "$np" "$SORTEX" --input "$in" --output "$out" \
+        --stats "$BATS_TEST_TMPDIR/t.json" >/dev/null 2>&1 || return 1
     "$VERIFY" "$out" --input "$in" >/dev/null || return 1
     python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["threads"])' \
         "$BATS_TEST_TMPDIR/t.json"
@@ -86,17 +87,16 @@ threads_of() {
 @test "the default thread count follows OMP_NUM_THREADS, Slurm's CPUs per task and the affinity mask" {
     local cpus
     cpus=$(nproc)
-    run threads_of env -u OMP_NUM_THREADS timeout 60 mpirun -np 1 --bind-to none
+    run threads_of 1 env -u OMP_NUM_THREADS
     assert_output "$cpus"
-    run threads_of env -u OMP_NUM_THREADS taskset -c 0 timeout 60 mpirun -np 1 --bind-to none
+    run threads_of 1 env -u OMP_NUM_THREADS taskset -c 0
     assert_output "1"
-    run threads_of env OMP_NUM_THREADS=3 timeout 60 mpirun -np 1 --bind-to none
+    run threads_of 1 env OMP_NUM_THREADS=3
     assert_output "3"
-    run threads_of env -u OMP_NUM_THREADS SLURM_CPUS_PER_TASK=2 timeout 60 mpirun -np 1 \
-        --bind-to none
+    run threads_of 1 env -u OMP_NUM_THREADS SLURM_CPUS_PER_TASK=2
     assert_output "2"
     # Two unbound ranks share the node's CPUs; bound to a core each, each has one.
-    run threads_of env -u OMP_NUM_THREADS timeout 60 mpirun -np 2 --oversubscribe --bind-to none
+    run threads_of 2 env -u OMP_NUM_THREADS
     assert_output "$((cpus / 2 > 0 ? cpus / 2 : 1))"
 }
 

@@ -281,7 +281,7 @@ more than 2^40 bytes, the most a rank may (8-byte elements; --bytes' limit too)"
     check_tables_read "$res"
     # The results page leads with the findings, generated from these files.
     run grep -m1 '^## ' "$res/README.md"
-    assert_output "## Findings: which back-end when"
+    assert_output "## Findings: which back-end to use"
     # The local-sort suite either ran or says why not.
     run python3 -c 'import json, sys; s = json.load(open(sys.argv[1]))["suites"]["localsort"];
 print(s["status"], s.get("reason", ""))' "$res/runs.json"
@@ -349,7 +349,7 @@ check_findings() {
     python3 - "$1" "$2" <<'PY'
 import csv, re, sys
 page, results = open(sys.argv[1]).read(), sys.argv[2]
-m = re.search(r"^## Findings: which back-end when\n(.*?)^## ", page, re.S | re.M)
+m = re.search(r"^## Findings: which back-end to use\n(.*?)^## ", page, re.S | re.M)
 assert m, "no Findings section"
 units = {"µs": 1e-6, "ms": 1e-3, "s": 1.0}
 scale = {"B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30}
@@ -404,7 +404,7 @@ PY
     run python3 "$TOP/bench/report.py" readme "$res"
     assert_success
     run grep -m1 '^## ' "$res/README.md"
-    assert_output "## Findings: which back-end when"
+    assert_output "## Findings: which back-end to use"
     # Links and regimes the findings must cover, as the files hold them.
     run grep -c '^| one node | [0-9]' "$res/README.md"
     assert [ "$output" -ge 5 ]
@@ -429,6 +429,82 @@ PY
     assert_success
 }
 
+@test "bench/run --smoke --suites exchange,xmodel calibrates, fits the models and times auto's picks" {
+    local res=$BATS_TEST_TMPDIR/results
+    run "$RUN" --smoke --suites exchange,xmodel --results "$res" --no-plots
+    assert_success
+    # The calibration ran first, with the suite's ranks, and sortex-sched reads its file.
+    assert_file_exists "$res/exchange/calibrated.txt"
+    run -0 "$SORTEX_BIN/sortex-sched" --machine "$res/exchange/calibrated.txt" --pattern bucket \
+        --ranks 2
+    assert_line --regexp '^machine the file given .*calibrated.txt \(sortex-sched --calibrate, '
+    for f in model auto; do
+        assert_file_exists "$res/xmodel/$f.csv"
+        assert_file_exists "$res/xmodel/$f.meta.json"
+    done
+    # Every measured row has its prediction, which is sortex-sched's with the fitted machine
+    # file; its ratio is measured over predicted; auto's pick is the least prediction of the
+    # case and its regret its measured time over the fastest's.
+    python3 - "$res" "$SORTEX_BIN/sortex-sched" <<'PY'
+import csv, json, subprocess, sys
+res, sched = sys.argv[1], sys.argv[2]
+model = list(csv.DictReader(open(res + "/xmodel/model.csv")))
+meas = [r for r in csv.DictReader(open(res + "/exchange/sizes-p2.csv"))]
+assert len(model) == len(meas) > 0, (len(model), len(meas))
+meta = json.load(open(res + "/xmodel/model.meta.json"))
+assert sorted(meta["columns"]) == sorted(model[0]) and all(meta["columns"].values())
+assert "calibrated" in meta["constants"], meta["constants"]
+for r in model[:6]:
+    out = subprocess.run([sched, "--machine", res + "/xmodel/machine.txt", "--pattern",
+                          r["pattern"] + (":" + r["param"] if r["param"] else ""), "--ranks",
+                          r["P"], "--volume", r["bytes_per_rank"], "--csv",
+                          "--algos", r["model"]], capture_output=True, text=True, check=True)
+    pred = float(next(csv.DictReader(out.stdout.splitlines()))["predicted_seconds"])
+    assert abs(pred / float(r["predicted_s"]) - 1) < 1e-4, (r, pred)
+    assert abs(float(r["t_med_s"]) / float(r["predicted_s"]) / float(r["ratio"]) - 1) < 1e-3, r
+auto = list(csv.DictReader(open(res + "/xmodel/auto.csv")))
+assert len(auto) == 6, len(auto)
+for a in auto:
+    case = [r for r in model if (r["pattern"], r["param"], r["bytes_per_rank"]) ==
+            (a["pattern"], a["param"], a["bytes_per_rank"]) and
+            not r["backend"].startswith("ompi")]
+    pick = min(case, key=lambda r: float(r["predicted_s"]))
+    best = min(case, key=lambda r: float(r["t_med_s"]))
+    assert a["auto"] == pick["backend"] and a["best"] == best["backend"], (a, pick, best)
+    assert abs(float(a["regret"]) - float(pick["t_med_s"]) / float(best["t_med_s"])) < 1e-3, a
+    assert float(a["regret"]) >= 1 and float(a["alltoallv_regret"]) >= 1, a
+s = json.load(open(res + "/runs.json"))["suites"]["xmodel"]
+assert s["status"] == "ran" and s["summary"]["one node"]["auto_cases"] == 6, s
+PY
+}
+
+@test "make demo's script times the back-ends and a few sorts and ends with a conclusion" {
+    run env DEMO_NP=2 DEMO_N=200000 DEMO_BYTES=4Ki,256Ki DEMO_REPS=2 TMPDIR="$BATS_TEST_TMPDIR" \
+        "$TOP/tools/demo.sh"
+    assert_success
+    # Both parts, every column explained, and every sort verified.
+    assert_line --regexp '^   pattern +per rank +fastest +alltoallv +auto.s pick'
+    [[ $(grep -cE '^   (bucket|onehot:50) ' <<<"$output") -eq 4 ]] || fail "four exchange cases"
+    assert_line --regexp '^   input +exchange +ran +read +lsort +select +xchg +finish +write'
+    [[ $(grep -cE '^   (uniform|zipf) +(auto|alltoallv) ' <<<"$output") -eq 4 ]] ||
+        fail "four sorts"
+    local word
+    for word in "read, the MPI-IO" "lsort, the local" "select, choosing" "xchg, the exchange"         "finish, the merge" "imbal: the largest" "share: xchg over" "auto's pick: what"; do
+        assert_output --partial "$word"
+    done
+    # The last lines conclude from what was measured, and point at make bench.
+    local n=${#lines[@]}
+    [[ ${lines[n - 3]} =~ ^Conclusion\ \([0-9]+\ s\):\ on\ 2\ ranks\ here,\ \`([a-z]+)\`\ was\ the\ fastest ]] ||
+        fail "conclusion: ${lines[n - 3]}"
+    local fastest=${BASH_REMATCH[1]}
+    grep -qE "^   (bucket|onehot:50) +[0-9]+Ki +$fastest " <<<"$output" ||
+        fail "$fastest is named fastest but fastest in no case"
+    assert_regex "${lines[n - 2]}" '^In the sorts \(auto ran [a-z, ]+\), the exchange was [0-9]+% to [0-9]+% of the in-memory work'
+    assert_regex "${lines[n - 1]}" 'make bench'
+    run ls "$BATS_TEST_TMPDIR"
+    refute_output --partial sortex-demo
+}
+
 # check_model_files RESULTS: the model suite's files agree with what they rest on: each measured
 # median (and share of the machine other work took) is the median of the verified launches in
 # launches.csv, each ratio the median over the prediction, each prediction what sortex-sched
@@ -442,7 +518,8 @@ d = res + "/model/"
 rows = list(csv.DictReader(open(d + "validation.csv")))
 launches = list(csv.DictReader(open(d + "launches.csv")))
 meta = json.load(open(d + "validation.meta.json"))
-machine = dict(l.split() for l in open(d + "machine.txt") if l.strip() and l[0] != "#")
+machine = dict(l.split(None, 1) for l in open(d + "machine.txt")
+               if l.strip() and not l.startswith(("#", "origin ", "factor ")))
 bad = []
 # alpha and beta are the ping-pong's, not the built-in constants.
 pp = {l.split()[0]: float(l.split()[1]) for l in meta["pingpong"]}

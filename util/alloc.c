@@ -2,6 +2,7 @@
 #include "util/alloc.h"
 
 #include <errno.h>
+#include <malloc.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -103,6 +104,18 @@ void util_copy(void *dst, const void *src, size_t size)
     for (size_t off = 0; off < size; off += UTIL_COPY_BLOCK) {
         size_t len = size - off < UTIL_COPY_BLOCK ? size - off : UTIL_COPY_BLOCK;
         memcpy(d + off, s + off, len);
+    }
+}
+
+/* jemalloc's MALLCTL_ARENAS_ALL: "arena.4096.purge" purges every arena. */
+#define JEMALLOC_ARENAS_ALL "4096"
+
+void util_release(void)
+{
+    if (mallctl != NULL) {
+        (void)mallctl("arena." JEMALLOC_ARENAS_ALL ".purge", NULL, NULL, NULL, 0);
+    } else {
+        (void)malloc_trim(0);
     }
 }
 

@@ -57,6 +57,14 @@ void util_pretouch(void *ptr, size_t size, int threads);
  */
 void util_copy(void *dst, const void *src, size_t size);
 
+/**
+ * Gives the memory freed so far back to the system now. jemalloc keeps freed pages for about
+ * ten seconds before it returns them (its decay), so one phase's freed buffers and the next
+ * phase's new ones would both count against a memory budget; the external sort calls this
+ * between its phases. glibc's malloc_trim() where jemalloc is absent.
+ */
+void util_release(void);
+
 /** Names the allocator in use, e.g. "jemalloc 5.3.0-0-g54eaed1d8b56" when the process has
  * jemalloc, else "glibc malloc". */
 const char *util_allocator_name(void);

@@ -133,29 +133,6 @@ void util_format_describe(const struct util_format *f, char *buf, size_t cap)
 
 /* ---- the format options -------------------------------------------------------------------- */
 
-void util_format_usage(FILE *out, int col)
-{
-    /* An option, then its description in lines of at most 52 characters ("" continues); the
-     * largest record is UTIL_RECORD_MAX's. */
-    char records[64];
-    (void)snprintf(records, sizeof(records), "instead, records of R bytes (1..%zu) whose key",
-                   UTIL_RECORD_MAX);
-    const char *const lines[][2] = {
-        {"--format NAME", "record format (default: u64): u64, i64, f64 (8-byte"},
-        {"", "little-endian numbers) or gensort (100-byte records,"},
-        {"", "10-byte key at offset 0); --type is an alias"},
-        {"--record-size R", records},
-        {"", "compares as unsigned bytes (memcmp order), with"},
-        {"--key-offset O", "the key's first byte in the record (default: 0)"},
-        {"--key-size K", "the key's length in bytes (default: R - O)"},
-    };
-    for (size_t i = 0; i < sizeof(lines) / sizeof(lines[0]); i++) {
-        int w = fprintf(out, "      %s", lines[i][0]);
-        w = w < 0 ? 0 : w;
-        fprintf(out, "%*s%s\n", w + 1 < col ? col - w : 1, "", lines[i][1]);
-    }
-}
-
 void util_format_args_init(struct util_format_args *a)
 {
     memset(a, 0, sizeof(*a));
@@ -175,31 +152,31 @@ static int parse_layout_number(const char *flag, const char *arg, uint64_t *out)
     return UTIL_OK;
 }
 
-int util_format_option(struct util_format_args *a, int opt, const char *arg)
+int util_format_parse(const struct util_cli_opt *opt, const char *arg, void *dest, bool quiet)
 {
+    (void)quiet;
+    struct util_format_args *a = (struct util_format_args *)((char *)dest + opt->off);
     char names[128];
-    switch (opt) {
-    case UTIL_FORMAT_OPT_FORMAT:
-        a->named = util_format_find(arg);
-        if (a->named == NULL) {
-            util_format_names(names, sizeof(names));
-            return util_error("unknown format, expected one of %s or a layout (--record-size) "
-                              "(%s)",
-                              names, arg);
-        }
-        return UTIL_OK;
-    case UTIL_FORMAT_OPT_RECORD_SIZE:
+    if (strcmp(opt->name, "record-size") == 0) {
         a->have_record_size = true;
         return parse_layout_number("--record-size", arg, &a->record_size);
-    case UTIL_FORMAT_OPT_KEY_OFFSET:
+    }
+    if (strcmp(opt->name, "key-offset") == 0) {
         a->have_key_offset = true;
         return parse_layout_number("--key-offset", arg, &a->key_offset);
-    case UTIL_FORMAT_OPT_KEY_SIZE:
+    }
+    if (strcmp(opt->name, "key-size") == 0) {
         a->have_key_size = true;
         return parse_layout_number("--key-size", arg, &a->key_size);
-    default:
-        return util_error("not a format option (%d)", opt);
     }
+    /* --format and its alias --type */
+    a->named = util_format_find(arg);
+    if (a->named == NULL) {
+        util_format_names(names, sizeof(names));
+        return util_error("unknown format, expected one of %s or a layout (--record-size) (%s)",
+                          names, arg);
+    }
+    return UTIL_OK;
 }
 
 int util_format_resolve(struct util_format_args *a, const struct util_format *dflt,

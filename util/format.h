@@ -20,6 +20,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "util/cli.h"
+
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "sortex reads little-endian key files and supports little-endian hosts only"
 #endif
@@ -88,8 +90,8 @@ bool util_format_same_layout(const struct util_format *a, const struct util_form
 void util_format_describe(const struct util_format *f, char *buf, size_t cap);
 
 /*
- * The format options, one parser for every program (sortex, sortex-gen, sortex-verify,
- * sortex-xbench), so that they take the same flags the same way:
+ * The format options, rows of every program's command-line table (util/cli.h: sortex,
+ * sortex-gen, sortex-verify), so that they take the same flags the same way:
  *
  *   --format NAME (alias --type)   a named format: u64, i64, f64, gensort
  *   --record-size R                a layout of R-byte records (1..UTIL_RECORD_MAX) ...
@@ -101,34 +103,40 @@ void util_format_describe(const struct util_format *f, char *buf, size_t cap);
  * when both describe the same layout and refused otherwise; O and K then default to the named
  * format's (--format gensort --record-size 100 is gensort, --record-size 13 is refused).
  *
- * Use: put UTIL_FORMAT_LONG_OPTIONS into the getopt_long() table; hand every option for which
- * util_format_is_option() is true to util_format_option(); after the loop, call
- * util_format_resolve() once. Every error is one line through util_error() and UTIL_EUSAGE.
+ * Use: put UTIL_FORMAT_ROWS() into the program's table, its field a struct util_format_args;
+ * after parsing, call util_format_resolve() once. Every error is one line through util_error()
+ * and UTIL_EUSAGE.
  */
-
-/** getopt_long() values of the format options, far above any program's own option values. */
-enum util_format_opt {
-    UTIL_FORMAT_OPT_FORMAT = 0x4000,
-    UTIL_FORMAT_OPT_RECORD_SIZE,
-    UTIL_FORMAT_OPT_KEY_OFFSET,
-    UTIL_FORMAT_OPT_KEY_SIZE,
-    UTIL_FORMAT_OPT_END /* one past the last */
-};
-
-/** The struct option entries of the format options, for a program's getopt_long() table
- * (the program includes <getopt.h>). */
-#define UTIL_FORMAT_LONG_OPTIONS                                                                   \
-    {"format", required_argument, NULL, UTIL_FORMAT_OPT_FORMAT},                                   \
-        {"type", required_argument, NULL, UTIL_FORMAT_OPT_FORMAT},                                 \
-        {"record-size", required_argument, NULL, UTIL_FORMAT_OPT_RECORD_SIZE},                     \
-        {"key-offset", required_argument, NULL, UTIL_FORMAT_OPT_KEY_OFFSET},                       \
-        {"key-size", required_argument, NULL, UTIL_FORMAT_OPT_KEY_SIZE}
 
 /**
- * Prints the --help lines of the format options on @out: each option indented by six spaces, its
- * description starting at column @col (the program's own, 22 to 26), lines within 80 columns.
+ * The parse function of the format rows: records the option (the row's name) with value @arg
+ * in the struct util_format_args the row points to. Returns 0, or UTIL_EUSAGE after one error
+ * line: an unknown format name (the line lists the names), a number that is not a count.
  */
-void util_format_usage(FILE *out, int col);
+int util_format_parse(const struct util_cli_opt *opt, const char *arg, void *dest, bool quiet);
+
+/* clang-format off */
+/** The rows of the format options, filling the struct util_format_args @field of @type; their
+ * help as every program's --help states it. */
+#define UTIL_FORMAT_ROWS(type, field)                                                              \
+    {.name = "format", .arg = "NAME", .def = "u64",                                                \
+     .help = "record format (default: {def}): u64, i64, f64 (8-byte\n"                            \
+             "little-endian numbers) or gensort (100-byte records,\n"                              \
+             "10-byte key at offset 0); --type is an alias",                                       \
+     .parse = util_format_parse, UTIL_CLI_DEST(type, field)},                                      \
+        {.name = "type", .arg = "NAME", .parse = util_format_parse, UTIL_CLI_DEST(type, field)},   \
+        {.name = "record-size", .arg = "R",                                                       \
+         .help = "instead, records of R bytes ({min}..{max}) whose key\n"                          \
+                 "compares as unsigned bytes (memcmp order), with",                                \
+         .parse = util_format_parse, UTIL_CLI_DEST(type, field), .min = 1,                        \
+         .max = UTIL_RECORD_MAX},                                                                  \
+        {.name = "key-offset", .arg = "O", .def = "0",                                             \
+         .help = "the key's first byte in the record (default: {def})",                            \
+         .parse = util_format_parse, UTIL_CLI_DEST(type, field)},                                  \
+        {.name = "key-size", .arg = "K", .def = "R - O",                                           \
+         .help = "the key's length in bytes (default: {def})", .parse = util_format_parse,         \
+         UTIL_CLI_DEST(type, field)}
+/* clang-format on */
 
 /** What the format options said. Zero-initialise it (or use util_format_args_init()). */
 struct util_format_args {
@@ -142,20 +150,8 @@ struct util_format_args {
 /** Sets @a to "no format option given". */
 void util_format_args_init(struct util_format_args *a);
 
-/** True when getopt_long() value @opt is one of the format options. */
-static inline bool util_format_is_option(int opt)
-{
-    return opt >= UTIL_FORMAT_OPT_FORMAT && opt < UTIL_FORMAT_OPT_END;
-}
-
 /** True when at least one format option was given. */
 bool util_format_given(const struct util_format_args *a);
-
-/**
- * Records format option @opt with value @arg. Returns 0, or UTIL_EUSAGE after one error line:
- * an unknown format name (the line lists the names), a number that is not a count.
- */
-int util_format_option(struct util_format_args *a, int opt, const char *arg);
 
 /**
  * The format the options describe, into *@out: the named format, the layout (checked by

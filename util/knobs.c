@@ -43,25 +43,29 @@ static const struct util_knob_info table[UTIL_KNOB_COUNT] = {
     [UTIL_KNOB_KERNEL] =
         {"SORTEX_KERNEL", UTIL_KNOB_SETTING, UTIL_KNOB_WORD_T, 0, 0, 0, "radix,vqsort", "auto", "",
          "the local sort's in-cache kernel; auto: the faster on this CPU, by a calibration of "
-         "about 10 ms at the first sort [sort/local_sort.c]"},
+         "about 10 ms at the first sort [local/tuning.c]"},
     [UTIL_KNOB_SCATTER] =
         {"SORTEX_SCATTER", UTIL_KNOB_SETTING, UTIL_KNOB_WORD_T, 0, 0, 0, "plain,stream", "auto", "",
          "how the local sort's spread passes larger than the caches write their buckets: "
          "plain stores or streaming stores; auto: the faster, timed by each pass on its first "
-         "keys [sort/local_sort.c]"},
+         "keys [local/tuning.c]"},
     [UTIL_KNOB_MODEL_ALPHA] =
         {"SORTEX_MODEL_ALPHA", UTIL_KNOB_SETTING, UTIL_KNOB_COUNT_T, 0, 0, UINT64_MAX, NULL,
-         "the models'", "ns",
-         "--exchange auto and --progress price the back-ends with this start-up time a message "
-         "(sortex-sched --ping-pong measures it; unset: the models' own, as sortex-sched --help "
-         "gives it) [sort/exchange.c]"},
+         "the machine's", "ns",
+         "overrides the machine file's start-up time a message with which --exchange auto and "
+         "--progress price the back-ends (sortex-sched --calibrate measures the file) "
+         "[sort/exchange.c]"},
     [UTIL_KNOB_MODEL_BETA] =
         {"SORTEX_MODEL_BETA", UTIL_KNOB_SETTING, UTIL_KNOB_COUNT_T, 0, 0, UINT64_MAX, NULL,
-         "the models'", "ps/byte",
-         "--exchange auto and --progress price the back-ends with this time a byte on a link "
-         "(100: 10 GB/s; sortex-sched --ping-pong measures it; unset: the models' own, as "
-         "sortex-sched --help gives it) "
-         "[sort/exchange.c]"},
+         "the machine's", "ps/byte",
+         "overrides the machine file's time a byte on a link for the same pricing (100: "
+         "10 GB/s) [sort/exchange.c]"},
+    [UTIL_KNOB_MACHINE] =
+        {"SORTEX_MACHINE", UTIL_KNOB_SETTING, UTIL_KNOB_TEXT_T, 0, 0, 0, NULL,
+         "~/.config/sortex/machine.txt", "",
+         "the machine file (sortex-sched --calibrate writes one) with which --exchange auto, "
+         "--progress and sortex-sched price the back-ends when --machine names none; unset and "
+         "without that file: built-in constants of a project machine [exchange/machine.c]"},
     [UTIL_KNOB_L1D_BYTES] =
         {"SORTEX_L1D_BYTES", UTIL_KNOB_SETTING, UTIL_KNOB_COUNT_T, 0, 1024, UINT64_MAX, NULL,
          "as read", "bytes",
@@ -82,6 +86,15 @@ static const struct util_knob_info table[UTIL_KNOB_COUNT] = {
          "",
          "the directory of the external sort's temporary files when --temp-dir is not given "
          "(the usual variable) [sort/ext.c]"},
+    [UTIL_KNOB_XDG_CONFIG_HOME] =
+        {"XDG_CONFIG_HOME", UTIL_KNOB_SETTING, UTIL_KNOB_TEXT_T, 0, 0, 0, NULL, "$HOME/.config",
+         "", "the directory of the user's configuration (the usual variable): the machine file "
+             "is sortex/machine.txt in it [exchange/machine.c]"},
+    [UTIL_KNOB_HOME] =
+        {"HOME", UTIL_KNOB_SETTING, UTIL_KNOB_TEXT_T, 0, 0, 0, NULL, "as the system sets it", "",
+         "the user's home directory (the usual variable): the machine file is "
+         ".config/sortex/machine.txt in it unless XDG_CONFIG_HOME says otherwise "
+         "[exchange/machine.c]"},
     [UTIL_KNOB_INT_LIMIT] =
         {"SORTEX_INT_LIMIT", UTIL_KNOB_HOOK, UTIL_KNOB_COUNT_T, 2147483647, 1, 2147483647, NULL,
          "INT_MAX", "bytes",

@@ -30,10 +30,13 @@ enum util_knob {
     UTIL_KNOB_SCATTER,         /* the local sort's large spread passes: plain or stream */
     UTIL_KNOB_MODEL_ALPHA,     /* --exchange auto: the model's start-up, ns */
     UTIL_KNOB_MODEL_BETA,      /* --exchange auto: the model's seconds a byte, in ps */
+    UTIL_KNOB_MACHINE,         /* --exchange auto: the machine file of the cost models */
     UTIL_KNOB_L1D_BYTES,       /* the L1 data cache the local sort plans for */
     UTIL_KNOB_L2_BYTES,        /* the L2 cache the local sort plans for */
     UTIL_KNOB_OMP_THREADS,     /* OpenMP's own: when set, the threads per rank */
     UTIL_KNOB_TMPDIR,          /* the temporary files' directory of the external sort */
+    UTIL_KNOB_XDG_CONFIG_HOME, /* where the user's machine file lives (sortex/machine.txt) */
+    UTIL_KNOB_HOME,            /* ... else under $HOME/.config */
     /* test hooks */
     UTIL_KNOB_INT_LIMIT,      /* largest count handed to one MPI call */
     UTIL_KNOB_FWD_RING_BYTES, /* forwarding ring size */

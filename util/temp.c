@@ -145,6 +145,19 @@ FILE *util_temp_fopen(const char *final, char **name)
     return f;
 }
 
+int util_temp_fclose(FILE *f, const char *path, const char *final)
+{
+    int bad = ferror(f);
+    errno = 0;
+    bad = fclose(f) != 0 || bad;
+    if (bad) {
+        int rc = errno ? errno : EIO;
+        (void)util_temp_remove(path);
+        return rc;
+    }
+    return util_temp_commit(path, final);
+}
+
 int util_temp_space(int fd, uint64_t bytes, uint64_t *avail)
 {
     struct statvfs vfs;

@@ -90,6 +90,13 @@ int util_temp_commit(const char *path, const char *final);
  */
 int util_temp_remove(const char *path);
 
+/**
+ * Closes @f, a stream from util_temp_fopen() of @path, and renames it to @final
+ * (util_temp_commit()) when every write and the close succeeded; else removes it. Returns 0 or
+ * a code for util_temp_strerror().
+ */
+int util_temp_fclose(FILE *f, const char *path, const char *final);
+
 /** The words for a code of util_temp_commit() or util_temp_remove(). */
 const char *util_temp_strerror(int code);
 

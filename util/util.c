@@ -95,6 +95,11 @@ void util_report_defer(bool on)
     defer_on = on;
 }
 
+bool util_report_deferring(void)
+{
+    return defer_on;
+}
+
 bool util_report_pending(void)
 {
     return __atomic_load_n(&pending_taken, __ATOMIC_ACQUIRE) != 0;
@@ -246,6 +251,37 @@ int util_split_list(const char *text, const char *what, char *buf, size_t cap, c
             return UTIL_OK;
         }
         item = comma + 1;
+    }
+}
+
+int util_name_find(const struct util_name *names, const char *name)
+{
+    for (int i = 0; names[i].name != NULL; i++) {
+        if (strcmp(names[i].name, name) == 0) {
+            return names[i].value;
+        }
+    }
+    return -1;
+}
+
+const char *util_name_of(const struct util_name *names, int v)
+{
+    for (int i = 0; names[i].name != NULL; i++) {
+        if (names[i].value == v) {
+            return names[i].name;
+        }
+    }
+    return "?";
+}
+
+void util_names_join(const struct util_name *names, char *buf, size_t cap)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int i = 0; names[i].name != NULL && used < cap; i++) {
+        const char *sep = i == 0 ? "" : names[i + 1].name == NULL ? " or " : ", ";
+        int k = snprintf(buf + used, cap - used, "%s%s", sep, names[i].name);
+        used += k > 0 ? (size_t)k : 0;
     }
 }
 

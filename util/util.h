@@ -69,6 +69,8 @@ void util_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void util_report_defer(bool on);
 /** True when an error line is being kept. */
 bool util_report_pending(void);
+/** True while deferral is on (to restore it after turning it on for a moment). */
+bool util_report_deferring(void);
 /** Prints the kept error line (when @print) and forgets it. */
 void util_report_release(bool print);
 
@@ -92,6 +94,24 @@ int util_parse_double(const char *s, double lo, double hi, double *out);
  */
 int util_split_list(const char *text, const char *what, char *buf, size_t cap, char **items,
                     int max, int *n);
+
+/*
+ * Name tables: the names of an enum's values, one table per enum, which every command line,
+ * report and error line reads. A table lists its names in the order help and errors give them,
+ * each with its value, and ends with {NULL, 0}.
+ */
+struct util_name {
+    const char *name;
+    int value;
+};
+
+/** The value of @name in @names, or -1 when it is none of them. */
+int util_name_find(const struct util_name *names, const char *name);
+/** The name of value @v in @names, or "?" when @v is none of its values. */
+const char *util_name_of(const struct util_name *names, int v);
+/** Writes the names into @buf as a sentence lists them, "auto, eps, exact or sample" (always
+ * terminated). */
+void util_names_join(const struct util_name *names, char *buf, size_t cap);
 
 /**
  * Makes the program's exit check standard output: at exit it is flushed, and when a write to it

@@ -347,30 +347,85 @@ static uint64_t seq_bytes(const struct seq *s)
     return s->total * s->rsize;
 }
 
-int verify_files(const struct verify_config *cfg, struct verify_result *res)
+/* Check the configuration: the files, the key type (*type: u64 unless the caller chose one) and
+ * the block size (*block_bytes: VERIFY_BLOCK_DEFAULT unless chosen). */
+static int check_config(const struct verify_config *cfg, const struct util_format **type,
+                        size_t *block_bytes)
 {
-    struct seq sorted = {0}, inputs = {0};
-    struct scan so, in;
-    int err;
-
-    memset(res, 0, sizeof(*res));
-    res->first_bad = VERIFY_NONE;
-
-    /* Check the configuration. */
-    const struct util_format *type = cfg->format ? cfg->format : util_format_find("u64");
-    size_t block_bytes = cfg->block_bytes ? cfg->block_bytes : VERIFY_BLOCK_DEFAULT;
+    *type = cfg->format ? cfg->format : util_format_find("u64");
+    *block_bytes = cfg->block_bytes ? cfg->block_bytes : VERIFY_BLOCK_DEFAULT;
     if (cfg->n_sorted == 0 || cfg->sorted == NULL) {
         return util_error("no sorted file given (%zu files)", cfg->n_sorted);
     }
     if (cfg->n_inputs > 0 && cfg->inputs == NULL) {
         return util_error("input files announced but not given (%zu files)", cfg->n_inputs);
     }
-    if (type == NULL || (!type->byte_key && type->record_size != sizeof(uint64_t))) {
-        return util_error("key type is not 8 bytes wide (%s)", type ? type->name : "none");
+    if (*type == NULL || (!(*type)->byte_key && (*type)->record_size != sizeof(uint64_t))) {
+        return util_error("key type is not 8 bytes wide (%s)", *type ? (*type)->name : "none");
     }
-    if (block_bytes % sizeof(uint64_t) != 0 || block_bytes > BLOCK_BYTES_MAX) {
+    if (*block_bytes % sizeof(uint64_t) != 0 || *block_bytes > BLOCK_BYTES_MAX) {
         return util_error("block size must be a multiple of 8 bytes, at most 1 GiB (%zu)",
-                          block_bytes);
+                          *block_bytes);
+    }
+    return UTIL_OK;
+}
+
+/* The verdict on the sorted files (@so, the pass over @sorted): their order, checksums, and the
+ * first descent as the file holds it. */
+static void verdict_sorted(const struct scan *so, const struct seq *sorted,
+                           const struct util_format *type, struct verify_result *res)
+{
+    res->sorted = so->descents == 0;
+    res->descents = so->descents;
+    res->sorted_sum = so->sum;
+    res->bytes = seq_bytes(sorted);
+    res->records = type->byte_key;
+    res->duplicates = so->duplicates;
+    res->sorted_crc = so->crc;
+    if (!res->sorted) {
+        res->first_bad = so->first_bad;
+        res->bad_file = so->bad_file;
+        res->bad_file_index = so->bad_file_index;
+        if (type->byte_key) {
+            res->bad_shown = type->key_size < VERIFY_KEY_SHOWN ? type->key_size : VERIFY_KEY_SHOWN;
+            memcpy(res->bad_prev_bytes, so->bad_prev_bytes, res->bad_shown);
+            memcpy(res->bad_key_bytes, so->bad_key_bytes, res->bad_shown);
+        } else {
+            res->bad_prev = to_file_encoding(type, so->bad_prev);
+            res->bad_key = to_file_encoding(type, so->bad_key);
+        }
+    }
+    res->valid = res->sorted;
+}
+
+/* The verdict of the comparison with the inputs (@in, the pass over @inputs): the same count,
+ * the same multiset. */
+static void verdict_inputs(const struct scan *so, const struct scan *in, const struct seq *inputs,
+                           struct verify_result *res)
+{
+    res->compared = true;
+    res->input_sum = in->sum;
+    res->input_crc = in->crc;
+    res->bytes += seq_bytes(inputs);
+    res->same_count = so->sum.count == in->sum.count;
+    res->same_multiset = verify_checksum_equal(so->sum, in->sum) && so->crc.hi == in->crc.hi &&
+                         so->crc.lo == in->crc.lo;
+    res->valid = res->valid && res->same_multiset;
+}
+
+int verify_files(const struct verify_config *cfg, struct verify_result *res)
+{
+    struct seq sorted = {0}, inputs = {0};
+    struct scan so, in;
+    const struct util_format *type;
+    size_t block_bytes;
+    int err;
+
+    memset(res, 0, sizeof(*res));
+    res->first_bad = VERIFY_NONE;
+
+    if ((err = check_config(cfg, &type, &block_bytes)) != UTIL_OK) {
+        return err;
     }
     const size_t rsize = type->record_size;
     size_t block_recs = block_bytes / rsize > 0 ? block_bytes / rsize : 1;
@@ -406,36 +461,9 @@ int verify_files(const struct verify_config *cfg, struct verify_result *res)
     res->seconds = util_now() - t0;
 
     /* The verdict. */
-    res->sorted = so.descents == 0;
-    res->descents = so.descents;
-    res->sorted_sum = so.sum;
-    res->bytes = seq_bytes(&sorted);
-    res->records = type->byte_key;
-    res->duplicates = so.duplicates;
-    res->sorted_crc = so.crc;
-    if (!res->sorted) {
-        res->first_bad = so.first_bad;
-        res->bad_file = so.bad_file;
-        res->bad_file_index = so.bad_file_index;
-        if (type->byte_key) {
-            res->bad_shown = type->key_size < VERIFY_KEY_SHOWN ? type->key_size : VERIFY_KEY_SHOWN;
-            memcpy(res->bad_prev_bytes, so.bad_prev_bytes, res->bad_shown);
-            memcpy(res->bad_key_bytes, so.bad_key_bytes, res->bad_shown);
-        } else {
-            res->bad_prev = to_file_encoding(type, so.bad_prev);
-            res->bad_key = to_file_encoding(type, so.bad_key);
-        }
-    }
-    res->valid = res->sorted;
+    verdict_sorted(&so, &sorted, type, res);
     if (cfg->n_inputs > 0) {
-        res->compared = true;
-        res->input_sum = in.sum;
-        res->input_crc = in.crc;
-        res->bytes += seq_bytes(&inputs);
-        res->same_count = so.sum.count == in.sum.count;
-        res->same_multiset = verify_checksum_equal(so.sum, in.sum) && so.crc.hi == in.crc.hi &&
-                             so.crc.lo == in.crc.lo;
-        res->valid = res->valid && res->same_multiset;
+        verdict_inputs(&so, &in, &inputs, res);
     }
 
 fail:

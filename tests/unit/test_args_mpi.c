@@ -1,10 +1,12 @@
 /*
  * tests/unit/test_args_mpi.c: every public function of the library called with each argument
- * NULL, out of range, or differing between the ranks; only the public header (sort/sortex.h).
+ * NULL, out of range, or differing between the ranks, through the public header (sort/sortex.h)
+ * alone.
  *
- * usage: mpirun -np P test_args_mpi [-v] DIR [CASE ...]   (default: every case; DIR takes the
- *                                                         files; -v shows what each call printed)
- *        test_args_mpi --list                            (the cases, one a line)
+ * usage: mpirun -np P test_args_mpi [-v] dir=DIR [CASE ...]   (default: every case; DIR takes
+ *                                                             the files; -v shows what each call
+ *                                                             printed)
+ *        test_args_mpi --list                                (the cases, one a line)
  *
  * A case is one argument made wrong, applied on every rank, on rank 0 only and on the last rank
  * only. Its kind says what the library must make of it:
@@ -23,8 +25,8 @@
  * MPI_COMM_NULL is tried on every rank only: a rank given a valid communicator waits in its
  * collective for ranks that never join it (the header's contract says so).
  *
- * Rank 0 prints one line per case ("ok NAME", "FAILED NAME", or "skip NAME" for the
- * intercommunicator at P = 1); the exit status is 1 when any check failed on any rank.
+ * Each case is a test of the harness (tests/unit/test_mpi.h), and so are mpi/before-init and
+ * mpi/after-finalize; the intercommunicator cases are skipped at P = 1.
  */
 #include <math.h>
 #include <stdbool.h>
@@ -34,10 +36,7 @@
 #include <unistd.h>
 
 #include "sort/sortex.h"
-
-static int rank, size, failed, verbose;
-
-#include "tests/unit/mpi_check.h"
+#include "tests/unit/test_mpi.h"
 
 enum fn { FN_SORT, FN_RECORDS, FN_FILE, FN_JSON, FN_PRINT, FN_LAYOUT, FN_PLAIN };
 enum kind { BAD, DIFF, OWN };
@@ -99,8 +98,8 @@ static void m_comm_null(struct call *c)
 /* An intercommunicator between the even and the odd ranks (P >= 2; every rank). */
 static void m_comm_inter(struct call *c)
 {
-    MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &c->made[0]);
-    MPI_Intercomm_create(c->made[0], 0, MPI_COMM_WORLD, rank % 2 ? 0 : 1, 77, &c->made[1]);
+    MPI_Comm_split(MPI_COMM_WORLD, test_rank % 2, test_rank, &c->made[0]);
+    MPI_Intercomm_create(c->made[0], 0, MPI_COMM_WORLD, test_rank % 2 ? 0 : 1, 77, &c->made[1]);
     c->comm = c->made[1];
 }
 static void m_cfg_null(struct call *c)
@@ -554,7 +553,7 @@ static void call_init(struct call *c, enum fn fn)
     }
     c->buf = &c->data;
     c->n = &c->count;
-    c->count = 300 + 53 * (uint64_t)rank;
+    c->count = 300 + 53 * (uint64_t)test_rank;
     c->in = in_path;
     c->out = out_path;
     c->path = json_path;
@@ -583,9 +582,9 @@ static void make_data(struct call *c, uint64_t seed)
     size_t r = sortex_record_size(call_format(c));
     c->data = sortex_alloc_records(call_format(c), c->count ? c->count : 1);
     unsigned char *p = c->data;
-    uint64_t s = seed * 0x9e3779b97f4a7c15ULL + (uint64_t)rank + 1;
+    uint64_t s = seed * 0x9e3779b97f4a7c15ULL + (uint64_t)test_rank + 1;
     for (size_t i = 0; p != NULL && i < c->count * r; i++) {
-        p[i] = (unsigned char)(xorshift_next(&s) >> 56);
+        p[i] = (unsigned char)(util_splitmix64(&s) >> 56);
     }
 }
 
@@ -625,9 +624,9 @@ static void check_sorted_memory(const struct call *c, uint64_t n_before, const c
     size_t r = sortex_record_size(f);
     uint64_t sums[2] = {n_before, c->count};
     MPI_Allreduce(MPI_IN_PLACE, sums, 2, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
-    CHECK(sums[0] == sums[1], "%s: %llu elements in, %llu out", what, (unsigned long long)sums[0],
-          (unsigned long long)sums[1]);
-    CHECK(in_order(f, c->data, c->count), "%s: this rank's slice is out of order", what);
+    expect_true(sums[0] == sums[1], "%s: %llu elements in, %llu out", what,
+                (unsigned long long)sums[0], (unsigned long long)sums[1]);
+    expect_true(in_order(f, c->data, c->count), "%s: this rank's slice is out of order", what);
     /* Each rank's first and last element, to see that rank r's last <= rank r+1's first. */
     unsigned char mine[2 * 128 + 1] = {0};
     mine[0] = c->count > 0;
@@ -635,15 +634,15 @@ static void check_sorted_memory(const struct call *c, uint64_t n_before, const c
         memcpy(mine + 1, c->data, r);
         memcpy(mine + 1 + 128, (unsigned char *)c->data + (c->count - 1) * r, r);
     }
-    unsigned char *all = malloc((size_t)size * sizeof(mine));
+    unsigned char *all = malloc((size_t)test_size * sizeof(mine));
     MPI_Allgather(mine, (int)sizeof(mine), MPI_BYTE, all, (int)sizeof(mine), MPI_BYTE,
                   MPI_COMM_WORLD);
     const unsigned char *last = NULL;
-    for (int q = 0; q < size; q++) {
+    for (int q = 0; q < test_size; q++) {
         const unsigned char *e = all + (size_t)q * sizeof(mine);
         if (e[0]) {
-            CHECK(last == NULL || elem_cmp(f, last, e + 1) <= 0,
-                  "%s: rank %d's slice starts below its predecessor's end", what, q);
+            expect_true(last == NULL || elem_cmp(f, last, e + 1) <= 0,
+                        "%s: rank %d's slice starts below its predecessor's end", what, q);
             last = e + 1 + 128;
         }
     }
@@ -654,15 +653,16 @@ static void check_sorted_memory(const struct call *c, uint64_t n_before, const c
 static void check_sorted_file(const struct util_format *f, const char *path, const char *what)
 {
     FILE *fp = fopen(path, "rb");
-    CHECK(fp != NULL, "%s: no output file %s", what, path);
+    expect_true(fp != NULL, "%s: no output file %s", what, path);
     if (fp == NULL) {
         return;
     }
     unsigned char *p = malloc(IN_KEYS * 8 + 1);
     size_t got = fread(p, 1, IN_KEYS * 8 + 1, fp);
     fclose(fp);
-    CHECK(got == IN_KEYS * 8, "%s: output of %zu bytes, not %u", what, got, IN_KEYS * 8);
-    CHECK(in_order(f, p, got / sortex_record_size(f)), "%s: the output file is out of order", what);
+    expect_true(got == IN_KEYS * 8, "%s: output of %zu bytes, not %u", what, got, IN_KEYS * 8);
+    expect_true(in_order(f, p, got / sortex_record_size(f)), "%s: the output file is out of order",
+                what);
     free(p);
 }
 
@@ -713,7 +713,7 @@ static int capture_read(bool echo)
     while (fgets(line, sizeof(line), capture) != NULL) {
         errors += strstr(line, ": error: ") != NULL;
         if (echo) {
-            fprintf(stderr, "  rank %d printed: %s", rank, line);
+            fprintf(stderr, "  rank %d printed: %s", test_rank, line);
         }
     }
     return errors;
@@ -731,17 +731,17 @@ static int capture_end(void)
 /* Runs case @t with its mutation on the ranks of @scope; checks every rank. */
 static void run_case(const struct tcase *t, enum scope scope, uint64_t seed)
 {
-    int mutated = scope == SCOPE_ALL || (scope == SCOPE_FIRST && rank == 0) ||
-                  (scope == SCOPE_LAST && rank == size - 1);
-    int nmutated = scope == SCOPE_ALL ? size : 1;
-    int mixed = scope != SCOPE_ALL && size > 1;
+    int mutated = scope == SCOPE_ALL || (scope == SCOPE_FIRST && test_rank == 0) ||
+                  (scope == SCOPE_LAST && test_rank == test_size - 1);
+    int nmutated = scope == SCOPE_ALL ? test_size : 1;
+    int mixed = scope != SCOPE_ALL && test_size > 1;
     int wrong = t->kind == BAD || (t->kind == DIFF && mixed);
     int expect = wrong ? (t->kind == BAD ? t->code : SORTEX_EUSAGE) : 0;
     /* No communicator to agree over: every process given it speaks. */
     int per_process = t->mutate == m_comm_null || t->mutate == m_comm_inter;
     int lines = !wrong || t->fn == FN_LAYOUT || t->fn == FN_PLAIN ? 0 : per_process ? nmutated : 1;
     char what[160];
-    (void)snprintf(what, sizeof(what), "%s on %s (P=%d)", t->name, scope_names[scope], size);
+    (void)snprintf(what, sizeof(what), "%s on %s (P=%d)", t->name, scope_names[scope], test_size);
 
     struct call c;
     call_init(&c, t->fn);
@@ -755,11 +755,11 @@ static void run_case(const struct tcase *t, enum scope scope, uint64_t seed)
         make_data(&c, seed);
     }
     uint64_t n_before = c.count;
-    if (rank == 0 && t->fn == FN_FILE) {
+    if (test_rank == 0 && t->fn == FN_FILE) {
         (void)unlink(out_path);
         (void)unlink(out2_path);
     }
-    if (rank == 0 && t->fn == FN_JSON) {
+    if (test_rank == 0 && t->fn == FN_JSON) {
         (void)unlink(json_path);
         (void)unlink(json2_path);
     }
@@ -770,12 +770,13 @@ static void run_case(const struct tcase *t, enum scope scope, uint64_t seed)
     int errors = capture_end();
 
     int bad_code = code != expect;
-    CHECK(!bad_code, "%s: returned %d, expected %d", what, code, expect);
+    expect_d_eq(code, expect, "%s: the code returned", what);
     int total = 0;
     MPI_Allreduce(&errors, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    CHECK(rank != 0 || total == lines, "%s: %d error lines in the job, expected %d", what, total,
-          lines);
-    if (verbose || bad_code || (rank == 0 && total != lines)) {
+    if (test_rank == 0) {
+        expect_d_eq(total, lines, "%s: the error lines in the job", what);
+    }
+    if (test_verbose || bad_code || (test_rank == 0 && total != lines)) {
         (void)capture_read(true); /* what this rank printed, to see why */
     }
 
@@ -784,24 +785,25 @@ static void run_case(const struct tcase *t, enum scope scope, uint64_t seed)
         if (code == 0 && expect == 0) {
             check_sorted_memory(&c, n_before, what);
         } else if (code != 0 && c.buf != NULL && c.n != NULL) {
-            CHECK(c.data == NULL && c.count == 0, "%s: failed, but *keys or *n was kept", what);
+            expect_true(c.data == NULL && c.count == 0, "%s: failed, but *keys or *n was kept",
+                        what);
         }
         sortex_free_records(c.data); /* the sorted slice, or still ours */
     }
-    if (t->fn == FN_FILE && rank == 0) {
+    if (t->fn == FN_FILE && test_rank == 0) {
         if (expect == 0 && code == 0) {
             check_sorted_file(call_format(&c), c.out, what);
         } else if (expect != 0) {
-            CHECK(access(out_path, F_OK) != 0 && access(out2_path, F_OK) != 0,
-                  "%s: failed, but left an output file", what);
+            expect_true(access(out_path, F_OK) != 0 && access(out2_path, F_OK) != 0,
+                        "%s: failed, but left an output file", what);
         }
     }
-    if (t->fn == FN_JSON && rank == 0) {
+    if (t->fn == FN_JSON && test_rank == 0) {
         if (expect == 0 && code == 0) {
-            CHECK(access(c.path, F_OK) == 0, "%s: no stats file %s", what, c.path);
+            expect_true(access(c.path, F_OK) == 0, "%s: no stats file %s", what, c.path);
         } else if (expect != 0) {
-            CHECK(access(json_path, F_OK) != 0 && access(json2_path, F_OK) != 0,
-                  "%s: failed, but wrote a stats file", what);
+            expect_true(access(json_path, F_OK) != 0 && access(json2_path, F_OK) != 0,
+                        "%s: failed, but wrote a stats file", what);
         }
     }
     for (int i = 1; i >= 0; i--) {
@@ -810,7 +812,7 @@ static void run_case(const struct tcase *t, enum scope scope, uint64_t seed)
         }
     }
     if (t->fn == FN_LAYOUT && c.layout != NULL) {
-        CHECK(code == 0 || *c.layout == NULL, "%s: failed, but *out is not NULL", what);
+        expect_true(code == 0 || *c.layout == NULL, "%s: failed, but *out is not NULL", what);
         sortex_format_free(code == 0 ? *c.layout : NULL);
     }
     MPI_Barrier(MPI_COMM_WORLD);
@@ -837,7 +839,7 @@ static int outside_mpi(const char *when)
         bad |= codes[i] != SORTEX_EUSAGE;
     }
     if (bad || errors != 4 || keys != NULL) {
-        fprintf(stderr, "FAIL %s: codes %d %d %d, %d error lines (4 expected), keys %s\n", when,
+        fprintf(stderr, "%s: codes %d %d %d, %d error lines (4 expected), keys %s\n", when,
                 codes[0], codes[1], codes[2], errors, keys ? "kept" : "freed");
         (void)capture_read(true);
         sortex_free_keys(keys);
@@ -851,7 +853,7 @@ static void write_input(const char *path, uint64_t seed)
 {
     uint64_t *k = malloc(IN_KEYS * 8);
     for (unsigned i = 0; i < IN_KEYS; i++) {
-        k[i] = xorshift_next(&seed);
+        k[i] = util_splitmix64(&seed);
     }
     FILE *f = fopen(path, "wb");
     if (f == NULL || fwrite(k, 8, IN_KEYS, f) != IN_KEYS || fclose(f) != 0) {
@@ -861,35 +863,58 @@ static void write_input(const char *path, uint64_t seed)
     free(k);
 }
 
-/* True when the command line asks for case @name (no names: every case). */
-static bool wanted(int argc, char **argv, const char *name)
+/* Case *@row on every scope it has (the case's index gives its data's seed). */
+static void test_case(const void *row)
 {
-    bool yes = argc == 2;
-    for (int a = 2; a < argc; a++) {
-        yes |= strcmp(argv[a], name) == 0;
+    const struct tcase *t = row;
+    if (t->mutate == m_comm_inter && test_size < 2) {
+        test_skip("an intercommunicator joins two groups of ranks");
+        return;
     }
-    return yes;
+    /* Not collective, or no communicator: every rank at once only. */
+    int scopes = t->fn == FN_LAYOUT || t->fn == FN_PLAIN || t->mutate == m_comm_null ||
+                         t->mutate == m_comm_inter || t->all_only
+                     ? 1
+                     : SCOPE_COUNT;
+    for (int s = 0; s < scopes; s++) {
+        run_case(t, (enum scope)s, (uint64_t)(t - cases) + 1);
+    }
+}
+
+/* What outside_mpi() found before MPI_Init (0: the contract held). */
+static int before_init;
+
+static void test_before_init(void)
+{
+    expect_d_eq(before_init, 0, "the collective functions before MPI_Init");
+}
+
+static void test_after_finalize(void)
+{
+    expect_d_eq(outside_mpi("after MPI_Finalize"), 0,
+                "the collective functions after "
+                "MPI_Finalize");
 }
 
 int main(int argc, char **argv)
 {
-    if (argc == 2 && strcmp(argv[1], "--list") == 0) {
-        printf("mpi/before-init\nmpi/after-finalize\n");
-        for (size_t i = 0; i < NCASES; i++) {
-            printf("%s\n", cases[i].name);
-        }
-        return 0;
+    /* The tests: before MPI_Init, the cases, after MPI_Finalize (each process for itself). */
+    static struct test tests[NCASES + 3];
+    size_t ntests = 0;
+    tests[ntests++] = (struct test){"mpi/before-init", test_before_init, NULL, NULL};
+    for (size_t i = 0; i < NCASES; i++) {
+        tests[ntests++] = (struct test){cases[i].name, NULL, test_case, &cases[i]};
     }
-    if (argc >= 2 && strcmp(argv[1], "-v") == 0) {
-        verbose = 1;
-        argv++;
-        argc--;
-    }
-    if (argc < 2) {
-        fprintf(stderr, "usage: mpirun -np P test_args_mpi [-v] DIR [CASE ...] | --list\n");
+    const struct test *last = &tests[ntests];
+    tests[ntests++] = (struct test){"mpi/after-finalize", test_after_finalize, NULL, NULL};
+    tests[ntests] = (struct test)TEST_END;
+    test_init(argc, argv, tests);
+    const char *arg = test_param("dir", NULL);
+    if (arg == NULL) {
+        fprintf(stderr, "usage: mpirun -np P test_args_mpi [-v] dir=DIR [CASE ...] | --list\n");
         return 2;
     }
-    (void)snprintf(dir, sizeof(dir), "%s", argv[1]);
+    (void)snprintf(dir, sizeof(dir), "%s", arg);
     (void)snprintf(in_path, sizeof(in_path), "%s/in.bin", dir);
     (void)snprintf(in2_path, sizeof(in2_path), "%s/in2.bin", dir);
     (void)snprintf(out_path, sizeof(out_path), "%s/out.bin", dir);
@@ -899,22 +924,21 @@ int main(int argc, char **argv)
     (void)snprintf(missing_path, sizeof(missing_path), "%s/missing.bin", dir);
     (void)snprintf(bad_dir_path, sizeof(bad_dir_path), "%s/no/such/dir/stats.json", dir);
     capture = tmpfile();
-    bool early_run = wanted(argc, argv, "mpi/before-init");
-    int early = capture == NULL || (early_run && outside_mpi("before MPI_Init"));
+    if (capture == NULL) {
+        perror("test_args_mpi: tmpfile");
+        return 2;
+    }
+    if (test_wanted("mpi/before-init")) {
+        before_init = outside_mpi("before MPI_Init");
+    }
     int provided;
     MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    MPI_Allreduce(MPI_IN_PLACE, &early, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-    failed |= early;
-    if (rank == 0 && early_run) {
-        printf("%s mpi/before-init\n", early ? "FAILED" : "ok");
-    }
-    if (rank == 0) {
+    test_mpi_begin();
+    if (test_rank == 0) {
         write_input(in_path, 1);
         write_input(in2_path, 2);
     }
-    if (capture == NULL || sortex_format_layout(13, 3, 5, &layout13) != 0 ||
+    if (sortex_format_layout(13, 3, 5, &layout13) != 0 ||
         sortex_format_layout(100, 0, 10, &layout100) != 0) {
         fprintf(stderr, "set-up failed\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
@@ -927,47 +951,19 @@ int main(int argc, char **argv)
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
 
-    int ran = 0;
-    for (size_t i = 0; i < NCASES; i++) {
-        const struct tcase *t = &cases[i];
-        if (!wanted(argc, argv, t->name)) {
-            continue;
+    for (const struct test *t = tests; t != last; t++) {
+        if (test_wanted(t->name)) {
+            test_run(t);
         }
-        if (t->mutate == m_comm_inter && size < 2) {
-            if (rank == 0) {
-                printf("skip %s (an intercommunicator joins two groups of ranks)\n", t->name);
-            }
-            continue;
-        }
-        /* Not collective, or no communicator: every rank at once only. */
-        int scopes = t->fn == FN_LAYOUT || t->fn == FN_PLAIN || t->mutate == m_comm_null ||
-                             t->mutate == m_comm_inter || t->all_only
-                         ? 1
-                         : SCOPE_COUNT;
-        int before = failed;
-        for (int s = 0; s < scopes; s++) {
-            run_case(t, (enum scope)s, i + 1);
-        }
-        int any = failed != before;
-        MPI_Allreduce(MPI_IN_PLACE, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-        if (rank == 0) {
-            printf("%s %s\n", any ? "FAILED" : "ok", t->name);
-            fflush(stdout);
-        }
-        ran++;
-    }
-    MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-    if (rank == 0) {
-        printf("%d cases at P=%d, %s\n", ran, size, failed ? "some FAILED" : "all passed");
     }
     sortex_format_free(layout13);
     sortex_format_free(layout100);
+    test_mpi_end();
     MPI_Finalize();
-    bool late_run = wanted(argc, argv, "mpi/after-finalize");
-    int late = late_run && outside_mpi("after MPI_Finalize"); /* each process for itself */
-    if (rank == 0 && late_run) {
-        printf("%s mpi/after-finalize\n", late ? "FAILED" : "ok");
+    if (test_wanted(last->name)) {
+        test_run(last);
     }
+    int status = test_finish();
     fclose(capture);
-    return failed || late ? 1 : 0;
+    return status;
 }

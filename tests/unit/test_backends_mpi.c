@@ -1,31 +1,32 @@
 /*
  * tests/unit/test_backends_mpi.c: the exchange contract, checked directly on each back-end.
  *
- * usage: mpirun -np P test_backends_mpi [-e SIZE,...] [BACKEND...]
+ * usage: mpirun -np P test_backends_mpi [sizes=SIZE,...] [BACKEND...]
  *        (default: elements of 8 bytes, every registered back-end)
  *
- * For every element size of -e (bytes per element: 8 is a key, 100 a gensort record, 13 an odd
- * layout, 1 a byte) and a set of count patterns (random, empty, all to one rank, only the own
- * bucket, one rank sending everything, large pieces) every rank fills its send buffer with
- * elements whose every byte is a function of (source, destination, index, byte), runs alltoallv
- * as the reference and then each back-end, and checks that recv_counts equal the reference and
- * that every byte received is the one expected (grouped by source, each source's elements in
- * their original order: byte-exact delivery), with the receive counts left to the back-end and
- * with them given (exchange_args.recv_counts_known), that nothing is written past the received
- * elements, that the stats add up (bytes received at least the bytes received from others,
+ * A test per registered back-end. For every element size of sizes= (bytes per element: 8 is a key,
+ * 100 a gensort record, 13 an odd layout, 1 a byte) and a set of count patterns (random, empty, all
+ * to one rank, only the own bucket, one rank sending everything, large pieces) every rank fills its
+ * send buffer with elements whose every byte is a function of (source, destination, index, byte),
+ * runs alltoallv as the reference and then each back-end, and checks that recv_counts equal the
+ * reference and that every byte received is the one expected (grouped by source, each source's
+ * elements in their original order: byte-exact delivery), with the receive counts left to the
+ * back-end and with them given (exchange_args.recv_counts_known), that nothing is written past the
+ * received elements, that the stats add up (bytes received at least the bytes received from others,
  * messages and rounds present when elements moved), and that a receive buffer one element too
  * small is refused with UTIL_EUSAGE without hanging. The large patterns are given in bytes (as
  * many elements as 8-byte keys would fill), so that every size crosses the same thresholds. Run
  * it with SORTEX_INT_LIMIT lowered to exercise the chunked paths (below the element size, chunks
  * cut elements), and with SORTEX_SCATTER_MIN=0 to send every bundle scattered (then checked
- * through the stats). Rank 0 prints one "ok" line per element size and back-end; the exit status
- * is 1 when any check failed on any rank.
+ * through the stats). Rank 0 prints a line per back-end and element size. On the harness of
+ * tests/unit/test_mpi.h.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "exchange/exchange.h"
+#include "tests/unit/test_mpi.h"
 #include "util/alloc.h"
 #include "util/knobs.h"
 #include "util/util.h"
@@ -47,10 +48,6 @@ static const char *const pattern_names[PATTERN_COUNT] = {
     "random", "empty", "sparse", "to-one", "own", "from-one", "large", "huge", "mixed",
 };
 
-static int rank, size, failed;
-
-#include "tests/unit/mpi_check.h"
-
 /* Elements of @e bytes that fill as many bytes as @keys 8-byte keys (at least one). */
 static uint64_t as_keys(uint64_t keys, size_t e)
 {
@@ -60,16 +57,28 @@ static uint64_t as_keys(uint64_t keys, size_t e)
 
 static void make_counts(enum pattern pat, size_t e, uint64_t *counts)
 {
-    uint64_t seed = 0x9E3779B97F4A7C15ULL * (uint64_t)(pat + 1) + (uint64_t)rank * 7919 + 1;
-    for (int d = 0; d < size; d++) {
-        uint64_t r = xorshift_next(&seed);
+    uint64_t seed = 0x9E3779B97F4A7C15ULL * (uint64_t)(pat + 1) + (uint64_t)test_rank * 7919 + 1;
+    for (int d = 0; d < test_size; d++) {
+        uint64_t r = util_splitmix64(&seed);
         switch (pat) {
-        case PATTERN_RANDOM: counts[d] = r % 65; break;
-        case PATTERN_EMPTY: counts[d] = 0; break;
-        case PATTERN_SPARSE: counts[d] = r % 5 == 0 ? 1 + r % 300 : 0; break;
-        case PATTERN_TO_ONE: counts[d] = d == size / 2 ? 1000 + (uint64_t)rank : 0; break;
-        case PATTERN_OWN: counts[d] = d == rank ? 500 : 0; break;
-        case PATTERN_FROM_ONE: counts[d] = rank == size - 1 ? 100 + (uint64_t)d : 0; break;
+        case PATTERN_RANDOM:
+            counts[d] = r % 65;
+            break;
+        case PATTERN_EMPTY:
+            counts[d] = 0;
+            break;
+        case PATTERN_SPARSE:
+            counts[d] = r % 5 == 0 ? 1 + r % 300 : 0;
+            break;
+        case PATTERN_TO_ONE:
+            counts[d] = d == test_size / 2 ? 1000 + (uint64_t)test_rank : 0;
+            break;
+        case PATTERN_OWN:
+            counts[d] = d == test_rank ? 500 : 0;
+            break;
+        case PATTERN_FROM_ONE:
+            counts[d] = test_rank == test_size - 1 ? 100 + (uint64_t)d : 0;
+            break;
         case PATTERN_LARGE:
             counts[d] = as_keys(2000 + r % 4001, e);
             break;
@@ -77,9 +86,11 @@ static void make_counts(enum pattern pat, size_t e, uint64_t *counts)
             counts[d] = as_keys(9000 + r % 3001, e);
             break;
         case PATTERN_MIXED:
-            counts[d] = rank == 0 && d == 1 % size ? as_keys(20000, e) : r % 50;
+            counts[d] = test_rank == 0 && d == 1 % test_size ? as_keys(20000, e) : r % 50;
             break;
-        default: counts[d] = 0; break;
+        default:
+            counts[d] = 0;
+            break;
         }
     }
 }
@@ -91,10 +102,8 @@ static void elem_of(int s, int d, uint64_t j, size_t e, unsigned char *out)
 {
     uint64_t key = (uint64_t)s << 48 | (uint64_t)d << 32 | j;
     for (size_t at = 0; at < e; at += sizeof(uint64_t)) {
-        uint64_t w = key + (at / sizeof(uint64_t)) * 0x9E3779B97F4A7C15ULL;
-        w = (w ^ (w >> 30)) * 0xBF58476D1CE4E5B9ULL; /* splitmix64's finaliser: a bijection */
-        w = (w ^ (w >> 27)) * 0x94D049BB133111EBULL;
-        w ^= w >> 31;
+        /* splitmix64's finaliser: a bijection */
+        uint64_t w = util_mix64(key + (at / sizeof(uint64_t)) * 0x9E3779B97F4A7C15ULL);
         for (size_t b = at; b < e && b < at + sizeof(uint64_t); b++) {
             out[b] = (unsigned char)(w >> (8 * (b - at)));
         }
@@ -107,9 +116,9 @@ static uint64_t wrong_elements(const unsigned char *buf, const uint64_t *counts,
                                unsigned char *want)
 {
     uint64_t bad = 0, at = 0;
-    for (int s = 0; s < size; s++) {
+    for (int s = 0; s < test_size; s++) {
         for (uint64_t j = 0; j < counts[s]; j++, at++) {
-            elem_of(s, rank, j, e, want);
+            elem_of(s, test_rank, j, e, want);
             bad += memcmp(buf + at * e, want, e) != 0;
         }
     }
@@ -141,13 +150,13 @@ static int run(const struct exchange_ops *ops, MPI_Comm comm, size_t e, const vo
 static void test_pattern(const struct exchange_ops *ops, enum pattern pat, size_t e, MPI_Comm comm,
                          int known)
 {
-    uint64_t *send_counts = util_calloc((size_t)size, sizeof(uint64_t));
-    uint64_t *ref_counts = util_calloc((size_t)size, sizeof(uint64_t));
-    uint64_t *got_counts = util_calloc((size_t)size, sizeof(uint64_t));
+    uint64_t *send_counts = util_calloc((size_t)test_size, sizeof(uint64_t));
+    uint64_t *ref_counts = util_calloc((size_t)test_size, sizeof(uint64_t));
+    uint64_t *got_counts = util_calloc((size_t)test_size, sizeof(uint64_t));
     unsigned char *want = util_malloc(e);
     make_counts(pat, e, send_counts);
     uint64_t nsend = 0, nrecv = 0;
-    for (int d = 0; d < size; d++) {
+    for (int d = 0; d < test_size; d++) {
         nsend += send_counts[d];
     }
     MPI_Reduce_scatter_block(send_counts, &nrecv, 1, MPI_UINT64_T, MPI_SUM, comm);
@@ -157,61 +166,64 @@ static void test_pattern(const struct exchange_ops *ops, enum pattern pat, size_
     unsigned char *ref = util_alloc_big(nrecv * e + tail);
     unsigned char *got = util_alloc_big(nrecv * e + tail);
     uint64_t k = 0;
-    for (int d = 0; d < size; d++) {
+    for (int d = 0; d < test_size; d++) {
         for (uint64_t j = 0; j < send_counts[d]; j++) {
-            elem_of(rank, d, j, e, send + e * k++);
+            elem_of(test_rank, d, j, e, send + e * k++);
         }
     }
     struct exchange_stats st;
     const struct exchange_ops *ref_ops = exchange_find("alltoallv");
-    CHECK(run(ref_ops, comm, e, send, send_counts, ref, nrecv, ref_counts, &st, 0) == 0,
-          "alltoallv failed (%s, %zu-byte elements)", pattern_names[pat], e);
+    expect_true(run(ref_ops, comm, e, send, send_counts, ref, nrecv, ref_counts, &st, 0) == 0,
+                "alltoallv failed (%s, %zu-byte elements)", pattern_names[pat], e);
     memset(got, 0xA5, nrecv * e + tail);
     memset(&st, 0xA5, sizeof(st));
     if (known) {
-        memcpy(got_counts, ref_counts, (size_t)size * sizeof(uint64_t));
+        memcpy(got_counts, ref_counts, (size_t)test_size * sizeof(uint64_t));
     }
     int rc = run(ops, comm, e, send, send_counts, got, nrecv, got_counts, &st, known);
-    CHECK(rc == 0, "%s failed with %d (%s, %zu-byte elements)", ops->name, rc, pattern_names[pat],
-          e);
+    expect_true(rc == 0, "%s failed with %d (%s, %zu-byte elements)", ops->name, rc,
+                pattern_names[pat], e);
 
     /* The reference itself has the contract's layout, and the back-end delivers every byte of
      * it, nothing more. */
     uint64_t off = 0, from_others = 0;
-    for (int s = 0; s < size; s++) {
-        CHECK(got_counts[s] == ref_counts[s], "%s %s e=%zu: %llu elements from %d, alltoallv %llu",
-              ops->name, pattern_names[pat], e, (unsigned long long)got_counts[s], s,
-              (unsigned long long)ref_counts[s]);
+    for (int s = 0; s < test_size; s++) {
+        expect_true(got_counts[s] == ref_counts[s],
+                    "%s %s e=%zu: %llu elements from %d, alltoallv %llu", ops->name,
+                    pattern_names[pat], e, (unsigned long long)got_counts[s], s,
+                    (unsigned long long)ref_counts[s]);
         off += ref_counts[s];
-        from_others += s == rank ? 0 : ref_counts[s];
+        from_others += s == test_rank ? 0 : ref_counts[s];
     }
-    CHECK(off == nrecv, "alltoallv delivered %llu elements, not %llu", (unsigned long long)off,
-          (unsigned long long)nrecv);
-    CHECK(off != nrecv || wrong_elements(ref, ref_counts, e, want) == 0,
-          "alltoallv misplaced an element (%s, e=%zu)", pattern_names[pat], e);
+    expect_true(off == nrecv, "alltoallv delivered %llu elements, not %llu",
+                (unsigned long long)off, (unsigned long long)nrecv);
+    expect_true(off != nrecv || wrong_elements(ref, ref_counts, e, want) == 0,
+                "alltoallv misplaced an element (%s, e=%zu)", pattern_names[pat], e);
     uint64_t bad = off == nrecv ? wrong_elements(got, ref_counts, e, want) : nrecv;
-    CHECK(bad == 0, "%s %s e=%zu: %llu of %llu elements are not the ones sent", ops->name,
-          pattern_names[pat], e, (unsigned long long)bad, (unsigned long long)nrecv);
+    expect_true(bad == 0, "%s %s e=%zu: %llu of %llu elements are not the ones sent", ops->name,
+                pattern_names[pat], e, (unsigned long long)bad, (unsigned long long)nrecv);
     static const unsigned char untouched[8] = {0xA5, 0xA5, 0xA5, 0xA5, 0xA5, 0xA5, 0xA5, 0xA5};
-    CHECK(memcmp(got + nrecv * e, untouched, tail) == 0,
-          "%s %s e=%zu: wrote past the received "
-          "elements",
-          ops->name, pattern_names[pat], e);
+    expect_true(memcmp(got + nrecv * e, untouched, tail) == 0,
+                "%s %s e=%zu: wrote past the received "
+                "elements",
+                ops->name, pattern_names[pat], e);
 
     /* Stats: honest enough to be checked from outside. */
-    CHECK(st.bytes_recv >= from_others * e, "%s %s e=%zu: bytes_recv %llu < %llu", ops->name,
-          pattern_names[pat], e, (unsigned long long)st.bytes_recv,
-          (unsigned long long)(from_others * e));
-    CHECK(st.seconds >= 0 && st.nextra >= 0 && st.nextra <= EXCHANGE_MAX_EXTRA,
-          "%s: stats not filled", ops->name);
-    CHECK(st.max_message <= st.bytes_sent, "%s: max_message above bytes_sent", ops->name);
+    expect_true(st.bytes_recv >= from_others * e, "%s %s e=%zu: bytes_recv %llu < %llu", ops->name,
+                pattern_names[pat], e, (unsigned long long)st.bytes_recv,
+                (unsigned long long)(from_others * e));
+    expect_true(st.seconds >= 0 && st.nextra >= 0 && st.nextra <= EXCHANGE_MAX_EXTRA,
+                "%s: stats not filled", ops->name);
+    expect_true(st.max_message <= st.bytes_sent, "%s: max_message above bytes_sent", ops->name);
     uint64_t total_sent = st.bytes_sent, total_recv = st.bytes_recv;
     MPI_Allreduce(MPI_IN_PLACE, &total_sent, 1, MPI_UINT64_T, MPI_SUM, comm);
     MPI_Allreduce(MPI_IN_PLACE, &total_recv, 1, MPI_UINT64_T, MPI_SUM, comm);
-    CHECK(total_sent == total_recv, "%s %s e=%zu: %llu bytes sent in all, %llu received", ops->name,
-          pattern_names[pat], e, (unsigned long long)total_sent, (unsigned long long)total_recv);
+    expect_true(total_sent == total_recv, "%s %s e=%zu: %llu bytes sent in all, %llu received",
+                ops->name, pattern_names[pat], e, (unsigned long long)total_sent,
+                (unsigned long long)total_recv);
     if (from_others > 0) {
-        CHECK(st.rounds > 0, "%s %s: elements arrived in 0 rounds", ops->name, pattern_names[pat]);
+        expect_true(st.rounds > 0, "%s %s: elements arrived in 0 rounds", ops->name,
+                    pattern_names[pat]);
     }
     /* A message beyond one MPI call shows as "chunked" in the stats of the back-ends that report
      * it: alltoallv when any rank sends or receives more than the int limit in all, pairwise
@@ -220,23 +232,23 @@ static void test_pattern(const struct exchange_ops *ops, enum pattern pat, size_
     int over_all = nsend * e > exchange_int_limit() || nrecv * e > exchange_int_limit();
     MPI_Allreduce(MPI_IN_PLACE, &over_all, 1, MPI_INT, MPI_MAX, comm);
     int over_piece = 0;
-    for (int q = 0; q < size; q++) {
+    for (int q = 0; q < test_size; q++) {
         uint64_t most = send_counts[q] > ref_counts[q] ? send_counts[q] : ref_counts[q];
-        over_piece |= q != rank && most * e > exchange_chunk_bytes(e);
+        over_piece |= q != test_rank && most * e > exchange_chunk_bytes(e);
     }
     for (int i = 0; rc == 0 && i < st.nextra; i++) {
         if (strcmp(st.extra[i].name, "chunked") == 0) {
             int expect = strcmp(ops->name, "alltoallv") == 0 ? over_all : over_piece;
-            CHECK(st.extra[i].value == expect, "%s %s e=%zu: chunked %g, expected %d", ops->name,
-                  pattern_names[pat], e, st.extra[i].value, expect);
+            expect_true(st.extra[i].value == expect, "%s %s e=%zu: chunked %g, expected %d",
+                        ops->name, pattern_names[pat], e, st.extra[i].value, expect);
         }
     }
     /* Forced scattering shows in the stats of the back-ends that bundle. */
     const struct util_knob_value *smin = util_knob(UTIL_KNOB_SCATTER_MIN);
     for (int i = 0; smin->valid && smin->value == 0 && i < st.nextra; i++) {
         if (strcmp(st.extra[i].name, "scattered_bundles") == 0 && st.messages > 0) {
-            CHECK(st.extra[i].value > 0, "%s %s: nothing scattered", ops->name,
-                  pattern_names[pat]);
+            expect_true(st.extra[i].value > 0, "%s %s: nothing scattered", ops->name,
+                        pattern_names[pat]);
         }
     }
 
@@ -252,25 +264,25 @@ static void test_pattern(const struct exchange_ops *ops, enum pattern pat, size_
 /* A receive buffer one element short on one rank is refused there, and nobody hangs. */
 static void test_too_small(const struct exchange_ops *ops, size_t e, MPI_Comm comm, int known)
 {
-    uint64_t *counts = util_calloc((size_t)size, sizeof(uint64_t));
-    uint64_t *rcounts = util_calloc((size_t)size, sizeof(uint64_t));
-    unsigned char *send = util_alloc_big((size_t)size * 10 * e);
-    unsigned char *recv = util_alloc_big((size_t)size * 10 * e);
-    for (int d = 0; d < size; d++) {
+    uint64_t *counts = util_calloc((size_t)test_size, sizeof(uint64_t));
+    uint64_t *rcounts = util_calloc((size_t)test_size, sizeof(uint64_t));
+    unsigned char *send = util_alloc_big((size_t)test_size * 10 * e);
+    unsigned char *recv = util_alloc_big((size_t)test_size * 10 * e);
+    for (int d = 0; d < test_size; d++) {
         counts[d] = 10;
     }
-    for (size_t i = 0; i < (size_t)size * 10 * e; i++) {
+    for (size_t i = 0; i < (size_t)test_size * 10 * e; i++) {
         send[i] = (unsigned char)i;
     }
     struct exchange_stats st;
-    uint64_t cap = rank == 0 ? (uint64_t)size * 10 - 1 : (uint64_t)size * 10;
-    for (int s = 0; s < size; s++) {
+    uint64_t cap = test_rank == 0 ? (uint64_t)test_size * 10 - 1 : (uint64_t)test_size * 10;
+    for (int s = 0; s < test_size; s++) {
         rcounts[s] = 10; /* what every rank receives from each, given when known */
     }
     int rc = run(ops, comm, e, send, counts, recv, cap, rcounts, &st, known);
-    if (rank == 0) {
-        CHECK(rc == UTIL_EUSAGE, "%s: a too small receive buffer gave %d (e=%zu)", ops->name, rc,
-              e);
+    if (test_rank == 0) {
+        expect_true(rc == UTIL_EUSAGE, "%s: a too small receive buffer gave %d (e=%zu)", ops->name,
+                    rc, e);
     }
     util_free_big(send);
     util_free_big(recv);
@@ -278,67 +290,71 @@ static void test_too_small(const struct exchange_ops *ops, size_t e, MPI_Comm co
     util_free(rcounts);
 }
 
-/* Parses -e's list of element sizes into sizes[0..*n); returns 0 or 1 after a message. */
-static int parse_sizes(const char *text, size_t *sizes, int *n, int cap)
+/* The element sizes of sizes= (default: 8-byte keys), and the communicator the tests use (the
+ * world's duplicate, as the library would be given). */
+static size_t sizes[16] = {sizeof(uint64_t)};
+static int nsizes = 1;
+static MPI_Comm job;
+
+/* Parses sizes='s list of element sizes into sizes[0..nsizes); returns 0, or 1 after a
+ * message. */
+static int parse_sizes(const char *text)
 {
     char *end;
-    *n = 0;
+    nsizes = 0;
     for (const char *p = text; *p != '\0'; p = *end == ',' ? end + 1 : end) {
         unsigned long v = strtoul(p, &end, 10);
-        if (end == p || v < 1 || v > 65536 || (*end != ',' && *end != '\0') || *n == cap) {
-            fprintf(stderr, "test_backends_mpi: bad -e list (%s)\n", text);
+        if (end == p || v < 1 || v > 65536 || (*end != ',' && *end != '\0') ||
+            nsizes == (int)(sizeof(sizes) / sizeof(sizes[0]))) {
+            fprintf(stderr, "test_backends_mpi: error: bad list of sizes (%s)\n", text);
             return 1;
         }
-        sizes[(*n)++] = v;
+        sizes[nsizes++] = v;
     }
-    return *n == 0;
+    return nsizes == 0;
+}
+
+/* The back-end *@row: every pattern at every element size, with the receive counts left to it
+ * and given (as the sort gives them), and a receive buffer one element short. */
+static void test_backend(const void *row)
+{
+    const struct exchange_ops *ops = row;
+    for (int z = 0; z < nsizes; z++) {
+        size_t e = sizes[z];
+        for (int pat = 0; pat < PATTERN_COUNT; pat++) {
+            test_pattern(ops, (enum pattern)pat, e, job, 0);
+            test_pattern(ops, (enum pattern)pat, e, job, 1);
+        }
+        test_too_small(ops, e, job, 0);
+        test_too_small(ops, e, job, 1);
+        if (test_rank == 0) {
+            printf("%s: P=%d, %zu-byte elements, %d patterns, int limit %llu bytes\n", ops->name,
+                   test_size, e, (int)PATTERN_COUNT, (unsigned long long)exchange_int_limit());
+        }
+    }
 }
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
-    MPI_Comm comm;
-    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
-    MPI_Comm_rank(comm, &rank);
-    MPI_Comm_size(comm, &size);
-    util_set_progname("test_backends_mpi");
-
-    /* -e SIZE,...: the element sizes; the other arguments name back-ends. */
-    size_t sizes[16] = {sizeof(uint64_t)};
-    int nsizes = 1, first = 1;
-    if (argc > 2 && strcmp(argv[1], "-e") == 0) {
-        if (parse_sizes(argv[2], sizes, &nsizes, 16) != 0) {
-            MPI_Abort(MPI_COMM_WORLD, 2);
-        }
-        first = 3;
-    }
+    /* A test per registered back-end, named after it. */
+    static struct test tests[64];
     const struct exchange_ops *const *all = exchange_list();
-    for (int z = 0; z < nsizes; z++) {
-        size_t e = sizes[z];
-        for (size_t i = 0; all[i] != NULL; i++) {
-            const struct exchange_ops *ops = all[i];
-            int wanted = argc <= first;
-            for (int a = first; a < argc; a++) {
-                wanted |= strcmp(argv[a], ops->name) == 0;
-            }
-            if (!wanted) {
-                continue;
-            }
-            for (int pat = 0; pat < PATTERN_COUNT; pat++) {
-                test_pattern(ops, (enum pattern)pat, e, comm, 0);
-                test_pattern(ops, (enum pattern)pat, e, comm, 1); /* counts given, as by the sort */
-            }
-            test_too_small(ops, e, comm, 0);
-            test_too_small(ops, e, comm, 1);
-            MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MAX, comm);
-            if (rank == 0) {
-                printf("%s %s: P=%d, %zu-byte elements, %d patterns, int limit %llu bytes\n",
-                       failed ? "FAIL" : "ok", ops->name, size, e, (int)PATTERN_COUNT,
-                       (unsigned long long)exchange_int_limit());
-            }
-        }
+    size_t n = 0;
+    for (; all[n] != NULL && n + 1 < sizeof(tests) / sizeof(tests[0]); n++) {
+        tests[n] = (struct test){all[n]->name, NULL, test_backend, all[n]};
     }
-    MPI_Comm_free(&comm);
+    tests[n] = (struct test)TEST_END;
+    test_init(argc, argv, tests);
+    if (parse_sizes(test_param("sizes", "8")) != 0) {
+        return 2;
+    }
+    MPI_Init(&argc, &argv);
+    test_mpi_begin();
+    MPI_Comm_dup(MPI_COMM_WORLD, &job);
+    test_run_all(tests);
+    int status = test_finish();
+    MPI_Comm_free(&job);
+    test_mpi_end();
     MPI_Finalize();
-    return failed ? 1 : 0;
+    return status;
 }

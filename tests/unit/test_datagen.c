@@ -10,7 +10,7 @@
  *   - recipes checked more easily here than from a shell: reverse is sorted backwards, nearly
  *     moves exactly 2 floor(f n / 2) keys and keeps the multiset, zipf's first two values have
  *     frequencies in ratio 2^s, gaussian keys centre on 2^63, --type i64 flips the sign bit.
- * Prints one TAP-style line a check; exits 1 when any fails.
+ * On the harness of tests/unit/test.h.
  */
 #include <math.h>
 #include <stdio.h>
@@ -18,17 +18,10 @@
 #include <string.h>
 
 #include "datagen/datagen.h"
+#include "tests/unit/test.h"
 #include "util/alloc.h"
 #include "util/format.h"
 #include "util/util.h"
-
-static int failures;
-
-static void report(int ok, const char *what)
-{
-    failures += !ok;
-    printf("%s - %s\n", ok ? "ok" : "not ok", what);
-}
 
 static uint64_t *alloc_keys(uint64_t n)
 {
@@ -46,38 +39,33 @@ static int cmp_u64(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* A small deterministic generator for the test's own choices. */
-static uint64_t rng_state = 12345;
-static uint64_t rng(void)
-{
-    uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
+/* The slice split: floor(i n / P) and its inverse, 128-bit products included. */
 static void test_split(void)
 {
-    int ok = 1;
     static const uint64_t ns[] = {1, 2, 7, 1000, 4099, (uint64_t)1 << 40, ((uint64_t)1 << 60) - 3};
     static const uint64_t ps[] = {1, 2, 3, 5, 16, 1000, (uint64_t)1 << 24};
+    test_seed(12345);
     for (size_t a = 0; a < sizeof(ns) / sizeof(ns[0]); a++) {
         for (size_t b = 0; b < sizeof(ps) / sizeof(ps[0]); b++) {
             uint64_t n = ns[a], P = ps[b];
-            ok &= datagen_slice_begin(n, P, 0) == 0 && datagen_slice_begin(n, P, P) == n;
+            expect_u64_eq(datagen_slice_begin(n, P, 0), 0, "n=%" PRIu64 " P=%" PRIu64, n, P);
+            expect_u64_eq(datagen_slice_begin(n, P, P), n, "n=%" PRIu64 " P=%" PRIu64, n, P);
             for (int t = 0; t < 200; t++) {
-                uint64_t i = rng() % P;
+                uint64_t i = test_rand() % P;
                 uint64_t want = (uint64_t)(((unsigned __int128)i * n) / P);
-                ok &= datagen_slice_begin(n, P, i) == want;
-                ok &= datagen_slice_begin(n, P, i) <= datagen_slice_begin(n, P, i + 1);
-                uint64_t pos = rng() % n;
+                expect_u64_eq(datagen_slice_begin(n, P, i), want,
+                              "n=%" PRIu64 " P=%" PRIu64 " i=%" PRIu64, n, P, i);
+                expect_u64_le(datagen_slice_begin(n, P, i), datagen_slice_begin(n, P, i + 1),
+                              "n=%" PRIu64 " P=%" PRIu64 " i=%" PRIu64, n, P, i);
+                uint64_t pos = test_rand() % n;
                 uint64_t r = datagen_slice_of(n, P, pos);
-                ok &= r < P && datagen_slice_begin(n, P, r) <= pos &&
-                      pos < datagen_slice_begin(n, P, r + 1);
+                expect_true(r < P && datagen_slice_begin(n, P, r) <= pos &&
+                                pos < datagen_slice_begin(n, P, r + 1),
+                            "n=%" PRIu64 " P=%" PRIu64 ": position %" PRIu64 " in slice %" PRIu64,
+                            n, P, pos, r);
             }
         }
     }
-    report(ok, "slice split: floor(i n / P) and its inverse, 128-bit products included");
 }
 
 /* Parameters valid for (dist, n, P): wr needs s <= n/P. */
@@ -122,6 +110,7 @@ static bool set_format(struct datagen_params *p, size_t i, struct util_format *s
     return true;
 }
 
+/* Every distribution in every format: any range, any thread count, as the whole file holds it. */
 static void test_ranges(void)
 {
     static const struct {
@@ -129,8 +118,11 @@ static void test_ranges(void)
     } shapes[] = {{1, 1}, {7, 3}, {1000, 4}, {4099, 5}, {70001, 7}, {200000, 3}};
     for (const struct datagen_dist *const *it = datagen_list(); *it != NULL; it++) {
         for (size_t f = 0; f < sizeof(formats) / sizeof(formats[0]); f++) {
-            int ok = 1, tried = 0;
             struct util_format layout;
+            char what[160];
+            (void)snprintf(what, sizeof(what), "%s as %s %zu/%zu/%zu", (*it)->name,
+                           formats[f].name ? formats[f].name : "layout", formats[f].r, formats[f].o,
+                           formats[f].k);
             for (size_t s = 0; s < sizeof(shapes) / sizeof(shapes[0]); s++) {
                 struct datagen_params p;
                 /* The largest shape in the first format only: time goes to the rest. */
@@ -139,9 +131,8 @@ static void test_ranges(void)
                     !set_format(&p, f, &layout) || datagen_check(&p) != UTIL_OK) {
                     continue;
                 }
-                tried++;
                 if ((*it)->records != NULL) {
-                    p.start = rng(); /* any first record number */
+                    p.start = test_rand(); /* any first record number */
                 }
                 uint64_t n = p.n;
                 size_t r = datagen_format(&p)->record_size;
@@ -150,34 +141,34 @@ static void test_ranges(void)
                     fprintf(stderr, "out of memory\n");
                     exit(2);
                 }
-                ok &= datagen_fill_records(&p, 0, n, whole) == UTIL_OK;
+                expect_d_eq(datagen_fill_records(&p, 0, n, whole), UTIL_OK, "%s: n=%" PRIu64, what,
+                            n);
                 /* Random ranges, one at a time. */
                 for (int t = 0; t < 50; t++) {
-                    uint64_t first = rng() % n, count = rng() % (n - first + 1);
-                    ok &= datagen_fill_records(&p, first, count, part) == UTIL_OK;
-                    ok &= memcmp(part, whole + first * r, count * r) == 0;
+                    uint64_t first = test_rand() % n, count = test_rand() % (n - first + 1);
+                    expect_d_eq(datagen_fill_records(&p, first, count, part), UTIL_OK,
+                                "%s: n=%" PRIu64 " records [%" PRIu64 ", +%" PRIu64 ")", what, n,
+                                first, count);
+                    expect_true(memcmp(part, whole + first * r, count * r) == 0,
+                                "%s: n=%" PRIu64 " records [%" PRIu64 ", +%" PRIu64 ")", what, n,
+                                first, count);
                 }
                 /* Threads, and the key interface for the 8-byte formats. */
                 memset(part, 0, n * r);
-                ok &= datagen_fill_records_threads(&p, 0, n, part, 2) == UTIL_OK;
-                ok &= memcmp(part, whole, n * r) == 0;
+                expect_d_eq(datagen_fill_records_threads(&p, 0, n, part, 2), UTIL_OK,
+                            "%s: n=%" PRIu64 ", 2 threads", what, n);
+                expect_true(memcmp(part, whole, n * r) == 0, "%s: n=%" PRIu64 ", 2 threads", what,
+                            n);
                 if (r == 8 && !datagen_format(&p)->byte_key) {
                     memset(part, 0, n * r);
-                    ok &= datagen_fill_threads(&p, 0, n, (uint64_t *)(void *)part, 2) == UTIL_OK;
-                    ok &= memcmp(part, whole, n * r) == 0;
+                    expect_d_eq(datagen_fill_threads(&p, 0, n, (uint64_t *)(void *)part, 2),
+                                UTIL_OK, "%s: n=%" PRIu64 ", keys, 2 threads", what, n);
+                    expect_true(memcmp(part, whole, n * r) == 0,
+                                "%s: n=%" PRIu64 ", keys, 2 threads", what, n);
                 }
                 util_free(whole);
                 util_free(part);
             }
-            if (tried == 0) {
-                continue;
-            }
-            char what[160];
-            (void)snprintf(what, sizeof(what),
-                           "%s as %s %zu/%zu/%zu: every range and every thread count agree",
-                           (*it)->name, formats[f].name ? formats[f].name : "layout", formats[f].r,
-                           formats[f].o, formats[f].k);
-            report(ok, what);
         }
     }
 }
@@ -198,13 +189,13 @@ static void test_key_records(void)
         exit(2);
     }
     datagen_fill_records(&p, 0, n, rec);
-    int ok = 1, distinct = 1;
+    int distinct = 1;
     for (uint64_t i = 0; i < n; i++) {
         uint64_t be = 0;
         for (int b = 0; b < 8; b++) {
             be = be << 8 | rec[i * 21 + 4 + (size_t)b];
         }
-        ok &= be == keys[i];
+        expect_u64_eq(be, keys[i], "record %" PRIu64 ": key bytes 0..7 are the key big-endian", i);
     }
     /* Payloads: bytes 0..3 and 16..20; the first eight payload bytes differ for any pair. */
     for (uint64_t i = 1; i < n && distinct; i++) {
@@ -220,8 +211,7 @@ static void test_key_records(void)
             }
         }
     }
-    report(ok, "records of uniform keys: key bytes 0..7 are the key big-endian");
-    report(distinct, "records of uniform keys: no two payloads are equal");
+    expect_true(distinct, "records of uniform keys: no two payloads are equal");
     util_free(rec);
     util_free(keys);
 }
@@ -233,11 +223,11 @@ static void test_keys_only(void)
     uint64_t k[4];
     make_params(&p, datagen_find("gensort"), 4, 1, 0);
     fprintf(stderr, "(two expected error lines follow)\n");
-    int ok = datagen_fill(&p, 0, 4, k) == UTIL_EUSAGE;
+    expect_d_eq(datagen_fill(&p, 0, 4, k), UTIL_EUSAGE, "datagen_fill of gensort records");
     make_params(&p, datagen_find("uniform"), 4, 1, 0);
     p.format = util_format_find("gensort");
-    ok &= datagen_fill_threads(&p, 0, 4, k, 2) == UTIL_EUSAGE;
-    report(ok, "datagen_fill refuses a file of records");
+    expect_d_eq(datagen_fill_threads(&p, 0, 4, k, 2), UTIL_EUSAGE,
+                "datagen_fill_threads of uniform keys as gensort records");
 }
 
 static void test_bad_range(void)
@@ -246,7 +236,7 @@ static void test_bad_range(void)
     uint64_t k[4];
     make_params(&p, datagen_find("uniform"), 3, 1, 0);
     fprintf(stderr, "(one expected error line follows)\n");
-    report(datagen_fill(&p, 2, 2, k) == UTIL_EUSAGE, "a range past n is refused");
+    expect_d_eq(datagen_fill(&p, 2, 2, k), UTIL_EUSAGE, "a range past n is refused");
 }
 
 static void test_orders(void)
@@ -259,12 +249,10 @@ static void test_orders(void)
     datagen_fill(&p, 0, n, a);
     make_params(&p, datagen_find("reverse"), n, 4, 7);
     datagen_fill(&p, 0, n, b);
-    int ok = 1;
     for (uint64_t i = 0; i < n; i++) {
-        ok &= a[i] == b[n - 1 - i];
-        ok &= i == 0 || a[i - 1] < a[i];
+        expect_u64_eq(a[i], b[n - 1 - i], "key %" PRIu64 ": reverse is sorted backwards", i);
+        expect_true(i == 0 || a[i - 1] < a[i], "key %" PRIu64 ": sorted is strictly increasing", i);
     }
-    report(ok, "sorted is strictly increasing and reverse is it backwards");
 
     make_params(&p, datagen_find("nearly"), n, 4, 7);
     p.fraction = 0.1;
@@ -274,13 +262,14 @@ static void test_orders(void)
         moved += a[i] != b[i];
     }
     qsort(b, n, sizeof(uint64_t), cmp_u64);
-    ok = moved == 2 * (uint64_t)(0.1 * (double)n / 2.0) && memcmp(a, b, n * 8) == 0;
-    report(ok, "nearly moves exactly 2 floor(f n/2) keys of the sorted file");
+    expect_u64_eq(moved, 2 * (uint64_t)(0.1 * (double)n / 2.0),
+                  "nearly moves exactly 2 floor(f n/2) keys of the sorted file");
+    expect_true(memcmp(a, b, n * 8) == 0, "nearly keeps the keys of the sorted file");
 
     make_params(&p, datagen_find("nearly"), n, 4, 7);
     p.fraction = 0.0;
     datagen_fill(&p, 0, n, b);
-    report(memcmp(a, b, n * 8) == 0, "nearly with fraction 0 is the sorted file");
+    expect_true(memcmp(a, b, n * 8) == 0, "nearly with fraction 0 is the sorted file");
     util_free(a);
     util_free(b);
 }
@@ -308,13 +297,15 @@ static void test_zipf_gaussian(void)
             h += pow(v, -exps[e]);
         }
         double ratio = (double)c0 / (double)c1, want0 = (double)n / h;
-        char what[128];
-        (void)snprintf(what, sizeof(what),
-                       "zipf s=%.1f: P(0)/P(1) = %.3f (want %.3f), count(0) %llu (want %.0f)",
-                       exps[e], ratio, pow(2.0, exps[e]), (unsigned long long)c0, want0);
-        report(big == 0 && fabs(ratio / pow(2.0, exps[e]) - 1.0) < 0.03 &&
-                   fabs((double)c0 / want0 - 1.0) < 0.03,
-               what);
+        printf("zipf s=%.1f: P(0)/P(1) = %.3f (want %.3f), count(0) %llu (want %.0f)\n", exps[e],
+               ratio, pow(2.0, exps[e]), (unsigned long long)c0, want0);
+        expect_u64_eq(big, 0, "zipf s=%.1f: values beyond the domain", exps[e]);
+        expect_dbl_le(fabs(ratio / pow(2.0, exps[e]) - 1.0), 0.03,
+                      "zipf s=%.1f: P(0)/P(1) = %.3f (want %.3f)", exps[e], ratio,
+                      pow(2.0, exps[e]));
+        expect_dbl_le(fabs((double)c0 / want0 - 1.0), 0.03,
+                      "zipf s=%.1f: count(0) %llu (want %.0f)", exps[e], (unsigned long long)c0,
+                      want0);
     }
 
     make_params(&p, datagen_find("gaussian"), n, 4, 3);
@@ -330,8 +321,8 @@ static void test_zipf_gaussian(void)
     }
     var /= (double)n;
     /* The mean of four U(0,1) has mean 1/2 and variance 1/48. */
-    report(fabs(mean - 0.5) < 0.002 && fabs(var * 48.0 - 1.0) < 0.02,
-           "gaussian: mean 1/2 and variance 1/48 of the key range");
+    expect_dbl_le(fabs(mean - 0.5), 0.002, "gaussian: mean 1/2 of the key range");
+    expect_dbl_le(fabs(var * 48.0 - 1.0), 0.02, "gaussian: variance 1/48 of the key range");
     util_free(a);
 }
 
@@ -344,26 +335,20 @@ static void test_type(void)
     datagen_fill(&p, 0, n, a);
     p.format = util_format_find("i64");
     datagen_fill(&p, 0, n, b);
-    int ok = 1;
     for (uint64_t i = 0; i < n; i++) {
-        ok &= b[i] == (a[i] ^ ((uint64_t)1 << 63));
+        expect_u64_eq(b[i], a[i] ^ ((uint64_t)1 << 63),
+                      "key %" PRIu64 ": --type i64 writes the same order with the sign bit flipped",
+                      i);
     }
-    report(ok, "--type i64 writes the same order with the sign bit flipped");
     util_free(a);
     util_free(b);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-    util_set_progname("test_datagen");
-    test_split();
-    test_ranges();
-    test_key_records();
-    test_keys_only();
-    test_bad_range();
-    test_orders();
-    test_zipf_gaussian();
-    test_type();
-    printf("%s: %d failure(s)\n", failures ? "FAIL" : "PASS", failures);
-    return failures ? 1 : 0;
+    static const struct test tests[] = {
+        TEST(split),  TEST(ranges),        TEST(key_records), TEST(keys_only), TEST(bad_range),
+        TEST(orders), TEST(zipf_gaussian), TEST(type),        TEST_END,
+    };
+    return test_main(argc, argv, tests);
 }

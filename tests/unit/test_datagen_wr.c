@@ -11,27 +11,17 @@
  *   - otherwise: it is within 2P keys of n/P + P(n/(Ps) - 1) (floors) and never above the
  *     bound for the longest runs, s c + P(c - 1) with c = ceil(max m / s);
  *   - uniform random input never exceeds the bound (it is an upper bound, not just a target).
- * Prints one TAP-style line a case; exits 1 when any case fails.
+ * Two tests, "exact" and "rounded", of the two kinds of (P, n, s); each case prints its largest
+ * bucket and the bound. On the harness of tests/unit/test.h.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "datagen/datagen.h"
+#include "tests/unit/test.h"
 #include "util/alloc.h"
 #include "util/util.h"
-
-static int failures;
-
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            failures++;                                                                            \
-            printf("not ok - ");                                                                   \
-            printf(__VA_ARGS__);                                                                   \
-            printf("\n");                                                                          \
-        }                                                                                          \
-    } while (0)
 
 static int cmp_u64(const void *a, const void *b)
 {
@@ -109,10 +99,10 @@ static void one_case(uint64_t P, uint64_t n, uint64_t s, uint64_t seed)
     p.ranks = P;
     p.samples = s;
     p.seed = seed;
-    int before = failures;
-    if (datagen_check(&p) != UTIL_OK) {
-        CHECK(0, "P=%llu n=%llu s=%llu: parameters refused", (unsigned long long)P,
-              (unsigned long long)n, (unsigned long long)s);
+    int rc = datagen_check(&p);
+    expect_d_eq(rc, UTIL_OK, "P=%llu n=%llu s=%llu: parameters refused", (unsigned long long)P,
+                (unsigned long long)n, (unsigned long long)s);
+    if (rc != UTIL_OK) {
         return;
     }
     uint64_t *keys = util_malloc(n * sizeof(uint64_t));
@@ -138,30 +128,31 @@ static void one_case(uint64_t P, uint64_t n, uint64_t s, uint64_t seed)
         dups += copy[i] == copy[i - 1];
     }
     util_free(copy);
-    CHECK(dups == 0, "P=%llu n=%llu s=%llu: %llu duplicate keys", (unsigned long long)P,
-          (unsigned long long)n, (unsigned long long)s, (unsigned long long)dups);
+    expect_u64_eq(dups, 0, "P=%llu n=%llu s=%llu: duplicate keys", (unsigned long long)P,
+                  (unsigned long long)n, (unsigned long long)s);
 
     double m = (double)n / (double)P;
     double bound = m + (double)P * (m / (double)s - 1.0);
     if (n % P == 0 && (n / P) % s == 0) {
         uint64_t mm = n / P, exact = mm + P * (mm / s - 1);
-        CHECK(worst == exact && at == 0,
-              "P=%llu n=%llu s=%llu: largest bucket %llu holds %llu, bound %llu",
-              (unsigned long long)P, (unsigned long long)n, (unsigned long long)s,
-              (unsigned long long)at, (unsigned long long)worst, (unsigned long long)exact);
+        expect_u64_eq(worst, exact, "P=%llu n=%llu s=%llu: the largest bucket's keys",
+                      (unsigned long long)P, (unsigned long long)n, (unsigned long long)s);
+        expect_u64_eq(at, 0, "P=%llu n=%llu s=%llu: the largest bucket", (unsigned long long)P,
+                      (unsigned long long)n, (unsigned long long)s);
     } else {
         uint64_t mmax = datagen_slice_begin(n, P, 1); /* slices differ by at most one */
         mmax = n - datagen_slice_begin(n, P, P - 1) > mmax ? n - datagen_slice_begin(n, P, P - 1)
                                                            : mmax;
         uint64_t c = (mmax + s - 1) / s, upper = s * c + P * (c - 1);
-        CHECK((double)worst >= bound - 2.0 * (double)P && worst <= upper,
-              "P=%llu n=%llu s=%llu: largest bucket holds %llu, bound %.1f, upper %llu",
-              (unsigned long long)P, (unsigned long long)n, (unsigned long long)s,
-              (unsigned long long)worst, bound, (unsigned long long)upper);
+        expect_dbl_ge((double)worst, bound - 2.0 * (double)P,
+                      "P=%llu n=%llu s=%llu: the largest bucket, within 2P of the bound",
+                      (unsigned long long)P, (unsigned long long)n, (unsigned long long)s);
+        expect_u64_le(worst, upper, "P=%llu n=%llu s=%llu: the largest bucket, the upper bound",
+                      (unsigned long long)P, (unsigned long long)n, (unsigned long long)s);
     }
-    printf("%s - wr P=%llu n=%llu s=%llu seed=%llu: largest bucket %llu keys (bound %.1f)\n",
-           failures == before ? "ok" : "not ok", (unsigned long long)P, (unsigned long long)n,
-           (unsigned long long)s, (unsigned long long)seed, (unsigned long long)worst, bound);
+    printf("wr P=%llu n=%llu s=%llu seed=%llu: largest bucket %llu keys (bound %.1f)\n",
+           (unsigned long long)P, (unsigned long long)n, (unsigned long long)s,
+           (unsigned long long)seed, (unsigned long long)worst, bound);
 
     /* Uniform keys stay within the bound when it is exact. */
     if (n % P == 0 && (n / P) % s == 0) {
@@ -169,41 +160,43 @@ static void one_case(uint64_t P, uint64_t n, uint64_t s, uint64_t seed)
         (void)datagen_fill(&p, 0, n, keys);
         psrs_loads(keys, n, P, s, load);
         uint64_t mm = n / P, worst_u = max_of(load, P, &at);
-        CHECK(worst_u <= mm + P * (mm / s - 1), "P=%llu n=%llu s=%llu: uniform bucket %llu",
-              (unsigned long long)P, (unsigned long long)n, (unsigned long long)s,
-              (unsigned long long)worst_u);
+        expect_u64_le(worst_u, mm + P * (mm / s - 1), "P=%llu n=%llu s=%llu: uniform keys",
+                      (unsigned long long)P, (unsigned long long)n, (unsigned long long)s);
     }
     util_free(keys);
     util_free(load);
 }
 
-int main(void)
+/* The cases of @n shapes (P, n, s), each with seeds 0 and 1. */
+static void cases(const uint64_t (*shapes)[3], size_t n)
 {
-    static const struct {
-        uint64_t P, n, s;
-    } cases[] = {
-        /* m divisible by s: the bound is hit exactly. */
-        {2, 16, 2},
-        {2, 2 * 300, 3},
-        {3, 3 * 24, 4},
-        {3, 3 * 100, 10},
-        {4, 4 * 64, 4},
-        {5, 5 * 60, 6},
-        {7, 7 * 49, 7},
-        {8, 8 * 128, 16},
-        {16, 16 * 256, 16},
-        /* P not dividing n, s not dividing m: within rounding. */
-        {3, 1000, 5},
-        {5, 997, 3},
-        {6, 6 * 50 + 4, 6},
-        {7, 10007, 9},
-    };
-    util_set_progname("test_datagen_wr");
-    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+    for (size_t i = 0; i < n; i++) {
         for (uint64_t seed = 0; seed < 2; seed++) {
-            one_case(cases[i].P, cases[i].n, cases[i].s, seed);
+            one_case(shapes[i][0], shapes[i][1], shapes[i][2], seed);
         }
     }
-    printf("%s: %d failure(s)\n", failures ? "FAIL" : "PASS", failures);
-    return failures ? 1 : 0;
+}
+
+/* m divisible by s: the bound is hit exactly. */
+static void test_exact(void)
+{
+    static const uint64_t shapes[][3] = {
+        {2, 16, 2},     {2, 2 * 300, 3}, {3, 3 * 24, 4},   {3, 3 * 100, 10},   {4, 4 * 64, 4},
+        {5, 5 * 60, 6}, {7, 7 * 49, 7},  {8, 8 * 128, 16}, {16, 16 * 256, 16},
+    };
+    cases(shapes, sizeof(shapes) / sizeof(shapes[0]));
+}
+
+/* P not dividing n, s not dividing m: within rounding. */
+static void test_rounded(void)
+{
+    static const uint64_t shapes[][3] = {
+        {3, 1000, 5}, {5, 997, 3}, {6, 6 * 50 + 4, 6}, {7, 10007, 9}};
+    cases(shapes, sizeof(shapes) / sizeof(shapes[0]));
+}
+
+int main(int argc, char **argv)
+{
+    static const struct test tests[] = {TEST(exact), TEST(rounded), TEST_END};
+    return test_main(argc, argv, tests);
 }

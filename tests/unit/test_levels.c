@@ -16,7 +16,8 @@
  *    merge by sender): for P = 1..30, L = 1..4, empty ranks, n < P and heavy duplicates, the
  *    result is the stable sort of the input (keys and input positions), each rank holding
  *    floor or ceil of n/P: the tie-break by a rank's offset in its group is valid at every level.
- * Prints one line per group and exits 0 when everything holds, 1 otherwise.
+ * On the harness of tests/unit/test.h: the tests groups, deal, targets and replay; with -v each
+ * says how many cases it checked.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -24,28 +25,9 @@
 #include <string.h>
 
 #include "sort/rules.h"
+#include "tests/unit/test.h"
 
-static int failures;
-
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);                        \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fputc('\n', stderr);                                                                   \
-            failures++;                                                                            \
-        }                                                                                          \
-    } while (0)
-
-/* splitmix64: a small reproducible generator. */
-static uint64_t rng_state = 0x1e7e15;
-static uint64_t rng(void)
-{
-    uint64_t z = (rng_state += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
+int main(int argc, char **argv);
 
 static void *xcalloc(size_t n, size_t size)
 {
@@ -84,14 +66,14 @@ static void test_groups(void)
     for (int ranks = 1; ranks <= 300; ranks++) {
         for (int left = 1; left <= SORT_LEVELS_MAX; left++) {
             int k = sort_level_groups(ranks, left);
-            CHECK(k >= 1 && k <= ranks, "ranks %d left %d: k %d", ranks, left, k);
-            CHECK(left > 1 || k == ranks, "the last level: k %d of %d", k, ranks);
-            CHECK(ends_in_ones(ranks, left), "ranks %d, %d levels do not end in one rank a group",
+            expect_true(k >= 1 && k <= ranks, "ranks %d left %d: k %d", ranks, left, k);
+            expect_true(left > 1 || k == ranks, "the last level: k %d of %d", k, ranks);
+            expect_true(ends_in_ones(ranks, left), "ranks %d, %d levels do not end in one rank a group",
                   ranks, left);
             cases++;
         }
         for (int k = 1; k <= ranks; k++) {
-            CHECK(sort_level_first(0, ranks, k) == 0 && sort_level_first(k, ranks, k) == ranks,
+            expect_true(sort_level_first(0, ranks, k) == 0 && sort_level_first(k, ranks, k) == ranks,
                   "ranks %d k %d: ends", ranks, k);
             int lo = ranks, hi = 0;
             for (int j = 0; j < k; j++) {
@@ -99,12 +81,12 @@ static void test_groups(void)
                 lo = s < lo ? s : lo;
                 hi = s > hi ? s : hi;
             }
-            CHECK(lo >= 1 && hi - lo <= 1, "ranks %d k %d: sizes %d..%d", ranks, k, lo, hi);
+            expect_true(lo >= 1 && hi - lo <= 1, "ranks %d k %d: sizes %d..%d", ranks, k, lo, hi);
             for (int r = 0, j = 0; r < ranks; r++) {
                 while (sort_level_first(j + 1, ranks, k) <= r) {
                     j++;
                 }
-                CHECK(sort_level_group_of(r, ranks, k) == j,
+                expect_true(sort_level_group_of(r, ranks, k) == j,
                       "ranks %d k %d rank %d: group %d, "
                       "scan %d",
                       ranks, k, r, sort_level_group_of(r, ranks, k), j);
@@ -112,11 +94,13 @@ static void test_groups(void)
             cases++;
         }
     }
-    CHECK(sort_level_groups(65536, 2) == 256 && sort_level_groups(65536, 4) == 16 &&
+    expect_true(sort_level_groups(65536, 2) == 256 && sort_level_groups(65536, 4) == 16 &&
               sort_level_groups(27, 3) == 3 && sort_level_groups(16, 2) == 4,
           "the usual shapes: %d %d %d %d", sort_level_groups(65536, 2), sort_level_groups(65536, 4),
           sort_level_groups(27, 3), sort_level_groups(16, 2));
-    printf("groups: %d cases\n", cases);
+    if (test_verbose) {
+        printf("groups: %d cases\n", cases);
+    }
 }
 
 /* ---- 2. the deal ---------------------------------------------------------------------------- */
@@ -125,11 +109,11 @@ static void test_deal(void)
 {
     int cases = 0;
     for (int iter = 0; iter < 3000; iter++) {
-        int senders = 1 + (int)(rng() % 40), s = 1 + (int)(rng() % 20);
+        int senders = 1 + (int)(test_rand() % 40), s = 1 + (int)(test_rand() % 20);
         uint64_t *piece = xcalloc((size_t)senders, sizeof(uint64_t));
         uint64_t total = 0, scale = iter % 3 == 0 ? 3 : iter % 3 == 1 ? 50 : 100000;
         for (int r = 0; r < senders; r++) {
-            piece[r] = rng() % 4 == 0 ? 0 : rng() % scale; /* empty pieces among them */
+            piece[r] = test_rand() % 4 == 0 ? 0 : test_rand() % scale; /* empty pieces among them */
             total += piece[r];
         }
         uint64_t *got = xcalloc((size_t)s, sizeof(uint64_t));
@@ -147,7 +131,7 @@ static void test_deal(void)
                     }
                     brute[i]++;
                 }
-                CHECK(memcmp(brute, counts, (size_t)s * sizeof(uint64_t)) == 0,
+                expect_true(memcmp(brute, counts, (size_t)s * sizeof(uint64_t)) == 0,
                       "sender %d of %d, s %d: the deal differs from dealing one by one", r, senders,
                       s);
             }
@@ -162,16 +146,16 @@ static void test_deal(void)
                 sum += counts[i];
                 got[i] += counts[i];
             }
-            CHECK(n == nonzero && sum == piece[r],
+            expect_true(n == nonzero && sum == piece[r],
                   "returned %d for %d, dealt %" PRIu64 " of %" PRIu64, n, nonzero, sum, piece[r]);
             /* One run: every receiver between the first and the last with a range at all. */
             for (int i = first + 1; nonzero > 0 && i < last; i++) {
-                CHECK(counts[i] ==
+                expect_true(counts[i] ==
                           sort_level_begin(total, s, i + 1) - sort_level_begin(total, s, i),
                       "the receivers are no run (receiver %d of %d..%d)", i, first, last);
             }
             uint64_t range = total / (uint64_t)s;
-            CHECK(range == 0 || (uint64_t)nonzero <= (piece[r] + range - 1) / range + 1,
+            expect_true(range == 0 || (uint64_t)nonzero <= (piece[r] + range - 1) / range + 1,
                   "%d receivers for %" PRIu64 " elements, ranges of %" PRIu64, nonzero, piece[r],
                   range);
             x += piece[r];
@@ -179,14 +163,16 @@ static void test_deal(void)
             cases++;
         }
         for (int i = 0; i < s; i++) {
-            CHECK(got[i] == sort_level_begin(total, s, i + 1) - sort_level_begin(total, s, i),
+            expect_true(got[i] == sort_level_begin(total, s, i + 1) - sort_level_begin(total, s, i),
                   "receiver %d of %d got %" PRIu64, i, s, got[i]);
         }
         free(piece);
         free(got);
         free(counts);
     }
-    printf("deal: %d senders dealt\n", cases);
+    if (test_verbose) {
+        printf("deal: %d senders dealt\n", cases);
+    }
 }
 
 /* ---- 3. targets ----------------------------------------------------------------------------- */
@@ -197,7 +183,7 @@ static void test_targets(void)
     for (int p = 1; p <= 40; p++) {
         for (uint64_t n = 0; n < 200; n += 1 + n / 3) {
             for (int r = 0; r <= p; r++) {
-                CHECK(sort_level_target(n, p, r, 0, n) == sort_split_target(r, n, p),
+                expect_true(sort_level_target(n, p, r, 0, n) == sort_split_target(r, n, p),
                       "whole sort: n %" PRIu64 " p %d r %d", n, p, r);
                 cases++;
             }
@@ -205,13 +191,15 @@ static void test_targets(void)
             uint64_t off = n / 3, ng = n / 2, prev = 0;
             for (int r = 0; r <= p; r++) {
                 uint64_t t = sort_level_target(n, p, r, off, ng);
-                CHECK(t <= ng && t >= prev, "group: n %" PRIu64 " p %d r %d: %" PRIu64, n, p, r, t);
+                expect_true(t <= ng && t >= prev, "group: n %" PRIu64 " p %d r %d: %" PRIu64, n, p, r, t);
                 prev = t;
                 cases++;
             }
         }
     }
-    printf("targets: %d cases\n", cases);
+    if (test_verbose) {
+        printf("targets: %d cases\n", cases);
+    }
 }
 
 /* ---- 4. the whole sort, replayed ------------------------------------------------------------ */
@@ -331,7 +319,7 @@ static void replay(struct rank_data *rk, int g0, int gs, int p, uint64_t nw, uin
             }
             x[j] += c;
         }
-        CHECK(at == rk[g0 + r].n, "rank %d dealt %" PRIu64 " of %" PRIu64, g0 + r, at,
+        expect_true(at == rk[g0 + r].n, "rank %d dealt %" PRIu64 " of %" PRIu64, g0 + r, at,
               rk[g0 + r].n);
     }
     /* The merge with ties to the lower sender: a stable sort of the runs in sender order. */
@@ -368,10 +356,10 @@ static void test_replay(void)
             for (int shape = 0; shape < 4; shape++) {
                 /* 0: even slices; 1: empty ranks; 2: fewer elements than ranks; 3: one holds all */
                 struct rank_data *rk = xcalloc((size_t)p, sizeof(*rk));
-                uint64_t n = 0, distinct = shape == 1 ? 3 : 1 + rng() % 40;
+                uint64_t n = 0, distinct = shape == 1 ? 3 : 1 + test_rand() % 40;
                 for (int r = 0; r < p; r++) {
-                    uint64_t m = shape == 0   ? 20 + rng() % 5
-                                 : shape == 1 ? (rng() % 3 == 0 ? 0 : rng() % 30)
+                    uint64_t m = shape == 0   ? 20 + test_rand() % 5
+                                 : shape == 1 ? (test_rand() % 3 == 0 ? 0 : test_rand() % 30)
                                  : shape == 2 ? (r % 3 == 0)
                                               : (r == p / 2 ? 200 : 0);
                     rk[r].e = xcalloc(m, sizeof(struct elem));
@@ -381,7 +369,7 @@ static void test_replay(void)
                 struct elem *in = xcalloc(n, sizeof(*in)), *tmp = xcalloc(n, sizeof(*in));
                 for (int r = 0, at = 0; r < p; r++) {
                     for (uint64_t i = 0; i < rk[r].n; i++, at++) {
-                        in[at] = (struct elem){rng() % distinct, (uint64_t)at};
+                        in[at] = (struct elem){test_rand() % distinct, (uint64_t)at};
                         rk[r].e[i] = in[at];
                     }
                     stable_sort(rk[r].e, rk[r].n, tmp); /* the local sort, stable */
@@ -392,7 +380,7 @@ static void test_replay(void)
                 int ok = 1;
                 for (int r = 0; r < p; r++) {
                     uint64_t want = sort_split_target(r + 1, n, p) - sort_split_target(r, n, p);
-                    CHECK(rk[r].n == want,
+                    expect_true(rk[r].n == want,
                           "P %d L %d shape %d: rank %d holds %" PRIu64 ", not %" PRIu64, p, levels,
                           shape, r, rk[r].n, want);
                     for (uint64_t i = 0; i < rk[r].n && at < n; i++, at++) {
@@ -400,7 +388,7 @@ static void test_replay(void)
                     }
                     free(rk[r].e);
                 }
-                CHECK(ok && at == n, "P %d L %d shape %d: not the stable sort of the input", p,
+                expect_true(ok && at == n, "P %d L %d shape %d: not the stable sort of the input", p,
                       levels, shape);
                 free(rk);
                 free(in);
@@ -409,19 +397,14 @@ static void test_replay(void)
             }
         }
     }
-    printf("replay: %d sorts stable and exact\n", cases);
+    if (test_verbose) {
+        printf("replay: %d sorts stable and exact\n", cases);
+    }
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-    test_groups();
-    test_deal();
-    test_targets();
-    test_replay();
-    if (failures) {
-        printf("test_levels: %d failures\n", failures);
-        return 1;
-    }
-    printf("test_levels: all passed\n");
-    return 0;
+    static const struct test tests[] = {TEST(groups), TEST(deal), TEST(targets), TEST(replay),
+                                        TEST_END};
+    return test_main(argc, argv, tests);
 }

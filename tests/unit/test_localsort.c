@@ -1,12 +1,11 @@
 /*
  * tests/unit/test_localsort.c: correctness of local_sort() and local_merge_runs().
  *
- *   test_localsort GROUP     GROUP: small | thresholds | large | skewed | errors | merge |
- *                                   merge-dups | records
+ *   test_localsort [TEST ...]   TEST: small | thresholds | large | skewed | errors | merge |
+ *                                     merge_dups | records (none: all)
  *
- * Each group runs a matrix of cases, compares every result with glibc qsort() of the same
- * input (so the output is both sorted and a permutation), prints one line per failing case and
- * a count at the end, and exits 0 when every case passed, 1 otherwise, 2 on bad usage.
+ * Each test runs a matrix of cases and compares every result with glibc qsort() of the same
+ * input (so the output is both sorted and a permutation). On the harness of tests/unit/test.h.
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -15,20 +14,16 @@
 #include <string.h>
 
 #include "local/local.h"
+#include "tests/unit/test.h"
 #include "util/alloc.h"
 #include "util/format.h"
 #include "util/util.h"
 
-static int failures;
-static int cases;
-
-/* splitmix64: counter-based, so every case is reproducible from its numbers. */
+/* The splitmix64 draw after state @x: counter-based, so every case is reproducible from its
+ * numbers. */
 static uint64_t mix(uint64_t x)
 {
-    x += 0x9e3779b97f4a7c15ULL;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-    return x ^ (x >> 31);
+    return util_splitmix64(&x);
 }
 
 enum dist {
@@ -126,34 +121,30 @@ static uint64_t *keys_alloc(size_t n)
     return p;
 }
 
-/* Reports a failed case; returns false. */
-static bool fail(const char *what, const char *dist, size_t n, int threads, int rc, size_t at)
-{
-    failures++;
-    fprintf(stderr, "FAIL %s: dist=%s n=%zu threads=%d rc=%d first difference at %zu\n", what, dist,
-            n, threads, rc, at);
-    return false;
-}
-
-/* The tuning the sort cases use: NULL (the process default) or one a group forces. */
+/* The tuning the sort cases use: NULL (the process default) or one a test forces. */
 static const struct local_tuning *tuning;
 
+/* The index of the first of @n keys where @a and @b differ; @n when they do not. */
+static size_t first_difference(const uint64_t *a, const uint64_t *b, size_t n)
+{
+    size_t i = 0;
+    while (i < n && a[i] == b[i]) {
+        i++;
+    }
+    return i;
+}
+
 /* Sorts a copy of @input with local_sort_tuned() and compares it with @expect. */
-static bool check_sort(const uint64_t *input, const uint64_t *expect, size_t n, int threads,
+static void check_sort(const uint64_t *input, const uint64_t *expect, size_t n, int threads,
                        const char *dist, uint64_t *keys, uint64_t *scratch)
 {
-    cases++;
     memcpy(keys, input, n * sizeof(*keys));
     int rc = local_sort_tuned(keys, scratch, n, threads, tuning);
-    if (rc != 0) {
-        return fail("sort returned an error", dist, n, threads, rc, 0);
+    expect_d_eq(rc, 0, "sort returned an error: dist=%s n=%zu threads=%d", dist, n, threads);
+    if (rc == 0) {
+        expect_zu_eq(first_difference(keys, expect, n), n,
+                     "sort differs from qsort: dist=%s n=%zu threads=%d", dist, n, threads);
     }
-    for (size_t i = 0; i < n; i++) {
-        if (keys[i] != expect[i]) {
-            return fail("sort differs from qsort", dist, n, threads, rc, i);
-        }
-    }
-    return true;
 }
 
 /* Every distribution at each of @sizes, with 1 to @max_threads threads. */
@@ -189,7 +180,7 @@ static void sort_matrix(const size_t *sizes, size_t nsizes, int dist_from, int d
     sort_matrix_threads(sizes, nsizes, dist_from, dist_to, 2);
 }
 
-static void group_small(void)
+static void test_small(void)
 {
     static const size_t sizes[] = {0, 1, 2, 3, 4, 5, 7, 8, 15, 16, 17, 100, 255, 256, 257, 1000};
     sort_matrix(sizes, sizeof(sizes) / sizeof(sizes[0]), 0, DIST_COUNT);
@@ -210,7 +201,7 @@ static void straddle(size_t *sizes, size_t *ns, size_t t)
  * parallel threshold, the streaming stores, and 1 to 3 threads; then the process's own
  * tuning around its own thresholds.
  */
-static void group_thresholds(void)
+static void test_thresholds(void)
 {
     /* The radix kernel with each way of scattering; vqsort with spreads at every level, with
      * one spread level from a size on, and with sorted chunks and a merge below a size. */
@@ -270,7 +261,7 @@ static void group_thresholds(void)
             def.spread_min_keys, def.merge_max_keys);
 }
 
-static void group_large(void)
+static void test_large(void)
 {
     static const size_t mid[] = {1000000};
     sort_matrix(mid, 1, 0, DIST_COUNT);
@@ -282,7 +273,7 @@ static void group_large(void)
 }
 
 /* Buckets far above a thread's share (sorted by all threads together), with 1 to 4 threads. */
-static void group_skewed(void)
+static void test_skewed(void)
 {
     size_t n = 3000000;
     uint64_t *input = keys_alloc(n), *expect = keys_alloc(n);
@@ -305,14 +296,10 @@ static void group_skewed(void)
 /* Expects @got == @want for the call described by @what. */
 static void expect_rc(int got, int want, const char *what)
 {
-    cases++;
-    if (got != want) {
-        failures++;
-        fprintf(stderr, "FAIL %s: returned %d, expected %d\n", what, got, want);
-    }
+    expect_d_eq(got, want, "%s", what);
 }
 
-static void group_errors(void)
+static void test_errors(void)
 {
     uint64_t k[4] = {3, 1, 2, 0}, s[4], counts[2] = {2, 2};
     expect_rc(local_sort(k, s, 4, 0), UTIL_EUSAGE, "sort with 0 threads");
@@ -331,12 +318,9 @@ static void group_errors(void)
     /* A key at the top of the range survives the merge sentinel. */
     uint64_t in[4] = {1, UINT64_MAX, 0, UINT64_MAX}, out[4] = {0, 0, 0, 0};
     uint64_t three[3] = {2, 0, 2};
-    cases++;
-    if (local_merge_runs(in, three, 3, out, 1) != 0 || out[0] != 0 || out[1] != 1 ||
-        out[2] != UINT64_MAX || out[3] != UINT64_MAX) {
-        failures++;
-        fprintf(stderr, "FAIL merge with UINT64_MAX keys\n");
-    }
+    expect_true(local_merge_runs(in, three, 3, out, 1) == 0 && out[0] == 0 && out[1] == 1 &&
+                    out[2] == UINT64_MAX && out[3] == UINT64_MAX,
+                "merge with UINT64_MAX keys");
 }
 
 /* How the keys and sizes of the runs of one merge case are drawn. */
@@ -422,20 +406,13 @@ static void merge_matrix(const size_t *totals, size_t ntotals, int kind_from, in
                 memcpy(expect, in, total * sizeof(*in));
                 qsort(expect, total, sizeof(*expect), cmp_u64);
                 for (int threads = 1; threads <= 3; threads++) {
-                    cases++;
                     out[total] = 0x5a5a5a5a; /* a canary past the end */
                     int rc = local_merge_runs(in, counts, runs, out, threads);
-                    size_t at = 0;
-                    while (rc == 0 && at < total && out[at] == expect[at]) {
-                        at++;
-                    }
-                    if (rc != 0 || at < total || out[total] != 0x5a5a5a5a) {
-                        failures++;
-                        fprintf(stderr,
-                                "FAIL merge: kind=%s total=%zu runs=%d threads=%d rc=%d first "
-                                "difference at %zu\n",
+                    size_t at = rc == 0 ? first_difference(out, expect, total) : 0;
+                    expect_true(rc == 0 && at == total && out[total] == 0x5a5a5a5a,
+                                "merge: kind=%s total=%zu runs=%d threads=%d rc=%d first "
+                                "difference at %zu",
                                 run_names[kind], total, runs, threads, rc, at);
-                    }
                 }
             }
         }
@@ -473,32 +450,29 @@ static void merge_two_sizes(void)
                 qsort(expect, na + nb, sizeof(*expect), cmp_u64);
                 uint64_t counts[2] = {na, nb};
                 out[na + nb] = 0x5a5a5a5a;
-                cases++;
                 int rc = local_merge_runs(in, counts, 2, out, 1);
-                if (rc != 0 || memcmp(out, expect, (na + nb) * sizeof(*out)) != 0 ||
-                    out[na + nb] != 0x5a5a5a5a) {
-                    failures++;
-                    fprintf(stderr, "FAIL merge of two runs: pattern=%d sizes %zu and %zu rc=%d\n",
-                            pattern, na, nb, rc);
-                }
+                expect_true(rc == 0 && memcmp(out, expect, (na + nb) * sizeof(*out)) == 0 &&
+                                out[na + nb] == 0x5a5a5a5a,
+                            "merge of two runs: pattern=%d sizes %zu and %zu rc=%d", pattern, na,
+                            nb, rc);
             }
         }
     }
 }
 
-static void group_merge(void)
+static void test_merge(void)
 {
     merge_two_sizes();
     /* Sizes smaller than the run count: every run count. */
     const size_t tiny[] = {0, 1, 5, 64, 1000};
     merge_matrix(tiny, sizeof(tiny) / sizeof(tiny[0]), 0, RUNS_COUNT, 1);
     /* Below, at and above the parallel threshold. */
-    const size_t totals[] = {LOCAL_MERGE_PAR_MIN - 1, LOCAL_MERGE_PAR_MIN,
-                             LOCAL_MERGE_PAR_MIN + 7, 200003};
+    const size_t totals[] = {LOCAL_MERGE_PAR_MIN - 1, LOCAL_MERGE_PAR_MIN, LOCAL_MERGE_PAR_MIN + 7,
+                             200003};
     merge_matrix(totals, sizeof(totals) / sizeof(totals[0]), 0, RUNS_COUNT, 8);
 }
 
-static void group_merge_dups(void)
+static void test_merge_dups(void)
 {
     const size_t totals[] = {600000};
     merge_matrix(totals, 1, RUNS_DUPS, RUNS_COUNT, 16);
@@ -537,8 +511,8 @@ static void record_case(const struct util_format *f, size_t n, uint64_t distinct
         }
         uint64_t v = distinct ? mix(i) % distinct : 0;
         for (size_t b = 0; b < f->key_size; b++) {
-            r[f->key_offset + b] = distinct ? (unsigned char)mix(v * 977 + b) % 3
-                                            : (unsigned char)mix(i * 7919 + b);
+            r[f->key_offset + b] =
+                distinct ? (unsigned char)mix(v * 977 + b) % 3 : (unsigned char)mix(i * 7919 + b);
         }
         order[i] = i;
     }
@@ -546,7 +520,6 @@ static void record_case(const struct util_format *f, size_t n, uint64_t distinct
     ref_fmt = f;
     qsort(order, n, sizeof(*order), ref_cmp);
     void *sorted = NULL;
-    cases++;
     int rc = local_record_sort(rec, scr, tup, n, f, threads, &sorted);
     const unsigned char *out = sorted;
     size_t bad = n;
@@ -556,13 +529,11 @@ static void record_case(const struct util_format *f, size_t n, uint64_t distinct
             break;
         }
     }
-    if (rc != 0 || bad != n) {
-        failures++;
-        fprintf(stderr, "FAIL records R=%zu O=%zu K=%zu n=%zu distinct=%llu threads=%d rc=%d "
-                        "first difference at %zu\n",
+    expect_true(rc == 0 && bad == n,
+                "records R=%zu O=%zu K=%zu n=%zu distinct=%llu threads=%d rc=%d first difference "
+                "at %zu",
                 f->record_size, f->key_offset, f->key_size, n, (unsigned long long)distinct,
                 threads, rc, bad);
-    }
     util_free(order);
     util_free(tup);
     util_free(scr);
@@ -571,16 +542,17 @@ static void record_case(const struct util_format *f, size_t n, uint64_t distinct
 
 /* Records of every shape against a stable reference sort: the Sort Benchmark's, an odd layout
  * with many equal keys, keys over 10 bytes (ties settled by their tail), tiny records. */
-static void group_records(void)
+static void test_records(void)
 {
-    static const size_t layouts[][3] = {{100, 0, 10}, {13, 3, 5}, {24, 4, 16}, {1, 0, 1},
+    static const size_t layouts[][3] = {{100, 0, 10}, {13, 3, 5},  {24, 4, 16}, {1, 0, 1},
                                         {9, 0, 9},    {40, 8, 32}, {12, 2, 8}};
     static const size_t sizes[] = {0, 1, 2, 17, 1000, 40000, 100003};
     static const uint64_t distinct[] = {0, 1, 7, 1000};
     for (size_t l = 0; l < sizeof(layouts) / sizeof(layouts[0]); l++) {
         struct util_format f;
-        if (util_format_layout(layouts[l][0], layouts[l][1], layouts[l][2], &f) != 0) {
-            failures++;
+        int rc = util_format_layout(layouts[l][0], layouts[l][1], layouts[l][2], &f);
+        expect_d_eq(rc, 0, "layout %zu/%zu/%zu", layouts[l][0], layouts[l][1], layouts[l][2]);
+        if (rc != 0) {
             continue;
         }
         for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
@@ -598,25 +570,9 @@ static void group_records(void)
 
 int main(int argc, char **argv)
 {
-    static const struct {
-        const char *name;
-        void (*run)(void);
-    } groups[] = {
-        {"small", group_small},           {"thresholds", group_thresholds}, {"large", group_large},
-        {"skewed", group_skewed},         {"errors", group_errors},         {"merge", group_merge},
-        {"merge-dups", group_merge_dups}, {"records", group_records},
+    static const struct test tests[] = {
+        TEST(small), TEST(thresholds), TEST(large),   TEST(skewed), TEST(errors),
+        TEST(merge), TEST(merge_dups), TEST(records), TEST_END,
     };
-    if (argc != 2) {
-        fprintf(stderr, "usage: test_localsort GROUP\n");
-        return 2;
-    }
-    for (size_t i = 0; i < sizeof(groups) / sizeof(groups[0]); i++) {
-        if (strcmp(argv[1], groups[i].name) == 0) {
-            groups[i].run();
-            printf("%s: %d cases, %d failed\n", argv[1], cases, failures);
-            return failures ? 1 : 0;
-        }
-    }
-    fprintf(stderr, "test_localsort: unknown group (%s)\n", argv[1]);
-    return 2;
+    return test_main(argc, argv, tests);
 }

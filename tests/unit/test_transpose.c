@@ -11,7 +11,8 @@
  *    one step or many, on elements of 8, 1, 13 and 100 bytes (the cases walk the sizes): every
  *    rank ends with exactly the layout alltoallv delivers, byte for byte, each source's run in
  *    order.
- * Prints one line per group and exits 0 when everything holds, 1 otherwise.
+ * Tests: share, bounds, bounds_exhaustive, steps, simulated_exchange; each prints what it
+ * covered. On the harness of tests/unit/test.h.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -19,28 +20,7 @@
 #include <string.h>
 
 #include "exchange/transpose.h"
-
-static int failures;
-
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);                        \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fputc('\n', stderr);                                                                   \
-            failures++;                                                                            \
-        }                                                                                          \
-    } while (0)
-
-/* splitmix64: a small reproducible generator. */
-static uint64_t rng_state = 0x5eed;
-static uint64_t rng(void)
-{
-    uint64_t z = (rng_state += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
+#include "tests/unit/test.h"
 
 static void *xcalloc(size_t n, size_t size)
 {
@@ -54,7 +34,7 @@ static void *xcalloc(size_t n, size_t size)
 
 /* ---- 1. the dealing rule --------------------------------------------------------------------- */
 
-static void test_share_matches_dealing(void)
+static void test_share(void)
 {
     int cases = 0;
     for (int p = 1; p <= 9; p++) {
@@ -71,8 +51,9 @@ static void test_share_matches_dealing(void)
                     }
                     for (b = 0; b < p; b++) {
                         uint64_t got = exchange_transpose_share(c, s, j, b, p);
-                        CHECK(got == bins[b], "P=%d s=%d j=%d c=%" PRIu64 " b=%d: %" PRIu64
-                              " != %" PRIu64, p, s, j, c, b, got, bins[b]);
+                        expect_true(got == bins[b],
+                                    "P=%d s=%d j=%d c=%" PRIu64 " b=%d: %" PRIu64 " != %" PRIu64, p,
+                                    s, j, c, b, got, bins[b]);
                         cases++;
                     }
                 }
@@ -80,7 +61,7 @@ static void test_share_matches_dealing(void)
         }
         free(bins);
     }
-    printf("ok share: the arithmetic count equals key-by-key dealing (%d cases)\n", cases);
+    printf("share: the arithmetic count equals key-by-key dealing (%d cases)\n", cases);
 }
 
 /* ---- 2. the bounds --------------------------------------------------------------------------- */
@@ -102,18 +83,20 @@ static long check_bounds(const uint64_t *c, int p, const char *what, long *gap2)
         max2 = plan.max_bin2 > max2 ? plan.max_bin2 : max2;
         n_max = plan.n_max;
         h = plan.h;
-        CHECK(plan.max_bin1 <= plan.block1, "%s P=%d rank %d: round-1 bin %" PRIu64 " > %" PRIu64,
-              what, p, r, plan.max_bin1, plan.block1);
-        CHECK(plan.max_bin2 <= plan.block2, "%s P=%d rank %d: round-2 bin %" PRIu64 " > %" PRIu64,
-              what, p, r, plan.max_bin2, plan.block2);
+        expect_true(plan.max_bin1 <= plan.block1,
+                    "%s P=%d rank %d: round-1 bin %" PRIu64 " > %" PRIu64, what, p, r,
+                    plan.max_bin1, plan.block1);
+        expect_true(plan.max_bin2 <= plan.block2,
+                    "%s P=%d rank %d: round-2 bin %" PRIu64 " > %" PRIu64, what, p, r,
+                    plan.max_bin2, plan.block2);
         exchange_transpose_plan_free(&plan);
     }
     /* The paper's form, in exact rational arithmetic: bin * 2P <= 2 n + P^2. */
-    CHECK(max1 * 2 * (uint64_t)p <= 2 * n_max + (uint64_t)p * p,
-          "%s P=%d: round-1 bin %" PRIu64 " > n_max/P + P/2 (n_max %" PRIu64 ")", what, p, max1,
-          n_max);
-    CHECK(max2 * 2 * (uint64_t)p <= 2 * h + (uint64_t)p * p,
-          "%s P=%d: round-2 bin %" PRIu64 " > h/P + P/2 (h %" PRIu64 ")", what, p, max2, h);
+    expect_true(max1 * 2 * (uint64_t)p <= 2 * n_max + (uint64_t)p * p,
+                "%s P=%d: round-1 bin %" PRIu64 " > n_max/P + P/2 (n_max %" PRIu64 ")", what, p,
+                max1, n_max);
+    expect_true(max2 * 2 * (uint64_t)p <= 2 * h + (uint64_t)p * p,
+                "%s P=%d: round-2 bin %" PRIu64 " > h/P + P/2 (h %" PRIu64 ")", what, p, max2, h);
     if (gap2 != NULL) {
         *gap2 = (long)max2 - (long)exchange_transpose_bound(h, p);
     }
@@ -146,8 +129,10 @@ static void random_matrix(uint64_t *c, int p, uint64_t range)
 {
     for (size_t i = 0; i < (size_t)p * p; i++) {
         /* A mix of zeros, small counts (residues matter) and large ones. */
-        uint64_t kind = rng() % 4;
-        c[i] = kind == 0 ? 0 : kind == 1 ? rng() % (uint64_t)(2 * p) : rng() % (range + 1);
+        uint64_t kind = test_rand() % 4;
+        c[i] = kind == 0   ? 0
+               : kind == 1 ? test_rand() % (uint64_t)(2 * p)
+                           : test_rand() % (range + 1);
     }
 }
 
@@ -175,6 +160,7 @@ static void test_bounds(void)
     static const int ps[] = {2, 3, 4, 5, 6, 7, 8, 9, 16, 31, 64, 100};
     int nps = (int)(sizeof(ps) / sizeof(ps[0]));
     int cases = 0;
+    test_seed(0x5eed);
     for (int i = 0; i < nps; i++) {
         int p = ps[i];
         uint64_t *c = xcalloc((size_t)p * p, sizeof(uint64_t));
@@ -197,18 +183,19 @@ static void test_bounds(void)
         for (uint64_t q = 0; q < 4; q++) {
             tight(c, p, q * 1000 + q);
             long gap2 = -1, gap = check_bounds(c, p, "tight", &gap2);
-            CHECK(gap == 0 && gap2 == 0, "tight P=%d q=%" PRIu64 ": bins %ld, %ld below the bounds",
-                  p, q, gap, gap2);
+            expect_true(gap == 0 && gap2 == 0,
+                        "tight P=%d q=%" PRIu64 ": bins %ld, %ld below the bounds", p, q, gap,
+                        gap2);
             /* And the exact value: n/P + (P-1)/2 with n = qP^2 + P(P-1)/2 per rank. */
             uint64_t n = (q * 1000 + q) * (uint64_t)p * p + (uint64_t)p * (p - 1) / 2;
-            CHECK(exchange_transpose_bound(n, p) * 2 == 2 * (q * 1000 + q) * p + 2 * (p - 1),
-                  "tight P=%d: bound of %" PRIu64 " is %" PRIu64, p, n,
-                  exchange_transpose_bound(n, p));
+            expect_true(exchange_transpose_bound(n, p) * 2 == 2 * (q * 1000 + q) * p + 2 * (p - 1),
+                        "tight P=%d: bound of %" PRIu64 " is %" PRIu64, p, n,
+                        exchange_transpose_bound(n, p));
             cases++;
         }
         free(c);
     }
-    printf("ok bounds: round 1 <= n_max/P + (P-1)/2, round 2 <= h/P + (P-1)/2, reached (%d "
+    printf("bounds: round 1 <= n_max/P + (P-1)/2, round 2 <= h/P + (P-1)/2, reached (%d "
            "matrices)\n",
            cases);
 }
@@ -241,9 +228,9 @@ static void test_bounds_exhaustive(void)
                 exit(2);
             }
             exchange_transpose_plan_set(&plan, c);
-            CHECK(plan.max_bin1 <= exchange_transpose_bound(n, p),
-                  "P=%d n=%" PRIu64 ": bin %" PRIu64 " > bound %" PRIu64, p, n, plan.max_bin1,
-                  exchange_transpose_bound(n, p));
+            expect_true(plan.max_bin1 <= exchange_transpose_bound(n, p),
+                        "P=%d n=%" PRIu64 ": bin %" PRIu64 " > bound %" PRIu64, p, n, plan.max_bin1,
+                        exchange_transpose_bound(n, p));
             if (n < 64 && plan.max_bin1 > best[n]) {
                 best[n] = plan.max_bin1;
             }
@@ -252,13 +239,13 @@ static void test_bounds_exhaustive(void)
         }
         /* Totals n >= P(P-1)/2 whose extras fit the vector limit reach the bound. */
         for (uint64_t n = (uint64_t)p * (p - 1) / 2; n < (uint64_t)limit; n++) {
-            CHECK(best[n] == exchange_transpose_bound(n, p),
-                  "P=%d n=%" PRIu64 ": best bin %" PRIu64 " != bound %" PRIu64, p, n, best[n],
-                  exchange_transpose_bound(n, p));
+            expect_true(best[n] == exchange_transpose_bound(n, p),
+                        "P=%d n=%" PRIu64 ": best bin %" PRIu64 " != bound %" PRIu64, p, n, best[n],
+                        exchange_transpose_bound(n, p));
         }
         free(c);
     }
-    printf("ok bounds exhaustive: %ld count vectors for P = 2..4, bound never exceeded and "
+    printf("bounds exhaustive: %ld count vectors for P = 2..4, bound never exceeded and "
            "reached\n",
            vectors);
 }
@@ -271,10 +258,7 @@ static void elem_of(int s, int j, uint64_t k, size_t e, unsigned char *out)
 {
     uint64_t key = ((uint64_t)s << 48) | ((uint64_t)j << 32) | k;
     for (size_t at = 0; at < e; at += 8) {
-        uint64_t w = key + (at / 8) * 0x9e3779b97f4a7c15ULL;
-        w = (w ^ (w >> 30)) * 0xbf58476d1ce4e5b9ULL;
-        w = (w ^ (w >> 27)) * 0x94d049bb133111ebULL;
-        w ^= w >> 31;
+        uint64_t w = util_mix64(key + (at / 8) * 0x9e3779b97f4a7c15ULL);
         for (size_t b = at; b < e && b < at + 8; b++) {
             out[b] = (unsigned char)(w >> (8 * (b - at)));
         }
@@ -330,7 +314,7 @@ static void simulate_layout(const uint64_t *c, int p, uint64_t steps, int thread
         uint64_t s1 = wide ? b1 + b2 : b1, s2 = wide ? b1 + b2 : b2, off2 = wide ? b1 : 0;
         uint64_t half = (uint64_t)p * (b1 + b2);
         for (int r = 0; r < p; r++) {
-            CHECK(plan[r].block1 == b1 && plan[r].block2 == b2, "%s: ranks disagree", what);
+            expect_true(plan[r].block1 == b1 && plan[r].block2 == b2, "%s: ranks disagree", what);
             /* Scratch poisoned: a key read from padding would show up in a result. */
             x[r] = xcalloc(half, e);
             y[r] = xcalloc(half, e);
@@ -374,10 +358,10 @@ static void simulate_layout(const uint64_t *c, int p, uint64_t steps, int thread
             for (uint64_t k = 0; k < c[(size_t)s * p + j]; k++, at++) {
                 elem_of(s, j, k, e, want);
                 if (memcmp(recv[j] + at * e, want, e) != 0) {
-                    CHECK(0,
-                          "%s P=%d steps=%" PRIu64 " wide=%d e=%zu rank %d: element %" PRIu64
-                          " (from %d, #%" PRIu64 ") differs",
-                          what, p, steps, wide, e, j, at, s, k);
+                    expect_true(0,
+                                "%s P=%d steps=%" PRIu64 " wide=%d e=%zu rank %d: element %" PRIu64
+                                " (from %d, #%" PRIu64 ") differs",
+                                what, p, steps, wide, e, j, at, s, k);
                     bad = 1;
                     break;
                 }
@@ -429,16 +413,16 @@ static void simulate(const uint64_t *c, int p, uint64_t steps, int threads, cons
 static void test_steps(void)
 {
     int cases = 0;
-    CHECK(exchange_transpose_steps(0, 0, 100) == 0, "no keys, no steps");
-    CHECK(exchange_transpose_steps(100, 7, 100) == 1, "one full step");
-    CHECK(exchange_transpose_steps(7, 101, 100) == 2, "h decides");
+    expect_true(exchange_transpose_steps(0, 0, 100) == 0, "no keys, no steps");
+    expect_true(exchange_transpose_steps(100, 7, 100) == 1, "one full step");
+    expect_true(exchange_transpose_steps(7, 101, 100) == 2, "h decides");
     for (int p = 1; p <= 9; p++) {
         size_t pp = (size_t)p * (size_t)p;
         uint64_t *c = xcalloc(pp, sizeof(uint64_t)), *part = xcalloc(pp, sizeof(uint64_t));
         uint64_t *first = xcalloc(pp, sizeof(uint64_t)), *sum = xcalloc(pp, sizeof(uint64_t));
         for (int r = 0; r < 20; r++) {
             random_matrix(c, p, r % 2 ? 50 : 100000);
-            uint64_t steps = 1 + rng() % 40;
+            uint64_t steps = 1 + test_rand() % 40;
             memset(sum, 0, pp * sizeof(uint64_t));
             for (uint64_t k = 0; k < steps; k++) {
                 exchange_transpose_step(c, p, k, steps, part, first);
@@ -446,17 +430,18 @@ static void test_steps(void)
                     uint64_t row = 0, whole = 0;
                     for (int j = 0; j < p; j++) {
                         size_t i = (size_t)s * p + j;
-                        CHECK(first[i] == sum[i], "P=%d step %" PRIu64 ": piece does not follow", p,
-                              k);
+                        expect_true(first[i] == sum[i],
+                                    "P=%d step %" PRIu64 ": piece does not follow", p, k);
                         sum[i] += part[i];
                         row += part[i];
                         whole += c[i];
                     }
-                    CHECK(row <= whole / steps + (uint64_t)p, "P=%d: step row %" PRIu64 " too big",
-                          p, row);
+                    expect_true(row <= whole / steps + (uint64_t)p,
+                                "P=%d: step row %" PRIu64 " too big", p, row);
                 }
             }
-            CHECK(memcmp(sum, c, pp * sizeof(uint64_t)) == 0, "P=%d: pieces do not add up", p);
+            expect_true(memcmp(sum, c, pp * sizeof(uint64_t)) == 0, "P=%d: pieces do not add up",
+                        p);
             cases++;
         }
         free(c);
@@ -464,7 +449,7 @@ static void test_steps(void)
         free(first);
         free(sum);
     }
-    printf("ok steps: pieces add up, follow each other, and stay within 1/steps + P (%d)\n", cases);
+    printf("steps: pieces add up, follow each other, and stay within 1/steps + P (%d)\n", cases);
 }
 
 static void test_simulated_exchange(void)
@@ -492,29 +477,23 @@ static void test_simulated_exchange(void)
         }
         /* Large runs, so that the threaded copies are used. */
         for (size_t i = 0; i < (size_t)p * p; i++) {
-            c[i] = 50000 + rng() % 1000;
+            c[i] = 50000 + test_rand() % 1000;
         }
         simulate(c, p, 1, 2, "large");
         simulate(c, p, 4, 2, "large in steps");
         cases += 2 * (p + 1) + 1 + 2 + 2 + 1 + 30 + 2;
         free(c);
     }
-    printf("ok simulated exchange: every rank gets the alltoallv layout, runs in order, in one "
+    printf("simulated exchange: every rank gets the alltoallv layout, runs in order, in one "
            "step or many (%d cases, P = 1..9)\n",
            cases);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-    test_share_matches_dealing();
-    test_bounds();
-    test_bounds_exhaustive();
-    test_steps();
-    test_simulated_exchange();
-    if (failures) {
-        fprintf(stderr, "test_transpose: %d failures\n", failures);
-        return 1;
-    }
-    printf("test_transpose: all passed\n");
-    return 0;
+    static const struct test tests[] = {
+        TEST(share), TEST(bounds), TEST(bounds_exhaustive), TEST(steps), TEST(simulated_exchange),
+        TEST_END,
+    };
+    return test_main(argc, argv, tests);
 }
