@@ -98,7 +98,7 @@ LIB := $(BUILD)/libsortex.a
 # moved, a function removed).
 version_part = $(shell sed -n 's/^\#define SORTEX_VERSION_$(1) \([0-9]*\)$$/\1/p' sort/sortex.h)
 VERSION := $(call version_part,MAJOR).$(call version_part,MINOR).$(call version_part,PATCH)
-SOVERSION := 0
+SOVERSION := 1
 # What a host program links: the sort and what it calls (util, exchange, verify's checksums for
 # --check); not the generator, the simulator or the benchmarks.
 DIST_MODULES := util local sort exchange verify

@@ -272,17 +272,37 @@ static int model_external(const struct cli *cli, const struct sim_sort_case *sc,
                           const struct sim_machine *m, int *printed)
 {
     *printed = 0;
-    if (cli->external == SORTEX_EXTERNAL_NEVER || cli->mem_limit == 0) {
+    if (cli->mem_limit == 0) {
         return UTIL_OK;
     }
     uint64_t mem = cli->mem_limit;
     struct sim_ext_result x;
     int err = sim_ext_model(sc, m, mem, cli->external == SORTEX_EXTERNAL_ALWAYS, &x);
-    if (err == UTIL_OK && x.external) {
-        print_external(sc, &x, mem, cli->csv);
-        *printed = 1;
+    if (err != UTIL_OK || !x.external) {
+        return err;
     }
-    return err;
+    *printed = 1;
+    if (cli->external != SORTEX_EXTERNAL_NEVER) {
+        print_external(sc, &x, mem, cli->csv);
+        return UTIL_OK;
+    }
+    /* --external never and a share that does not fit: the sort refuses it (exit 3), as the
+     * regular sample beyond its memory is refused, with an infinite total. */
+    if (cli->csv) {
+        printf("%d,%llu,external,%s,total,inf,%llu,0,\"refused: --external never and a share "
+               "beyond --mem-limit\"\n",
+               sc->p, (unsigned long long)sc->per_rank, sc->backend->name,
+               (unsigned long long)x.need);
+    } else {
+        printf("P = %d, %llu elements of %llu bytes a rank: refused, as sortex --external never "
+               "refuses it:\n  a rank's share needs ",
+               sc->p, (unsigned long long)sc->per_rank, (unsigned long long)sc->elem);
+        print_bytes(stdout, (double)x.need);
+        printf(", --mem-limit ");
+        print_bytes(stdout, (double)mem);
+        printf("\n\n");
+    }
+    return UTIL_OK;
 }
 
 /* Models one case for every balance asked for, and prints it. */

@@ -582,6 +582,79 @@ void sim_sort_fixed_rows(const struct sim_sort_case *sc, const struct sim_machin
     set(&ph[SIM_ROW_WRITE], E * N / m->write_bps * share, buffers, 0, "E N / write rate");
 }
 
+/* The regular sample's phases (sample: the all-gather and sort of s P tuples; splitters: picked
+ * from it), or its refusal (an infinite time) where sort_sample_total() refuses the size. */
+static void model_sample(const struct sim_sort_case *sc, const struct sim_machine *m, uint64_t s,
+                         double buffers, double share, struct sim_sort_result *out)
+{
+    int p = sc->p;
+    struct sim_phase *ph = out->phase;
+    char note[96];
+    uint64_t total = 0;
+    if (sort_sample_total(s, p, &total) != UTIL_OK) {
+        out->refused = 1;
+        total = (uint64_t)fmin((double)s * p, 1e18);
+    }
+    double t = (double)total;
+    out->candidates = total;
+    (void)snprintf(note, sizeof(note), "%s%.3g tuples all-gathered",
+                   out->refused ? "refused: " : "", t);
+    set(&ph[SIM_ROW_SAMPLE],
+        out->refused ? INFINITY
+                     : (m->alpha * steps(p) + m->beta * 16 * t * (p - 1) / p +
+                        1e-9 * m->qsort_ns * t * log2u(t) * share),
+        buffers + 16 * t + 16 * (double)s, 16 * t * (p - 1) / p, note);
+    set(&ph[SIM_ROW_SPLITTERS], 0, buffers + 16 * t, 0, "picked from the sorted sample");
+}
+
+/* The histogram's phases, as its rounds replayed in global-rank space (replay_histogram())
+ * cost them: round 1's all-gather is the sample phase, the other rounds and every round's
+ * counting and all-reduce the splitters phase. */
+static int model_histogram(const struct sim_sort_case *sc, const struct sim_machine *m,
+                           double buffers, double share, struct sim_sort_result *out)
+{
+    int p = sc->p, err;
+    double N = (double)sc->per_rank, n = N * p;
+    struct sim_phase *ph = out->phase;
+    char note[96];
+    uint64_t per_round[64];
+    uint64_t rounds = 0;
+    if ((err = replay_histogram((uint64_t)n, p, sc->epsilon,
+                                out->balance == SORTEX_BALANCE_EXACT, per_round, &rounds)) !=
+        UTIL_OK) {
+        return err;
+    }
+    out->rounds = rounds;
+    double gather_t = 0, gather_b = 0, split_t = 0, split_mem = 0, split_net = 0;
+    double brackets = 40.0 * p; /* struct bracket in sort/select.c */
+    for (uint64_t k = 0; k < rounds; k++) {
+        double c = (double)per_round[k];
+        out->candidates += per_round[k];
+        double g = m->alpha * 2 * steps(p) + m->beta * (4.0 * p + 16 * c * (p - 1) / p) +
+                   1e-9 * m->tuple_ns * c * log2u(c) * share;
+        double count = 1e-9 * m->probe_ns * c * (2 * log2u(N / fmax(c, 1) + 1) + 1) * share;
+        double reduce = m->alpha * 2 * steps(p) + m->beta * 2 * 8 * c * (p - 1) / p;
+        if (k == 0) {
+            gather_t = g;
+            gather_b = 16 * c * (p - 1) / p;
+        } else {
+            split_t += g;
+            split_net += 16 * c * (p - 1) / p;
+        }
+        split_t += count + reduce;
+        split_net += 2 * 8 * c * (p - 1) / p;
+        split_mem = fmax(split_mem, 24 * c); /* the tuples and their counts */
+    }
+    (void)snprintf(note, sizeof(note), "%.3g candidates in round 1",
+                   rounds ? (double)per_round[0] : 0.0);
+    set(&ph[SIM_ROW_SAMPLE], gather_t, buffers + 16 * (rounds ? per_round[0] : 0) + brackets,
+        gather_b, note);
+    (void)snprintf(note, sizeof(note), "%llu rounds, %.3g candidates",
+                   (unsigned long long)rounds, (double)out->candidates);
+    set(&ph[SIM_ROW_SPLITTERS], split_t, buffers + split_mem + brackets, split_net, note);
+    return UTIL_OK;
+}
+
 int sim_sort_model(const struct sim_sort_case *sc, const struct sim_machine *m,
                    struct sim_sort_result *out)
 {
@@ -597,7 +670,6 @@ int sim_sort_model(const struct sim_sort_case *sc, const struct sim_machine *m,
     double share = fmax(1.0, (double)sc->ranks_per_node * sc->threads / m->cores);
     double lg = log2u(N);
     struct sim_phase *ph = out->phase;
-    char note[96];
 
     /* The buffers every in-memory phase holds: two of the output bound. */
     uint64_t s = sc->oversample ? sc->oversample : sort_default_oversample(p, sc->epsilon);
@@ -606,57 +678,9 @@ int sim_sort_model(const struct sim_sort_case *sc, const struct sim_machine *m,
     sim_sort_fixed_rows(sc, m, buffers, out);
 
     if (balance == SORTEX_BALANCE_SAMPLE) {
-        uint64_t total = 0;
-        if (sort_sample_total(s, p, &total) != UTIL_OK) {
-            out->refused = 1;
-            total = (uint64_t)fmin((double)s * p, 1e18);
-        }
-        double t = (double)total;
-        out->candidates = total;
-        (void)snprintf(note, sizeof(note), "%s%.3g tuples all-gathered",
-                       out->refused ? "refused: " : "", t);
-        set(&ph[SIM_ROW_SAMPLE],
-            out->refused ? INFINITY
-                         : (m->alpha * steps(p) + m->beta * 16 * t * (p - 1) / p +
-                            1e-9 * m->qsort_ns * t * log2u(t) * share),
-            buffers + 16 * t + 16 * (double)s, 16 * t * (p - 1) / p, note);
-        set(&ph[SIM_ROW_SPLITTERS], 0, buffers + 16 * t, 0, "picked from the sorted sample");
-    } else {
-        uint64_t per_round[64];
-        uint64_t rounds = 0;
-        if ((err = replay_histogram((uint64_t)n, p, sc->epsilon,
-                                    balance == SORTEX_BALANCE_EXACT, per_round, &rounds)) !=
-            UTIL_OK) {
-            return err;
-        }
-        out->rounds = rounds;
-        double gather_t = 0, gather_b = 0, split_t = 0, split_mem = 0, split_net = 0;
-        double brackets = 40.0 * p; /* struct bracket in sort/select.c */
-        for (uint64_t k = 0; k < rounds; k++) {
-            double c = (double)per_round[k];
-            out->candidates += per_round[k];
-            double g = m->alpha * 2 * steps(p) + m->beta * (4.0 * p + 16 * c * (p - 1) / p) +
-                       1e-9 * m->tuple_ns * c * log2u(c) * share;
-            double count = 1e-9 * m->probe_ns * c * (2 * log2u(N / fmax(c, 1) + 1) + 1) * share;
-            double reduce = m->alpha * 2 * steps(p) + m->beta * 2 * 8 * c * (p - 1) / p;
-            if (k == 0) {
-                gather_t = g;
-                gather_b = 16 * c * (p - 1) / p;
-            } else {
-                split_t += g;
-                split_net += 16 * c * (p - 1) / p;
-            }
-            split_t += count + reduce;
-            split_net += 2 * 8 * c * (p - 1) / p;
-            split_mem = fmax(split_mem, 24 * c); /* the tuples and their counts */
-        }
-        (void)snprintf(note, sizeof(note), "%.3g candidates in round 1",
-                       rounds ? (double)per_round[0] : 0.0);
-        set(&ph[SIM_ROW_SAMPLE], gather_t, buffers + 16 * (rounds ? per_round[0] : 0) + brackets,
-            gather_b, note);
-        (void)snprintf(note, sizeof(note), "%llu rounds, %.3g candidates",
-                       (unsigned long long)rounds, (double)out->candidates);
-        set(&ph[SIM_ROW_SPLITTERS], split_t, buffers + split_mem + brackets, split_net, note);
+        model_sample(sc, m, s, buffers, share, out);
+    } else if ((err = model_histogram(sc, m, buffers, share, out)) != UTIL_OK) {
+        return err;
     }
 
     /* The regular sample's splitters are searched for; the histogram's boundaries are the

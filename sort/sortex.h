@@ -59,7 +59,7 @@ extern "C" {
 /* The version of this header; sortex_version() is the library's. The Makefile reads the
  * numbers from here for the shared library's name and sortex.pc. */
 #define SORTEX_VERSION_MAJOR 0
-#define SORTEX_VERSION_MINOR 1
+#define SORTEX_VERSION_MINOR 2
 #define SORTEX_VERSION_PATCH 0
 /** The version as one number for #if: major * 10000 + minor * 100 + patch. */
 #define SORTEX_VERSION_NUMBER                                                                      \

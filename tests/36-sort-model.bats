@@ -181,3 +181,35 @@ assert h["exchange_predicted_s"] > e["exchange_predicted_s"] > 0, (h, e)' \
     refute_output --partial "never crossed"
     refute_output --partial "one node's constants for the network"
 }
+
+@test "--mem-limit predicts the external sort's two passes, and --external never its refusal" {
+    # 64 Mi keys a rank (1 GiB) in 32 MiB: two passes, each byte read and written twice.
+    model --ranks 2 --n-per-rank 64Mi --mem-limit 32Mi
+    python3 - "$output" <<'PY'
+import csv, io, sys
+rows = list(csv.DictReader(io.StringIO(sys.argv[1])))
+assert [r["phase"] for r in rows] == ["sample", "distribute", "sort_buckets", "total"], rows
+assert all(r["balance"] == "external" for r in rows), rows
+secs = [float(r["seconds"]) for r in rows]
+assert all(s > 0 for s in secs) and abs(sum(secs[:-1]) - secs[-1]) < 1e-7 * secs[-1], secs
+assert max(int(r["rank_bytes"]) for r in rows) <= 32 << 20, rows
+assert int(rows[1]["net_bytes"]) >= (64 << 20) * 8 // 2, rows[1]
+PY
+    # The table says which sort runs, its buckets and each pass's bytes.
+    run -0 "$SCHED" --sort --ranks 2 --n-per-rank 64Mi --mem-limit 32Mi
+    assert_output --regexp "external sort: a rank's share needs +1\.1 GiB, --mem-limit +32\.0 MiB: [0-9]+ buckets"
+    assert_output --regexp "pass 1 reads +1\.0 GiB and writes +1\.0 GiB; +pass 2 reads +1\.0 GiB and writes +1\.0 GiB"
+    # A share that fits is priced in memory; --external always prices the passes anyway.
+    model --ranks 2 --n-per-rank 1Mi --mem-limit 1Gi
+    assert_line --partial ",total,"
+    refute_line --partial ",external,"
+    model --ranks 2 --n-per-rank 1Mi --mem-limit 1Gi --external always
+    assert_line --regexp '^2,1048576,external,[a-z]+,distribute,'
+    # --external never with a share beyond the limit: refused, an infinite total.
+    model --ranks 2 --n-per-rank 64Mi --mem-limit 32Mi --external never
+    assert_line --regexp '^2,67108864,external,[a-z]+,total,inf,[0-9]+,0,"refused'
+    # --external always needs the limit it sorts within.
+    run --separate-stderr "$SCHED" --sort --ranks 2 --n-per-rank 1Mi --external always
+    assert_failure 2
+    assert_equal "$stderr" "sortex-sched: error: --external always needs --mem-limit, the memory a rank may use"
+}

@@ -37,10 +37,10 @@ setup() {
     assert_file_exists "$PREFIX/include/sortex/sortex.h"
     assert_file_exists "$PREFIX/lib/libsortex.a"
     assert_file_exists "$PREFIX/lib/libsortex.so.$VERSION"
-    assert_equal "$(readlink "$PREFIX/lib/libsortex.so")" libsortex.so.0
-    assert_equal "$(readlink "$PREFIX/lib/libsortex.so.0")" "libsortex.so.$VERSION"
+    assert_equal "$(readlink "$PREFIX/lib/libsortex.so")" libsortex.so.1
+    assert_equal "$(readlink "$PREFIX/lib/libsortex.so.1")" "libsortex.so.$VERSION"
     run -0 readelf -d "$PREFIX/lib/libsortex.so.$VERSION"
-    assert_output --partial "Library soname: [libsortex.so.0]"
+    assert_output --partial "Library soname: [libsortex.so.1]"
     run -0 pkg-config --modversion sortex
     assert_output "$VERSION"
     # The version macro is the library's.
@@ -107,10 +107,10 @@ run_use() {
         $(pkg-config --cflags --libs sortex)
     # Outside the system's directories the loader is told where the library is, as a user would.
     run -0 ldd "$exe"
-    assert_line --partial "libsortex.so.0 => not found"
+    assert_line --partial "libsortex.so.1 => not found"
     export LD_LIBRARY_PATH=$PREFIX/lib
     run -0 ldd "$exe"
-    assert_line --partial "libsortex.so.0 => $PREFIX/lib/libsortex.so.0"
+    assert_line --partial "libsortex.so.1 => $PREFIX/lib/libsortex.so.1"
     refute_output --partial jemalloc
     run_use "$exe" 3 forward
 }
