@@ -159,12 +159,15 @@ static int model_sparse(const struct exchange_model_case *c, struct exchange_mod
     return UTIL_OK;
 }
 
-/* Equal blocks: every piece non-empty, one round of P-1 messages of a block each. */
+/* Equal blocks: every piece non-empty, one round of P-1 messages of a block each (none when the
+ * blocks are empty), after the counts unless the caller knew them. */
 static int equal_sparse(const struct exchange_model_equal *e, struct exchange_model_result *r)
 {
     uint64_t p = (uint64_t)e->p;
     if (p > 1 && e->block > 0) {
         exchange_model_equal_rounds(e, 1, p - 1, (p - 1) * e->block, e->block, r);
+    }
+    if (p > 1) {
         exchange_model_equal_extras(e, !e->counts_known, sizeof(uint64_t), 0, 0, r);
     }
     return UTIL_OK;
