@@ -57,9 +57,8 @@ static int sparse_run(const struct exchange_args *a)
     MPI_Request *req = NULL;
 
     /* 1. Counts, unless the caller knows them. */
-    if (!a->recv_counts_known &&
-        MPI_Alltoall(a->send_counts, 1, MPI_UINT64_T, a->recv_counts, 1, MPI_UINT64_T, a->comm) !=
-            MPI_SUCCESS) {
+    if (!a->recv_counts_known && MPI_Alltoall(a->send_counts, 1, MPI_UINT64_T, a->recv_counts, 1,
+                                              MPI_UINT64_T, a->comm) != MPI_SUCCESS) {
         err = util_fail(UTIL_EMPI, "rank %d: exchange: MPI_Alltoall of counts failed", rank);
         goto done;
     }
@@ -75,8 +74,8 @@ static int sparse_run(const struct exchange_args *a)
      * ranks do not all start with rank 0), then the own piece. A rank that cannot allocate its
      * requests once its peers may be sending to it cannot leave: it aborts the job. */
     uint64_t chunk = exchange_chunk_bytes(e);
-    uint64_t nreq = pieces(a->send_counts, e, chunk, rank, size) +
-                    pieces(a->recv_counts, e, chunk, rank, size);
+    uint64_t nreq =
+        pieces(a->send_counts, e, chunk, rank, size) + pieces(a->recv_counts, e, chunk, rank, size);
     req = util_malloc((nreq ? nreq : 1) * sizeof(*req));
     if (req == NULL) {
         exchange_abort_midway(a->comm, rank, "out of memory for the requests");
@@ -91,8 +90,8 @@ static int sparse_run(const struct exchange_args *a)
         chunked |= bytes > chunk;
         for (uint64_t off = 0; off < bytes; off += chunk) {
             uint64_t c = bytes - off < chunk ? bytes - off : chunk;
-            MPI_Irecv(recv + rdispl[p] * e + off, (int)c, MPI_BYTE, p, EXCHANGE_TAG_SPARSE,
-                      a->comm, &req[r++]);
+            MPI_Irecv(recv + rdispl[p] * e + off, (int)c, MPI_BYTE, p, EXCHANGE_TAG_SPARSE, a->comm,
+                      &req[r++]);
         }
     }
     for (int i = 1; i < size; i++) {
@@ -101,8 +100,8 @@ static int sparse_run(const struct exchange_args *a)
         chunked |= bytes > chunk;
         for (uint64_t off = 0; off < bytes; off += chunk) {
             uint64_t c = bytes - off < chunk ? bytes - off : chunk;
-            MPI_Isend(send + sdispl[p] * e + off, (int)c, MPI_BYTE, p, EXCHANGE_TAG_SPARSE,
-                      a->comm, &req[r++]);
+            MPI_Isend(send + sdispl[p] * e + off, (int)c, MPI_BYTE, p, EXCHANGE_TAG_SPARSE, a->comm,
+                      &req[r++]);
         }
         st->messages += bytes > 0;
         st->bytes_sent += bytes;

@@ -68,13 +68,14 @@ static void test_groups(void)
             int k = sort_level_groups(ranks, left);
             expect_true(k >= 1 && k <= ranks, "ranks %d left %d: k %d", ranks, left, k);
             expect_true(left > 1 || k == ranks, "the last level: k %d of %d", k, ranks);
-            expect_true(ends_in_ones(ranks, left), "ranks %d, %d levels do not end in one rank a group",
-                  ranks, left);
+            expect_true(ends_in_ones(ranks, left),
+                        "ranks %d, %d levels do not end in one rank a group", ranks, left);
             cases++;
         }
         for (int k = 1; k <= ranks; k++) {
-            expect_true(sort_level_first(0, ranks, k) == 0 && sort_level_first(k, ranks, k) == ranks,
-                  "ranks %d k %d: ends", ranks, k);
+            expect_true(sort_level_first(0, ranks, k) == 0 &&
+                            sort_level_first(k, ranks, k) == ranks,
+                        "ranks %d k %d: ends", ranks, k);
             int lo = ranks, hi = 0;
             for (int j = 0; j < k; j++) {
                 int s = sort_level_first(j + 1, ranks, k) - sort_level_first(j, ranks, k);
@@ -87,17 +88,17 @@ static void test_groups(void)
                     j++;
                 }
                 expect_true(sort_level_group_of(r, ranks, k) == j,
-                      "ranks %d k %d rank %d: group %d, "
-                      "scan %d",
-                      ranks, k, r, sort_level_group_of(r, ranks, k), j);
+                            "ranks %d k %d rank %d: group %d, "
+                            "scan %d",
+                            ranks, k, r, sort_level_group_of(r, ranks, k), j);
             }
             cases++;
         }
     }
     expect_true(sort_level_groups(65536, 2) == 256 && sort_level_groups(65536, 4) == 16 &&
-              sort_level_groups(27, 3) == 3 && sort_level_groups(16, 2) == 4,
-          "the usual shapes: %d %d %d %d", sort_level_groups(65536, 2), sort_level_groups(65536, 4),
-          sort_level_groups(27, 3), sort_level_groups(16, 2));
+                    sort_level_groups(27, 3) == 3 && sort_level_groups(16, 2) == 4,
+                "the usual shapes: %d %d %d %d", sort_level_groups(65536, 2),
+                sort_level_groups(65536, 4), sort_level_groups(27, 3), sort_level_groups(16, 2));
     if (test_verbose) {
         printf("groups: %d cases\n", cases);
     }
@@ -132,8 +133,8 @@ static void test_deal(void)
                     brute[i]++;
                 }
                 expect_true(memcmp(brute, counts, (size_t)s * sizeof(uint64_t)) == 0,
-                      "sender %d of %d, s %d: the deal differs from dealing one by one", r, senders,
-                      s);
+                            "sender %d of %d, s %d: the deal differs from dealing one by one", r,
+                            senders, s);
             }
             int nonzero = 0, first = -1, last = -1;
             uint64_t sum = 0;
@@ -147,24 +148,25 @@ static void test_deal(void)
                 got[i] += counts[i];
             }
             expect_true(n == nonzero && sum == piece[r],
-                  "returned %d for %d, dealt %" PRIu64 " of %" PRIu64, n, nonzero, sum, piece[r]);
+                        "returned %d for %d, dealt %" PRIu64 " of %" PRIu64, n, nonzero, sum,
+                        piece[r]);
             /* One run: every receiver between the first and the last with a range at all. */
             for (int i = first + 1; nonzero > 0 && i < last; i++) {
                 expect_true(counts[i] ==
-                          sort_level_begin(total, s, i + 1) - sort_level_begin(total, s, i),
-                      "the receivers are no run (receiver %d of %d..%d)", i, first, last);
+                                sort_level_begin(total, s, i + 1) - sort_level_begin(total, s, i),
+                            "the receivers are no run (receiver %d of %d..%d)", i, first, last);
             }
             uint64_t range = total / (uint64_t)s;
             expect_true(range == 0 || (uint64_t)nonzero <= (piece[r] + range - 1) / range + 1,
-                  "%d receivers for %" PRIu64 " elements, ranges of %" PRIu64, nonzero, piece[r],
-                  range);
+                        "%d receivers for %" PRIu64 " elements, ranges of %" PRIu64, nonzero,
+                        piece[r], range);
             x += piece[r];
             free(brute);
             cases++;
         }
         for (int i = 0; i < s; i++) {
             expect_true(got[i] == sort_level_begin(total, s, i + 1) - sort_level_begin(total, s, i),
-                  "receiver %d of %d got %" PRIu64, i, s, got[i]);
+                        "receiver %d of %d got %" PRIu64, i, s, got[i]);
         }
         free(piece);
         free(got);
@@ -184,14 +186,15 @@ static void test_targets(void)
         for (uint64_t n = 0; n < 200; n += 1 + n / 3) {
             for (int r = 0; r <= p; r++) {
                 expect_true(sort_level_target(n, p, r, 0, n) == sort_split_target(r, n, p),
-                      "whole sort: n %" PRIu64 " p %d r %d", n, p, r);
+                            "whole sort: n %" PRIu64 " p %d r %d", n, p, r);
                 cases++;
             }
             /* A group that starts off its target and holds fewer: clamped, monotone. */
             uint64_t off = n / 3, ng = n / 2, prev = 0;
             for (int r = 0; r <= p; r++) {
                 uint64_t t = sort_level_target(n, p, r, off, ng);
-                expect_true(t <= ng && t >= prev, "group: n %" PRIu64 " p %d r %d: %" PRIu64, n, p, r, t);
+                expect_true(t <= ng && t >= prev, "group: n %" PRIu64 " p %d r %d: %" PRIu64, n, p,
+                            r, t);
                 prev = t;
                 cases++;
             }
@@ -320,7 +323,7 @@ static void replay(struct rank_data *rk, int g0, int gs, int p, uint64_t nw, uin
             x[j] += c;
         }
         expect_true(at == rk[g0 + r].n, "rank %d dealt %" PRIu64 " of %" PRIu64, g0 + r, at,
-              rk[g0 + r].n);
+                    rk[g0 + r].n);
     }
     /* The merge with ties to the lower sender: a stable sort of the runs in sender order. */
     for (int r = 0; r < gs; r++) {
@@ -381,15 +384,15 @@ static void test_replay(void)
                 for (int r = 0; r < p; r++) {
                     uint64_t want = sort_split_target(r + 1, n, p) - sort_split_target(r, n, p);
                     expect_true(rk[r].n == want,
-                          "P %d L %d shape %d: rank %d holds %" PRIu64 ", not %" PRIu64, p, levels,
-                          shape, r, rk[r].n, want);
+                                "P %d L %d shape %d: rank %d holds %" PRIu64 ", not %" PRIu64, p,
+                                levels, shape, r, rk[r].n, want);
                     for (uint64_t i = 0; i < rk[r].n && at < n; i++, at++) {
                         ok &= rk[r].e[i].key == in[at].key && rk[r].e[i].input == in[at].input;
                     }
                     free(rk[r].e);
                 }
-                expect_true(ok && at == n, "P %d L %d shape %d: not the stable sort of the input", p,
-                      levels, shape);
+                expect_true(ok && at == n, "P %d L %d shape %d: not the stable sort of the input",
+                            p, levels, shape);
                 free(rk);
                 free(in);
                 free(tmp);
