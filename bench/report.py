@@ -2095,6 +2095,16 @@ MODEL_REASONS = [
      "the emulated hosts' TCP stacks run on this machine's cores beside the ranks: every message"
      " costs CPU time, which alpha and beta (from a ping-pong of two otherwise idle ranks) do"
      " not include; and the shaped links release data in steps of about 4 ms"),
+    ("collectives in turns", lambda c: c["balance"] not in ("levels 1", "levels auto") and
+     c["balance"].startswith("levels") and c["phase"] in ("sample", "splitters", "bucket") and
+     c["P"] * c["threads"] > c["cores"],
+     "with more than one level these phases are mostly collectives over a level's group (the"
+     " selection's all-gathers and all-reduces; the bucket's agreement on memory, the groups'"
+     " sums and prefix sums, and the counts, whose receiver waits for every sender), and a"
+     " collective completes only when every rank of the group has run: with 8 to 27 ranks on"
+     " 2 cores the ranks run in turns of a scheduler time slice (4 ms here), so each collective"
+     " costs up to ranks / cores slices where the model prices microseconds of latency; the"
+     " one-level sort makes fewer of them (one all-to-all of the counts in its bucket phase)"),
     ("its phases", lambda c: c["phase"] == "total" and c["phase_misses"],
      "the total is the sum of the phases, some of which miss (above)"),
 ]
@@ -2443,6 +2453,233 @@ def model_scaling(doc, meta, rows):
                                    for b in bks] for P in ps])
 
 
+# ---- the levels (--levels): the model's table and the sort against it ---------------------
+
+# The goals of the levels' issue, from the model at n/P = 10^6: at LEVELS_GOAL_P the best L's
+# total at most LEVELS_GOAL_RATIO of one level's, selection + bucketing at most LEVELS_GOAL_SHARE
+# of it; at LEVELS_GOAL_BIG a finite total with at most MODEL_GOAL_MEMORY of selection memory;
+# every rank's messages at most 3 L P^(1/L) + log2 P.
+LEVELS_GOAL_P = 65536
+LEVELS_GOAL_BIG = 262144
+LEVELS_GOAL_RATIO = 0.5
+LEVELS_GOAL_SHARE = 0.10
+
+
+def read_levels(results):
+    path = os.path.join(results, "model", "levels.csv")
+    if not os.path.exists(path):
+        return None, []
+    return read_results(path)
+
+
+def levels_index(rows):
+    """{(n, P, levels, phase): row}."""
+    return {(int(r["n_per_rank"]), int(r["P"]), r["levels"], r["phase"]): r for r in rows}
+
+
+def level_note(row, key):
+    """A key=value figure of a model note (levels, startups, select_bytes, k, messages)."""
+    m = re.search(r"\b%s=(\d+)" % key, row.get("note", "")) if row else None
+    return int(m.group(1)) if m else None
+
+
+def levels_best(ix, n, P):
+    """The cheapest L of 1..4 at (n, P) and its total, or (None, None)."""
+    t = {L: num(ix[(n, P, str(L), "total")]["seconds"]) for L in range(1, 5)
+         if (n, P, str(L), "total") in ix}
+    t = {L: v for L, v in t.items() if v == v and v != float("inf")}
+    if not t:
+        return None, None
+    L = min(t, key=lambda k: (t[k], k))
+    return L, t[L]
+
+
+def levels_share(ix, n, P, L):
+    """Selection + bucketing over the total for L levels at (n, P)."""
+    sel = sum(num(ix[(n, P, str(L), ph)]["seconds"]) for ph in ("sample", "splitters", "bucket"))
+    return sel / num(ix[(n, P, str(L), "total")]["seconds"])
+
+
+def levels_cap(P, L):
+    return 3 * L * P ** (1.0 / L) + math.log2(P)
+
+
+def model_levels_goals(doc, ix):
+    n, P, big = MODEL_GOAL_N, LEVELS_GOAL_P, LEVELS_GOAL_BIG
+    doc.h(3, "Goals at n/P = 10^6, uniform keys")
+    table = []
+    for q in (P, big):
+        L, best = levels_best(ix, n, q)
+        if L is None or (n, q, "one", "total") not in ix:
+            continue
+        one = num(ix[(n, q, "one", "total")]["seconds"])
+        l1 = num(ix[(n, q, "1", "total")]["seconds"]) if (n, q, "1", "total") in ix else None
+        tot = ix[(n, q, str(L), "total")]
+        share = levels_share(ix, n, q, L)
+        starts, sel = level_note(tot, "startups"), level_note(tot, "select_bytes")
+        cap = levels_cap(q, L)
+        checks = []
+        if q == P:
+            checks.append(("best L at most %.1f× one level" % LEVELS_GOAL_RATIO,
+                           best <= LEVELS_GOAL_RATIO * min(x for x in (one, l1) if x is not None)))
+            checks.append(("selection + bucketing at most %.0f%%" % (100 * LEVELS_GOAL_SHARE),
+                           share <= LEVELS_GOAL_SHARE))
+        else:
+            checks.append(("finite, at most %s of selection memory" % fmt_mem(MODEL_GOAL_MEMORY),
+                           sel is not None and sel <= MODEL_GOAL_MEMORY))
+        checks.append(("messages at most 3 L P^(1/L) + log2 P = %.0f" % cap,
+                       starts is not None and starts <= cap))
+        table.append([str(q), fmt_secs(one), fmt_secs(l1), "L = %d: %s" % (L, fmt_secs(best)),
+                      "%.2f" % (best / one) if one == one and one else "-",
+                      "%.1f%%" % (100 * share), "%s" % starts, fmt_mem(sel),
+                      "; ".join("%s: **%s**" % (t, "met" if ok else "missed") for t, ok in checks)])
+    doc.table(["P", "one level (today's model)", "L = 1 (levels' model)", "best L",
+               "best / one level", "selection + bucketing of the best", "messages a rank",
+               "selection memory a rank", "goals"], table)
+    # The best L's share missed: say which L meets it, and at what cost.
+    L, best = levels_best(ix, n, P)
+    if L is not None and levels_share(ix, n, P, L) > LEVELS_GOAL_SHARE:
+        ok = [k for k in range(1, 5) if (n, P, str(k), "total") in ix and
+              levels_share(ix, n, P, k) <= LEVELS_GOAL_SHARE]
+        if ok:
+            k = ok[0]
+            tk = num(ix[(n, P, str(k), "total")]["seconds"])
+            doc.p("At P = %d the cheapest L spends %.1f%% in the selection and the bucketing;"
+                  " L = %d spends %.1f%% for a total %.0f%% above the cheapest (%s against %s)."
+                  % (P, 100 * levels_share(ix, n, P, L), k, 100 * levels_share(ix, n, P, k),
+                     100 * (tk / best - 1), fmt_time(tk), fmt_time(best)))
+
+
+def model_levels_table(doc, meta, rows):
+    ix = levels_index(rows)
+    doc.h(2, "Levels: the model alone to P = %d" % max(k[1] for k in ix))
+    doc.p("`sortex-sched --sort --dist uniform --epsilon %s --levels L --exchange auto` for L ="
+          " 1..4 with [`machine.txt`](machine.txt) (each level's exchange as the sort's"
+          " `--exchange auto` picks it: priced up to 1024 ranks a group, `sparse` at a level"
+          " that is not the last and `alltoallv` at the last beyond), beside one level as the"
+          " one-level model prices it with `alltoallv`, the sort's default back-end (the"
+          " scaling table's model, below). The levels' model replays each level's selection,"
+          " prices each level's exchange on its own count matrix and ends with the shift to"
+          " exact shares (`--balance auto` with levels); its L = 1 is the same sort through the"
+          " same replay. **Bold**: the cheapest L. Messages: the most one rank sends over all"
+          " levels (the exchanges' non-empty pieces, the counts and the shift); selection"
+          " memory: the candidates, their counts and the brackets a rank holds at its largest"
+          " level. Regenerate with `bench/run --full --suites model` and `bench/report.py model"
+          " results`." % meta.get("epsilon", "0.1"))
+    model_levels_goals(doc, ix)
+    for n in sorted({k[0] for k in ix}):
+        ps = sorted({k[1] for k in ix if k[0] == n})
+        doc.h(3, "n/P = %s" % fmt_n(n))
+        table = []
+        for P in ps:
+            L, best = levels_best(ix, n, P)
+            one = num(ix[(n, P, "one", "total")]["seconds"]) if (n, P, "one", "total") in ix \
+                else None
+            cells = []
+            for k in range(1, 5):
+                r = ix.get((n, P, str(k), "total"))
+                t = fmt_secs(num(r["seconds"])) if r else "-"
+                cells.append("**%s**" % t if k == L else t)
+            tot = ix.get((n, P, str(L), "total")) if L else None
+            table.append([str(P), fmt_secs(one)] + cells + [
+                "%.2f" % (best / one) if L and one else "-",
+                "%.1f%%" % (100 * levels_share(ix, n, P, L)) if L else "-",
+                str(level_note(tot, "startups") or "-") if tot else "-",
+                fmt_mem(level_note(tot, "select_bytes")) if tot else "-"])
+        doc.table(["P", "one level (today's model)", "L = 1", "L = 2", "L = 3", "L = 4",
+                   "best / one level", "selection + bucketing", "messages a rank",
+                   "selection memory"], table)
+        # The cheapest L's levels at the largest P, level by level.
+        P = ps[-1]
+        L, _ = levels_best(ix, n, P)
+        lv = [ix[(n, P, str(L), "level%d" % i)] for i in range(1, (L or 0) + 1)
+              if (n, P, str(L), "level%d" % i) in ix]
+        if lv:
+            doc.p("P = %d, L = %d, level by level:" % (P, L))
+            doc.table(["level", "groups", "ranks a group", "time", "messages a rank",
+                       "histogram rounds", "exchange"],
+                      [[str(i + 1), str(level_note(r, "k")), str(level_note(r, "ranks")),
+                        fmt_time(num(r["seconds"])), str(level_note(r, "messages")),
+                        str(level_note(r, "rounds")), "`%s`" % r["exchange"]]
+                       for i, r in enumerate(lv)])
+
+
+def levels_sets(results):
+    """The levels' validation sets under RESULTS (this machine's and the clusters'), as
+    model_sets() returns them, each row given the fields model_contexts() reads."""
+    out = []
+    for sub in SUBSETS:
+        d = os.path.join(results, sub, "model") if sub else os.path.join(results, "model")
+        path = os.path.join(d, "levels-validation.csv")
+        if not os.path.exists(path):
+            continue
+        meta, rows = read_results(path)
+        for r in rows:
+            r["threads"] = "1"
+            r["balance"] = "levels %s" % r["levels_asked"]
+        out.append({"sub": sub, "links": links_of(meta), "meta": meta, "rows": rows,
+                    "machine": meta.get("machine") or {}})
+    return out
+
+
+def model_levels_validation(doc, s):
+    """The levels measured against the model: a row a (P, L) case, its messages and balance,
+    the misses and why."""
+    meta, rows = s["meta"], s["rows"]
+    cases = model_contexts(s)
+    judged, missed, unexplained = model_summary(cases)
+    where = "One node" if s["links"] == "one node" else "Emulated cluster, %s hosts, %s" % (
+        meta.get("nodes", "?"), s["links"][len("cluster, "):])
+    doc.h(3, "%s: %s keys a rank" % (where, fmt_n(int(num(meta.get("n_per_rank"), 0)))))
+    doc.p("`bin/sortex --levels L` on uniform keys, one thread a rank, each case launched %s"
+          " times (the cases of a P interleaved, every output checked by `sortex-verify`);"
+          " `alltoallv` for one level and auto (which runs one level up to 64 ranks), `sparse`"
+          " for more. Measured: the median over launches of the phase's slowest rank."
+          " Predicted: `sortex-sched --sort --levels L --ranks-per-node P` with the run's"
+          " machine file. Each cell is measured / predicted, **bold** outside %.2f..%.1f;"
+          " messages: the most one rank sent, measured (median) / predicted." % (
+              meta.get("launches", "?"), 1 / MODEL_MISS, MODEL_MISS))
+    by = {(c["P"], c["balance"], c["backend"], c["phase"]): c for c in cases}
+    keys = list(dict.fromkeys((c["P"], c["balance"], c["backend"]) for c in cases))
+    table = []
+    for P, bal, b in keys:
+        if (P, bal, b, "total") not in by:
+            continue
+        cells = []
+        for ph in MODEL_PHASES:
+            c = by.get((P, bal, b, ph))
+            cells.append("-" if c is None or c["ratio"] is None else
+                         ("**%.2f**" if c["miss"] else "%.2f") % c["ratio"])
+        t = by[(P, bal, b, "total")]
+        r = t["row"]
+        table.append([str(P), "%s (ran %s)" % (r["levels_asked"], r["levels"]), "`%s`" % b] +
+                     cells + ["%s / %s" % (fmt_time(t["measured"]), fmt_time(t["predicted"])),
+                              "%s / %s" % (r.get("measured_startups") or "-",
+                                           r.get("predicted_startups") or "-"),
+                              r.get("imbalance") or "-"])
+    doc.table(["P", "--levels", "back-end"] + MODEL_PHASES +
+              ["total: measured / predicted", "messages", "imbalance"], table)
+    doc.p("**%d of %d judged phase cases miss by more than %.0f%%**; %s." % (
+        missed, judged, 100 * (MODEL_MISS - 1),
+        "all of them with a known reason" if missed and not unexplained else
+        "**%d unexplained**" % unexplained if unexplained else "none to explain"))
+    groups = model_misses(cases)
+    if not groups:
+        return
+    out, used = [], []
+    for (ph, bal, b, reasons), cs in groups:
+        used += [r for r in reasons if r not in used]
+        out.append([ph, "%s, `%s`" % (bal, b), p_list([c["P"] for c in cs]),
+                    ranges([c["ratio"] for c in cs], lambda x: "%.2f" % x),
+                    ranges([c["measured"] for c in cs], fmt_time),
+                    ranges([c["predicted"] for c in cs], fmt_time),
+                    ", ".join(reasons) if reasons else "**unexplained**"])
+    doc.table(["phase", "levels, back-end", "P", "measured / predicted", "measured",
+               "predicted", "why"], out)
+    doc.p("Why: %s." % "; ".join("*%s*: %s" % (label, text) for label, _, text in MODEL_REASONS
+                                 if label in used))
+
+
 def model_headline(results):
     """One paragraph for the results README: the goals and the validation's misses."""
     parts = []
@@ -2468,7 +2705,7 @@ def cmd_model(results):
     """Writes RESULTS/model/README.md from RESULTS/model/*.csv and the clusters' beside it."""
     meta, rows = read_scaling(results)
     sets = model_sets(results)
-    if not rows and not sets:
+    if not rows and not sets and not read_levels(results)[1]:
         return False
     doc = Doc()
     doc.h(1, "The sort model: validation and scaling")
@@ -2486,6 +2723,14 @@ def cmd_model(results):
         model_validation(doc, s)
     if rows:
         model_scaling(doc, meta, rows)
+    lmeta, lrows = read_levels(results)
+    if lrows:
+        model_levels_table(doc, lmeta, lrows)
+    lsets = levels_sets(results)
+    if lsets:
+        doc.h(2, "Levels: measured against predicted")
+        for s in lsets:
+            model_levels_validation(doc, s)
     path = os.path.join(results, "model", "README.md")
     os.makedirs(os.path.dirname(path), exist_ok=True)
     tmp = path + ".tmp"

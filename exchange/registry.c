@@ -28,7 +28,8 @@
     X(shift)                                                                                       \
     X(grid)                                                                                        \
     X(hypercube)                                                                                   \
-    X(transpose)
+    X(transpose)                                                                                   \
+    X(sparse)
 
 #define DECLARE(name) extern const struct exchange_ops exchange_##name;
 EXCHANGE_BACKENDS(DECLARE)

@@ -15,6 +15,7 @@ enum exchange_tag {
     EXCHANGE_TAG_PAIRWISE = 401,      /* pairwise: 1-factor rounds */
     EXCHANGE_TAG_GRID = 501,          /* grid: row and column phases */
     EXCHANGE_TAG_HYPERCUBE = 601,     /* hypercube: dimension rounds */
+    EXCHANGE_TAG_SPARSE = 651,        /* sparse: the non-empty pieces */
     EXCHANGE_TAG_FIRST_FREE = 701,    /* the back-ends use no tag from here on */
     EXCHANGE_TAG_COUNT
 };

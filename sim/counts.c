@@ -153,7 +153,7 @@ static int replay_histogram(const struct slices *sl, uint64_t n, uint64_t tol,
         for (uint64_t c = 0; c < d.n; c++) {
             ranks[c] = global_below(sl, d.pairs[2 * c + 1], d.pairs[2 * c], NULL);
         }
-        open = sort_split_update(br, p, n, tol, ranks, d.n, on_event, &rp);
+        open = sort_split_update(br, p, n, tol, NULL, ranks, d.n, on_event, &rp);
     }
 out:
     util_free(br);

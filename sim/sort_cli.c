@@ -20,6 +20,7 @@ struct cli {
     double epsilon, alpha, beta;
     uint64_t oversample, elem, mem_limit;
     int threads, rpn, csv, sort, external;
+    int levels, levels_given; /* --levels: 0 auto (when given), else 1..SORTEX_LEVELS_MAX */
 };
 
 static void usage(FILE *f);
@@ -63,6 +64,10 @@ static const struct util_cli_opt options[] = {
      DEST(oversample), .min = 1, .max = UINT64_MAX,
      .err = "{opt} must be a positive count ({arg})"},
     UTIL_CLI_THREADS(struct cli, threads, "T", .def = "1", .help = "threads per rank [{def}]"),
+    {.name = "levels", .arg = "L", .def = "one level, by the one-level model",
+     .help = "{names}: model that many levels as sortex runs\nthem (auto: each L, and the cheapest) [{def}]",
+     .parse = util_cli_enum, DEST(levels), .names = sort_levels_names,
+     UTIL_CLI_GIVEN(struct cli, levels_given)},
     {.name = "ranks-per-node", .arg = "R", .def = "cores / threads",
      .help = "ranks sharing a node's cores [{def}]", .parse = util_cli_int, DEST(rpn), .min = 1,
      .max = 1 << 20, .err = "{opt} must be a positive integer ({arg})"},
@@ -168,6 +173,7 @@ static void print_csv(const struct sim_sort_case *sc, const struct sim_sort_resu
                balance, sc->backend->name, sim_row_name((enum sim_row)r), ph->seconds,
                (unsigned long long)ph->rank_bytes, (unsigned long long)ph->net_bytes, ph->note);
     }
+    sim_level_print(stdout, res, 1, sc->p, sc->per_rank, balance);
     for (int i = 0; all && i < ex->n; i++) {
         printf("%d,%llu,%s,%s,exchange:%s,%.9g,%llu,%llu,\"%s\"\n", sc->p,
                (unsigned long long)sc->per_rank, balance, list[i]->name, list[i]->name,
@@ -186,7 +192,10 @@ static void print_table(const struct sim_sort_case *sc, const struct sim_sort_re
            "--balance %s; exchange %s%s\n",
            sc->p, (unsigned long long)sc->per_rank, (unsigned long long)sc->elem, sc->threads,
            sc->ranks_per_node, util_name_of(sort_balance_names, (int)res->balance),
-           sc->backend->name, autopick ? " (the model's fastest)" : "");
+           sc->levels && autopick ? "auto" : sc->backend->name,
+           !autopick    ? ""
+           : sc->levels ? " (each level's, as the sort prices it)"
+                        : " (the model's fastest)");
     printf("  %-11s %12s %12s %12s  %s\n", "phase", "time", "rank memory", "sent", "on");
     for (int r = 0; r < SIM_ROW_COUNT; r++) {
         const struct sim_phase *ph = &res->phase[r];
@@ -198,6 +207,8 @@ static void print_table(const struct sim_sort_case *sc, const struct sim_sort_re
         print_bytes(stdout, (double)ph->net_bytes);
         printf("  %s\n", ph->note);
     }
+    sim_level_print(stdout, res, 0, sc->p, sc->per_rank,
+                    util_name_of(sort_balance_names, (int)res->balance));
     if (all) {
         printf("  exchange by back-end:\n");
         for (int i = 0; i < ex->n; i++) {
@@ -316,6 +327,7 @@ static int run_case(const struct cli *cli, const struct sim_machine *m, int p, u
             .oversample = cli->oversample,
             .matrix = spec,
             .backend = list[0],
+            .levels = cli->levels,
         };
         sc.ranks_per_node = sc.ranks_per_node < 1   ? 1
                             : sc.ranks_per_node > p ? p
@@ -323,11 +335,13 @@ static int run_case(const struct cli *cli, const struct sim_machine *m, int p, u
         /* The back-end: the one named, or the model's fastest. */
         int all = strcmp(cli->exchange, "all") == 0;
         int autopick = all || strcmp(cli->exchange, "auto") == 0;
+        sc.exchange_auto = autopick; /* with levels, every level's as the sort's auto */
         struct exchanges ex = {.n = 0};
         int err;
         for (const struct exchange_ops *const *b = list; *b != NULL && ex.n < 64; b++, ex.n++) {
             ex.each[ex.n].seconds = NAN;
-            if (autopick && (err = sim_sort_exchange(&sc, m, *b, &ex.each[ex.n])) != UTIL_OK) {
+            if (autopick && sc.levels == 0 &&
+                (err = sim_sort_exchange(&sc, m, *b, &ex.each[ex.n])) != UTIL_OK) {
                 return err;
             }
         }
@@ -420,6 +434,9 @@ int sim_sort_main(int argc, char **argv)
     int rc = util_cli_parse(&command_line, argc, argv, &cli, false);
     if (rc != UTIL_OK) {
         return rc == UTIL_CLI_DONE ? 0 : 2;
+    }
+    if (cli.levels_given && cli.levels == 0) {
+        cli.levels = SIM_LEVELS_AUTO; /* 0 is the one-level model, --levels auto every L */
     }
     if (sim_machine_load(&m, cli.machine) != UTIL_OK) {
         return 2;

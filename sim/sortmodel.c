@@ -14,8 +14,9 @@
  *                 (alpha 2 log P + beta 2 x 8 C), and the next rounds; the rounds and their
  *                 candidate counts come from a replay of the selection in global-rank space
  *                 with the sort's own rules (sort/rules.h)
- *   bucket        2 (P - 1) binary searches, and the all-to-all of the counts (Bruck: alpha
- *                 log P + beta 8 P log P / 2)
+ *   bucket        2 (P - 1) binary searches after the regular sample (the histogram's last
+ *                 round counted the boundaries), and the all-to-all of the counts (Bruck:
+ *                 alpha log P + beta 8 P log P / 2)
  *   exchange      the back-end's own model (exchange/exchange.h) on the count matrix, plus the
  *                 copy of the own block
  *   finish        the merge of P runs when P <= LOCAL_MERGE_RUNS_PER_THREAD T (ns a key
@@ -420,7 +421,7 @@ static int replay_histogram(uint64_t n, int p, double eps, int exact, uint64_t *
         }
         per_round[round] = d.n;
         *rounds = (uint64_t)round + 1;
-        open = sort_split_update(br, p, n, tol, d.r, d.n, NULL, NULL);
+        open = sort_split_update(br, p, n, tol, NULL, d.r, d.n, NULL, NULL);
     }
 out:
     util_free(br);
@@ -501,8 +502,21 @@ int sim_sort_exchange(const struct sim_sort_case *sc, const struct sim_machine *
         }
     }
     if (p > EXCHANGE_MODEL_MAX_P) {
-        set(out, NAN, 0, 0,
-            equal ? "no equal-blocks form, beyond the matrix models' P" : "beyond the matrix models' P");
+        /* No P x P matrix fits: a pattern is taken as equal blocks of its mean (a sort's
+         * volume a rank, spread over the ranks), the one form every P has. */
+        struct exchange_model_equal eq = {p,        sc->per_rank / (uint64_t)p * sc->elem,
+                                          sc->elem, m->alpha,
+                                          m->beta,  &ex,
+                                          1};
+        struct exchange_model_result r;
+        if (!equal && exchange_model_run_equal(b->models[0], &eq, &r) == UTIL_OK) {
+            char note[96];
+            (void)snprintf(note, sizeof(note), "%s model, equal blocks of the pattern's mean%s",
+                           b->models[0]->name, whose);
+            set(out, r.predicted, 0, (double)r.bytes_moved / p, note);
+            return UTIL_OK;
+        }
+        set(out, NAN, 0, 0, "no equal-blocks form, beyond the matrix models' P");
         return UTIL_OK;
     }
     uint64_t *counts = util_malloc((size_t)p * (size_t)p * sizeof(uint64_t));
@@ -553,6 +567,19 @@ out:
     util_free(counts);
     util_free(bytes);
     return err;
+}
+
+void sim_sort_fixed_rows(const struct sim_sort_case *sc, const struct sim_machine *m,
+                         double buffers, struct sim_sort_result *out)
+{
+    double N = (double)sc->per_rank, E = (double)sc->elem;
+    double share = fmax(1.0, (double)sc->ranks_per_node * sc->threads / m->cores);
+    struct sim_phase *ph = out->phase;
+    set(&ph[SIM_ROW_READ], E * N / m->read_bps * share, buffers, 0, "E N / read rate");
+    set(&ph[SIM_ROW_LOCAL_SORT],
+        m->sort_fixed + sim_local_sort_seconds(m, N, sc->threads) * share * fmax(1, E / 8), buffers,
+        0, "calibrated rate at N, and the first sort's calibration");
+    set(&ph[SIM_ROW_WRITE], E * N / m->write_bps * share, buffers, 0, "E N / write rate");
 }
 
 /* The regular sample's phases (sample: the all-gather and sort of s P tuples; splitters: picked
@@ -631,6 +658,9 @@ static int model_histogram(const struct sim_sort_case *sc, const struct sim_mach
 int sim_sort_model(const struct sim_sort_case *sc, const struct sim_machine *m,
                    struct sim_sort_result *out)
 {
+    if (sc->levels != 0) {
+        return sim_level_model(sc, m, out);
+    }
     memset(out, 0, sizeof(*out));
     int p = sc->p, err = UTIL_OK;
     enum sortex_balance balance =
@@ -645,10 +675,7 @@ int sim_sort_model(const struct sim_sort_case *sc, const struct sim_machine *m,
     uint64_t s = sc->oversample ? sc->oversample : sort_default_oversample(p, sc->epsilon);
     double buffers = 2.0 * output_bound(sc, s) * E;
 
-    set(&ph[SIM_ROW_READ], E * N / m->read_bps * share, buffers, 0, "E N / read rate");
-    set(&ph[SIM_ROW_LOCAL_SORT],
-        m->sort_fixed + sim_local_sort_seconds(m, N, sc->threads) * share * fmax(1, E / 8), buffers,
-        0, "calibrated rate at N, and the first sort's calibration");
+    sim_sort_fixed_rows(sc, m, buffers, out);
 
     if (balance == SORTEX_BALANCE_SAMPLE) {
         model_sample(sc, m, s, buffers, share, out);
@@ -656,10 +683,14 @@ int sim_sort_model(const struct sim_sort_case *sc, const struct sim_machine *m,
         return err;
     }
 
+    /* The regular sample's splitters are searched for; the histogram's boundaries are the
+     * counts its last round made (sort/select.c). */
+    int search = balance == SORTEX_BALANCE_SAMPLE;
     set(&ph[SIM_ROW_BUCKET],
-        1e-9 * m->probe_ns * 2 * (p - 1) * lg * share + m->alpha * steps(p) +
+        search * 1e-9 * m->probe_ns * 2 * (p - 1) * lg * share + m->alpha * steps(p) +
             m->beta * 8.0 * p * steps(p) / 2,
-        buffers, 8.0 * p * steps(p) / 2, "binary searches, counts all-to-all");
+        buffers, 8.0 * p * steps(p) / 2,
+        search ? "binary searches, counts all-to-all" : "counts all-to-all");
 
     if ((err = sim_sort_exchange(sc, m, sc->backend, &ph[SIM_ROW_EXCHANGE])) != UTIL_OK) {
         return err;
@@ -679,8 +710,6 @@ int sim_sort_model(const struct sim_sort_case *sc, const struct sim_machine *m,
         set(&ph[SIM_ROW_FINISH], sim_local_sort_seconds(m, out_n, sc->threads) * share, buffers, 0,
             "re-sort (more runs than the merge pays for)");
     }
-    set(&ph[SIM_ROW_WRITE], E * N / m->write_bps * share, buffers, 0, "E N / write rate");
-
     struct sim_phase *tot = &ph[SIM_ROW_TOTAL];
     for (int r = 0; r < SIM_ROW_TOTAL; r++) {
         tot->seconds += ph[r].seconds;

@@ -96,7 +96,15 @@ struct sim_sort_case {
     uint64_t oversample;         /* --balance sample: 0 = the sort's default */
     const struct sim_spec *matrix; /* the exchange's count pattern (keys = per_rank) */
     const struct exchange_ops *backend; /* the exchange priced in the total */
+    int levels;                  /* 0: one level, by the one-level model; 1..SORTEX_LEVELS_MAX:
+                                    that many as sort/levels.c runs them (sim/levelmodel.c);
+                                    SIM_LEVELS_AUTO: the cheapest of 1..4 */
+    int exchange_auto;           /* levels: every level's exchange as --exchange auto picks it
+                                    (backend is then ignored there) */
 };
+
+/** sim_sort_case.levels: model L = 1..SORTEX_LEVELS_MAX and keep the cheapest. */
+#define SIM_LEVELS_AUTO (-1)
 
 /** The phases as the model reports them; SIM_ROW_TOTAL sums them. */
 enum sim_row {
@@ -120,6 +128,21 @@ struct sim_phase {
     char note[96];       /* what the figure rests on */
 };
 
+/** One level of a multi-level sort's prediction: its phases on the slowest group. */
+struct sim_level {
+    int k;               /* groups the level splits its group into (its ranks at the last) */
+    int ranks;           /* the largest group's ranks at this level */
+    double seconds[5];   /* sample, splitters, bucket, exchange, finish (the finish holds the
+                            next level's communicator) */
+    uint64_t messages;   /* the most messages one rank sends: the exchange's and the counts' */
+    uint64_t net_bytes;  /* the most bytes one rank sends */
+    uint64_t select_bytes; /* the most selection memory one rank holds: candidates, their
+                              counts, the brackets, a count per rank of the group */
+    uint64_t rounds;     /* histogram rounds */
+    const char *exchange; /* the back-end priced (the slowest group's) */
+    char note[96];       /* what the exchange figure rests on */
+};
+
 /** The whole prediction. */
 struct sim_sort_result {
     struct sim_phase phase[SIM_ROW_COUNT];
@@ -127,6 +150,13 @@ struct sim_sort_result {
     uint64_t rounds;     /* histogram rounds (0 for the regular sample) */
     uint64_t candidates; /* samples or candidates gathered, all rounds */
     int refused;         /* the sort would refuse to run (the regular sample's size) */
+    /* Levels (sim/levelmodel.c; levels 0 when one level was modelled the one-level way). */
+    int levels;          /* the levels modelled (with SIM_LEVELS_AUTO, the cheapest) */
+    int levels_rule;     /* with SIM_LEVELS_AUTO: what the sort's --levels auto would run */
+    double level_total[SORTEX_LEVELS_MAX]; /* with SIM_LEVELS_AUTO: each L's total, seconds */
+    struct sim_level level[SORTEX_LEVELS_MAX];
+    uint64_t startups;   /* the most messages one rank sends over all levels */
+    uint64_t select_bytes; /* the most selection memory one rank holds at any level */
 };
 
 /** The name of row @r as the CSV prints it ("local_sort", "total"). */
@@ -139,6 +169,38 @@ const char *sim_row_name(enum sim_row r);
  */
 int sim_sort_model(const struct sim_sort_case *sc, const struct sim_machine *m,
                    struct sim_sort_result *out);
+
+/**
+ * Models @sc in @sc->levels levels (SIM_LEVELS_AUTO: each of 1..SORTEX_LEVELS_MAX, keeping the
+ * cheapest) into @out, as sort/levels.c runs them: per level the selection replayed with the
+ * sort's rules and the level's targets, the pieces' searches and counts, the exchange of the
+ * level's count matrix (the back-ends' own models on it up to SIM_LEVEL_MATRIX_P ranks a group,
+ * closed forms beyond), the merge and the next communicator; the phases every L shares as
+ * sim_sort_model(). Patterns beyond SIM_LEVEL_MATRIX_P ranks are taken as equal blocks of their
+ * mean. sim_sort_model() calls it for levels other than 0. Returns 0, UTIL_ENOMEM or UTIL_EUSAGE
+ * (one line).
+ */
+int sim_level_model(const struct sim_sort_case *sc, const struct sim_machine *m,
+                    struct sim_sort_result *out);
+
+/** Groups up to this many ranks are modelled on their count matrix (every group of a pattern's
+ * sort up to this P); beyond, equal blocks and closed forms. The sort's --exchange auto prices
+ * up to 1024 ranks as well. */
+#define SIM_LEVEL_MATRIX_P 1024
+
+/**
+ * Prints the levels of @res (nothing for one level modelled the one-level way): with @csv the
+ * rows "P,n_per_rank,balance,exchange,levelL,seconds,select_bytes,net_bytes,note" with the
+ * note "k=..;ranks=..;messages=..;rounds=..", else an indented line a level; and for
+ * SIM_LEVELS_AUTO each L's total.
+ */
+void sim_level_print(FILE *f, const struct sim_sort_result *res, int csv, int p, uint64_t per,
+                     const char *balance);
+
+/** The read, local sort and write rows of @sc (every L shares them) into @out, a rank holding
+ * @buffers bytes of element buffers. */
+void sim_sort_fixed_rows(const struct sim_sort_case *sc, const struct sim_machine *m,
+                         double buffers, struct sim_sort_result *out);
 
 /**
  * The machine the exchange of @sc is priced on: m->ex with m's alpha, beta and cores. A machine

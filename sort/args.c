@@ -7,10 +7,11 @@
  * of the configuration within the ranges the CLI accepts. Then the ranks agree, in one
  * all-reduce of a few words, on the verdict and on the fields that must be the same on every
  * rank: those that decide which collectives the sort makes or the order it produces (the
- * format, the back-end, the selection and its epsilon and oversampling, the I/O mode, --check,
- * --progress, --sync, the paths, and which function was called at all). A mistake on one rank
- * so becomes the same error code on every rank, reported once, where it used to be a crash, a
- * hang in a collective its peers never enter, MPI_ERR_TRUNCATE, or a file sorted in no order.
+ * format, the back-end, the selection and its epsilon and oversampling, the levels, the I/O
+ * mode, --check, --progress, --sync, the paths, and which function was called at all). A
+ * mistake on one rank so becomes the same error code on every rank, reported once, where it
+ * used to be a crash, a hang in a collective its peers never enter, MPI_ERR_TRUNCATE, or a file
+ * sorted in no order.
  *
  * The all-reduce takes the maximum of unsigned words: each rank's code (negated: the most
  * severe wins), the lowest rank holding an error line (as UINT64_MAX - rank), whether some rank
@@ -42,6 +43,7 @@ enum word {
     W_PROGRESS,
     W_SYNC,
     W_EXTERNAL,
+    W_LEVELS,
     W_PATH0,
     W_PATH1,
     W_COUNT
@@ -63,6 +65,7 @@ static const char *const word_names[W_COUNT] = {
     [W_PROGRESS] = "cfg.progress",
     [W_SYNC] = "cfg.sync",
     [W_EXTERNAL] = "cfg.external",
+    [W_LEVELS] = "cfg.levels",
 };
 
 /* The format's kind: byte keys are their bytes (gensort and its layout are the same format);
@@ -156,6 +159,14 @@ int sort_config_check(const char *fn, const struct sortex_config *cfg)
         return util_error("%s: cfg.oversample applies to SORTEX_BALANCE_SAMPLE only (%llu)", fn,
                           (unsigned long long)cfg->oversample);
     }
+    if (cfg->levels < 0 || cfg->levels > SORTEX_LEVELS_MAX) {
+        return util_error("%s: cfg.levels must be 0 (auto) or from 1 to %d (%d)", fn,
+                          SORTEX_LEVELS_MAX, cfg->levels);
+    }
+    if (cfg->levels > 1 && (cfg->balance == SORTEX_BALANCE_SAMPLE || cfg->oversample != 0)) {
+        return util_error("%s: more than one level takes the histogram selection, not the "
+                          "regular sample (cfg.levels %d)", fn, cfg->levels);
+    }
     if ((unsigned)cfg->finish >= SORTEX_FINISH_COUNT) {
         return util_error("%s: cfg.finish is no enum sortex_finish (%d)", fn, (int)cfg->finish);
     }
@@ -222,6 +233,7 @@ static void words_of(const struct sort_args *a, uint64_t w[W_COUNT])
     w[W_PROGRESS] = cfg->progress != 0;
     w[W_SYNC] = cfg->sync != 0;
     w[W_EXTERNAL] = (uint64_t)cfg->external;
+    w[W_LEVELS] = (uint64_t)cfg->levels;
 }
 
 /* Rank 0's value of word @w, for the error line. */
@@ -257,6 +269,9 @@ static void describe(const struct sort_args *a, enum word w, char *buf, size_t c
         break;
     case W_EXTERNAL:
         (void)snprintf(buf, cap, "%d", (int)cfg->external);
+        break;
+    case W_LEVELS:
+        (void)snprintf(buf, cap, "%d", cfg->levels);
         break;
     case W_CHECK:
     case W_PROGRESS:

@@ -19,10 +19,13 @@
 int sort_bucket(struct sort_job *job)
 {
     uint64_t prev = 0;
+    int found = job->balance != SORTEX_BALANCE_SAMPLE; /* the selection's cuts (select.c) */
     for (int j = 0; j < job->size; j++) {
         const struct sort_tuple *sp = &job->splitters[j];
         uint64_t next = job->n_local;
-        if (j + 1 < job->size) {
+        if (j + 1 < job->size && found) {
+            next = job->cut[j];
+        } else if (j + 1 < job->size) {
             next = job->fmt != NULL
                        ? sort_bucket_boundary_records(job->a, job->n_local, job->rsize,
                                                       job->fmt->key_offset, job->fmt->key_size,

@@ -1,7 +1,7 @@
 /*
  * sort/example_main.c: bin/sortex-example, a small program using the library API in memory.
  *
- *   mpirun -np P sortex-example [--n N] [--seed S] [--one] [--exchange NAME]
+ *   mpirun -np P sortex-example [--n N] [--seed S] [--one] [--exchange NAME] [--levels L]
  *
  * Every rank makes N keys (rank r gets r extra keys, so slices are uneven; with --one, rank 0
  * holds all P*N keys and the others none), sorts them with sortex_sort(), and checks the
@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "exchange/exchange.h"
+#include "sort/names.h"
 #include "sort/sortex.h"
 #include "util/cli.h"
 #include "util/util.h"
@@ -81,6 +82,8 @@ static const struct util_cli_opt options[] = {
      .parse = util_cli_flag, DEST(one)},
     {.name = "exchange", .key = 'x', .arg = "NAME", .def = "alltoallv",
      .help = "exchange back-end [{def}]; 'help' lists them", .parse = parse_exchange},
+    {.name = "levels", .arg = "L", .def = "auto", .help = "levels of the sort, {names} [{def}]",
+     .parse = util_cli_enum, DEST(cfg.levels), .names = sort_levels_names},
     UTIL_CLI_HELP(usage, "this help"),
     UTIL_CLI_VERSION("version, commit and MPI library"),
     {0},

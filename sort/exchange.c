@@ -4,7 +4,8 @@
  * One rank has one bucket, already sorted where the result belongs: no back-end runs and
  * nothing is copied (finish then has nothing to do either). Every back-end still handles P = 1
  * itself; the exchange benchmark's tests run them all at one rank. After the exchange the
- * back-ends' kept scratch (exchange_release_scratch()) is freed: the sort exchanges once.
+ * back-ends' kept scratch (exchange_release_scratch()) is freed: the sort exchanges once (once
+ * a level, with levels).
  *
  * The back-end reports into the exchange module's struct exchange_stats, and the sort copies
  * that into its public struct sortex_exchange_stats: the contract between sort/ and exchange/
@@ -28,10 +29,64 @@
 #define AUTO_MAX_P 1024
 
 /*
+ * The non-empty counts of every rank's row, into the p x p matrix @m on rank 0 (zeroed there):
+ * each rank sends its (destination, count) pairs, so rank 0 takes in as many words as the
+ * matrix has non-empty cells, about 2 k a rank at a level that is not the last. Collective.
+ * Returns 0 or UTIL_ENOMEM (agreed before the gather).
+ */
+static int gather_sparse(struct sort_job *job, uint64_t *m)
+{
+    int p = job->size, n = 0, err = UTIL_OK;
+    for (int d = 0; d < p; d++) {
+        n += job->send_counts[d] > 0;
+    }
+    uint64_t *mine = util_malloc(2 * (size_t)(n ? n : 1) * sizeof(uint64_t));
+    int *counts = job->rank == 0 ? util_malloc(2 * (size_t)p * sizeof(int)) : NULL;
+    uint64_t total = 0, *all = NULL;
+    int ok = mine != NULL && (job->rank != 0 || counts != NULL);
+    int words = 2 * n;
+    MPI_Gather(&words, 1, MPI_INT, counts, 1, MPI_INT, 0, job->comm);
+    for (int r = 0; job->rank == 0 && ok && r < p; r++) {
+        counts[p + r] = (int)total;
+        total += (uint64_t)counts[r];
+    }
+    if (job->rank == 0 && ok && total <= INT_MAX) {
+        all = util_malloc((total ? total : 1) * sizeof(uint64_t));
+    }
+    ok = ok && (job->rank != 0 || all != NULL);
+    MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, job->comm);
+    if (!ok) {
+        err = util_fail(UTIL_ENOMEM, "rank %d: exchange: out of memory for the cost model",
+                        job->rank);
+        goto done;
+    }
+    for (int d = 0, i = 0; d < p; d++) {
+        if (job->send_counts[d] > 0) {
+            mine[i++] = (uint64_t)d;
+            mine[i++] = job->send_counts[d];
+        }
+    }
+    MPI_Gatherv(mine, words, MPI_UINT64_T, all, counts, counts != NULL ? counts + p : NULL,
+                MPI_UINT64_T, 0, job->comm);
+    for (int r = 0; job->rank == 0 && r < p; r++) {
+        for (int i = counts[p + r]; i < counts[p + r] + counts[r]; i += 2) {
+            m[(size_t)r * p + all[i]] = all[i + 1];
+        }
+    }
+done:
+    util_free(mine);
+    util_free(counts);
+    util_free(all);
+    return err;
+}
+
+/*
  * The count matrix in bytes, on rank 0 (*@bytes, NULL elsewhere; util_free), for the back-ends'
- * cost models: up to AUTO_FULL_P ranks the rows are gathered; beyond, each rank's bytes sent and
- * received are, and the matrix is their outer product over the total (the skew between ranks
- * survives, the pattern inside a row does not). Collective. Returns 0 or UTIL_ENOMEM.
+ * cost models: up to AUTO_FULL_P ranks the rows are gathered; beyond, at a level of a
+ * multi-level sort that is not the last, the rows' non-empty counts (gather_sparse()), else
+ * each rank's bytes sent and received, and the matrix is their outer product over the total
+ * (the skew between ranks survives, the pattern inside a row does not). Collective. Returns 0
+ * or UTIL_ENOMEM.
  */
 static int gather_matrix(struct sort_job *job, uint64_t **bytes)
 {
@@ -46,8 +101,16 @@ static int gather_matrix(struct sort_job *job, uint64_t **bytes)
                         job->rank);
         goto done;
     }
+    int sparse = p > AUTO_FULL_P && job->level != NULL && !job->level->last;
     if (p <= AUTO_FULL_P) {
         MPI_Gather(job->send_counts, p, MPI_UINT64_T, m, p, MPI_UINT64_T, 0, job->comm);
+    } else if (sparse) {
+        if (m != NULL) {
+            memset(m, 0, cells * sizeof(uint64_t));
+        }
+        if ((err = gather_sparse(job, m)) != UTIL_OK) {
+            goto done;
+        }
     } else {
         uint64_t mine[2] = {0, 0};
         for (int r = 0; r < p; r++) {
@@ -58,10 +121,10 @@ static int gather_matrix(struct sort_job *job, uint64_t **bytes)
     }
     if (job->rank == 0) {
         long double total = 0;
-        for (int r = 0; p > AUTO_FULL_P && r < p; r++) {
+        for (int r = 0; p > AUTO_FULL_P && !sparse && r < p; r++) {
             total += sums[2 * r];
         }
-        for (int i = 0; p > AUTO_FULL_P && i < p; i++) {
+        for (int i = 0; p > AUTO_FULL_P && !sparse && i < p; i++) {
             for (int j = 0; j < p; j++) {
                 long double c = total > 0 ? sums[2 * i] * (long double)sums[2 * j + 1] / total : 0;
                 m[(size_t)i * p + j] = (uint64_t)c;
@@ -149,38 +212,56 @@ static int predict(struct sort_job *job, int all, int *pick, double *seconds)
 /*
  * --exchange auto: every registered back-end's first cost model prices this sort's exchange
  * (predict()), and the cheapest runs; rank 0 broadcasts its choice, so every rank runs the same
- * back-end; beyond AUTO_MAX_P ranks the default runs. The machine is rank 0's machine file
+ * back-end; beyond AUTO_MAX_P ranks the default runs (sparse at a level that is not the
+ * last). With levels, each level's group prices its own exchange on its communicator and
+ * *@predicted adds up over the levels in the stats. The machine is rank 0's machine file
  * (exchange_machine_load(): SORTEX_MACHINE, else ~/.config/sortex/machine.txt, else built-in
  * constants), which sortex-sched --calibrate writes; SORTEX_MODEL_ALPHA and SORTEX_MODEL_BETA
  * override its alpha and beta.
  */
-static int pick_auto(struct sort_job *job)
+static int pick_auto(struct sort_job *job, double *predicted)
 {
     int pick = 0;
     double best = NAN;
     int err = predict(job, 1, &pick, &best);
+    if (isnan(best) && job->level != NULL && !job->level->last) {
+        /* Unpriced (beyond AUTO_MAX_P), a level that is not the last still has a sparse
+         * matrix by construction, a rank sending to about 2k of its group's ranks: the
+         * back-end of the non-empty pieces, where every other costs a start-up a rank. */
+        const struct exchange_ops *const *list = exchange_list();
+        for (int b = 0; list[b] != NULL; b++) {
+            pick = strcmp(list[b]->name, "sparse") == 0 ? b : pick;
+        }
+    }
     MPI_Bcast(&pick, 1, MPI_INT, 0, job->comm);
     MPI_Bcast(&best, 1, MPI_DOUBLE, 0, job->comm);
     job->exchange = exchange_list()[pick];
-    job->stats->exchange_predicted = isnan(best) ? 0 : best;
+    *predicted = isnan(best) ? 0 : best;
+    job->stats->exchange_predicted += *predicted; /* every level's, with levels */
     return err;
 }
 
-/* The public copy of what the back-end reported. */
+/* The public copy of what the back-end reported, added to what earlier levels' exchanges did
+ * (volumes, messages, rounds and time add up; the largest message and the back-end's own
+ * figures are the largest of any level's, the figures named as the last back-end names them). */
 static void report(struct sortex_exchange_stats *out, const struct exchange_stats *in)
 {
-    memset(out, 0, sizeof(*out));
-    out->bytes_sent = in->bytes_sent;
-    out->bytes_recv = in->bytes_recv;
-    out->messages = in->messages;
-    out->rounds = in->rounds;
-    out->max_message = in->max_message;
-    out->seconds = in->seconds;
+    out->bytes_sent += in->bytes_sent;
+    out->bytes_recv += in->bytes_recv;
+    out->messages += in->messages;
+    out->rounds += in->rounds;
+    out->max_message = in->max_message > out->max_message ? in->max_message : out->max_message;
+    out->seconds += in->seconds;
+    int had = out->nextra;
     for (int i = 0; i < in->nextra && i < SORTEX_EXCHANGE_MAX_EXTRA; i++) {
+        double v = in->extra[i].value;
+        int same = i < had && out->extra[i].name != NULL &&
+                   strcmp(out->extra[i].name, in->extra[i].name) == 0;
         out->extra[i].name = in->extra[i].name;
-        out->extra[i].value = in->extra[i].value;
-        out->nextra = i + 1;
+        out->extra[i].value = same && out->extra[i].value > v ? out->extra[i].value : v;
     }
+    out->nextra = in->nextra < SORTEX_EXCHANGE_MAX_EXTRA ? in->nextra : SORTEX_EXCHANGE_MAX_EXTRA;
+    out->nextra = out->nextra > had ? out->nextra : had;
 }
 
 int sort_exchange(struct sort_job *job)
@@ -188,11 +269,12 @@ int sort_exchange(struct sort_job *job)
     struct exchange_stats st;
     memset(&st, 0, sizeof(st));
     if (job->cfg->exchange_auto) {
-        int err = pick_auto(job);
+        double predicted = 0;
+        int err = pick_auto(job, &predicted);
         if (err != UTIL_OK) {
             return err;
         }
-        sort_progress_measure(job, 0, "bytes", job->stats->exchange_predicted);
+        sort_progress_measure(job, 0, "bytes", predicted);
     } else if (job->cfg->progress) {
         /* --progress cannot count inside a back-end: its model's time is the estimate. */
         int pick;

@@ -24,6 +24,24 @@ struct ext;
 struct sort_progress;
 struct sort_select;
 
+/*
+ * The level that runs (sort/levels.c), while the sort has more than one: the job's comm, rank,
+ * size, n_total, offset and n_local then describe this rank's group of the level (its elements,
+ * its first position in the group's order), and this says how the group splits and where it
+ * sits in the whole sort. With one level the job has none (level NULL): the group is the sort.
+ */
+struct sort_level {
+    int index;             /* 0 for the first level */
+    int k;                 /* groups the group splits into; its size at the last level */
+    int first_rank;        /* the group's first rank among all of the sort's */
+    uint64_t group_offset; /* elements of the whole sort before the group's first */
+    uint64_t n_world;      /* elements of the whole sort */
+    int p_world;           /* ranks of the whole sort */
+    int last;              /* 1: every group is one rank (k = size): the one-level sort */
+    uint64_t *total;       /* [k] elements each group receives (bucket phase, not the last) */
+    uint64_t count_msgs;   /* messages this rank sent with the counts (not the last level) */
+};
+
 struct sort_job {
     MPI_Comm comm; /* private duplicate of the caller's communicator */
     int rank, size;
@@ -60,6 +78,8 @@ struct sort_job {
     uint64_t nsample;
     uint64_t oversample;
     struct sort_tuple *splitters; /* P-1 tuples, identical on every rank */
+    uint64_t *cut;                /* [P] the histogram selection's: this rank's elements below
+                                     each splitter, the bucket boundaries (bucket.c) */
     struct sort_select *select;   /* --balance eps, exact: the search between the two phases */
 
     /* Bucket and exchange. */
@@ -89,6 +109,11 @@ struct sort_job {
     uint64_t mem_budget;
     struct ext *ext; /* its state while it runs */
 
+    /* Levels (sort/levels.c): how many the sort runs, and the one that runs (NULL with one). */
+    int levels;
+    int world_rank; /* the rank in the whole sort, whichever level runs */
+    struct sort_level *level;
+
     struct sortex_stats *stats;
     struct sortex_config cfg_default;  /* used when the caller passes no config */
     struct sortex_stats stats_local;   /* used when the caller wants no stats */
@@ -109,9 +134,25 @@ int sort_exchange(struct sort_job *job);
 int sort_finish(struct sort_job *job);
 int sort_write(struct sort_job *job);
 
+/* Levels (sort/levels.c). choose: the levels this sort runs (job->levels, stats), once n_total
+ * is known: cfg's, or for 0 sort_levels_choose()'s. run: the phases from sample to finish, level
+ * by level, each level in its groups; with one level those phases as they always ran. */
+void sort_levels_choose_job(struct sort_job *job);
+int sort_levels_run(struct sort_job *job);
+
+/* The buckets the selection splits the job's elements into (the groups of the level that runs,
+ * else the ranks), and the global rank splitter @j (1 <= j < buckets) aims at among the
+ * job's n_total (sort_split_target(), or the level's sort_level_target()); the window
+ * half-width of every splitter (sort_split_tolerance() of the whole sort). (sort/levels.c) */
+int sort_buckets(const struct sort_job *job);
+uint64_t sort_target(const struct sort_job *job, int j);
+uint64_t sort_tolerance(const struct sort_job *job);
+
 /* The sort's own MPI tags, numbered from the first the back-ends leave free. */
 enum sort_tag {
     SORT_TAG_IO_TREE = EXCHANGE_TAG_FIRST_FREE, /* root I/O: binomial scatter and gather */
+    SORT_TAG_LEVEL_COUNTS,                      /* levels: what a sender deals a receiver */
+    SORT_TAG_LEVEL_GROUP,                       /* levels: MPI_Comm_create_group's tag */
     SORT_TAG_COUNT
 };
 

@@ -25,22 +25,22 @@ int sort_injected(const struct sort_job *job, enum sortex_phase phase)
 {
     const struct util_knob_value *v = util_knob(UTIL_KNOB_FAIL); /* PHASE[:RANK] */
     if (!v->valid || strcmp(v->word, sortex_phase_name(phase)) != 0 ||
-        (v->nargs > 0 && v->arg[0] != job->rank)) {
+        (v->nargs > 0 && v->arg[0] != job->world_rank)) {
         return UTIL_OK;
     }
-    return util_fail(UTIL_EINJECT, "rank %d: %s: injected failure (SORTEX_FAIL=%s)", job->rank,
-                     sortex_phase_name(phase), v->text);
+    return util_fail(UTIL_EINJECT, "rank %d: %s: injected failure (SORTEX_FAIL=%s)",
+                     job->world_rank, sortex_phase_name(phase), v->text);
 }
 
 void sort_stall_at(const struct sort_job *job, const char *point)
 {
     const struct util_knob_value *v = util_knob(UTIL_KNOB_STALL); /* POINT:RANK:SECONDS */
-    if (!v->valid || v->nargs != 2 || strcmp(v->word, point) != 0 || v->arg[0] != job->rank ||
-        v->arg[1] < 0) {
+    if (!v->valid || v->nargs != 2 || strcmp(v->word, point) != 0 ||
+        v->arg[0] != job->world_rank || v->arg[1] < 0) {
         return;
     }
     int seconds = (int)v->arg[1];
-    fprintf(stderr, "%s: rank %d pid %ld stalling %d s in %s\n", util_progname(), job->rank,
+    fprintf(stderr, "%s: rank %d pid %ld stalling %d s in %s\n", util_progname(), job->world_rank,
             (long)getpid(), seconds, point);
     fflush(stderr);
     sleep((unsigned)seconds);
@@ -185,7 +185,7 @@ int sort_run_phase(struct sort_job *job, enum sortex_phase phase, int (*fn)(stru
     }
     job->stats->phase_seconds[phase] += util_now() - t0;
     err = sort_agree(job, err);
-    if (job->cfg->progress && job->rank == 0) {
+    if (job->cfg->progress && job->world_rank == 0) {
         char step[16];
         sort_phase_step(phase, job->stats->external, step, sizeof(step));
         fprintf(stderr, "%s: %-7s %-10s %8.3f s%s\n", util_progname(), step, sortex_phase_name(phase),
@@ -235,6 +235,7 @@ int sort_job_init(struct sort_job *job, MPI_Comm comm, struct sort_args *args, i
     }
     MPI_Comm_rank(job->comm, &job->rank);
     MPI_Comm_size(job->comm, &job->size);
+    job->world_rank = job->rank;
     args->cfg = cfg;
     if ((err = sort_args_agree(job->comm, args, err)) != UTIL_OK) {
         return err;
@@ -255,6 +256,12 @@ int sort_job_init(struct sort_job *job, MPI_Comm comm, struct sort_args *args, i
     job->threads = cfg->threads > 0 ? cfg->threads : dflt;
     job->epsilon = cfg->epsilon > 0 ? cfg->epsilon : 0.1;
     job->balance = sort_balance_resolve(cfg->balance, job->size, job->epsilon, cfg->oversample);
+    if (cfg->levels > 1 && cfg->balance == SORTEX_BALANCE_AUTO) {
+        job->balance = SORTEX_BALANCE_EXACT; /* levels: the histogram's windows, then the
+                                                shift to exact shares (sort/levels.c) */
+    }
+    job->levels = 1; /* sort_levels_choose_job() decides, once n is known */
+    stats->levels = 1;
     stats->balance = job->balance;
     stats->threads = job->threads;
     stats->check = cfg->check ? "passed" : "off";
@@ -262,7 +269,8 @@ int sort_job_init(struct sort_job *job, MPI_Comm comm, struct sort_args *args, i
     job->send_counts = util_calloc(p, sizeof(uint64_t));
     job->recv_counts = util_calloc(p, sizeof(uint64_t));
     job->splitters = util_calloc(p, sizeof(struct sort_tuple));
-    if (!job->send_counts || !job->recv_counts || !job->splitters) {
+    job->cut = util_calloc(p, sizeof(uint64_t));
+    if (!job->send_counts || !job->recv_counts || !job->splitters || !job->cut) {
         err = util_fail(UTIL_ENOMEM, "rank %d: out of memory", job->rank);
     }
     /* The sort's parallel regions take job->threads; the caller's setting comes back in
@@ -286,6 +294,7 @@ void sort_job_free(struct sort_job *job)
     util_free(job->send_counts);
     util_free(job->recv_counts);
     util_free(job->splitters);
+    util_free(job->cut);
     util_free(job->sample);
     util_free(job->tmp_path);
     if (job->comm != MPI_COMM_NULL) {
@@ -301,7 +310,7 @@ void sort_job_free(struct sort_job *job)
 /* The largest slice any rank can end with, never more than n: with the regular sample
  * (1 + eps) n/P + P, where eps = (P+1)/S is what the oversampling factor S guarantees (see
  * sample.c); with the histogram, ceil(n/P) + 2 tol, each splitter being at most tol from its
- * target (select.c). */
+ * target (select.c); exact shares with levels pass through the eps bound on the way. */
 uint64_t sort_output_bound(const struct sort_job *job)
 {
     uint64_t p = (uint64_t)job->size;
@@ -310,8 +319,11 @@ uint64_t sort_output_bound(const struct sort_job *job)
         long double eps = (long double)(p + 1) / (long double)job->oversample;
         bound = ceill((1.0L + eps) * (long double)job->n_total / (long double)p) + p;
     } else {
+        /* Exact shares with levels: the levels select within eps before the final shift. */
+        int levels = job->cfg->levels > 1 ||
+                     (job->cfg->levels == 0 && job->size > SORT_LEVELS_ONE_P);
         uint64_t tol = sort_split_tolerance(job->n_total, job->size, job->epsilon,
-                                              job->balance == SORTEX_BALANCE_EXACT);
+                                              job->balance == SORTEX_BALANCE_EXACT && !levels);
         bound = ceill((long double)job->n_total / (long double)p) + 2.0L * tol;
     }
     return bound >= (long double)job->n_total ? job->n_total : (uint64_t)bound;
@@ -389,6 +401,20 @@ void sort_finish_stats(struct sort_job *job)
     st->total_seconds = 0;
     for (int p = 0; p < SORTEX_PHASE_COUNT; p++) {
         st->total_seconds += st->phase_seconds[p];
+    }
+    if (job->levels <= 1) {
+        /* One level: the whole sort's group (the levels' driver fills them otherwise). */
+        struct sortex_level_stats *ls = &st->level[0];
+        ls->groups = job->size;
+        ls->ranks = job->size;
+        ls->exchange = st->exchange_name;
+        ls->messages = st->exchange.messages;
+        ls->bytes_sent = st->exchange.bytes_sent;
+        ls->seconds = 0;
+        for (int p = SORTEX_PHASE_SAMPLE; p <= SORTEX_PHASE_FINISH; p++) {
+            ls->seconds += st->phase_seconds[p];
+        }
+        st->levels = 1;
     }
     if (getrusage(RUSAGE_SELF, &ru) == 0) {
         st->peak_rss_kib = ru.ru_maxrss;

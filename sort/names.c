@@ -31,3 +31,9 @@ const struct util_name sort_external_names[SORTEX_EXTERNAL_COUNT + 1] = {
     {"never", SORTEX_EXTERNAL_NEVER},
     {NULL, 0},
 };
+
+/* --levels: auto is 0, as sortex_config.levels has it; the digits are the levels themselves. */
+const struct util_name sort_levels_names[SORTEX_LEVELS_MAX + 2] = {
+    {"auto", 0}, {"1", 1}, {"2", 2}, {"3", 3}, {"4", 4}, {NULL, 0},
+};
+_Static_assert(SORTEX_LEVELS_MAX == 4, "sort_levels_names names every level");

@@ -18,5 +18,8 @@ extern const struct util_name sort_finish_names[SORTEX_FINISH_COUNT + 1];
 extern const struct util_name sort_io_names[SORTEX_IO_COUNT + 1];
 /** enum sortex_external: auto, always, never. */
 extern const struct util_name sort_external_names[SORTEX_EXTERNAL_COUNT + 1];
+/** sortex_config.levels, not an enum but a short list of values: auto (0), 1 .. SORTEX_LEVELS_MAX,
+ * so that --levels is one util_cli_enum row wherever it is taken. */
+extern const struct util_name sort_levels_names[SORTEX_LEVELS_MAX + 2];
 
 #endif

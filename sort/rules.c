@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "exchange/machine.h"
+#include "local/local.h"
 #include "sort/rules.h"
 #include "util/util.h"
 
@@ -334,7 +336,8 @@ void sort_split_ranges(const struct sort_bracket *br, int p, const uint64_t *lo,
 }
 
 uint64_t sort_split_update(struct sort_bracket *br, int p, uint64_t n, uint64_t tol,
-                           const uint64_t *rank, uint64_t c, sort_split_event_fn *ev, void *arg)
+                           const uint64_t *target, const uint64_t *rank, uint64_t c,
+                           sort_split_event_fn *ev, void *arg)
 {
     uint64_t open = 0;
     for (int j = 0; j + 1 < p; j++) {
@@ -342,7 +345,8 @@ uint64_t sort_split_update(struct sort_bracket *br, int p, uint64_t n, uint64_t 
         if (b->done) {
             continue;
         }
-        uint64_t t = sort_split_target(j + 1, n, p), take = c, below = c, above = c;
+        uint64_t t = target != NULL ? target[j] : sort_split_target(j + 1, n, p);
+        uint64_t take = c, below = c, above = c;
         if (sort_split_choose(rank, c, t, tol, &take, &below, &above)) {
             b->done = 1;
             if (ev != NULL) {
@@ -376,4 +380,175 @@ uint64_t sort_split_update(struct sort_bracket *br, int p, uint64_t n, uint64_t 
         }
     }
     return open;
+}
+
+/* ---- levels ------------------------------------------------------------------------------- */
+
+int sort_level_groups(int ranks, int left)
+{
+    if (ranks <= 1 || left <= 1) {
+        return ranks < 1 ? 1 : ranks;
+    }
+    int k = (int)lround(pow((double)ranks, 1.0 / left));
+    return k < 1 ? 1 : k > ranks ? ranks : k;
+}
+
+int sort_level_first(int j, int ranks, int k)
+{
+    return (int)(((int64_t)j * ranks) / k);
+}
+
+int sort_level_group_of(int r, int ranks, int k)
+{
+    /* The largest j with floor(j ranks / k) <= r, that is j ranks < (r + 1) k. */
+    return (int)((((int64_t)r + 1) * k - 1) / ranks);
+}
+
+uint64_t sort_level_target(uint64_t n_world, int p_world, int first_rank, uint64_t group_offset,
+                           uint64_t n_group)
+{
+    uint64_t t = sort_split_target(first_rank, n_world, p_world);
+    t = t > group_offset ? t - group_offset : 0;
+    return t < n_group ? t : n_group;
+}
+
+uint64_t sort_level_begin(uint64_t total, int s, int i)
+{
+    return (uint64_t)(((unsigned __int128)total * (unsigned)i) / (unsigned)s);
+}
+
+int sort_level_deal(uint64_t x, uint64_t c, uint64_t total, int s, uint64_t *counts)
+{
+    for (int i = 0; i < s; i++) {
+        counts[i] = 0;
+    }
+    if (c == 0 || total == 0) {
+        return 0;
+    }
+    /* The rank whose range holds position x: the largest i with begin(i) <= x. */
+    int i = (int)((((unsigned __int128)x + 1) * (unsigned)s - 1) / total);
+    int sent = 0;
+    uint64_t at = x, end = x + c;
+    for (; i < s && at < end; i++) {
+        uint64_t hi = sort_level_begin(total, s, i + 1);
+        uint64_t take = (hi < end ? hi : end) - at;
+        if (take > 0) {
+            counts[i] = take;
+            sent++;
+            at += take;
+        }
+    }
+    return sent;
+}
+
+void sort_level_machine_default(struct sort_level_machine *m)
+{
+    /* sim_machine_default()'s figures (sim/sortmodel.c), in seconds; alpha and beta the
+     * built-in machine's (exchange/machine.c), as sim_machine_default() takes them. */
+    struct exchange_machine ex;
+    exchange_machine_default(&ex);
+    *m = (struct sort_level_machine){
+        .alpha = ex.alpha,
+        .beta = ex.beta,
+        .probe = 4.0e-9,
+        .merge = 1.2e-9,
+        .merge_log = 0.6e-9,
+        .tuple = 0.35e-9,
+        .copy = 1.0 / 11e9,
+        .sort = 5.2e-9,
+    };
+}
+
+static double lg2(double x)
+{
+    return x > 1 ? log2(x) : 0;
+}
+
+/* The histogram selection of @k - 1 splitters in a group of @gs ranks holding @ng elements,
+ * windows of 2 @tol + 1, @per elements a rank: its rounds as sort_split_want() sizes them (each
+ * narrows a bracket by about half its draws), every round an all-gather of the candidates and
+ * the counts, the counting and an all-reduce. Seconds. */
+static double price_select(int gs, int k, double ng, double tol, double per,
+                           const struct sort_level_machine *m)
+{
+    if (k < 2 || ng < 1) {
+        return 0;
+    }
+    double open = k - 1.0, window = 2 * tol + 1;
+    double want = fmax(SORT_SPLIT_SAMPLES, fmin(SORT_SPLIT_BUDGET / open, 4 * ng / window / open));
+    double mass = ng, t = 0, steps = 2 * lg2(gs);
+    for (int round = 0; round < 64 && mass > window; round++) {
+        double c = fmax(1, want * open);
+        t += m->alpha * 2 * steps + m->beta * (4.0 * gs + 16 * c) + m->tuple * c * lg2(c) +
+             m->probe * c * (2 * lg2(per / c + 1) + 1) + m->beta * 16 * c;
+        mass = round == 0 ? ng / open : mass;
+        mass = mass / fmax(2, want / 2);
+        want = fmax(SORT_SPLIT_SAMPLES, fmin(SORT_SPLIT_BUDGET / open, 4 * mass / window));
+    }
+    return t;
+}
+
+double sort_levels_price(int p, uint64_t n, uint64_t elem, int levels, double eps,
+                         const struct sort_level_machine *m)
+{
+    double per = (double)n / p, bytes = per * (double)elem, t = 0;
+    double tol = (double)sort_split_tolerance(n, p, eps, 0);
+    int gs = p;
+    for (int left = levels; left >= 1 && gs > 1; left--) {
+        int k = sort_level_groups(gs, left);
+        if (k < 2) {
+            continue;
+        }
+        int last = k == gs;
+        double ng = per * gs, steps = lg2(gs);
+        /* The phases' agreements, the selection (whose counts are the boundaries). */
+        t += 5 * m->alpha * 2 * steps + price_select(gs, k, ng, tol, per, m);
+        /* The counts: the all-to-all of the last level; the sums, prefix sums and a message to
+         * each receiver of the others. */
+        double msgs = last ? gs - 1 : k + 1;
+        t += last ? m->alpha * steps + m->beta * 8.0 * gs * steps / 2
+                  : 2 * (m->alpha * 2 * steps + m->beta * 16.0 * k) + m->alpha * msgs;
+        /* The exchange (a start-up a non-empty piece) and the own piece's copy. */
+        t += m->alpha * msgs + m->beta * bytes + bytes / k * m->copy;
+        /* The merge of the runs received, or the re-sort beyond what the merge pays for. */
+        double runs = last ? gs : k + 1;
+        t += runs <= LOCAL_MERGE_RUNS_PER_THREAD
+                 ? per * (m->merge + m->merge_log * (lg2(runs) - 1)) * fmax(1, elem / 8.0)
+                 : per * m->sort * fmax(1, elem / 8.0);
+        if (!last) {
+            /* The next level's communicator (MPI_Comm_create_group: a few all-reduces). */
+            int s = gs / k;
+            t += 3 * m->alpha * 2 * lg2(s);
+            gs = s;
+        }
+    }
+    if (levels > 1) {
+        /* The shift to exact shares: a scan, counts and pieces to the neighbours, a copy. */
+        t += m->alpha * (2 * lg2(p) + 4) + m->beta * tol * elem + bytes * m->copy;
+    }
+    return t;
+}
+
+int sort_levels_choose(int p, uint64_t n, uint64_t elem, double eps,
+                       const struct sort_level_machine *m, double price[SORT_LEVELS_MAX])
+{
+    for (int l = 0; price != NULL && l < SORT_LEVELS_MAX; l++) {
+        price[l] = 0;
+    }
+    if (p <= SORT_LEVELS_ONE_P) {
+        return 1;
+    }
+    int best = 1;
+    double least = INFINITY;
+    for (int l = 1; l <= SORT_LEVELS_MAX; l++) {
+        double t = sort_levels_price(p, n, elem, l, eps, m);
+        if (price != NULL) {
+            price[l - 1] = t;
+        }
+        if (t < least) {
+            least = t;
+            best = l;
+        }
+    }
+    return best;
 }

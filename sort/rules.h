@@ -234,7 +234,8 @@ typedef void sort_split_event_fn(void *arg, int j, enum sort_split_event what, u
 
 /**
  * Round step 4 for every open splitter of @p, the one rule the sort and both replays of it
- * follow (Harsh, Kale and Solomonik, section 4): among the round's @c candidates whose global
+ * follow (Harsh, Kale and Solomonik, section 4): splitter j + 1 aims at @target[j] (NULL:
+ * sort_split_target(j + 1, @n, @p)); among the round's @c candidates whose global
  * ranks @rank ascend, a splitter with one in its window (sort_split_choose()) takes it;
  * otherwise its bracket narrows to the nearest candidates either side of the window, where
  * they narrow it. Then every open bracket sets its want for the next round
@@ -243,6 +244,101 @@ typedef void sort_split_event_fn(void *arg, int j, enum sort_split_event what, u
  * left open.
  */
 uint64_t sort_split_update(struct sort_bracket *br, int p, uint64_t n, uint64_t tol,
-                           const uint64_t *rank, uint64_t c, sort_split_event_fn *ev, void *arg);
+                           const uint64_t *target, const uint64_t *rank, uint64_t c,
+                           sort_split_event_fn *ev, void *arg);
+
+/*
+ * Levels (AMS-sort's multi-level scheme: Axtmann, Bingmann, Sanders and Schulz, "Practical
+ * Massively Parallel Sorting", SPAA 2015, section 4; sort/levels.c runs it). A sort of L levels
+ * splits its group of ranks (at first all P) into k groups of consecutive ranks, moves every
+ * element into the group that will hold it, and sorts inside each group the same way, L - 1
+ * more times; the last level is the one-level sort on its group. Each rank then sends about
+ * L k messages instead of P - 1, and every element moves L times.
+ */
+
+/** The most levels a sort takes (--levels 1..SORT_LEVELS_MAX). */
+#define SORT_LEVELS_MAX 4
+
+/**
+ * The groups a level splits a group of @ranks ranks into when @left levels remain, this one
+ * included: all of them (k = ranks, one rank a group: the one-level sort) when @left is 1, else
+ * P^(1/left) rounded, at least 1 (a level of one group does nothing) and at most @ranks.
+ */
+int sort_level_groups(int ranks, int left);
+
+/** The first rank of group @j of @k over @ranks ranks: floor(j ranks / k) (j = k: ranks). */
+int sort_level_first(int j, int ranks, int k);
+
+/** The group of @k over @ranks ranks that holds rank @r: the j with first(j) <= r < first(j+1). */
+int sort_level_group_of(int r, int ranks, int k);
+
+/**
+ * The global rank the boundary in front of rank @first_rank (of the whole sort's @p_world ranks)
+ * aims at, seen from a group whose elements begin at global rank @group_offset and number
+ * @n_group: floor(first_rank n_world / p_world) - group_offset, clamped to [0, n_group]. Every
+ * level aims at the final targets, so a boundary is placed once, at the level that first
+ * separates its two ranks, within the tolerance of the one-level sort: the bound of
+ * --balance eps holds at the end whatever L, and --balance exact stays exact.
+ */
+uint64_t sort_level_target(uint64_t n_world, int p_world, int first_rank, uint64_t group_offset,
+                           uint64_t n_group);
+
+/**
+ * The prefix-sum assignment of a level's pieces to the ranks of one destination group (AMS-sort
+ * section 4.3): the group's @total elements form the sequence "sender 0's piece, sender 1's
+ * piece, ..." and its @s ranks take consecutive ranges of it, rank i the positions
+ * [floor(total i / s), floor(total (i+1) / s)). The sender whose piece starts at @x and holds
+ * @c elements sends counts[i] of them to rank i (counts[0..s) set; the nonzero ones form one
+ * run of ranks). Returns the ranks it sends to. Since each rank's range is a run of the sequence
+ * and it merges its pieces with ties to the lower sender, the group's ranks in rank order hold
+ * the sequence in (key, input position) order: a rank's offset in the group plus its index is
+ * the tie-break of the next level.
+ */
+int sort_level_deal(uint64_t x, uint64_t c, uint64_t total, int s, uint64_t *counts);
+
+/** The first position rank @i of a destination group of @s ranks and @total elements takes:
+ * floor(total i / s); rank i takes [begin(i), begin(i + 1)). */
+uint64_t sort_level_begin(uint64_t total, int s, int i);
+
+/** What the levels' automatic choice knows about the machine (seconds, seconds a byte). */
+struct sort_level_machine {
+    double alpha;        /* a message start-up */
+    double beta;         /* a byte on a link */
+    double probe;        /* one probe of a binary search */
+    double merge;        /* merging, an element, at two runs */
+    double merge_log;    /* ... plus this an element and doubling of the runs */
+    double tuple;        /* sorting a candidate, a doubling */
+    double copy;         /* memcpy, a byte */
+    double sort;         /* the local sort, an element (the finish's re-sort) */
+};
+
+/** The machine the sort prices levels with unless told otherwise: the whole-sort model's
+ * defaults (sim/sortmodel.c), alpha and beta the built-in machine's (exchange/machine.h). */
+void sort_level_machine_default(struct sort_level_machine *m);
+
+/**
+ * What L levels cost a sort of @p ranks holding @n elements of @elem bytes in all, in the
+ * closed form of the whole-sort model (sim/levelmodel.c, which replays the selection and prices
+ * every back-end where this sums the default's), one thread a rank: per level, the histogram
+ * selection's rounds (whose counts are the bucket boundaries), the counts' messages, the
+ * exchange (a start-up a non-empty piece and the bytes), the merge of the runs received (a re-sort beyond
+ * LOCAL_MERGE_RUNS_PER_THREAD runs), the group communicators, and with more than one level
+ * the final shift to exact shares. The phases every L shares (read, local sort, write) are left
+ * out. Seconds.
+ */
+double sort_levels_price(int p, uint64_t n, uint64_t elem, int levels, double eps,
+                         const struct sort_level_machine *m);
+
+/** Below this many ranks the sort keeps one level without pricing: a second level moves every
+ * element again and a second merge, which start-ups saved do not repay. */
+#define SORT_LEVELS_ONE_P 64
+
+/**
+ * --levels auto: 1 up to SORT_LEVELS_ONE_P ranks, else the L of 1..SORT_LEVELS_MAX whose
+ * sort_levels_price() is least (ties keep fewer levels). @price (may be NULL) gets each L's
+ * price in [L - 1] (0 where none was computed).
+ */
+int sort_levels_choose(int p, uint64_t n, uint64_t elem, double eps,
+                       const struct sort_level_machine *m, double price[SORT_LEVELS_MAX]);
 
 #endif

@@ -7,7 +7,10 @@
  * Sampling", SPAA 2019, sections 3 and 4). Every rank holds its elements sorted, and an
  * element's global rank is the number of elements below it in (key, position) order on all
  * ranks. Splitter j should have a global rank within tol of its target t_j = floor(j n / P)
- * (rules.h: sort_split_target(), sort_split_tolerance()). Every unresolved splitter keeps
+ * (rules.h: sort_split_target(), sort_split_tolerance()). With levels (sort/levels.c) the ranks
+ * are those of the level's group, the splitters the k - 1 between its k groups, and each aims
+ * at the final target of the rank where its group begins (sort_level_target()), with the same
+ * tol: the selection is the same, on fewer splitters. Every unresolved splitter keeps
  * a bracket: the global and local counts of elements at or below its lower end and below its
  * upper end, known to enclose its window; at first the whole input. A round:
  *   1. every rank draws candidates among its elements inside the brackets, each with the
@@ -26,6 +29,10 @@
  * in one or two rounds, exact targets in about log_{k/2}(n / (k P)) more (fewer at small P,
  * where want is larger).
  *
+ * Every round leaves each rank the count of its elements below every candidate: the brackets'
+ * local ends and, for each splitter taken, the bucket phase's boundary (job->cut) come from it,
+ * without a binary search.
+ *
  * Determinism: the draws come from a generator seeded by the round and the rank, so the same
  * input on the same P gives the same splitters. The balance does not rest on chance: every
  * candidate's rank is counted exactly and the loop ends only when every splitter is inside its
@@ -42,14 +49,18 @@
 #include "util/util.h"
 
 struct sort_select {
-    struct sort_bracket *br; /* [P - 1] the splitters' brackets, the same on every rank */
-    uint64_t *l_lo, *l_hi;   /* [P - 1] this rank's elements inside bracket j: [l_lo, l_hi) */
+    int k;                   /* buckets: P, or the groups of the level that runs */
+    struct sort_bracket *br; /* [k - 1] the splitters' brackets, the same on every rank */
+    uint64_t *target;        /* [k - 1] the global rank each splitter aims at */
+    uint64_t *l_lo, *l_hi;   /* [k - 1] this rank's elements inside bracket j: [l_lo, l_hi) */
     uint64_t tol;       /* window half-width */
     size_t cw;          /* words per candidate */
     uint64_t *cand;     /* the round's candidates, sorted: C x cw words */
     uint64_t ncand;
     uint64_t *rank;     /* [C] this rank's elements below each candidate, then the global
-                           ranks (24 bytes a candidate with the tuple: 12 MiB at P = 65536) */
+                           ranks (32 bytes a candidate with the tuple and local: 16 MiB at
+                           P = 65536) */
+    uint64_t *local;    /* [C] this rank's elements below each candidate, kept */
     int round;
 };
 
@@ -141,14 +152,14 @@ static int pick(void *arg, uint64_t i)
 /* This rank's draws for the round, from the unresolved brackets' local ranges. */
 static int draw(const struct sort_job *job, struct sort_select *sel, struct picks *pk)
 {
-    int p = job->size;
-    struct sort_split_range *r = util_malloc((size_t)(p > 1 ? p - 1 : 1) * sizeof(*r));
+    int k = sel->k;
+    struct sort_split_range *r = util_malloc((size_t)(k > 1 ? k - 1 : 1) * sizeof(*r));
     if (r == NULL) {
         return UTIL_ENOMEM;
     }
-    sort_split_ranges(sel->br, p, sel->l_lo, sel->l_hi, r);
+    sort_split_ranges(sel->br, k, sel->l_lo, sel->l_hi, r);
     uint64_t rng = sort_split_seed(sel->round, job->rank);
-    int rc = sort_split_draw(r, (size_t)(p - 1), &rng, pick, pk);
+    int rc = sort_split_draw(r, (size_t)(k - 1), &rng, pick, pk);
     util_free(r);
     return rc;
 }
@@ -250,14 +261,16 @@ static void on_event(void *arg, int j, enum sort_split_event what, uint64_t i)
     struct sort_job *job = ctx->job;
     struct sort_select *sel = ctx->sel;
     const uint64_t *cand = sel->cand + i * sel->cw;
+    /* The round counted this rank's elements below every candidate: no search again. */
     if (what == SORT_SPLIT_TAKE) {
         set_splitter(job, j + 1, cand);
+        job->cut[j] = sel->local[i]; /* the bucket phase's boundary, found */
     } else if (what == SORT_SPLIT_LOWER) {
         uint64_t pos = cand_pos(job, cand);
         int local = pos >= job->offset && pos - job->offset < job->n_local;
-        sel->l_lo[j] = count_below(job, cand, 0) + (local ? 1 : 0);
+        sel->l_lo[j] = sel->local[i] + (local ? 1 : 0);
     } else {
-        sel->l_hi[j] = count_below(job, cand, 0);
+        sel->l_hi[j] = sel->local[i];
     }
 }
 
@@ -266,8 +279,10 @@ static int refine(struct sort_job *job, struct sort_select *sel)
 {
     uint64_t c = sel->ncand;
     util_free(sel->rank);
+    util_free(sel->local);
     sel->rank = util_malloc((c ? c : 1) * sizeof(uint64_t));
-    int ok = sel->rank != NULL;
+    sel->local = util_malloc((c ? c : 1) * sizeof(uint64_t));
+    int ok = sel->rank != NULL && sel->local != NULL;
     int err = ok ? UTIL_OK : util_fail(UTIL_ENOMEM, "rank %d: splitters: out of memory", job->rank);
     MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, job->comm);
     if (!ok) {
@@ -277,19 +292,21 @@ static int refine(struct sort_job *job, struct sort_select *sel)
     for (uint64_t i = 0; i < c; i++) {
         at = count_below(job, sel->cand + i * sel->cw, at);
         sel->rank[i] = at;
+        sel->local[i] = at;
     }
     if (c > 0 && MPI_Allreduce(MPI_IN_PLACE, sel->rank, (int)c, MPI_UINT64_T, MPI_SUM,
                                job->comm) != MPI_SUCCESS) {
         return util_fail(UTIL_EMPI, "rank %d: splitters: MPI_Allreduce failed", job->rank);
     }
     struct refined ctx = {job, sel};
-    sort_split_update(sel->br, job->size, job->n_total, sel->tol, sel->rank, c, on_event, &ctx);
+    sort_split_update(sel->br, sel->k, job->n_total, sel->tol, sel->target, sel->rank, c,
+                      on_event, &ctx);
     return UTIL_OK;
 }
 
-static int any_open(const struct sort_select *sel, int p)
+static int any_open(const struct sort_select *sel)
 {
-    for (int j = 0; j < p - 1; j++) {
+    for (int j = 0; j < sel->k - 1; j++) {
         if (!sel->br[j].done) {
             return 1;
         }
@@ -302,10 +319,12 @@ void sort_select_free(struct sort_job *job)
     struct sort_select *sel = job->select;
     if (sel != NULL) {
         util_free(sel->br);
+        util_free(sel->target);
         util_free(sel->l_lo);
         util_free(sel->l_hi);
         util_free(sel->cand);
         util_free(sel->rank);
+        util_free(sel->local);
         util_free(sel);
         job->select = NULL;
     }
@@ -317,16 +336,20 @@ int sort_select_sample(struct sort_job *job)
     struct sort_select *sel = util_calloc(1, sizeof(*sel));
     size_t bytes = (job->fmt != NULL ? job->blob_words : 2) * sizeof(uint64_t);
     int ok = sel != NULL;
+    int k = sort_buckets(job);
     if (ok) {
         job->select = sel;
-        size_t nb = (size_t)(p > 1 ? p - 1 : 1);
+        sel->k = k;
+        size_t nb = (size_t)(k > 1 ? k - 1 : 1);
         sel->br = util_calloc(nb, sizeof(*sel->br));
+        sel->target = util_calloc(nb, sizeof(uint64_t));
         sel->l_lo = util_calloc(nb, sizeof(uint64_t));
         sel->l_hi = util_calloc(nb, sizeof(uint64_t));
         if (job->fmt != NULL) { /* the numbers' tuples come with the job */
+            util_free(job->rsplitters); /* an earlier level's */
             job->rsplitters = util_malloc((size_t)p * bytes);
         }
-        ok = sel->br != NULL && sel->l_lo != NULL && sel->l_hi != NULL &&
+        ok = sel->br != NULL && sel->target != NULL && sel->l_lo != NULL && sel->l_hi != NULL &&
              (job->fmt == NULL || job->rsplitters != NULL);
     }
     int err = ok ? UTIL_OK : util_fail(UTIL_ENOMEM, "rank %d: sample: out of memory", job->rank);
@@ -335,24 +358,27 @@ int sort_select_sample(struct sort_job *job)
         return err != UTIL_OK ? err : UTIL_ENOMEM;
     }
     sel->cw = job->fmt != NULL ? job->blob_words : 2;
-    sel->tol = sort_split_tolerance(job->n_total, p, job->epsilon,
-                                      job->balance == SORTEX_BALANCE_EXACT);
-    job->nsample = 0;
-    (void)sort_split_start(sel->br, p, job->n_total, sel->tol);
-    for (int j = 1; j < p; j++) {
+    sel->tol = sort_tolerance(job);
+    (void)sort_split_start(sel->br, k, job->n_total, sel->tol);
+    for (int j = 1; j < k; j++) {
         sel->l_hi[j - 1] = job->n_local;
-        if (job->n_total == 0) { /* nothing to split: every bucket empty but the last */
+        sel->target[j - 1] = sort_target(job, j);
+        if (job->n_total == 0 || sel->target[j - 1] >= job->n_total) {
+            /* Nothing to split, or (a level's group that ends before this target) every
+             * element below it: the splitter is the top of the order. */
+            sel->br[j - 1].done = 1;
             set_splitter(job, j, NULL);
+            job->cut[j - 1] = job->n_local;
         }
     }
-    return any_open(sel, p) ? gather(job, sel) : UTIL_OK;
+    return any_open(sel) ? gather(job, sel) : UTIL_OK;
 }
 
 int sort_select_splitters(struct sort_job *job)
 {
     struct sort_select *sel = job->select;
     int err = UTIL_OK;
-    while (err == UTIL_OK && any_open(sel, job->size)) {
+    while (err == UTIL_OK && any_open(sel)) {
         if (sel->round > 0) {
             err = gather(job, sel);
         }
@@ -361,7 +387,7 @@ int sort_select_splitters(struct sort_job *job)
         }
         sel->round++;
     }
-    job->stats->splitter_rounds = (uint64_t)sel->round;
+    job->stats->splitter_rounds += (uint64_t)sel->round; /* every level's, at levels */
     sort_select_free(job);
     return err;
 }

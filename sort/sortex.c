@@ -19,7 +19,9 @@
  * most 1 MiB a rank (up to about 80 ranks at epsilon 0.1), and beyond that the histogram
  * selection of Harsh, Kale and Solomonik (sort/select.c), whose rounds gather O(P) words a rank.
  * Cost per rank: O((n/P) log(n/P)) local work, the selection, one irregular all-to-all moving
- * each element once.
+ * each element once. With --levels L > 1 (sort/levels.c, AMS-sort's scheme) the phases from
+ * sample to finish run L times, each level in groups of ranks of its own: P^(1/L) splitters and
+ * about 2 P^(1/L) messages a level, each element moved L times.
  *
  * Every phase is timed (sort_run_phase()). Before the first, the ranks agree on the arguments
  * (sort/args.c); after every phase they agree on success (one small all-reduce), so a failure
@@ -41,14 +43,23 @@ static int sort_in_memory(struct sort_job *job)
         return err;
     }
     int regular = job->balance == SORTEX_BALANCE_SAMPLE;
-    if ((err = sort_run_phase(job, SORTEX_PHASE_LOCAL_SORT, sort_local)) != UTIL_OK ||
-        (err = sort_run_phase(job, SORTEX_PHASE_SAMPLE,
+    sort_levels_choose_job(job);
+    if ((err = sort_run_phase(job, SORTEX_PHASE_LOCAL_SORT, sort_local)) != UTIL_OK) {
+        return err;
+    }
+    if (job->levels > 1 && job->size > 1) {
+        /* sample -> splitters -> bucket -> exchange -> finish, level by level, in groups */
+        err = sort_levels_run(job);
+    } else if ((err = sort_run_phase(job, SORTEX_PHASE_SAMPLE,
                          regular ? sort_sample : sort_select_sample)) != UTIL_OK ||
         (err = sort_run_phase(job, SORTEX_PHASE_SPLITTERS,
                          regular ? sort_splitters : sort_select_splitters)) != UTIL_OK ||
         (err = sort_run_phase(job, SORTEX_PHASE_BUCKET, sort_bucket)) != UTIL_OK ||
         (err = sort_run_phase(job, SORTEX_PHASE_EXCHANGE, sort_exchange)) != UTIL_OK ||
         (err = sort_run_phase(job, SORTEX_PHASE_FINISH, sort_finish)) != UTIL_OK) {
+        return err;
+    }
+    if (err != UTIL_OK) {
         return err;
     }
     if (job->cfg->check) {

@@ -145,6 +145,7 @@ enum sortex_io {
 #define SORTEX_EPSILON_MIN    0.001 /* epsilon: 0 (the default) or this .. SORTEX_EPSILON_MAX */
 #define SORTEX_EPSILON_MAX    10.0
 #define SORTEX_OVERSAMPLE_MAX 1000000 /* oversample: 0 (the default) or 1 .. this */
+#define SORTEX_LEVELS_MAX     4       /* levels: 0 (auto) or 1 .. this */
 
 /** Whether sortex_sort_file() sorts in memory or through temporary files. */
 enum sortex_external {
@@ -196,6 +197,15 @@ struct sortex_config {
     int check;           /* prove the result in the same job: the output is in order and holds
                             the multiset of keys that was read (the verifier's checksum), else
                             fail with SORTEX_ECHECK and write nothing */
+    int levels;          /* levels of the sample sort, 1..SORTEX_LEVELS_MAX: each splits the
+                            ranks into about P^(1/levels) groups, so a rank sends about
+                            levels P^(1/levels) messages instead of P - 1, and every element
+                            moves levels times; 0 = auto (one level up to 64 ranks, beyond that
+                            the fewest the cost model prices cheapest); more than one takes
+                            the histogram selection (SORTEX_BALANCE_SAMPLE is refused), and
+                            with SORTEX_BALANCE_AUTO or EXACT ends with a shift that gives every
+                            rank floor or ceil of n/P; in memory (the external sort
+                            distributes in one pass) */
     enum sortex_external external; /* files: in memory or through temporary files; 0 = AUTO */
     const char *const *temp_dirs;  /* files, external: the temporary files' directories, a
                                       NULL-terminated list (each rank spreads its files over
@@ -219,6 +229,17 @@ struct sortex_exchange_stats {
         const char *name; /* static string, e.g. "padding_bytes" */
         double value;
     } extra[SORTEX_EXCHANGE_MAX_EXTRA]; /* transpose's bounds, a schedule's steps... */
+};
+
+/** What one level of the sort did, as seen by this rank (sortex_stats.level). */
+struct sortex_level_stats {
+    int groups;           /* global: the groups this rank's group split into (k; its ranks
+                             at the last level) */
+    int ranks;            /* this rank: the ranks of its group at this level */
+    const char *exchange; /* the back-end that ran in this rank's group (static string) */
+    uint64_t messages;    /* this rank: messages it sent, the exchange's and the counts' */
+    uint64_t bytes_sent;  /* this rank: bytes the exchange sent to other ranks */
+    double seconds;       /* this rank: wall time of the level, selection to merge */
 };
 
 /** What one sort did. Per-rank fields describe the calling rank; global ones agree on all. */
@@ -254,6 +275,13 @@ struct sortex_stats {
     uint64_t temp_bytes;       /* this rank: bytes written to temporary files */
     uint64_t pass_bytes[2][2]; /* this rank: [pass 1, 2][read, written] bytes, counted by the
                                   sort's own reads and writes */
+    uint64_t shifted;          /* this rank: elements the final shift of a multi-level sort
+                                  with exact shares sent to other ranks (0 otherwise) */
+    int levels;                /* global: the levels the sort ran (1 = one level) */
+    int levels_auto;           /* global: 1 when cfg.levels = 0 chose them */
+    double levels_price[SORTEX_LEVELS_MAX]; /* global: with levels_auto beyond 64 ranks, what
+                                  the cost model priced each L at, seconds (else 0) */
+    struct sortex_level_stats level[SORTEX_LEVELS_MAX]; /* this rank, level by level */
 };
 
 /** The library's version, "MAJOR.MINOR.PATCH" (SORTEX_VERSION of the build); static. */

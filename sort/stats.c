@@ -82,6 +82,10 @@ struct json_figures {
     /* The external sort's per-rank figures. */
     struct spread budget, need, temp, pass[2][2];
     double extra[SORTEX_EXCHANGE_MAX_EXTRA];
+    /* The levels: how many, and level by level the groups, the ranks of a rank's group,
+     * messages, bytes and time; every message a rank sent at any level; the final shift. */
+    int nlev;
+    struct spread lev[SORTEX_LEVELS_MAX][5], starts, shifted;
     /* Rank 0 only: every rank's peak RSS, host and output count. */
     long *rss_all;
     char *hosts;
@@ -138,6 +142,20 @@ static void json_reduce(MPI_Comm comm, const struct sortex_stats *st, struct jso
         g->extra[i] = i < st->exchange.nextra ? st->exchange.extra[i].value : 0;
     }
     MPI_Allreduce(MPI_IN_PLACE, g->extra, SORTEX_EXCHANGE_MAX_EXTRA, MPI_DOUBLE, MPI_MAX, comm);
+    /* Level by level, and every message a rank sent at any level. */
+    g->nlev = st->levels >= 1 && st->levels <= SORTEX_LEVELS_MAX ? st->levels : 1;
+    double startups = 0;
+    for (int l = 0; l < g->nlev; l++) {
+        const struct sortex_level_stats *ls = &st->level[l];
+        g->lev[l][0] = reduce_spread(comm, (double)ls->groups);
+        g->lev[l][1] = reduce_spread(comm, (double)ls->ranks);
+        g->lev[l][2] = reduce_spread(comm, (double)ls->messages);
+        g->lev[l][3] = reduce_spread(comm, (double)ls->bytes_sent);
+        g->lev[l][4] = reduce_spread(comm, ls->seconds);
+        startups += (double)ls->messages;
+    }
+    g->starts = reduce_spread(comm, startups);
+    g->shifted = reduce_spread(comm, (double)st->shifted);
 }
 
 /* The per-rank figures gathered to rank 0 (g's arrays, freed by the caller). Collective. */
@@ -236,7 +254,7 @@ static void json_phases(FILE *f, const struct sortex_stats *st, const struct jso
     fprintf(f, "],\n");
 }
 
-/* The balance, the exchange's figures and the ranks, to the document's end. */
+/* The balance, the exchange's figures, the levels and the ranks, to the document's end. */
 static void json_exchange(FILE *f, const struct sortex_stats *st, int p,
                           const struct json_figures *g)
 {
@@ -251,7 +269,25 @@ static void json_exchange(FILE *f, const struct sortex_stats *st, int p,
     for (int i = 0; i < st->exchange.nextra; i++) {
         fprintf(f, ", \"%s\": %.17g", st->exchange.extra[i].name, g->extra[i]);
     }
-    fprintf(f, "},\n \"ranks\": [");
+    fprintf(f, "},\n \"levels\": %d, \"levels_auto\": %s, \"levels_price_s\": [", g->nlev,
+            st->levels_auto ? "true" : "false");
+    for (int l = 0; l < SORTEX_LEVELS_MAX; l++) {
+        fprintf(f, "%s%.9g", l ? ", " : "", st->levels_price[l]);
+    }
+    fprintf(f, "],\n \"level_stats\": [");
+    static const char *const lev_names[5] = {"groups", "ranks", "messages", "bytes_sent",
+                                             "seconds"};
+    for (int l = 0; l < g->nlev; l++) {
+        fprintf(f, "%s{\"level\": %d, \"exchange\": \"%s\", ", l ? ",\n  " : "", l + 1,
+                st->level[l].exchange ? st->level[l].exchange : "none");
+        for (int i = 0; i < 5; i++) {
+            (i == 4 ? print_spread : print_count_spread)(f, lev_names[i], g->lev[l][i],
+                                                          i < 4 ? ", " : "}");
+        }
+    }
+    fprintf(f, "],\n ");
+    print_count_spread(f, "startups", g->starts, ", ");
+    print_count_spread(f, "shifted", g->shifted, ",\n \"ranks\": [");
     for (int r = 0; r < p; r++) {
         fprintf(f, "%s{\"rank\": %d, \"host\": ", r ? ", " : "", r);
         util_json_string(f, g->hosts + (size_t)r * MPI_MAX_PROCESSOR_NAME);
@@ -319,6 +355,40 @@ void sortex_stats_print(MPI_Comm comm, const struct sortex_stats *st)
         return;
     }
     sort_stats_summary(comm, NULL, st);
+}
+
+/* The -v line of the levels (rank 0's view: the groups of its own group at each level), and
+ * with --levels auto what decided them. */
+static void levels_line(const struct sortex_stats *st)
+{
+    int nlev = st->levels >= 1 && st->levels <= SORTEX_LEVELS_MAX ? st->levels : 1;
+    fprintf(stderr, "  levels %d", nlev);
+    if (nlev > 1) {
+        fprintf(stderr, " (groups");
+        for (int l = 0; l < nlev; l++) {
+            fprintf(stderr, "%s%d", l ? " x " : " ", st->level[l].groups);
+        }
+        fprintf(stderr, ")");
+    }
+    if (st->levels_auto && st->levels_price[0] > 0) {
+        fprintf(stderr, ", auto: the cost model priced L = 1..%d at", SORTEX_LEVELS_MAX);
+        for (int l = 0; l < SORTEX_LEVELS_MAX; l++) {
+            fprintf(stderr, "%s%.2f", l ? ", " : " ", 1e3 * st->levels_price[l]);
+        }
+        fprintf(stderr, " ms, the least");
+    } else if (st->levels_auto) {
+        fprintf(stderr, ", auto: %s", st->balance == SORTEX_BALANCE_SAMPLE
+                                          ? "the regular sample selects in one level"
+                                          : "one level up to 64 ranks");
+    }
+    fputc('\n', stderr);
+    for (int l = 0; nlev > 1 && l < nlev; l++) {
+        const struct sortex_level_stats *ls = &st->level[l];
+        fprintf(stderr, "    level %d: %d groups of %d ranks' group, exchange %s, %llu messages "
+                        "sent, %.3f s (rank 0)\n",
+                l + 1, ls->groups, ls->ranks, ls->exchange ? ls->exchange : "none",
+                (unsigned long long)ls->messages, ls->seconds);
+    }
 }
 
 void sort_stats_summary(MPI_Comm comm, const struct sortex_config *cfg,
@@ -395,4 +465,7 @@ void sort_stats_summary(MPI_Comm comm, const struct sortex_config *cfg,
     }
     fprintf(stderr, "  imbalance %.4f%s, exchanged %.1f MiB, peak RSS %.1f MiB total\n",
             st->imbalance, bound, (double)bytes / 1048576.0, (double)rss / 1024.0);
+    if (!st->external) {
+        levels_line(st);
+    }
 }

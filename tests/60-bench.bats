@@ -683,6 +683,35 @@ sys.exit(1 if bad else 0)
 PY
 }
 
+# check_levels_files RESULTS: the model suite's levels (--levels): levels.csv is sortex-sched's
+# own table of one level and L = 1..4, levels-validation.csv measures the sort against it with
+# the messages beside the phases, and the page shows both.
+check_levels_files() {
+    python3 - "$1" "$SORTEX_BIN/sortex-sched" <<'PY'
+import csv, subprocess, sys
+res, sched = sys.argv[1], sys.argv[2]
+rows = list(csv.DictReader(open(res + "/model/levels.csv")))
+assert {r["levels"] for r in rows} == {"one", "1", "2", "3", "4"}, {r["levels"] for r in rows}
+assert {r["P"] for r in rows} == {"64", "4096", "65536"}
+out = subprocess.run([sched, "--sort", "--ranks", "65536", "--n-per-rank", "1000000", "--dist",
+                      "uniform", "--epsilon", "0.1", "--threads", "1", "--machine",
+                      res + "/model/machine.txt", "--csv", "--levels", "2", "--exchange", "auto"],
+                     capture_output=True, text=True, check=True).stdout
+direct = [r for r in csv.DictReader(out.splitlines()) if r["phase"] == "total"]
+mine = [r for r in rows if (r["levels"], r["P"], r["phase"]) == ("2", "65536", "total")]
+assert [r["seconds"] for r in mine] == [r["seconds"] for r in direct], (mine, direct)
+v = list(csv.DictReader(open(res + "/model/levels-validation.csv")))
+assert {(r["P"], r["levels_asked"]) for r in v} == {("4", "2"), ("4", "1")}, v
+total = [r for r in v if r["phase"] == "total" and r["levels_asked"] == "2"][0]
+assert total["ratio"] and total["measured_startups"] and total["predicted_startups"], total
+page = open(res + "/model/README.md").read()
+for head in ("## Levels: the model alone to P = 65536", "### Goals at n/P = 10^6",
+             "## Levels: measured against predicted"):
+    assert head in page, head
+assert "| 65536 | " in page and "**met**" in page
+PY
+}
+
 @test "bench/run --smoke --suites model checks the model against the sort and renders its page" {
     local res=$BATS_TEST_TMPDIR/results
     run "$RUN" --smoke --suites model --results "$res"
@@ -692,6 +721,8 @@ PY
     run -0 "$SORTEX_BIN/sortex-sched" --sort --ranks 2 --n-per-rank 1000 \
         --machine "$res/model/machine.txt"
     run check_model_files "$res"
+    assert_success
+    run check_levels_files "$res"
     assert_success
     local list
     list=$(backends)

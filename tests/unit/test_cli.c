@@ -50,6 +50,7 @@ static void test_names(void)
     check_enum("finish", sort_finish_names, SORTEX_FINISH_COUNT);
     check_enum("io", sort_io_names, SORTEX_IO_COUNT);
     check_enum("external", sort_external_names, SORTEX_EXTERNAL_COUNT);
+    check_enum("levels", sort_levels_names, SORTEX_LEVELS_MAX + 1);
     char buf[64];
     util_names_join(sort_balance_names, buf, sizeof(buf));
     CHECK(strcmp(buf, "auto, eps, exact or sample") == 0, "joined: '%s'", buf);
