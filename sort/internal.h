@@ -143,7 +143,7 @@ int sort_levels_run(struct sort_job *job);
 /* The buckets the selection splits the job's elements into (the groups of the level that runs,
  * else the ranks), and the global rank splitter @j (1 <= j < buckets) aims at among the
  * job's n_total (sort_split_target(), or the level's sort_level_target()); the window
- * half-width of every splitter (sort_split_tolerance() of the whole sort). (sort/levels.c) */
+ * half-width of every splitter (sort_split_tolerance() of the whole sort). (sort/job.c) */
 int sort_buckets(const struct sort_job *job);
 uint64_t sort_target(const struct sort_job *job, int j);
 uint64_t sort_tolerance(const struct sort_job *job);

@@ -420,3 +420,30 @@ void sort_finish_stats(struct sort_job *job)
         st->peak_rss_kib = ru.ru_maxrss;
     }
 }
+
+/* What a phase asks of the job about its buckets: how many, each boundary's target rank and
+ * the tolerance, one level's or the whole sort's (sort/internal.h). */
+int sort_buckets(const struct sort_job *job)
+{
+    return job->level != NULL ? job->level->k : job->size;
+}
+
+uint64_t sort_target(const struct sort_job *job, int j)
+{
+    const struct sort_level *lv = job->level;
+    if (lv == NULL) {
+        return sort_split_target(j, job->n_total, job->size);
+    }
+    return sort_level_target(lv->n_world, lv->p_world,
+                             lv->first_rank + sort_level_first(j, job->size, lv->k),
+                             lv->group_offset, job->n_total);
+}
+
+uint64_t sort_tolerance(const struct sort_job *job)
+{
+    /* With levels, exact shares come from the final shift: every level selects within eps. */
+    const struct sort_level *lv = job->level;
+    return sort_split_tolerance(lv != NULL ? lv->n_world : job->n_total,
+                                lv != NULL ? lv->p_world : job->size, job->epsilon,
+                                lv == NULL && job->balance == SORTEX_BALANCE_EXACT);
+}

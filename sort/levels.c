@@ -51,31 +51,6 @@
 #include "util/knobs.h"
 #include "util/util.h"
 
-int sort_buckets(const struct sort_job *job)
-{
-    return job->level != NULL ? job->level->k : job->size;
-}
-
-uint64_t sort_target(const struct sort_job *job, int j)
-{
-    const struct sort_level *lv = job->level;
-    if (lv == NULL) {
-        return sort_split_target(j, job->n_total, job->size);
-    }
-    return sort_level_target(lv->n_world, lv->p_world,
-                             lv->first_rank + sort_level_first(j, job->size, lv->k),
-                             lv->group_offset, job->n_total);
-}
-
-uint64_t sort_tolerance(const struct sort_job *job)
-{
-    /* With levels, exact shares come from the final shift: every level selects within eps. */
-    const struct sort_level *lv = job->level;
-    return sort_split_tolerance(lv != NULL ? lv->n_world : job->n_total,
-                                lv != NULL ? lv->p_world : job->size, job->epsilon,
-                                lv == NULL && job->balance == SORTEX_BALANCE_EXACT);
-}
-
 void sort_levels_choose_job(struct sort_job *job)
 {
     struct sortex_stats *st = job->stats;

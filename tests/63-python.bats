@@ -33,17 +33,18 @@ cases() {
 import ctypes
 from sortex import _lib
 for name, cls in (("sortex_config", _lib.Config), ("sortex_exchange_stats", _lib.ExchangeStats),
-                  ("sortex_stats", _lib.Stats)):
+                  ("sortex_level_stats", _lib.LevelStats), ("sortex_stats", _lib.Stats)):
     print(name, ctypes.sizeof(cls))
     for field, _ in cls._fields_:
         d = getattr(cls, field)
         print("%s.%s %d %d" % (name, field, d.offset, d.size))
 print("SORTEX_PHASE_COUNT", len(_lib.PHASES))
 print("SORTEX_EXCHANGE_MAX_EXTRA", _lib.EXCHANGE_MAX_EXTRA)
+print("SORTEX_LEVELS_MAX", _lib.LEVELS_MAX)
 PY
     assert_equal "$output" "$c"
     run grep -c . <<<"$c"
-    assert_output 55
+    assert_output 69
 }
 
 @test "every dtype, records, files and errors of the module at P = 1 to 4" {

@@ -27,7 +27,8 @@ sort_file(input, output, format='u64', comm=None, **options)
     rank's statistics.
 
 Options (every function): threads, epsilon, balance ('auto', 'eps', 'exact', 'sample'),
-oversample, finish ('auto', 'merge', 'sort'), mem_limit (bytes of buffers a rank may use: in
+oversample, finish ('auto', 'merge', 'sort'), levels ('auto' or 1 to 4: the program's
+--levels, the sample sort in that many levels of groups), mem_limit (bytes of buffers a rank may use: in
 memory a larger sort is refused with OutOfMemory; for sort_file also what decides the external
 sort, by default a share of the node's memory), check (prove the result in the job), progress
 (rank 0 reports on stderr), stats (a dict the call fills with this rank's figures); sort_file
@@ -173,7 +174,7 @@ def _agree_ok(comm, exc):
 # ---- options -------------------------------------------------------------------------------------
 
 _OPTIONS = ("threads", "epsilon", "balance", "oversample", "finish", "mem_limit", "check",
-            "progress", "stats")
+            "progress", "stats", "levels")
 _FILE_OPTIONS = _OPTIONS + ("exchange", "io", "sync", "external", "temp_dirs")
 # The options the library takes as each rank's own (struct sortex_config): left out of what
 # the ranks agree on.
@@ -236,6 +237,9 @@ def _config(exchange, options, allowed):
         cfg.finish = _enum("finish", o["finish"], _lib.FINISHES)
     if "mem_limit" in o:
         cfg.mem_limit = _count("mem_limit", o["mem_limit"], 0, 2**64 - 1)
+    if "levels" in o:
+        cfg.levels = 0 if o["levels"] == "auto" else _count("levels", o["levels"], 1,
+                                                            _lib.LEVELS_MAX)
     if "io" in o:
         cfg.io = _enum("io", o["io"], _lib.IOS)
     if "external" in o:

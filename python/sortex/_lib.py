@@ -96,6 +96,7 @@ FINISHES = ("auto", "merge", "sort")            # enum sortex_finish
 IOS = ("mpiio", "root", "rootv")                 # enum sortex_io
 EXTERNALS = ("auto", "never", "always")          # enum sortex_external
 EXCHANGE_MAX_EXTRA = 8
+LEVELS_MAX = 4                                   # SORTEX_LEVELS_MAX
 
 # enum sortex_error
 OK, EUSAGE, EIO, ENOMEM, EMPI, EINJECT, ECHECK = 0, -1, -2, -3, -4, -5, -6
@@ -117,6 +118,7 @@ class Config(ctypes.Structure):
         ("sync", ctypes.c_int),
         ("io", ctypes.c_int),
         ("check", ctypes.c_int),
+        ("levels", ctypes.c_int),
         ("external", ctypes.c_int),
         ("temp_dirs", ctypes.POINTER(ctypes.c_char_p)),
     ]
@@ -137,6 +139,18 @@ class ExchangeStats(ctypes.Structure):
         ("seconds", ctypes.c_double),
         ("nextra", ctypes.c_int),
         ("extra", _Extra * EXCHANGE_MAX_EXTRA),
+    ]
+
+
+class LevelStats(ctypes.Structure):
+    """struct sortex_level_stats."""
+    _fields_ = [
+        ("groups", ctypes.c_int),
+        ("ranks", ctypes.c_int),
+        ("exchange", ctypes.c_char_p),
+        ("messages", ctypes.c_uint64),
+        ("bytes_sent", ctypes.c_uint64),
+        ("seconds", ctypes.c_double),
     ]
 
 
@@ -170,6 +184,11 @@ class Stats(ctypes.Structure):
         ("split_buckets", ctypes.c_uint64),
         ("temp_bytes", ctypes.c_uint64),
         ("pass_bytes", (ctypes.c_uint64 * 2) * 2),
+        ("shifted", ctypes.c_uint64),
+        ("levels", ctypes.c_int),
+        ("levels_auto", ctypes.c_int),
+        ("levels_price", ctypes.c_double * LEVELS_MAX),
+        ("level", LevelStats * LEVELS_MAX),
     ]
 
 
@@ -207,6 +226,13 @@ def stats_dict(st):
         "temp_bytes": st.temp_bytes,
         "passes": [{"bytes_read": st.pass_bytes[i][0], "bytes_written": st.pass_bytes[i][1]}
                    for i in range(2)],
+        # The levels (one for a one-level sort): each level's groups, messages and bytes.
+        "levels": st.levels, "levels_auto": bool(st.levels_auto),
+        "levels_price": [st.levels_price[i] for i in range(LEVELS_MAX)],
+        "shifted": st.shifted,
+        "level": [{"groups": lv.groups, "ranks": lv.ranks, "exchange": _text(lv.exchange),
+                   "messages": lv.messages, "bytes_sent": lv.bytes_sent, "seconds": lv.seconds}
+                  for lv in st.level[:max(0, min(st.levels, LEVELS_MAX))]],
     }
 
 

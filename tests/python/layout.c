@@ -29,6 +29,7 @@ int main(void)
     FIELD(sortex_config, sync);
     FIELD(sortex_config, io);
     FIELD(sortex_config, check);
+    FIELD(sortex_config, levels);
     FIELD(sortex_config, external);
     FIELD(sortex_config, temp_dirs);
     STRUCT(sortex_exchange_stats);
@@ -40,6 +41,13 @@ int main(void)
     FIELD(sortex_exchange_stats, seconds);
     FIELD(sortex_exchange_stats, nextra);
     FIELD(sortex_exchange_stats, extra);
+    STRUCT(sortex_level_stats);
+    FIELD(sortex_level_stats, groups);
+    FIELD(sortex_level_stats, ranks);
+    FIELD(sortex_level_stats, exchange);
+    FIELD(sortex_level_stats, messages);
+    FIELD(sortex_level_stats, bytes_sent);
+    FIELD(sortex_level_stats, seconds);
     STRUCT(sortex_stats);
     FIELD(sortex_stats, phase_seconds);
     FIELD(sortex_stats, total_seconds);
@@ -68,8 +76,14 @@ int main(void)
     FIELD(sortex_stats, split_buckets);
     FIELD(sortex_stats, temp_bytes);
     FIELD(sortex_stats, pass_bytes);
+    FIELD(sortex_stats, shifted);
+    FIELD(sortex_stats, levels);
+    FIELD(sortex_stats, levels_auto);
+    FIELD(sortex_stats, levels_price);
+    FIELD(sortex_stats, level);
     /* The counts the mirror spells out. */
     printf("SORTEX_PHASE_COUNT %d\n", (int)SORTEX_PHASE_COUNT);
     printf("SORTEX_EXCHANGE_MAX_EXTRA %d\n", (int)SORTEX_EXCHANGE_MAX_EXTRA);
+    printf("SORTEX_LEVELS_MAX %d\n", (int)SORTEX_LEVELS_MAX);
     return 0;
 }

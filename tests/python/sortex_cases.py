@@ -215,6 +215,18 @@ def options_reach_the_library():
     sortex.sort(a, balance="exact", stats=st)
     n = comm.allreduce(len(a))
     assert st["n_out"] in (n // size, -(-n // size)), st
+    # Two levels of groups, with the final shift to exact shares; a level's figures each.
+    st = {}
+    check_sorted(a, sortex.sort(a, levels=2, balance="exact", stats=st))
+    assert st["levels"] in (1, 2) and len(st["level"]) == st["levels"], st
+    assert st["n_out"] in (n // size, -(-n // size)), st
+    for bad in (0, 5, "two"):
+        try:
+            sortex.sort(a, levels=bad)
+        except (ValueError, TypeError) as e:
+            assert "levels" in str(e), e
+        else:
+            raise AssertionError("levels=%r was accepted" % (bad,))
 
 
 @case
