@@ -165,10 +165,7 @@ const algo *find_algo(const std::string &name)
 // splitmix64 finaliser: the order-independent multiset sums of the check.
 uint64_t mix(uint64_t x)
 {
-    x += 0x9e3779b97f4a7c15ULL;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-    return x ^ (x >> 31);
+    return util_splitmix64(&x); /* one step of splitmix64 from state x */
 }
 
 struct fingerprint {

@@ -32,10 +32,7 @@
 
 uint64_t sim_mix(uint64_t x)
 {
-    x += 0x9e3779b97f4a7c15ULL;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-    return x ^ (x >> 31);
+    return util_splitmix64(&x); /* one step of splitmix64 from state x */
 }
 
 /* ---- randomness: one independent stream per (seed, pattern, source rank) -------------------- */
