@@ -292,6 +292,225 @@ static double finish_cost(const struct ctx *cx, double n, double runs)
     return sim_local_sort_seconds(m, n, sc->threads) * cx->share;
 }
 
+/* What one group's deal at a level comes to: the most messages a rank sends, the most runs a rank
+ * receives, the most elements a rank sends to others and receives, and the bytes each rank
+ * sends each (NULL beyond the matrices). */
+struct deal {
+    uint64_t msgs, runs;
+    double sent_max, recv_max;
+    uint64_t *bytes;
+};
+
+/* The most elements a rank of @g holds. */
+static double max_holding(const struct group *g)
+{
+    double per = (double)g->ng / g->gs;
+    if (g->h != NULL) {
+        per = 0;
+        for (int r = 0; r < g->gs; r++) {
+            double s = 0;
+            for (int c = 0; c < g->gs; c++) {
+                s += (double)g->h[(size_t)r * g->gs + c];
+            }
+            per = fmax(per, s);
+        }
+    }
+    return per;
+}
+
+/* Equal blocks of @g as a matrix (each rank's ng / gs spread over the ranks as the sort's
+ * ranges cut them), or NULL out of memory. */
+static uint64_t *equal_matrix(const struct group *g)
+{
+    int gs = g->gs;
+    uint64_t *h = util_malloc((size_t)gs * gs * sizeof(uint64_t));
+    if (h == NULL) {
+        return NULL;
+    }
+    uint64_t each = g->ng / (uint64_t)gs;
+    for (int r = 0; r < gs; r++) {
+        for (int c = 0; c < gs; c++) {
+            h[(size_t)r * gs + c] = sort_level_begin(each, gs, c + 1) - sort_level_begin(each, gs, c);
+        }
+    }
+    return h;
+}
+
+/* The deal of matrix @h (@g's holdings) to @k groups: rank r's piece for group j goes to j's
+ * ranks by the prefix sums (one rank a group at the @last level: the block itself). Sets
+ * @total[j] (group j's elements) and @d. */
+static int deal_matrix(const struct ctx *cx, const struct group *g, const uint64_t *h, int k,
+                       int last, uint64_t *total, struct deal *d)
+{
+    int gs = g->gs;
+    uint64_t *send = util_calloc((size_t)gs * gs, sizeof(uint64_t));
+    uint64_t *x = util_calloc((size_t)k, sizeof(uint64_t));
+    d->bytes = util_malloc((size_t)gs * gs * sizeof(uint64_t));
+    if (send == NULL || x == NULL || d->bytes == NULL) {
+        util_free(send);
+        util_free(x);
+        return util_fail(UTIL_ENOMEM, "out of memory for a %d x %d matrix", gs, gs);
+    }
+    for (int j = 0; j < k; j++) {
+        int f = sort_level_first(j, gs, k), s = sort_level_first(j + 1, gs, k) - f;
+        for (int r = 0; r < gs; r++) {
+            for (int c = f; c < f + s; c++) {
+                total[j] += h[(size_t)r * gs + c];
+            }
+        }
+    }
+    for (int r = 0; r < gs; r++) {
+        for (int j = 0; j < k; j++) {
+            int f = sort_level_first(j, gs, k), s = sort_level_first(j + 1, gs, k) - f;
+            uint64_t c = 0;
+            for (int e = f; e < f + s; e++) {
+                c += h[(size_t)r * gs + e];
+            }
+            if (last) {
+                send[(size_t)r * gs + f] = c;
+            } else {
+                (void)sort_level_deal(x[j], c, total[j], s, send + (size_t)r * gs + f);
+            }
+            x[j] += c;
+        }
+    }
+    /* Messages, runs, volumes. */
+    for (int r = 0; r < gs; r++) {
+        uint64_t nm = 0, nr = 0;
+        double sv = 0, rv = 0;
+        for (int e = 0; e < gs; e++) {
+            uint64_t out_c = send[(size_t)r * gs + e], in_c = send[(size_t)e * gs + r];
+            nm += e != r && out_c > 0;
+            nr += in_c > 0;
+            sv += e != r ? (double)out_c : 0;
+            rv += (double)in_c;
+            d->bytes[(size_t)r * gs + e] = out_c * cx->sc->elem;
+        }
+        d->msgs = nm > d->msgs ? nm : d->msgs;
+        d->runs = nr > d->runs ? nr : d->runs;
+        d->sent_max = fmax(d->sent_max, sv);
+        d->recv_max = fmax(d->recv_max, rv);
+    }
+    util_free(send);
+    util_free(x);
+    return UTIL_OK;
+}
+
+/* The next level's holdings of @g's groups after the deal of @h: receiver i of group j takes its
+ * range of the group's sequence, blocks h[r][c] (c in j) in sender order, each sorted by
+ * destination. Appends them to @next (with equal blocks, the one that stands for all). */
+static int next_holdings(const struct group *g, const uint64_t *h, int k, const uint64_t *total,
+                         struct group *next, int *nnext)
+{
+    int gs = g->gs;
+    int want = g->h != NULL ? k : 1; /* equal blocks: one group stands for all */
+    for (int j = 0; j < want; j++) {
+        int f = sort_level_first(j, gs, k), s = sort_level_first(j + 1, gs, k) - f;
+        uint64_t *nh = util_calloc((size_t)s * s, sizeof(uint64_t));
+        if (nh == NULL) {
+            return util_fail(UTIL_ENOMEM, "out of memory");
+        }
+        uint64_t at = 0;
+        int i = 0; /* the receiver whose range holds position at */
+        for (int r = 0; r < gs; r++) {
+            for (int c = f; c < f + s; c++) {
+                uint64_t b = h[(size_t)r * gs + c], end = at + b;
+                /* The receivers whose ranges overlap [at, end), from the one holding at. */
+                while (i + 1 < s && sort_level_begin(total[j], s, i + 1) <= at) {
+                    i++;
+                }
+                for (int q = i; b > 0 && q < s; q++) {
+                    uint64_t lo = sort_level_begin(total[j], s, q);
+                    uint64_t hi = sort_level_begin(total[j], s, q + 1);
+                    if (lo >= end) {
+                        break;
+                    }
+                    uint64_t a = lo > at ? lo : at, z = hi < end ? hi : end;
+                    if (z > a) {
+                        nh[(size_t)q * s + (c - f)] += z - a;
+                    }
+                }
+                at = end;
+            }
+        }
+        uint64_t before = 0;
+        for (int q = 0; q < j; q++) {
+            before += total[q];
+        }
+        next[(*nnext)++] =
+            (struct group){g->g0 + f, s, g->off + before, total[j], g->h != NULL ? nh : NULL};
+        if (g->h == NULL) {
+            util_free(nh); /* equal blocks again: the next level makes its own */
+        }
+    }
+    return UTIL_OK;
+}
+
+/* Equal blocks in a group beyond the matrices: pieces of @per / k; the deal of a few senders
+ * gives the messages (the receivers' runs are as many, and one more). Sets @total and @d, and
+ * appends the group that stands for the next level's to @next. */
+static int deal_equal(const struct group *g, double per, int k, int last, uint64_t *total,
+                      struct deal *d, struct group *next, int *nnext)
+{
+    int gs = g->gs;
+    double piece = per / k;
+    uint64_t *counts = util_malloc((size_t)gs * sizeof(uint64_t));
+    if (counts == NULL) {
+        return util_fail(UTIL_ENOMEM, "out of memory");
+    }
+    for (int j = 0; j < k; j++) {
+        int s = sort_level_first(j + 1, gs, k) - sort_level_first(j, gs, k);
+        total[j] = (uint64_t)(per * s);
+    }
+    int who[4] = {0, 1, gs / 2, gs - 1};
+    for (int w = 0; w < 4; w++) {
+        uint64_t nm = 0;
+        for (int j = 0; j < k && !last; j++) {
+            int f = sort_level_first(j, gs, k), s = sort_level_first(j + 1, gs, k) - f;
+            uint64_t c = (uint64_t)piece, x = (uint64_t)who[w] * c;
+            nm += (uint64_t)sort_level_deal(x, c, total[j], s, counts);
+            nm -= who[w] >= f && who[w] < f + s && counts[who[w] - f] > 0;
+        }
+        d->msgs = nm > d->msgs ? nm : d->msgs;
+    }
+    d->msgs = last ? (uint64_t)gs - 1 : d->msgs;
+    d->runs = last ? (uint64_t)gs : d->msgs + 1;
+    d->sent_max = per * (gs - 1.0) / gs;
+    d->recv_max = per;
+    util_free(counts);
+    if (!last) {
+        int s = sort_level_first(1, gs, k) - sort_level_first(0, gs, k);
+        next[(*nnext)++] = (struct group){g->g0, s, g->off, total[0], NULL};
+    }
+    return UTIL_OK;
+}
+
+/* The bucket, exchange and finish phases of @g's deal @d into @lv (the maximum over the
+ * level's groups). */
+static void deal_cost(const struct ctx *cx, const struct group *g, int k, int last,
+                      const struct deal *d, struct sim_level *lv)
+{
+    const struct sim_machine *m = cx->m;
+    int gs = g->gs;
+    double E = (double)cx->sc->elem;
+    /* Bucket: the counts (the boundaries are the selection's last counts). */
+    double bucket =
+        last ? m->alpha * steps(gs) + m->beta * 8.0 * gs * steps(gs) / 2
+             : 2 * (m->alpha * 2 * steps(gs) + m->beta * 16.0 * k) + m->alpha * (double)d->msgs;
+    lv->seconds[2] = fmax(lv->seconds[2], bucket);
+    exchange_cost(cx, g, d->bytes, d->msgs, d->sent_max * E, last, lv);
+    /* Finish: the merge, and the next communicator (all-reduces over the new group). */
+    double fin = finish_cost(cx, d->recv_max, (double)d->runs);
+    if (!last) {
+        int s = sort_level_first(1, gs, k) - sort_level_first(0, gs, k);
+        fin += 3 * m->alpha * 2 * steps(s);
+    }
+    lv->seconds[4] = fmax(lv->seconds[4], fin);
+    uint64_t all_msgs = d->msgs * (last ? 1 : 2); /* the counts go to the same receivers */
+    lv->messages = all_msgs > lv->messages ? all_msgs : lv->messages;
+    lv->net_bytes = (uint64_t)fmax((double)lv->net_bytes, d->sent_max * E);
+}
+
 /*
  * Group @g at a level of @k groups (@last: k = gs): its phases into @lv (the maximum over the
  * level's groups), and its k groups of the next level into @next (their holdings allocated
@@ -300,203 +519,34 @@ static double finish_cost(const struct ctx *cx, double n, double runs)
 static int group_level(const struct ctx *cx, const struct group *g, int k, int last,
                        struct sim_level *lv, struct group *next, int *nnext)
 {
-    const struct sim_machine *m = cx->m;
-    int gs = g->gs, err = UTIL_OK;
-    double E = (double)cx->sc->elem;
-    /* The most a rank holds. */
-    double per = (double)g->ng / gs;
-    if (g->h != NULL) {
-        per = 0;
-        for (int r = 0; r < gs; r++) {
-            double s = 0;
-            for (int c = 0; c < gs; c++) {
-                s += (double)g->h[(size_t)r * gs + c];
-            }
-            per = fmax(per, s);
-        }
-    }
+    int gs = g->gs, err;
+    double per = max_holding(g);
     if ((err = select_cost(cx, g, k, per, lv)) != UTIL_OK) {
         return err;
     }
     /* A matrix where the group is small enough: equal blocks are made one. */
     uint64_t *h = g->h;
-    int made = 0;
-    if (h == NULL && gs <= SIM_LEVEL_MATRIX_P) {
-        h = util_malloc((size_t)gs * gs * sizeof(uint64_t));
-        if (h == NULL) {
-            return util_fail(UTIL_ENOMEM, "out of memory for a %d x %d matrix", gs, gs);
-        }
-        made = 1;
-        uint64_t each = g->ng / (uint64_t)gs;
-        for (int r = 0; r < gs; r++) {
-            for (int c = 0; c < gs; c++) {
-                h[(size_t)r * gs + c] =
-                    sort_level_begin(each, gs, c + 1) - sort_level_begin(each, gs, c);
-            }
-        }
+    if (h == NULL && gs <= SIM_LEVEL_MATRIX_P && (h = equal_matrix(g)) == NULL) {
+        return util_fail(UTIL_ENOMEM, "out of memory for a %d x %d matrix", gs, gs);
     }
-    uint64_t msgs = 0, runs = 0;
-    double recv_max = 0, sent_max = 0;
-    uint64_t *bytes = NULL, *total = util_calloc((size_t)k, sizeof(uint64_t));
+    struct deal d = {0};
+    uint64_t *total = util_calloc((size_t)k, sizeof(uint64_t));
     if (total == NULL) {
         err = util_fail(UTIL_ENOMEM, "out of memory");
-        goto out;
-    }
-    if (h != NULL) {
-        /* The deal: rank r's piece for group j goes to j's ranks by the prefix sums. */
-        uint64_t *send = util_calloc((size_t)gs * gs, sizeof(uint64_t));
-        uint64_t *x = util_calloc((size_t)k, sizeof(uint64_t));
-        bytes = util_malloc((size_t)gs * gs * sizeof(uint64_t));
-        if (send == NULL || x == NULL || bytes == NULL) {
-            util_free(send);
-            util_free(x);
-            err = util_fail(UTIL_ENOMEM, "out of memory for a %d x %d matrix", gs, gs);
-            goto out;
+    } else if (h != NULL) {
+        if ((err = deal_matrix(cx, g, h, k, last, total, &d)) == UTIL_OK && !last) {
+            err = next_holdings(g, h, k, total, next, nnext);
         }
-        for (int j = 0; j < k; j++) {
-            int f = sort_level_first(j, gs, k), s = sort_level_first(j + 1, gs, k) - f;
-            for (int r = 0; r < gs; r++) {
-                for (int c = f; c < f + s; c++) {
-                    total[j] += h[(size_t)r * gs + c];
-                }
-            }
-            (void)s;
-        }
-        for (int r = 0; r < gs; r++) {
-            for (int j = 0; j < k; j++) {
-                int f = sort_level_first(j, gs, k), s = sort_level_first(j + 1, gs, k) - f;
-                uint64_t c = 0;
-                for (int d = f; d < f + s; d++) {
-                    c += h[(size_t)r * gs + d];
-                }
-                if (last) {
-                    send[(size_t)r * gs + f] = c; /* one rank a group: the block itself */
-                } else {
-                    (void)sort_level_deal(x[j], c, total[j], s, send + (size_t)r * gs + f);
-                }
-                x[j] += c;
-            }
-        }
-        /* Messages, runs, volumes. */
-        for (int r = 0; r < gs; r++) {
-            uint64_t nm = 0, nr = 0;
-            double sv = 0, rv = 0;
-            for (int d = 0; d < gs; d++) {
-                uint64_t out_c = send[(size_t)r * gs + d], in_c = send[(size_t)d * gs + r];
-                nm += d != r && out_c > 0;
-                nr += in_c > 0;
-                sv += d != r ? (double)out_c : 0;
-                rv += (double)in_c;
-                bytes[(size_t)r * gs + d] = out_c * cx->sc->elem;
-            }
-            msgs = nm > msgs ? nm : msgs;
-            runs = nr > runs ? nr : runs;
-            sent_max = fmax(sent_max, sv);
-            recv_max = fmax(recv_max, rv);
-        }
-        /* The next level's holdings: receiver i of group j takes its range of the group's
-         * sequence, blocks h[r][c] (c in j) in sender order, each sorted by destination. */
-        int want = g->h != NULL ? k : 1; /* equal blocks: one group stands for all */
-        for (int j = 0; !last && j < want; j++) {
-            int f = sort_level_first(j, gs, k), s = sort_level_first(j + 1, gs, k) - f;
-            uint64_t *nh = util_calloc((size_t)s * s, sizeof(uint64_t));
-            if (nh == NULL) {
-                err = util_fail(UTIL_ENOMEM, "out of memory");
-                break;
-            }
-            uint64_t at = 0;
-            int i = 0; /* the receiver whose range holds position at */
-            for (int r = 0; r < gs; r++) {
-                for (int c = f; c < f + s; c++) {
-                    uint64_t b = h[(size_t)r * gs + c], end = at + b;
-                    /* The receivers whose ranges overlap [at, end), from the one holding at. */
-                    while (i + 1 < s && sort_level_begin(total[j], s, i + 1) <= at) {
-                        i++;
-                    }
-                    for (int q = i; b > 0 && q < s; q++) {
-                        uint64_t lo = sort_level_begin(total[j], s, q);
-                        uint64_t hi = sort_level_begin(total[j], s, q + 1);
-                        if (lo >= end) {
-                            break;
-                        }
-                        uint64_t a = lo > at ? lo : at, z = hi < end ? hi : end;
-                        if (z > a) {
-                            nh[(size_t)q * s + (c - f)] += z - a;
-                        }
-                    }
-                    at = end;
-                }
-            }
-            uint64_t before = 0;
-            for (int q = 0; q < j; q++) {
-                before += total[q];
-            }
-            next[(*nnext)++] =
-                (struct group){g->g0 + f, s, g->off + before, total[j], g->h != NULL ? nh : NULL};
-            if (g->h == NULL) {
-                util_free(nh); /* equal blocks again: the next level makes its own */
-            }
-        }
-        util_free(send);
-        util_free(x);
     } else {
-        /* Equal blocks in a group beyond the matrices: pieces of N / k; the deal of a few
-         * senders gives the messages (the receivers' runs are as many, and one more). */
-        double piece = per / k;
-        uint64_t *counts = util_malloc((size_t)gs * sizeof(uint64_t));
-        if (counts == NULL) {
-            err = util_fail(UTIL_ENOMEM, "out of memory");
-            goto out;
-        }
-        for (int j = 0; j < k; j++) {
-            int s = sort_level_first(j + 1, gs, k) - sort_level_first(j, gs, k);
-            total[j] = (uint64_t)(per * s);
-        }
-        int who[4] = {0, 1, gs / 2, gs - 1};
-        for (int w = 0; w < 4; w++) {
-            uint64_t nm = 0;
-            for (int j = 0; j < k && !last; j++) {
-                int f = sort_level_first(j, gs, k), s = sort_level_first(j + 1, gs, k) - f;
-                uint64_t c = (uint64_t)piece, x = (uint64_t)who[w] * c;
-                nm += (uint64_t)sort_level_deal(x, c, total[j], s, counts);
-                nm -= who[w] >= f && who[w] < f + s && counts[who[w] - f] > 0;
-            }
-            msgs = nm > msgs ? nm : msgs;
-        }
-        msgs = last ? (uint64_t)gs - 1 : msgs;
-        runs = last ? (uint64_t)gs : msgs + 1;
-        sent_max = per * (gs - 1.0) / gs;
-        recv_max = per;
-        util_free(counts);
-        if (!last) {
-            int s = sort_level_first(1, gs, k) - sort_level_first(0, gs, k);
-            next[(*nnext)++] = (struct group){g->g0, s, g->off, total[0], NULL};
-        }
+        err = deal_equal(g, per, k, last, total, &d, next, nnext);
     }
-    if (err != UTIL_OK) {
-        goto out;
+    if (err == UTIL_OK) {
+        deal_cost(cx, g, k, last, &d, lv);
     }
-    /* Bucket: the counts (the boundaries are the selection's last counts). */
-    double bucket =
-        last ? m->alpha * steps(gs) + m->beta * 8.0 * gs * steps(gs) / 2
-             : 2 * (m->alpha * 2 * steps(gs) + m->beta * 16.0 * k) + m->alpha * (double)msgs;
-    lv->seconds[2] = fmax(lv->seconds[2], bucket);
-    exchange_cost(cx, g, bytes, msgs, sent_max * E, last, lv);
-    /* Finish: the merge, and the next communicator (all-reduces over the new group). */
-    double fin = finish_cost(cx, recv_max, (double)runs);
-    if (!last) {
-        int s = sort_level_first(1, gs, k) - sort_level_first(0, gs, k);
-        fin += 3 * m->alpha * 2 * steps(s);
-    }
-    lv->seconds[4] = fmax(lv->seconds[4], fin);
-    uint64_t all_msgs = msgs * (last ? 1 : 2); /* the counts go to the same receivers */
-    lv->messages = all_msgs > lv->messages ? all_msgs : lv->messages;
-    lv->net_bytes = (uint64_t)fmax((double)lv->net_bytes, sent_max * E);
-out:
-    if (made) {
+    if (h != g->h) {
         util_free(h);
     }
-    util_free(bytes);
+    util_free(d.bytes);
     util_free(total);
     return err;
 }
