@@ -473,6 +473,36 @@ struct exchange_machine sim_exchange_machine(const struct sim_sort_case *sc,
     return ex;
 }
 
+/* The exchange of @sc priced by @b's closed form for equal blocks of a rank's volume on machine
+ * @ex (@mean: standing for a pattern's mean, which the note says; @whose ends the note). 0 when
+ * the back-end's model has no such form (@out untouched). */
+static int equal_blocks(const struct sim_sort_case *sc, const struct sim_machine *m,
+                        const struct exchange_ops *b, const struct exchange_machine *ex, int mean,
+                        const char *whose, struct sim_phase *out)
+{
+    struct exchange_model_equal eq = {.p = sc->p,
+                                      .block = sc->per_rank / (uint64_t)sc->p * sc->elem,
+                                      .elem_bytes = sc->elem,
+                                      .alpha = m->alpha,
+                                      .beta = m->beta,
+                                      .machine = ex,
+                                      .counts_known = 1};
+    struct exchange_model_result r;
+    if (exchange_model_run_equal(b->models[0], &eq, &r) != UTIL_OK) {
+        return 0;
+    }
+    char note[96];
+    if (mean) {
+        (void)snprintf(note, sizeof(note), "%s model, equal blocks of the pattern's mean%s",
+                       b->models[0]->name, whose);
+    } else {
+        (void)snprintf(note, sizeof(note), "%s model (equal blocks), %llu rounds%s",
+                       b->models[0]->name, (unsigned long long)r.rounds, whose);
+    }
+    set(out, r.predicted, 0, (double)r.bytes_moved / sc->p, note);
+    return 1;
+}
+
 int sim_sort_exchange(const struct sim_sort_case *sc, const struct sim_machine *m,
                       const struct exchange_ops *b, struct sim_phase *out)
 {
@@ -486,37 +516,16 @@ int sim_sort_exchange(const struct sim_sort_case *sc, const struct sim_machine *
     /* Equal blocks (uniform keys) from P alone where the back-end's model has that form:
      * beyond the matrix models' P, and from 1024 ranks on, where walks grow slow. */
     int equal = sc->matrix->pattern == sim_pattern_find("bucket");
-    if (equal && (p > EXCHANGE_MODEL_MAX_P || p >= 1024)) {
-        struct exchange_model_equal eq = {p,        sc->per_rank / (uint64_t)p * sc->elem,
-                                          sc->elem, m->alpha,
-                                          m->beta,  &ex,
-                                          1};
-        struct exchange_model_result r;
-        if (exchange_model_run_equal(b->models[0], &eq, &r) == UTIL_OK) {
-            char note[96];
-            (void)snprintf(note, sizeof(note), "%s model (equal blocks), %llu rounds%s",
-                           b->models[0]->name, (unsigned long long)r.rounds, whose);
-            double moved = (double)r.bytes_moved / p;
-            set(out, r.predicted, 0, moved, note);
-            return UTIL_OK;
-        }
+    if (equal && (p > EXCHANGE_MODEL_MAX_P || p >= 1024) &&
+        equal_blocks(sc, m, b, &ex, 0, whose, out)) {
+        return UTIL_OK;
     }
     if (p > EXCHANGE_MODEL_MAX_P) {
         /* No P x P matrix fits: a pattern is taken as equal blocks of its mean (a sort's
          * volume a rank, spread over the ranks), the one form every P has. */
-        struct exchange_model_equal eq = {p,        sc->per_rank / (uint64_t)p * sc->elem,
-                                          sc->elem, m->alpha,
-                                          m->beta,  &ex,
-                                          1};
-        struct exchange_model_result r;
-        if (!equal && exchange_model_run_equal(b->models[0], &eq, &r) == UTIL_OK) {
-            char note[96];
-            (void)snprintf(note, sizeof(note), "%s model, equal blocks of the pattern's mean%s",
-                           b->models[0]->name, whose);
-            set(out, r.predicted, 0, (double)r.bytes_moved / p, note);
-            return UTIL_OK;
+        if (equal || !equal_blocks(sc, m, b, &ex, 1, whose, out)) {
+            set(out, NAN, 0, 0, "no equal-blocks form, beyond the matrix models' P");
         }
-        set(out, NAN, 0, 0, "no equal-blocks form, beyond the matrix models' P");
         return UTIL_OK;
     }
     uint64_t *counts = util_malloc((size_t)p * (size_t)p * sizeof(uint64_t));
