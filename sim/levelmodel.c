@@ -74,27 +74,6 @@ struct group {
 
 /* ---- the selection --------------------------------------------------------------------------- */
 
-struct drawn {
-    uint64_t *r;
-    uint64_t n, cap;
-};
-
-static int keep(void *arg, uint64_t i)
-{
-    struct drawn *d = arg;
-    if (d->n == d->cap) {
-        uint64_t cap = d->cap ? 2 * d->cap : 4096;
-        uint64_t *p = util_realloc(d->r, cap * sizeof(*p));
-        if (p == NULL) {
-            return UTIL_ENOMEM;
-        }
-        d->r = p;
-        d->cap = cap;
-    }
-    d->r[d->n++] = i;
-    return UTIL_OK;
-}
-
 /* The selection of group @g's k - 1 splitters at the level's targets, replayed as the sort runs
  * it (sort/select.c), priced into @lv (sample: round 1's gather; splitters: the rest), @per the
  * most elements a rank holds. */
@@ -106,7 +85,7 @@ static int select_cost(const struct ctx *cx, const struct group *g, int k, doubl
     struct sort_bracket *br = util_calloc(nb, sizeof(*br));
     struct sort_split_range *r = util_malloc(nb * sizeof(*r));
     uint64_t *target = util_malloc(nb * sizeof(uint64_t));
-    struct drawn d = {NULL, 0, 0};
+    struct sim_drawn d = {NULL, 0, 0};
     int err = UTIL_OK;
     if (br == NULL || r == NULL || target == NULL) {
         err = util_fail(UTIL_ENOMEM, "out of memory for %d brackets", k);
@@ -126,7 +105,7 @@ static int select_cost(const struct ctx *cx, const struct group *g, int k, doubl
         sort_split_ranges(br, k, NULL, NULL, r);
         d.n = 0;
         uint64_t rng = sort_split_seed(round, 0);
-        if (sort_split_draw(r, nb, &rng, keep, &d) != UTIL_OK) {
+        if (sort_split_draw(r, nb, &rng, sim_drawn_keep, &d) != UTIL_OK) {
             err = util_fail(UTIL_ENOMEM, "out of memory for the candidates");
             goto out;
         }

@@ -366,15 +366,10 @@ struct round_cost {
     uint64_t candidates;
 };
 
-/* Collects the global ranks a round draws. */
-struct drawn {
-    uint64_t *r;
-    uint64_t n, cap;
-};
-
-static int keep(void *arg, uint64_t i)
+/* Collects the global ranks a round draws (sort_split_draw()'s callback). */
+int sim_drawn_keep(void *arg, uint64_t i)
 {
-    struct drawn *d = arg;
+    struct sim_drawn *d = arg;
     if (d->n == d->cap) {
         uint64_t cap = d->cap ? 2 * d->cap : 4096;
         uint64_t *p = util_realloc(d->r, cap * sizeof(*p));
@@ -401,7 +396,7 @@ static int replay_histogram(uint64_t n, int p, double eps, int exact, uint64_t *
     size_t nb = (size_t)(p > 1 ? p - 1 : 1);
     struct sort_bracket *br = util_calloc(nb, sizeof(*br));
     struct sort_split_range *r = util_malloc(nb * sizeof(*r));
-    struct drawn d = {NULL, 0, 0};
+    struct sim_drawn d = {NULL, 0, 0};
     int err = UTIL_OK;
     *rounds = 0;
     if (!br || !r) {
@@ -415,7 +410,7 @@ static int replay_histogram(uint64_t n, int p, double eps, int exact, uint64_t *
         sort_split_ranges(br, p, NULL, NULL, r);
         d.n = 0;
         uint64_t rng = sort_split_seed(round, 0);
-        if ((err = sort_split_draw(r, nb, &rng, keep, &d)) != UTIL_OK) {
+        if ((err = sort_split_draw(r, nb, &rng, sim_drawn_keep, &d)) != UTIL_OK) {
             err = util_fail(UTIL_ENOMEM, "out of memory for the candidates");
             goto out;
         }

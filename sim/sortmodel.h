@@ -202,6 +202,14 @@ void sim_level_print(FILE *f, const struct sim_sort_result *res, int csv, int p,
 void sim_sort_fixed_rows(const struct sim_sort_case *sc, const struct sim_machine *m,
                          double buffers, struct sim_sort_result *out);
 
+/** The global ranks a replayed histogram round draws, grown as sort_split_draw() hands them
+ * over (sim_drawn_keep(), its callback; the caller frees r). */
+struct sim_drawn {
+    uint64_t *r;
+    uint64_t n, cap;
+};
+int sim_drawn_keep(void *arg, uint64_t i);
+
 /**
  * The machine the exchange of @sc is priced on: m->ex with m's alpha, beta and cores. A machine
  * of one node stands for the network when the P ranks do not fit one node of ranks_per_node:

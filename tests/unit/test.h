@@ -196,6 +196,18 @@ __attribute__((format(printf, 1, 2))) static inline void test_skip(const char *f
     va_end(ap);
 }
 
+/** calloc() of at least one byte, or a line and exit 2: the tests' allocations never fail
+ * quietly. */
+static inline void *test_calloc(size_t n, size_t size)
+{
+    void *p = calloc(n ? n : 1, size ? size : 1);
+    if (p == NULL) {
+        fprintf(stderr, "out of memory\n");
+        exit(2);
+    }
+    return p;
+}
+
 /** The failed checks of the running test so far, on this process. */
 static inline long long test_failures(void)
 {

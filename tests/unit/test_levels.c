@@ -29,16 +29,6 @@
 
 int main(int argc, char **argv);
 
-static void *xcalloc(size_t n, size_t size)
-{
-    void *p = calloc(n ? n : 1, size ? size : 1);
-    if (p == NULL) {
-        fprintf(stderr, "out of memory\n");
-        exit(2);
-    }
-    return p;
-}
-
 /* ---- 1. groups ------------------------------------------------------------------------------ */
 
 /* The depth at which every group of @ranks is one rank, following the levels' rule. */
@@ -111,19 +101,19 @@ static void test_deal(void)
     int cases = 0;
     for (int iter = 0; iter < 3000; iter++) {
         int senders = 1 + (int)(test_rand() % 40), s = 1 + (int)(test_rand() % 20);
-        uint64_t *piece = xcalloc((size_t)senders, sizeof(uint64_t));
+        uint64_t *piece = test_calloc((size_t)senders, sizeof(uint64_t));
         uint64_t total = 0, scale = iter % 3 == 0 ? 3 : iter % 3 == 1 ? 50 : 100000;
         for (int r = 0; r < senders; r++) {
             piece[r] = test_rand() % 4 == 0 ? 0 : test_rand() % scale; /* empty pieces among them */
             total += piece[r];
         }
-        uint64_t *got = xcalloc((size_t)s, sizeof(uint64_t));
-        uint64_t *counts = xcalloc((size_t)s, sizeof(uint64_t));
+        uint64_t *got = test_calloc((size_t)s, sizeof(uint64_t));
+        uint64_t *counts = test_calloc((size_t)s, sizeof(uint64_t));
         uint64_t x = 0;
         for (int r = 0; r < senders; r++) {
             int n = sort_level_deal(x, piece[r], total, s, counts);
             /* Element by element: position t goes to the i with begin(i) <= t < begin(i+1). */
-            uint64_t *brute = xcalloc((size_t)s, sizeof(uint64_t));
+            uint64_t *brute = test_calloc((size_t)s, sizeof(uint64_t));
             if (piece[r] <= 2000) {
                 for (uint64_t t = x; t < x + piece[r]; t++) {
                     int i = 0;
@@ -261,31 +251,31 @@ static void replay(struct rank_data *rk, int g0, int gs, int p, uint64_t nw, uin
         replay(rk, g0, gs, p, nw, off, left - 1);
         return;
     }
-    uint64_t ng = 0, *offset = xcalloc((size_t)gs, sizeof(uint64_t));
+    uint64_t ng = 0, *offset = test_calloc((size_t)gs, sizeof(uint64_t));
     for (int r = 0; r < gs; r++) {
         offset[r] = ng;
         ng += rk[g0 + r].n;
     }
     /* The group's elements with their group positions, in (key, position) order: splitter j is
      * the element at its target (the top of the order when the target is the group's end). */
-    struct elem *all = xcalloc(ng, sizeof(*all)), *tmp = xcalloc(ng, sizeof(*all));
-    uint64_t *pos = xcalloc(ng, sizeof(uint64_t));
+    struct elem *all = test_calloc(ng, sizeof(*all)), *tmp = test_calloc(ng, sizeof(*all));
+    uint64_t *pos = test_calloc(ng, sizeof(uint64_t));
     for (int r = 0, at = 0; r < gs; r++) {
         for (uint64_t i = 0; i < rk[g0 + r].n; i++, at++) {
             all[at] = (struct elem){rk[g0 + r].e[i].key, offset[r] + i}; /* input := group pos */
         }
     }
     stable_sort(all, ng, tmp); /* by key, ties by group position: (key, position) order */
-    uint64_t *sk = xcalloc((size_t)k, sizeof(uint64_t)), *sp = xcalloc((size_t)k, sizeof(uint64_t));
+    uint64_t *sk = test_calloc((size_t)k, sizeof(uint64_t)), *sp = test_calloc((size_t)k, sizeof(uint64_t));
     for (int j = 1; j < k; j++) {
         uint64_t t = sort_level_target(nw, p, g0 + sort_level_first(j, gs, k), off, ng);
         sk[j] = t < ng ? all[t].key : UINT64_MAX;
         sp[j] = t < ng ? all[t].input : UINT64_MAX;
     }
     /* Pieces: the binary searches of the bucket phase, on keys with the group positions. */
-    uint64_t *piece = xcalloc((size_t)gs * k, sizeof(uint64_t));
-    uint64_t *total = xcalloc((size_t)k, sizeof(uint64_t));
-    uint64_t *keys = xcalloc(ng + 1, sizeof(uint64_t));
+    uint64_t *piece = test_calloc((size_t)gs * k, sizeof(uint64_t));
+    uint64_t *total = test_calloc((size_t)k, sizeof(uint64_t));
+    uint64_t *keys = test_calloc(ng + 1, sizeof(uint64_t));
     for (int r = 0; r < gs; r++) {
         struct rank_data *d = &rk[g0 + r];
         for (uint64_t i = 0; i < d->n; i++) {
@@ -302,12 +292,12 @@ static void replay(struct rank_data *rk, int g0, int gs, int p, uint64_t nw, uin
         }
     }
     /* Deal every piece to its group's ranks; each receiver takes its runs in sender order. */
-    struct rank_data *next = xcalloc((size_t)gs, sizeof(*next));
+    struct rank_data *next = test_calloc((size_t)gs, sizeof(*next));
     for (int r = 0; r < gs; r++) {
-        next[r].e = xcalloc(ng, sizeof(struct elem));
+        next[r].e = test_calloc(ng, sizeof(struct elem));
     }
-    uint64_t *x = xcalloc((size_t)k, sizeof(uint64_t)),
-             *counts = xcalloc((size_t)gs, sizeof(uint64_t));
+    uint64_t *x = test_calloc((size_t)k, sizeof(uint64_t)),
+             *counts = test_calloc((size_t)gs, sizeof(uint64_t));
     for (int r = 0; r < gs; r++) {
         uint64_t at = 0;
         for (int j = 0; j < k; j++) {
@@ -358,18 +348,18 @@ static void test_replay(void)
         for (int levels = 1; levels <= SORT_LEVELS_MAX; levels++) {
             for (int shape = 0; shape < 4; shape++) {
                 /* 0: even slices; 1: empty ranks; 2: fewer elements than ranks; 3: one holds all */
-                struct rank_data *rk = xcalloc((size_t)p, sizeof(*rk));
+                struct rank_data *rk = test_calloc((size_t)p, sizeof(*rk));
                 uint64_t n = 0, distinct = shape == 1 ? 3 : 1 + test_rand() % 40;
                 for (int r = 0; r < p; r++) {
                     uint64_t m = shape == 0   ? 20 + test_rand() % 5
                                  : shape == 1 ? (test_rand() % 3 == 0 ? 0 : test_rand() % 30)
                                  : shape == 2 ? (r % 3 == 0)
                                               : (r == p / 2 ? 200 : 0);
-                    rk[r].e = xcalloc(m, sizeof(struct elem));
+                    rk[r].e = test_calloc(m, sizeof(struct elem));
                     rk[r].n = m;
                     n += m;
                 }
-                struct elem *in = xcalloc(n, sizeof(*in)), *tmp = xcalloc(n, sizeof(*in));
+                struct elem *in = test_calloc(n, sizeof(*in)), *tmp = test_calloc(n, sizeof(*in));
                 for (int r = 0, at = 0; r < p; r++) {
                     for (uint64_t i = 0; i < rk[r].n; i++, at++) {
                         in[at] = (struct elem){test_rand() % distinct, (uint64_t)at};

@@ -22,23 +22,13 @@
 #include "exchange/transpose.h"
 #include "tests/unit/test.h"
 
-static void *xcalloc(size_t n, size_t size)
-{
-    void *p = calloc(n ? n : 1, size ? size : 1);
-    if (p == NULL) {
-        fprintf(stderr, "out of memory\n");
-        exit(2);
-    }
-    return p;
-}
-
 /* ---- 1. the dealing rule --------------------------------------------------------------------- */
 
 static void test_share(void)
 {
     int cases = 0;
     for (int p = 1; p <= 9; p++) {
-        uint64_t *bins = xcalloc((size_t)p, sizeof(uint64_t));
+        uint64_t *bins = test_calloc((size_t)p, sizeof(uint64_t));
         for (int s = 0; s < p; s++) {
             for (int j = 0; j < p; j++) {
                 for (uint64_t c = 0; c <= (uint64_t)(3 * p + 1); c++) {
@@ -163,7 +153,7 @@ static void test_bounds(void)
     test_seed(0x5eed);
     for (int i = 0; i < nps; i++) {
         int p = ps[i];
-        uint64_t *c = xcalloc((size_t)p * p, sizeof(uint64_t));
+        uint64_t *c = test_calloc((size_t)p * p, sizeof(uint64_t));
         static const uint64_t ns[] = {0, 1, 7, 1000, 100003, 2000000};
         for (size_t k = 0; k < sizeof(ns) / sizeof(ns[0]); k++) {
             for (int dest = 0; dest < p; dest += (p > 9 ? p / 3 : 1)) {
@@ -214,7 +204,7 @@ static void test_bounds_exhaustive(void)
             total_vectors *= base;
         }
         uint64_t best[64] = {0}; /* best[n]: largest bin seen over vectors of total n */
-        uint64_t *c = xcalloc((size_t)p * p, sizeof(uint64_t));
+        uint64_t *c = test_calloc((size_t)p * p, sizeof(uint64_t));
         for (long v = 0; v < total_vectors; v++) {
             long x = v;
             uint64_t n = 0;
@@ -274,16 +264,16 @@ static void simulate_layout(const uint64_t *c, int p, uint64_t steps, int thread
                             size_t e, const char *what)
 {
     size_t pp = (size_t)p * (size_t)p;
-    struct exchange_transpose_plan *plan = xcalloc((size_t)p, sizeof(*plan));
-    unsigned char **send = xcalloc((size_t)p, sizeof(unsigned char *));
-    unsigned char **recv = xcalloc((size_t)p, sizeof(unsigned char *));
-    unsigned char **x = xcalloc((size_t)p, sizeof(unsigned char *));
-    unsigned char **y = xcalloc((size_t)p, sizeof(unsigned char *));
-    unsigned char *want = xcalloc(e, 1);
-    uint64_t *part = xcalloc(pp, sizeof(uint64_t)), *first = xcalloc(pp, sizeof(uint64_t));
-    uint64_t *sdispl = xcalloc(pp, sizeof(uint64_t)), *rdispl = xcalloc(pp, sizeof(uint64_t));
-    uint64_t *srun = xcalloc((size_t)p, sizeof(uint64_t));
-    uint64_t *rrun = xcalloc((size_t)p, sizeof(uint64_t));
+    struct exchange_transpose_plan *plan = test_calloc((size_t)p, sizeof(*plan));
+    unsigned char **send = test_calloc((size_t)p, sizeof(unsigned char *));
+    unsigned char **recv = test_calloc((size_t)p, sizeof(unsigned char *));
+    unsigned char **x = test_calloc((size_t)p, sizeof(unsigned char *));
+    unsigned char **y = test_calloc((size_t)p, sizeof(unsigned char *));
+    unsigned char *want = test_calloc(e, 1);
+    uint64_t *part = test_calloc(pp, sizeof(uint64_t)), *first = test_calloc(pp, sizeof(uint64_t));
+    uint64_t *sdispl = test_calloc(pp, sizeof(uint64_t)), *rdispl = test_calloc(pp, sizeof(uint64_t));
+    uint64_t *srun = test_calloc((size_t)p, sizeof(uint64_t));
+    uint64_t *rrun = test_calloc((size_t)p, sizeof(uint64_t));
     for (int r = 0; r < p; r++) {
         if (exchange_transpose_plan_init(&plan[r], p, r, e) != 0) {
             exit(2);
@@ -295,8 +285,8 @@ static void simulate_layout(const uint64_t *c, int p, uint64_t steps, int thread
             row += c[(size_t)r * p + j];
             col += c[(size_t)j * p + r];
         }
-        send[r] = xcalloc(row, e);
-        recv[r] = xcalloc(col, e);
+        send[r] = test_calloc(row, e);
+        recv[r] = test_calloc(col, e);
         memset(recv[r], 0xff, col * e);
         uint64_t at = 0;
         for (int j = 0; j < p; j++) {
@@ -316,8 +306,8 @@ static void simulate_layout(const uint64_t *c, int p, uint64_t steps, int thread
         for (int r = 0; r < p; r++) {
             expect_true(plan[r].block1 == b1 && plan[r].block2 == b2, "%s: ranks disagree", what);
             /* Scratch poisoned: a key read from padding would show up in a result. */
-            x[r] = xcalloc(half, e);
-            y[r] = xcalloc(half, e);
+            x[r] = test_calloc(half, e);
+            y[r] = test_calloc(half, e);
             memset(x[r], 0xff, half * e);
             for (int j = 0; j < p; j++) {
                 srun[j] = sdispl[(size_t)r * p + j] + first[(size_t)r * p + j];
@@ -418,8 +408,8 @@ static void test_steps(void)
     expect_true(exchange_transpose_steps(7, 101, 100) == 2, "h decides");
     for (int p = 1; p <= 9; p++) {
         size_t pp = (size_t)p * (size_t)p;
-        uint64_t *c = xcalloc(pp, sizeof(uint64_t)), *part = xcalloc(pp, sizeof(uint64_t));
-        uint64_t *first = xcalloc(pp, sizeof(uint64_t)), *sum = xcalloc(pp, sizeof(uint64_t));
+        uint64_t *c = test_calloc(pp, sizeof(uint64_t)), *part = test_calloc(pp, sizeof(uint64_t));
+        uint64_t *first = test_calloc(pp, sizeof(uint64_t)), *sum = test_calloc(pp, sizeof(uint64_t));
         for (int r = 0; r < 20; r++) {
             random_matrix(c, p, r % 2 ? 50 : 100000);
             uint64_t steps = 1 + test_rand() % 40;
@@ -456,7 +446,7 @@ static void test_simulated_exchange(void)
 {
     int cases = 0;
     for (int p = 1; p <= 9; p++) {
-        uint64_t *c = xcalloc((size_t)p * p, sizeof(uint64_t));
+        uint64_t *c = test_calloc((size_t)p * p, sizeof(uint64_t));
         simulate(c, p, 1, 1, "empty");
         for (uint64_t n = 1; n < (uint64_t)p + 2; n++) {
             all_to_one(c, p, n, p - 1);
