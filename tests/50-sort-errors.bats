@@ -16,6 +16,8 @@ setup() {
 expect_usage_error() {
     local pattern=$1
     shift
+    # Every rank exits 2 by itself; mpirun need not wait its 2 s for them before a SIGKILL.
+    local -x OMPI_MCA_odls_base_sigkill_timeout=0
     run --separate-stderr mpi 3 -q "$SORTEX" "$@"
     assert_equal "$status" 2
     one_error_line "$pattern"

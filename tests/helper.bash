@@ -299,6 +299,9 @@ one_error_line() {
 refused() {
     local prog=$1 want=$2
     shift 2
+    # A usage error ends every rank by itself: mpirun (Open MPI) need not wait the 2 s it
+    # gives ranks between SIGTERM and SIGKILL when a job fails.
+    local -x OMPI_MCA_odls_base_sigkill_timeout=0
     run -2 --separate-stderr "$@"
     assert_equal "${#stderr_lines[@]}" 1
     assert_equal "${stderr_lines[0]}" "$prog: error: $want"
