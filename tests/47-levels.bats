@@ -2,8 +2,9 @@
 # The multi-level sort (--levels): the pure rules against brute force, then the sort with 2 and 3
 # levels on every back-end and format at 4, 8, 9 and 16 ranks (oversubscribed), each output
 # verified and byte for byte the one-level sort's (the order is stable, so there is one right
-# output); empty ranks, empty groups, fewer keys than ranks, groups of unequal size, the bound,
-# the messages, auto and the refusals; and the model of the levels (sortex-sched --sort --levels).
+# output), and every datagen distribution in every format at 16 and 27 ranks; empty ranks, empty
+# groups, fewer keys than ranks, groups of unequal size, the bound, the messages, auto and the
+# refusals; and the model of the levels (sortex-sched --sort --levels).
 # The benchmark's tables of the levels are checked with its model suite, in tests/60-bench.bats.
 bats_require_minimum_version 1.5.0
 load helper
@@ -54,6 +55,15 @@ levels_case() {
             --levels $((2 + (i + i / 4) % 2)) "${check[@]}"
     done
     SORT_FORMAT=
+}
+
+@test "every datagen distribution in every format: 2 levels on 16 ranks and 3 on 27 are the one-level bytes" {
+    # In one job a P: each distribution of the registry that the format holds (gensort's family
+    # as gensort records), the L-level sort's records gathered and checked in order, the same
+    # records, floor or ceil of n/P a rank, and byte for byte the one-level sort's; the back-end
+    # walking through every back-end and auto (tests/unit/test_levels_mpi.c).
+    run_unit -np 16 test_levels_mpi levels=2 u64 i64 f64 gensort layout
+    run_unit -np 27 test_levels_mpi levels=3 u64 i64 f64 gensort layout
 }
 
 @test "records with many equal keys leave in input order through three levels" {
