@@ -101,6 +101,7 @@ static int select_cost(const struct ctx *cx, const struct group *g, int k, doubl
         }
     }
     double gs = g->gs, sel = 0, cand_max = 0;
+    int indexed = 0; /* the count's index (keys, not records): the first round's, if it pays */
     for (int round = 0; open > 0 && round < 64; round++) {
         sort_split_ranges(br, k, NULL, NULL, r);
         d.n = 0;
@@ -113,15 +114,20 @@ static int select_cost(const struct ctx *cx, const struct group *g, int k, doubl
         double gather = m->alpha * 2 * steps(g->gs) +
                         m->beta * (4.0 * gs + 16 * c * (gs - 1) / gs) +
                         1e-9 * m->tuple_ns * c * log2u(c) * cx->share;
-        /* The count gallops from each candidate to the next (sort/select.c): on a rank holding
-         * its share, 2 log2 of the local gap between consecutive candidates' global ranks, plus
-         * one, probes each; the candidates of a narrow bracket lie close together. */
-        double probes = 0, scale = per / fmax(1, (double)g->ng);
+        /* The count searches from each candidate to the next (sort/select.c): on a rank holding
+         * its share, over the local gap between consecutive candidates' global ranks, through
+         * the count's index once a round has made it; the candidates of a narrow bracket lie
+         * close together. */
+        double count = 0, scale = per / fmax(1, (double)g->ng);
+        if (round == 0 && cx->sc->elem == 8 && sort_count_index_pays(d.n, (uint64_t)per)) {
+            indexed = 1;
+            count += sim_count_index_seconds(m, per);
+        }
         for (uint64_t i = 0; i < d.n; i++) {
             double gap = (double)(d.r[i] - (i ? d.r[i - 1] : 0)) * scale;
-            probes += 2 * log2u(gap + 1) + 1;
+            count += sim_count_seconds(m, gap, indexed);
         }
-        double count = 1e-9 * m->probe_ns * probes * cx->share;
+        count *= cx->share;
         double reduce = m->alpha * 2 * steps(g->gs) + m->beta * 2 * 8 * c * (gs - 1) / gs;
         if (round == 0) {
             lv->seconds[0] = fmax(lv->seconds[0], gather);

@@ -10,7 +10,8 @@
  *                 alpha log P + beta 16 S P) and sorted by qsort; refused as the sort refuses
  *                 (sort_sample_total()). Histogram: the first round's candidates gathered
  *                 and sorted
- *   splitters     histogram: every round's count (galloping probes), all-reduce of the counts
+ *   splitters     histogram: every round's count (probes of the keys and of the count's
+ *                 index, sim_count_seconds()), all-reduce of the counts
  *                 (alpha 2 log P + beta 2 x 8 C), and the next rounds; the rounds and their
  *                 candidate counts come from a replay of the selection in global-rank space
  *                 with the sort's own rules (sort/rules.h)
@@ -68,6 +69,8 @@ static const struct machine_field fields[] = {
     FIELD(tuple_ns, "vqsort of 128-bit tuples: ns a tuple and doubling"),
     FIELD(qsort_ns, "qsort of (key, position) tuples: ns a tuple and doubling"),
     FIELD(probe_ns, "one probe of a binary search in 2^24 keys"),
+    FIELD(probe_cached_ns, "one probe of a binary search in 2^12 keys, in cache"),
+    FIELD(index_ns, "the selection's count index of 2^24 keys: ns an entry"),
     FIELD(copy_bps, "memcpy, bytes a second"),
     FIELD(read_bps, "reading a file from the page cache, bytes a second (one process)"),
     FIELD(write_bps, "writing a file into the page cache, bytes a second (one process)"),
@@ -88,6 +91,8 @@ void sim_machine_default(struct sim_machine *m)
         .tuple_ns = 0.35,
         .qsort_ns = 4.0,
         .probe_ns = 4.0,
+        .probe_cached_ns = 4.0, /* not measured there: a probe of the keys' */
+        .index_ns = 4.0,
         .copy_bps = 11e9,
         .read_bps = 4e9,
         .write_bps = 2e9,
@@ -139,7 +144,10 @@ int sim_machine_load(struct sim_machine *m, const char *path)
     m->ex.beta = m->beta;
     m->ex.cores = m->cores;
     struct exchange_machine ex;
+    m->probe_cached_ns = m->index_ns = NAN; /* files from before the count's index */
     int err = exchange_machine_load_with(&ex, path, sim_machine_line, m);
+    m->probe_cached_ns = isnan(m->probe_cached_ns) ? m->probe_ns : m->probe_cached_ns;
+    m->index_ns = isnan(m->index_ns) ? m->probe_ns : m->index_ns;
     if (err == UTIL_OK) {
         m->ex = ex;
         m->alpha = ex.alpha;
@@ -231,6 +239,32 @@ static double time_merge(uint64_t *a, uint64_t *b, size_t n, int runs)
         best = t < best ? t : best;
     }
     return 1e9 * best / (double)n;
+}
+
+/* ns a probe of binary searches in 2^12 sorted keys (32 KiB, in a core's cache): the count
+ * index's probes. Overwrites a[0, 2^12). */
+static double time_cached_probe(uint64_t *a, uint64_t *s)
+{
+    const size_t n = (size_t)1 << 12;
+    for (size_t i = 0; i < n; i++) {
+        a[i] = (uint64_t)i * 7;
+    }
+    uint64_t found = 0, probes = 0;
+    double t0 = util_now();
+    for (size_t q = 0; q < 400000; q++) {
+        uint64_t key = xorshift(s) % (7 * n), lo = 0, hi = n;
+        while (lo < hi) {
+            uint64_t mid = lo + (hi - lo) / 2;
+            probes++;
+            if (a[mid] < key) {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        found += lo;
+    }
+    return 1e9 * (util_now() - t0) / (double)(probes + (found & 1));
 }
 
 static int cmp_pair(const void *x, const void *y)
@@ -328,6 +362,10 @@ int sim_machine_calibrate(struct sim_machine *m, const char *dir)
         found += lo;
     }
     m->probe_ns = 1e9 * (util_now() - t0) / (double)(probes + (found & 1));
+    m->probe_cached_ns = time_cached_probe(a, &s);
+    t0 = util_now(); /* a[] is 2^24 keys, mostly out of cache after the searches above */
+    sort_count_index(a, big, b);
+    m->index_ns = 1e9 * (util_now() - t0) / (double)sort_count_index_len(big);
     t0 = util_now();
     memcpy(b, a, big * sizeof(uint64_t));
     m->copy_bps = (double)(big * sizeof(uint64_t)) / (util_now() - t0);
@@ -359,6 +397,16 @@ double sim_local_sort_seconds(const struct sim_machine *m, double n, int threads
     ns = ns > m->sort_ns_small * 0.5 ? ns : m->sort_ns_small * 0.5;
     double speed = 1.0 + (threads - 1) * (m->sort_speedup - 1.0);
     return 1e-9 * n * ns / (speed > 1 ? speed : 1);
+}
+
+double sim_count_seconds(const struct sim_machine *m, double gap, int indexed)
+{
+    return 1e-9 * sort_count_cost(gap, indexed, m->probe_ns, m->probe_cached_ns);
+}
+
+double sim_count_index_seconds(const struct sim_machine *m, double n)
+{
+    return 1e-9 * m->index_ns * (double)sort_count_index_len((uint64_t)n);
 }
 
 /* One histogram round, as the model replays it. */
@@ -631,12 +679,18 @@ static int model_histogram(const struct sim_sort_case *sc, const struct sim_mach
     out->rounds = rounds;
     double gather_t = 0, gather_b = 0, split_t = 0, split_mem = 0, split_net = 0;
     double brackets = 40.0 * p; /* struct bracket in sort/select.c */
+    int indexed = 0; /* the count's index (keys, not records): the first round's, if it pays */
     for (uint64_t k = 0; k < rounds; k++) {
         double c = (double)per_round[k];
+        double index = 0;
+        if (k == 0 && sc->elem == 8 && sort_count_index_pays(per_round[k], (uint64_t)N)) {
+            indexed = 1;
+            index = sim_count_index_seconds(m, N);
+        }
         out->candidates += per_round[k];
         double g = m->alpha * 2 * steps(p) + m->beta * (4.0 * p + 16 * c * (p - 1) / p) +
                    1e-9 * m->tuple_ns * c * log2u(c) * share;
-        double count = 1e-9 * m->probe_ns * c * (2 * log2u(N / fmax(c, 1) + 1) + 1) * share;
+        double count = (index + c * sim_count_seconds(m, N / fmax(c, 1), indexed)) * share;
         double reduce = m->alpha * 2 * steps(p) + m->beta * 2 * 8 * c * (p - 1) / p;
         if (k == 0) {
             gather_t = g;

@@ -38,6 +38,9 @@ struct sim_machine {
     double tuple_ns;       /* sorting 128-bit tuples (the candidates): ns a tuple a doubling */
     double qsort_ns;       /* qsort of (key, position) tuples (the regular sample): the same */
     double probe_ns;       /* one probe of a binary search in a rank's keys */
+    double probe_cached_ns; /* one probe of a binary search in keys a core's cache holds (the
+                               selection's count index) */
+    double index_ns;        /* making the count's index: ns an entry (a load a stride of keys) */
     double copy_bps;       /* memcpy, bytes a second (read + write counted once) */
     double read_bps;       /* reading the input file, bytes a second per rank */
     double write_bps;      /* writing the output file, bytes a second per rank */
@@ -228,6 +231,13 @@ int sim_sort_exchange(const struct sim_sort_case *sc, const struct sim_machine *
 /** The local sort of @n keys with @threads threads on machine @m, seconds (no core sharing):
  * log-linear between the calibrated rates at 2^20 and 2^24 keys. */
 double sim_local_sort_seconds(const struct sim_machine *m, double n, int threads);
+
+/** The histogram selection's count of one candidate @gap keys after where the last ended, in
+ * seconds, one thread (sort_count_cost() with the machine's probes, a miss and a hit). */
+double sim_count_seconds(const struct sim_machine *m, double gap, int indexed);
+
+/** Seconds to make the count's index of @n keys (sort_count_index()). */
+double sim_count_index_seconds(const struct sim_machine *m, double n);
 
 /*
  * The external sort (sort/ext.c), for a file larger than the ranks' memory: its plan and each

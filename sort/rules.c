@@ -139,6 +139,125 @@ uint64_t sort_bucket_boundary(const uint64_t *keys, uint64_t m, uint64_t offset,
     return equal_below < hi - lo ? lo + equal_below : hi;
 }
 
+/* ---- the histogram selection's count ---- */
+
+uint64_t sort_count_index_len(uint64_t m)
+{
+    return m / SORT_COUNT_STRIDE + (m % SORT_COUNT_STRIDE != 0);
+}
+
+int sort_count_index_pays(uint64_t c, uint64_t m)
+{
+    return m >= 2 * SORT_COUNT_STRIDE && 16 * c >= sort_count_index_len(m);
+}
+
+double sort_count_cost(double gap, int indexed, double miss, double hit)
+{
+    double stride = SORT_COUNT_STRIDE;
+    if (indexed && gap >= stride) {
+        double keys = 1 + log2(stride), lines = log2(stride / 8) + 1;
+        double entries = 2 + 2 * (gap / stride + 1 > 1 ? log2(gap / stride + 1) : 0);
+        return miss * lines + hit * (keys - lines + entries);
+    }
+    double probes = 2 * (gap > 0 ? log2(gap + 1) : 0) + 1 + (indexed ? 1 : 0);
+    double lines = gap > 8 ? fmin(probes, 2 * log2(gap / 8)) : 0;
+    return miss * lines + hit * (probes - lines);
+}
+
+void sort_count_index(const uint64_t *keys, uint64_t m, uint64_t *index)
+{
+    for (uint64_t j = 0, n = sort_count_index_len(m); j < n; j++) {
+        index[j] = keys[j * SORT_COUNT_STRIDE];
+    }
+}
+
+/* Key @i (global position @offset + @i) below @c, a probe counted. */
+static inline int key_below(uint64_t key, uint64_t pos, const struct sort_tuple *c,
+                            uint64_t *probes)
+{
+    ++*probes;
+    return key != c->key ? key < c->key : pos < c->pos;
+}
+
+/* The first of keys [lo, hi) not below @c, keys lo - 1 below and hi not (or hi = m): bisection. */
+static uint64_t count_bisect(const uint64_t *keys, uint64_t offset, const struct sort_tuple *c,
+                             uint64_t lo, uint64_t hi, uint64_t *probes)
+{
+    while (lo < hi) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (key_below(keys[mid], offset + mid, c, probes)) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    return lo;
+}
+
+/* The first index entry after @j not below @c, entry j below: a gallop, then bisection. */
+static uint64_t count_index_gallop(const uint64_t *index, uint64_t n, uint64_t offset,
+                                   const struct sort_tuple *c, uint64_t j, uint64_t *probes)
+{
+    uint64_t step = 1, hi;
+    for (;;) {
+        hi = j + step;
+        if (hi >= n) {
+            hi = n;
+            break;
+        }
+        if (!key_below(index[hi], offset + hi * SORT_COUNT_STRIDE, c, probes)) {
+            break;
+        }
+        j = hi;
+        step *= 2;
+    }
+    for (j++; j < hi;) {
+        uint64_t mid = j + (hi - j) / 2;
+        if (key_below(index[mid], offset + mid * SORT_COUNT_STRIDE, c, probes)) {
+            j = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    return j;
+}
+
+uint64_t sort_count_below(const uint64_t *keys, uint64_t m, uint64_t offset, const uint64_t *index,
+                          const struct sort_tuple *c, uint64_t from, uint64_t *probes)
+{
+    uint64_t unused = 0;
+    probes = probes != NULL ? probes : &unused;
+    if (from >= m || !key_below(keys[from], offset + from, c, probes)) {
+        return from;
+    }
+    /* Key from is below; the answer is in (from, bound], key bound not below or bound = m. */
+    uint64_t bound = m;
+    if (index != NULL) {
+        uint64_t n = sort_count_index_len(m), j = from / SORT_COUNT_STRIDE + 1;
+        if (j < n && key_below(index[j], offset + j * SORT_COUNT_STRIDE, c, probes)) {
+            /* Beyond the stride it started in: the index, then one stride of keys. */
+            j = count_index_gallop(index, n, offset, c, j, probes);
+            bound = j < n ? j * SORT_COUNT_STRIDE : m;
+            return count_bisect(keys, offset, c, (j - 1) * SORT_COUNT_STRIDE + 1, bound, probes);
+        }
+        bound = j < n ? j * SORT_COUNT_STRIDE : m;
+    }
+    uint64_t lo = from, step = 1, hi;
+    for (;;) { /* key lo is below */
+        hi = lo + step;
+        if (hi >= bound) {
+            hi = bound;
+            break;
+        }
+        if (!key_below(keys[hi], offset + hi, c, probes)) {
+            break;
+        }
+        lo = hi;
+        step *= 2;
+    }
+    return count_bisect(keys, offset, c, lo + 1, hi, probes);
+}
+
 /* Records: first index in the @m sorted records whose key is >= the blob's (above == 0) or
  * > it (above == 1). */
 static uint64_t search_records(const unsigned char *recs, uint64_t m, size_t rsize,
@@ -451,6 +570,7 @@ void sort_level_machine_default(struct sort_level_machine *m)
         .alpha = ex.alpha,
         .beta = ex.beta,
         .probe = 4.0e-9,
+        .probe_hit = 4.0e-9,
         .merge = 1.2e-9,
         .merge_log = 0.6e-9,
         .tuple = 0.35e-9,
@@ -467,8 +587,9 @@ static double lg2(double x)
 /* The histogram selection of @k - 1 splitters in a group of @gs ranks holding @ng elements,
  * windows of 2 @tol + 1, @per elements a rank: its rounds as sort_split_want() sizes them (each
  * narrows a bracket by about half its draws), every round an all-gather of the candidates and
- * the counts, the counting and an all-reduce. Seconds. */
-static double price_select(int gs, int k, double ng, double tol, double per,
+ * the counts, the counting (sort_count_cost(), through the count's index for @keys when the
+ * first round pays for it) and an all-reduce. Seconds. */
+static double price_select(int gs, int k, double ng, double tol, double per, int keys,
                            const struct sort_level_machine *m)
 {
     if (k < 2 || ng < 1) {
@@ -477,10 +598,17 @@ static double price_select(int gs, int k, double ng, double tol, double per,
     double open = k - 1.0, window = 2 * tol + 1;
     double want = fmax(SORT_SPLIT_SAMPLES, fmin(SORT_SPLIT_BUDGET / open, 4 * ng / window / open));
     double mass = ng, t = 0, steps = 2 * lg2(gs);
+    int indexed = 0;
     for (int round = 0; round < 64 && mass > window; round++) {
         double c = fmax(1, want * open);
+        if (round == 0 && keys && sort_count_index_pays((uint64_t)c, (uint64_t)per)) {
+            indexed = 1;
+            t += m->probe * (double)sort_count_index_len((uint64_t)per);
+        }
         t += m->alpha * 2 * steps + m->beta * (4.0 * gs + 16 * c) + m->tuple * c * lg2(c) +
-             m->probe * c * (2 * lg2(per / c + 1) + 1) + m->beta * 16 * c;
+             c * sort_count_cost(round == 0 ? per / c : per * mass / ng / want, indexed, m->probe,
+                                 m->probe_hit) +
+             m->beta * 16 * c;
         mass = round == 0 ? ng / open : mass;
         mass = mass / fmax(2, want / 2);
         want = fmax(SORT_SPLIT_SAMPLES, fmin(SORT_SPLIT_BUDGET / open, 4 * mass / window));
@@ -502,7 +630,7 @@ double sort_levels_price(int p, uint64_t n, uint64_t elem, int levels, double ep
         int last = k == gs;
         double ng = per * gs, steps = lg2(gs);
         /* The phases' agreements, the selection (whose counts are the boundaries). */
-        t += 5 * m->alpha * 2 * steps + price_select(gs, k, ng, tol, per, m);
+        t += 5 * m->alpha * 2 * steps + price_select(gs, k, ng, tol, per, elem == 8, m);
         /* The counts: the all-to-all of the last level; the sums, prefix sums and a message to
          * each receiver of the others. */
         double msgs = last ? gs - 1 : k + 1;

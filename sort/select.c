@@ -18,8 +18,10 @@
  *      candidates per bracket, more while the U unresolved brackets share fewer than 1024 in
  *      all; a bracket of at most 4k elements is drawn whole);
  *   2. the candidates are all-gathered and sorted, the same on every rank;
- *   3. every rank counts its elements below each candidate, in one galloping sweep of its
- *      sorted elements, and an all-reduce sums the counts: every candidate's global rank;
+ *   3. every rank counts its elements below each candidate, in one sweep of its sorted
+ *      elements, each search starting where the last ended (keys through the count's index
+ *      of every 256th key once a round has enough candidates to pay for it: rules.h,
+ *      sort_count_below()), and an all-reduce sums the counts: every candidate's global rank;
  *   4. a splitter with a candidate inside its window takes it; the others narrow their bracket
  *      to the nearest candidates either side of the window.
  * All ranks compute the same brackets from the same histogram, so a round costs one all-gather
@@ -61,6 +63,8 @@ struct sort_select {
                            ranks (32 bytes a candidate with the tuple and local: 16 MiB at
                            P = 65536) */
     uint64_t *local;    /* [C] this rank's elements below each candidate, kept */
+    uint64_t *index;    /* numbers: the count's index of this rank's keys (rules.h), made by
+                           the first round when its candidates are enough to pay for it */
     int round;
 };
 
@@ -97,9 +101,15 @@ static int elem_below(const struct sort_job *job, uint64_t idx, const uint64_t *
 }
 
 /* This rank's elements below @c, searched from @from on (galloping: the candidates come in
- * ascending order, so each search starts where the last ended). */
-static uint64_t count_below(const struct sort_job *job, const uint64_t *c, uint64_t from)
+ * ascending order, so each search starts where the last ended); numbers through the count's
+ * index when the selection made one (rules.h, sort_count_below()). */
+static uint64_t count_below(const struct sort_job *job, const struct sort_select *sel,
+                            const uint64_t *c, uint64_t from)
 {
+    if (job->fmt == NULL) {
+        return sort_count_below(job->a, job->n_local, job->offset, sel->index,
+                                (const struct sort_tuple *)c, from, NULL);
+    }
     uint64_t m = job->n_local, lo = from, step = 1, hi;
     if (lo >= m || !elem_below(job, lo, c)) {
         return lo;
@@ -288,9 +298,19 @@ static int refine(struct sort_job *job, struct sort_select *sel)
     if (!ok) {
         return err != UTIL_OK ? err : UTIL_ENOMEM;
     }
+    /* The index costs a load a stride of keys; it pays when the first round's searches, over
+     * all the keys, would miss more often than that (later rounds search narrow brackets,
+     * near each other). Without memory for it the count gallops alone. */
+    uint64_t m = job->n_local;
+    if (job->fmt == NULL && sel->round == 0 && sort_count_index_pays(c, m)) {
+        sel->index = util_malloc(sort_count_index_len(m) * sizeof(uint64_t) + 1);
+        if (sel->index != NULL) {
+            sort_count_index(job->a, m, sel->index);
+        }
+    }
     uint64_t at = 0;
     for (uint64_t i = 0; i < c; i++) {
-        at = count_below(job, sel->cand + i * sel->cw, at);
+        at = count_below(job, sel, sel->cand + i * sel->cw, at);
         sel->rank[i] = at;
         sel->local[i] = at;
     }
@@ -325,6 +345,7 @@ void sort_select_free(struct sort_job *job)
         util_free(sel->cand);
         util_free(sel->rank);
         util_free(sel->local);
+        util_free(sel->index);
         util_free(sel);
         job->select = NULL;
     }

@@ -7,6 +7,12 @@ load helper
 
 SCHED=$SORTEX_BIN/sortex-sched
 
+@test "the selection's count, through its index or galloping, is the brute-force count" {
+    # Random, few-valued and all-equal keys at every length around the index's stride; the
+    # probes a far and a near search take; the price the models give a count.
+    run_unit test_count count probes cost
+}
+
 @test "every selection keeps its promise on adversarial inputs at 1 to 16 ranks" {
     # Equal keys, two values, one rank holding everything, fewer keys than ranks, empty ranks,
     # one key per rank, skewed amounts, all keys equal but one, no keys: the unit program
