@@ -241,17 +241,16 @@ static double time_merge(uint64_t *a, uint64_t *b, size_t n, int runs)
     return 1e9 * best / (double)n;
 }
 
-/* ns a probe of binary searches in 2^12 sorted keys (32 KiB, in a core's cache): the count
- * index's probes. Overwrites a[0, 2^12). */
-static double time_cached_probe(uint64_t *a, uint64_t *s)
+/* ns a probe of @queries binary searches for random keys in @n sorted keys (a[i] = 7 i),
+ * written into a[0, n) first: out of cache at 2^24 keys, in a core's cache at 2^12. */
+static double time_probe(uint64_t *a, size_t n, size_t queries, uint64_t *s)
 {
-    const size_t n = (size_t)1 << 12;
     for (size_t i = 0; i < n; i++) {
         a[i] = (uint64_t)i * 7;
     }
     uint64_t found = 0, probes = 0;
     double t0 = util_now();
-    for (size_t q = 0; q < 400000; q++) {
+    for (size_t q = 0; q < queries; q++) {
         uint64_t key = xorshift(s) % (7 * n), lo = 0, hi = n;
         while (lo < hi) {
             uint64_t mid = lo + (hi - lo) / 2;
@@ -342,27 +341,9 @@ int sim_machine_calibrate(struct sim_machine *m, const char *dir)
     t0 = util_now();
     qsort(a, small, 2 * sizeof(uint64_t), cmp_pair);
     m->qsort_ns = 1e9 * (util_now() - t0) / (double)small / 20.0;
-    /* Binary searches in 2^24 sorted keys: ns a probe. */
-    for (size_t i = 0; i < big; i++) {
-        a[i] = (uint64_t)i * 7;
-    }
-    uint64_t found = 0, probes = 0;
-    t0 = util_now();
-    for (size_t q = 0; q < 200000; q++) {
-        uint64_t key = xorshift(&s) % (7 * big), lo = 0, hi = big;
-        while (lo < hi) {
-            uint64_t mid = lo + (hi - lo) / 2;
-            probes++;
-            if (a[mid] < key) {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
-        }
-        found += lo;
-    }
-    m->probe_ns = 1e9 * (util_now() - t0) / (double)(probes + (found & 1));
-    m->probe_cached_ns = time_cached_probe(a, &s);
+    /* Binary searches: ns a probe in 2^24 sorted keys, and in 2^12 (in cache). */
+    m->probe_ns = time_probe(a, big, 200000, &s);
+    m->probe_cached_ns = time_probe(a, 4096, 400000, &s);
     t0 = util_now(); /* a[] is 2^24 keys, mostly out of cache after the searches above */
     sort_count_index(a, big, b);
     m->index_ns = 1e9 * (util_now() - t0) / (double)sort_count_index_len(big);
