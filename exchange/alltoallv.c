@@ -206,9 +206,8 @@ fail:
 
 /* ---- the models: the two algorithms Open MPI picks from ------------------------------------ */
 
-/* Linear: every rank posts its P-1 messages at once; one round of P-1 start-ups (the empty
- * messages are posted too), then the busiest rank's volume at full bandwidth. */
-static int model_linear(const struct exchange_model_case *c, struct exchange_model_result *r)
+int exchange_model_at_once(const struct exchange_model_case *c, struct exchange_model_result *r,
+                           int skip_empty)
 {
     int p = c->p;
     struct exchange_model_rounds w;
@@ -216,13 +215,18 @@ static int model_linear(const struct exchange_model_case *c, struct exchange_mod
     if (err != UTIL_OK) {
         return err;
     }
+    w.priced_async = skip_empty;
     if (!c->counts_known) {
         exchange_model_rounds_collective(&w, sizeof(uint64_t)); /* MPI_Alltoall of the counts */
     }
     for (int i = 0; i < p; i++) {
         for (int j = 0; j < p; j++) {
-            if (i != j) {
-                exchange_model_rounds_msg(&w, i, j, c->bytes[(size_t)i * p + j]);
+            uint64_t b = c->bytes[(size_t)i * p + j];
+            if (i != j && (b > 0 || !skip_empty)) {
+                exchange_model_rounds_msg(&w, i, j, b);
+            }
+            if (i != j && b > 0 && skip_empty) {
+                exchange_model_async_xfer(&w.async, i, j, c->alpha + c->beta * (double)b);
             }
         }
     }
@@ -232,6 +236,13 @@ static int model_linear(const struct exchange_model_case *c, struct exchange_mod
     exchange_model_rounds_free(&w);
     r->steps = NAN; /* all messages at once: no schedule of steps to count */
     return UTIL_OK;
+}
+
+/* Linear: every rank posts its P-1 messages at once; one round of P-1 start-ups (the empty
+ * messages are posted too), then the busiest rank's volume at full bandwidth. */
+static int model_linear(const struct exchange_model_case *c, struct exchange_model_result *r)
+{
+    return exchange_model_at_once(c, r, 0);
 }
 
 /* Pairwise: Open MPI's shift rounds (Birkeland and Sørevik §3.1), every message sent, empty ones

@@ -149,6 +149,15 @@ void exchange_model_async_free(struct exchange_model_async *a);
 int exchange_model_shift_rounds(const struct exchange_model_case *c,
                                 struct exchange_model_result *r, int skip_empty);
 
+/**
+ * Every message posted at once, one round, after the counts' MPI_Alltoall unless the caller
+ * knew them: MPI's linear alltoallv (@skip_empty 0: the empty messages posted too) and the
+ * sparse back-end (@skip_empty 1: the non-empty pieces only, each transfer also priced when
+ * both its ends are free). Defined in alltoallv.c.
+ */
+int exchange_model_at_once(const struct exchange_model_case *c, struct exchange_model_result *r,
+                           int skip_empty);
+
 /** exchange_model_shift_rounds() on equal blocks: P-1 rounds of one block (none when blocks are
  * empty and @skip_empty). Defined in pairwise.c. */
 int exchange_model_shift_equal(const struct exchange_model_equal *e,

@@ -19,6 +19,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "exchange/fwd_ring.h"
 #include "exchange/model.h"
 #include "exchange/tags.h"
 #include "util/alloc.h"
@@ -80,36 +81,32 @@ static int sparse_run(const struct exchange_args *a)
     if (req == NULL) {
         exchange_abort_midway(a->comm, rank, "out of memory for the requests");
     }
-    uint64_t r = 0;
-    int chunked = 0;
-    const char *send = a->send;
-    char *recv = a->recv;
-    for (int i = 1; i < size; i++) {
+    int r = 0, cap = (int)(nreq ? nreq : 1), chunked = 0;
+    char *send = (char *)a->send, *recv = a->recv;
+    for (int i = 1; i < size && err == UTIL_OK; i++) {
         int p = (rank - i + size) % size;
         uint64_t bytes = a->recv_counts[p] * e;
         chunked |= bytes > chunk;
-        for (uint64_t off = 0; off < bytes; off += chunk) {
-            uint64_t c = bytes - off < chunk ? bytes - off : chunk;
-            MPI_Irecv(recv + rdispl[p] * e + off, (int)c, MPI_BYTE, p, EXCHANGE_TAG_SPARSE, a->comm,
-                      &req[r++]);
-        }
+        err = exchange_post_piece(recv + rdispl[p] * e, bytes, e, p, 0, EXCHANGE_TAG_SPARSE,
+                                  a->comm, &req, &r, &cap);
     }
-    for (int i = 1; i < size; i++) {
+    for (int i = 1; i < size && err == UTIL_OK; i++) {
         int p = (rank + i) % size;
         uint64_t bytes = a->send_counts[p] * e;
         chunked |= bytes > chunk;
-        for (uint64_t off = 0; off < bytes; off += chunk) {
-            uint64_t c = bytes - off < chunk ? bytes - off : chunk;
-            MPI_Isend(send + sdispl[p] * e + off, (int)c, MPI_BYTE, p, EXCHANGE_TAG_SPARSE, a->comm,
-                      &req[r++]);
-        }
+        err = exchange_post_piece(send + sdispl[p] * e, bytes, e, p, 1, EXCHANGE_TAG_SPARSE,
+                                  a->comm, &req, &r, &cap);
         st->messages += bytes > 0;
         st->bytes_sent += bytes;
         st->bytes_recv += a->recv_counts[(rank - i + size) % size] * e;
         st->max_message = bytes > st->max_message ? bytes : st->max_message;
     }
+    if (err != UTIL_OK) {
+        err = util_fail(UTIL_EMPI, "rank %d: exchange: posting a message failed", rank);
+        goto done;
+    }
     util_copy(recv + rdispl[rank] * e, send + sdispl[rank] * e, a->send_counts[rank] * e);
-    if (MPI_Waitall((int)r, req, MPI_STATUSES_IGNORE) != MPI_SUCCESS) {
+    if (MPI_Waitall(r, req, MPI_STATUSES_IGNORE) != MPI_SUCCESS) {
         err = util_fail(UTIL_EMPI, "rank %d: exchange: MPI_Waitall failed", rank);
         goto done;
     }
@@ -131,31 +128,7 @@ done:
  * transfer when both ends are free. */
 static int model_sparse(const struct exchange_model_case *c, struct exchange_model_result *r)
 {
-    int p = c->p;
-    struct exchange_model_rounds w;
-    int err = exchange_model_rounds_init(&w, c, r);
-    if (err != UTIL_OK) {
-        return err;
-    }
-    w.priced_async = 1;
-    if (!c->counts_known) {
-        exchange_model_rounds_collective(&w, sizeof(uint64_t)); /* MPI_Alltoall of the counts */
-    }
-    for (int i = 0; i < p; i++) {
-        for (int j = 0; j < p; j++) {
-            uint64_t b = c->bytes[(size_t)i * p + j];
-            if (i != j && b > 0) {
-                exchange_model_rounds_msg(&w, i, j, b);
-                exchange_model_async_xfer(&w.async, i, j, c->alpha + c->beta * (double)b);
-            }
-        }
-    }
-    if (p > 1) {
-        exchange_model_rounds_close(&w);
-    }
-    exchange_model_rounds_free(&w);
-    r->steps = NAN;
-    return UTIL_OK;
+    return exchange_model_at_once(c, r, 1);
 }
 
 /* Equal blocks: every piece non-empty, one round of P-1 messages of a block each (none when the
